@@ -1,0 +1,78 @@
+"""Atomic writes for user data.
+
+Everything the app writes into a project goes through here: the bytes land in a temporary file in the same
+folder, are flushed to disk, and only then replace the target with ``os.replace``. A crash, a full disk or a
+kill at any moment leaves either the old file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+
+@contextmanager
+def atomic_path(target: str | os.PathLike[str], suffix: str = "") -> Iterator[Path]:
+    """Yield a temporary path beside ``target``; on success it replaces ``target``, on error it is removed.
+
+    Use it for writers that want a path rather than a file object (soundfile, torch.save, shutil.copy).
+    ``suffix`` keeps a file extension that such writers look at (``.wav``).
+    """
+    target = Path(target)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix + ".tmp", dir=target.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        _fsync_file(tmp)
+        os.replace(tmp, target)
+        _fsync_dir(target.parent)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_bytes(target: str | os.PathLike[str], data: bytes) -> None:
+    """Atomically replace ``target`` with ``data``."""
+    with atomic_path(target) as tmp:
+        with open(tmp, "wb") as f:
+            f.write(data)
+
+
+def write_text(target: str | os.PathLike[str], text: str) -> None:
+    """Atomically replace ``target`` with UTF-8 ``text``."""
+    write_bytes(target, text.encode("utf-8"))
+
+
+def write_json(target: str | os.PathLike[str], obj: Any) -> None:
+    """Atomically replace ``target`` with ``obj`` as indented, UTF-8 JSON (non-ASCII kept readable)."""
+    write_text(target, json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+
+
+def copy_file(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Copy ``source`` to ``target`` atomically, keeping the file's timestamps."""
+    target = Path(target)
+    suffix = target.suffix
+    with atomic_path(target, suffix=suffix) as tmp:
+        shutil.copy2(source, tmp)
+
+
+def _fsync_file(path: Path) -> None:
+    with open(path, "rb") as f:
+        os.fsync(f.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    # Makes the rename itself durable; not possible on Windows, where os.replace is already durable enough.
+    if os.name != "posix":
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

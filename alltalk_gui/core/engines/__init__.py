@@ -1,0 +1,1 @@
+"""Model engines. Only XTTS v2 for now."""

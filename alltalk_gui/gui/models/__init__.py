@@ -1,0 +1,1 @@
+"""Thin QAbstractTableModel adapters over the core's pure models."""

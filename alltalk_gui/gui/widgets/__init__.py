@@ -1,0 +1,1 @@
+"""Reusable widgets: waveforms, audio player, plots."""
