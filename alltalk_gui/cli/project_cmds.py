@@ -1,0 +1,96 @@
+"""Project commands: ``new``, ``import``, ``sources``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from alltalk_gui.cli import EXIT_OK, EXIT_SOME_REJECTED
+from alltalk_gui.core.duration_guidance import format_duration, guidance
+from alltalk_gui.core.importer import import_files
+from alltalk_gui.core.project import VoiceProject
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("new", help="create a voice project folder")
+    p.add_argument("dir", help="project folder (created if missing; must not hold a project already)")
+    p.add_argument("--name", help="display name (default: the folder name)")
+    p.add_argument("--language", default="en", help="language of the recordings, e.g. en, de, fr (default en)")
+    p.set_defaults(func=cmd_new)
+
+    p = sub.add_parser("import", help="import audio files or folders into a project")
+    p.add_argument("dir", help="project folder")
+    p.add_argument("paths", nargs="+", metavar="FILE_OR_FOLDER", help="audio/video files or folders (recursive)")
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("sources", help="list a project's imported sources with their analysis")
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
+    p.set_defaults(func=cmd_sources)
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    project = VoiceProject.create(args.dir, name=args.name, language=args.language)
+    print(f"Created voice project '{project.name}' ({project.language}) in {project.root}")
+    return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    project = VoiceProject.open(args.dir)
+
+    def progress(done: int, total: int, name: str) -> None:
+        if name:
+            print(f"[{done + 1}/{total}] {name}", flush=True)
+
+    report = import_files(project, args.paths, progress=progress)
+    for src in report.imported:
+        notes = f" - {'; '.join(src.reasons)}" if src.reasons else ""
+        print(f"  imported {src.name}: {format_duration(src.duration_s)}, {src.verdict}{notes}")
+    for rej in report.rejected:
+        print(f"  rejected {rej.reason}", file=sys.stderr)
+    if report.skipped_non_audio:
+        print(f"  skipped {report.skipped_non_audio} non-audio file(s) found in folders")
+    print(f"{len(report.imported)} imported, {len(report.rejected)} rejected. "
+          f"{guidance(project.usable_duration_s()).message}")
+    return EXIT_SOME_REJECTED if report.rejected else EXIT_OK
+
+
+def cmd_sources(args: argparse.Namespace) -> int:
+    project = VoiceProject.open(args.dir)
+    rows = [_source_row(s) for s in project.sources]
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if not rows:
+        print("No sources yet. Add some with: alltalk-gui import DIR FILE_OR_FOLDER...")
+        return EXIT_OK
+    header = f"{'name':32} {'length':>11} {'rate':>6} {'ch':>2} {'peak':>6} {'clip%':>6} {'sil%':>5} {'SNR':>5}  verdict"
+    print(header)
+    for r in rows:
+        print(f"{r['name'][:32]:32} {format_duration(r['duration_s']):>11} {r['sample_rate']:>6} {r['channels']:>2} "
+              f"{r['peak_dbfs']:>6.1f} {100 * r['clipped_fraction']:>6.2f} {100 * r['silence_fraction']:>5.0f} "
+              f"{r['snr_db']:>5.1f}  {r['verdict']}{(' - ' + '; '.join(r['reasons'])) if r['reasons'] else ''}")
+    print(guidance(project.usable_duration_s()).message)
+    return EXIT_OK
+
+
+def _source_row(src) -> dict:
+    a = src.analysis
+    return {
+        "id": src.id,
+        "name": src.name,
+        "duration_s": round(src.duration_s, 3),
+        "sample_rate": a.get("sample_rate"),
+        "channels": a.get("channels"),
+        "codec": a.get("codec"),
+        "bit_depth": a.get("bit_depth"),
+        "peak_dbfs": a.get("peak_dbfs"),
+        "clipped_fraction": a.get("clipped_fraction"),
+        "silence_fraction": a.get("silence_fraction"),
+        "speech_level_dbfs": a.get("speech_level_dbfs"),
+        "noise_floor_dbfs": a.get("noise_floor_dbfs"),
+        "snr_db": a.get("snr_db"),
+        "verdict": src.verdict,
+        "reasons": list(src.reasons),
+    }

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs (or, without root, names) the Debian/Ubuntu packages the app and its tests need:
+#   Qt offscreen/xcb: libegl1 libgl1 libfontconfig1 libxkbcommon0 libglib2.0-0 libdbus-1-3 fonts-dejavu-core
+#   QtMultimedia playback: libpulse0      synthetic speech for tests: espeak-ng
+#   .desktop validation: desktop-file-utils
+# On other systems it does nothing: Windows and macOS wheels of PySide6 bring what they need.
+set -euo pipefail
+PACKAGES="libegl1 libgl1 libfontconfig1 libxkbcommon0 libglib2.0-0 libdbus-1-3 fonts-dejavu-core libpulse0 espeak-ng desktop-file-utils"
+command -v dpkg-query >/dev/null 2>&1 || exit 0
+missing=""
+for p in $PACKAGES; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "Installing system packages:$missing"
+if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+  echo "Please install these packages (as root):$missing" >&2; exit 1
+fi
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
