@@ -1,0 +1,42 @@
+"""Start the desktop app: QApplication, look, main window, event loop.
+
+Only Qt and the light parts of the core are imported here, so the window appears in about a second; torch,
+Whisper and coqui-tts load later, in the steps that need them.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from alltalk_gui import __version__
+
+log = logging.getLogger("alltalk_gui")
+
+ORGANISATION = "AllTalk GUI"
+APPLICATION = "AllTalk GUI"
+
+
+def create_application(argv: list[str] | None = None) -> QApplication:
+    """Return the QApplication (creating it once) with the app's names set, which QSettings relies on."""
+    app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
+    app.setOrganizationName(ORGANISATION)
+    app.setApplicationName(APPLICATION)
+    app.setApplicationVersion(__version__)
+    app.setApplicationDisplayName(APPLICATION)
+    return app
+
+
+def run_app(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    app = create_application(argv)
+    from alltalk_gui.gui.main_window import MainWindow
+
+    window = MainWindow()
+    window.show()
+    # Logged once the event loop runs, so a smoke test knows the window really came up.
+    QTimer.singleShot(0, lambda: log.info("AllTalk GUI %s ready", __version__))
+    return app.exec()

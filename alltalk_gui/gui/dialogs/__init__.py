@@ -1,0 +1,1 @@
+"""Dialogs: new project, about."""

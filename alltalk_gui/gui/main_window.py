@@ -1,0 +1,223 @@
+"""The main window: a sidebar of steps, the current step's page, and the Project menu.
+
+Steps are listed in ``STEPS``. A step whose page exists is enabled once a project is open; a step whose page
+is not built yet is shown disabled, with a tooltip that says what it will do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from PySide6.QtCore import QByteArray, QSize, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog, QHBoxLayout, QListWidget, QListWidgetItem, QMainWindow, QMessageBox, QStackedWidget, QWidget,
+)
+
+from alltalk_gui import __version__
+from alltalk_gui.core.project import ProjectError, VoiceProject
+from alltalk_gui.gui import settings
+from alltalk_gui.gui.dialogs.new_project_dialog import NewProjectDialog
+from alltalk_gui.gui.pages.import_page import ImportPage
+from alltalk_gui.gui.pages.welcome_page import WelcomePage
+
+
+@dataclass(frozen=True)
+class Step:
+    title: str
+    summary: str
+    page: Callable[[], QWidget] | None  # None: not built yet, shown disabled
+
+
+STEPS = [
+    Step("Import", "Add and check the recordings.", ImportPage),
+    Step("Transcribe & Edit", "Whisper transcribes the recordings and cuts them into clips; you correct the "
+         "text and the cuts.", None),
+    Step("Train", "Fine-tune XTTS v2 with a memory profile that fits your GPU, with live memory and loss "
+         "graphs.", None),
+    Step("Preview & Export", "Listen to the new voice next to the original model and export it for AllTalk "
+         "or coqui-tts.", None),
+]
+
+
+class MainWindow(QMainWindow):
+    def __init__(self) -> None:
+        super().__init__()
+        self.project: VoiceProject | None = None
+        self.setWindowTitle("AllTalk GUI")
+        self.setAcceptDrops(True)
+        self.resize(1100, 720)
+
+        self.sidebar = QListWidget(objectName="stepSidebar")
+        self.sidebar.setFixedWidth(200)
+        self.sidebar.setIconSize(QSize(20, 20))
+        self.sidebar.setSpacing(2)
+        self.stack = QStackedWidget()
+        self.welcome = WelcomePage()
+        self.welcome.new_requested.connect(self.new_project)
+        self.welcome.open_requested.connect(self.open_project_dialog)
+        self.welcome.open_path.connect(self.open_project)
+        self.stack.addWidget(self.welcome)
+
+        self.pages: list[QWidget | None] = []
+        for number, step in enumerate(STEPS, start=1):
+            item = QListWidgetItem(f"{number}  {step.title}")
+            item.setToolTip(step.summary if step.page else f"{step.summary}\n(Not available yet.)")
+            item.setSizeHint(QSize(180, 40))
+            self.sidebar.addItem(item)
+            page = step.page() if step.page else None
+            if page is not None:
+                self.stack.addWidget(page)
+                if hasattr(page, "status_message"):
+                    page.status_message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+            self.pages.append(page)
+        self.import_page: ImportPage = self.pages[0]  # type: ignore[assignment]
+        self.sidebar.currentRowChanged.connect(self._show_step)
+
+        central = QWidget()
+        layout = QHBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.sidebar)
+        layout.addWidget(self.stack, 1)
+        self.setCentralWidget(central)
+        self._build_menus()
+        self._update_steps()
+        self._restore_geometry()
+        self.statusBar().showMessage("Create a voice project or open one to begin.")
+
+    # -- menus ----------------------------------------------------------------------------------------------
+    def _build_menus(self) -> None:
+        menu = self.menuBar().addMenu("&Project")
+        self._action(menu, "&New…", self.new_project, QKeySequence.StandardKey.New)
+        self._action(menu, "&Open…", self.open_project_dialog, QKeySequence.StandardKey.Open)
+        self.recent_menu = menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.close_action = self._action(menu, "&Close project", self.close_project, QKeySequence.StandardKey.Close)
+        menu.addSeparator()
+        self._action(menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        help_menu = self.menuBar().addMenu("&Help")
+        self._action(help_menu, "&About AllTalk GUI", self._about)
+
+    def _action(self, menu, text: str, slot, shortcut=None) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(shortcut)
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        return action
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        recent = settings.recent_projects()
+        for folder in recent:
+            action = self.recent_menu.addAction(folder)
+            action.triggered.connect(lambda _=False, f=folder: self.open_project(f))
+        if not recent:
+            self.recent_menu.addAction("No recent projects").setEnabled(False)
+
+    def _about(self) -> None:
+        QMessageBox.about(self, "About AllTalk GUI",
+                          f"<h3>AllTalk GUI {__version__}</h3><p>Fine-tune XTTS v2 voices from a few minutes of "
+                          "audio.</p><p>XTTS v2 is released by Coqui under the Coqui Public Model License.</p>")
+
+    # -- projects -------------------------------------------------------------------------------------------
+    def new_project(self) -> None:
+        dialog = NewProjectDialog(self)
+        if dialog.exec() != NewProjectDialog.DialogCode.Accepted:
+            return
+        try:
+            project = VoiceProject.create(dialog.folder, name=dialog.name, language=dialog.language)
+        except ProjectError as exc:
+            QMessageBox.warning(self, "Cannot create the project", str(exc))
+            return
+        settings.set_last_folder("projects", dialog.folder.parent)
+        self.set_project(project)
+
+    def open_project_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Open a voice project", settings.last_folder("projects"))
+        if folder:
+            self.open_project(folder)
+
+    def open_project(self, folder: str) -> bool:
+        try:
+            project = VoiceProject.open(folder)
+        except ProjectError as exc:
+            QMessageBox.warning(self, "Cannot open the project", str(exc))
+            self.welcome.refresh()
+            return False
+        settings.set_last_folder("projects", Path(folder).parent)
+        self.set_project(project)
+        return True
+
+    def set_project(self, project: VoiceProject | None) -> None:
+        if self.import_page.is_importing():
+            QMessageBox.information(self, "Import running", "Wait for the import to finish or cancel it first.")
+            return
+        self.project = project
+        for page in self.pages:
+            if page is not None and hasattr(page, "set_project"):
+                page.set_project(project)
+        if project is not None:
+            settings.add_recent_project(project.root)
+            self.setWindowTitle(f"{project.name} — AllTalk GUI")
+            self.statusBar().showMessage(f"Opened {project.root}", 5000)
+        else:
+            self.setWindowTitle("AllTalk GUI")
+            self.welcome.refresh()
+        self._update_steps()
+
+    def close_project(self) -> None:
+        self.set_project(None)
+
+    # -- steps ----------------------------------------------------------------------------------------------
+    def _update_steps(self) -> None:
+        has_project = self.project is not None
+        self.close_action.setEnabled(has_project)
+        for row, page in enumerate(self.pages):
+            item = self.sidebar.item(row)
+            enabled = has_project and page is not None
+            flags = Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled if enabled else Qt.ItemFlag.NoItemFlags
+            item.setFlags(flags)
+        if has_project:
+            self.sidebar.setCurrentRow(0)
+            self._show_step(0)
+        else:
+            self.sidebar.setCurrentRow(-1)
+            self.stack.setCurrentWidget(self.welcome)
+
+    def _show_step(self, row: int) -> None:
+        if 0 <= row < len(self.pages) and self.pages[row] is not None and self.project is not None:
+            self.stack.setCurrentWidget(self.pages[row])
+
+    # -- window ---------------------------------------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        if self.project is None:
+            self.statusBar().showMessage("Create or open a project first, then drop the recordings again.", 8000)
+            return
+        self.sidebar.setCurrentRow(0)
+        self.import_page.dropEvent(event)
+
+    def _restore_geometry(self) -> None:
+        geometry = settings.settings().value("window/geometry")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.import_page.is_importing():
+            answer = QMessageBox.question(self, "Import running",
+                                          "An import is running. Stop it after the current file and quit?")
+            if answer != QMessageBox.StandardButton.Yes:
+                event.ignore()
+                return
+            self.import_page.worker.cancel()
+            self.import_page.worker.wait()
+        self.import_page.player.stop()
+        settings.settings().setValue("window/geometry", self.saveGeometry())
+        super().closeEvent(event)
