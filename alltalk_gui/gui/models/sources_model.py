@@ -101,6 +101,17 @@ class SourcesModel(QAbstractTableModel):
         return None
 
 
+def _format_name(analysis: dict) -> str:
+    """'WAV', 'FLAC', 'MP4 (AAC)': the container, plus the codec where it says something the container doesn't."""
+    container = str(analysis.get("container") or "").split(",")[0].upper()
+    codec = str(analysis.get("codec") or "")
+    if not container:
+        return codec.upper()
+    if not codec or codec.lower().startswith("pcm") or codec.lower() == container.lower():
+        return container
+    return f"{container} ({codec.upper()})"
+
+
 def _display(col: Column, src: Source) -> str | None:
     a = src.analysis
     if col == Column.NAME:
@@ -110,7 +121,7 @@ def _display(col: Column, src: Source) -> str | None:
     if col == Column.FORMAT:
         bits = f" {a['bit_depth']}-bit" if a.get("bit_depth") else ""
         channels = {1: "mono", 2: "stereo"}.get(a.get("channels", 0), f"{a.get('channels')} ch")
-        return f"{str(a.get('codec', '')).upper()} {a.get('sample_rate', 0) / 1000:g} kHz {channels}{bits}"
+        return f"{_format_name(a)} {a.get('sample_rate', 0) / 1000:g} kHz {channels}{bits}"
     if col == Column.PEAK:
         return f"{a.get('peak_dbfs', float('nan')):.1f} dB"
     if col == Column.CLIPPED:

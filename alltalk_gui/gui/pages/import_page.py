@@ -102,7 +102,8 @@ class ImportPage(QWidget):
 
         self.rejected_title = QLabel()
         self.rejected_list = QListWidget()
-        self.rejected_list.setMaximumHeight(110)
+        self.rejected_list.setMaximumHeight(90)
+        self.rejected_list.setWordWrap(True)
         dismiss = QToolButton(text="Dismiss")
         dismiss.clicked.connect(self._clear_rejections)
         self.rejected_box = QFrame(objectName="rejectedBox")

@@ -52,6 +52,9 @@ class WelcomePage(QWidget):
         layout.addSpacing(12)
         layout.addWidget(self.recent_label)
         layout.addWidget(self.recent, 1)
+        # Keeps intro and buttons at the top when there are no recent projects to fill the page.
+        self.filler = QWidget()
+        layout.addWidget(self.filler, 1)
         self.refresh()
 
     def refresh(self) -> None:
@@ -63,3 +66,4 @@ class WelcomePage(QWidget):
         has_recent = self.recent.count() > 0
         self.recent_label.setVisible(has_recent)
         self.recent.setVisible(has_recent)
+        self.filler.setVisible(not has_recent)
