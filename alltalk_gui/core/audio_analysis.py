@@ -22,8 +22,8 @@ is -3 dBFS RMS and has a -0 dBFS peak.
 
 Limits, said plainly: if fewer than about a tenth of the frames are pauses (continuous talking, music beds), the
 noise floor is taken from quiet speech and the SNR reads too low. A steady signal with no level changes at all
-(a tone, pure hiss, a constant hum) has no pauses to measure; then ``snr_db`` is ``None`` and :func:`judge`
-says so. Noise that comes and goes (traffic, a fan switching on) is measured only where it is quietest. None
+(a tone, pure hiss, a constant hum) has no pauses to measure; then ``steady`` is true, ``snr_db`` reads about
+0 dB (the signal measured against itself) and :func:`judge` says that the noise could not be measured. Noise that comes and goes (traffic, a fan switching on) is measured only where it is quietest. None
 of this is a perceptual loudness (LUFS) measure; it is a level for speech, which is what training cares about.
 """
 
@@ -104,7 +104,7 @@ def frame_levels_dbfs(x: np.ndarray, sr: int) -> np.ndarray:
 def _levels(frame_db: np.ndarray) -> dict[str, Any]:
     """Noise floor, silence threshold, speech level and SNR from frame levels (see the module docstring)."""
     if frame_db.size == 0:
-        return {"noise_floor_dbfs": DBFS_FLOOR, "threshold_dbfs": ABSOLUTE_SILENCE_DBFS,
+        return {"noise_floor_dbfs": DBFS_FLOOR, "threshold_dbfs": ABSOLUTE_SILENCE_DBFS, "steady": False,
                 "silent": np.zeros(0, dtype=bool), "speech_level_dbfs": None, "snr_db": None}
     not_digital = frame_db[frame_db >= DIGITAL_SILENCE_DBFS]
     pool = not_digital if not_digital.size >= max(1, frame_db.size // 10) else frame_db
@@ -122,8 +122,8 @@ def _levels(frame_db: np.ndarray) -> dict[str, Any]:
     if not silent.all():
         speech_power = float(np.mean(np.power(10.0, frame_db[~silent] / 10.0)))
         speech_level = max(DBFS_FLOOR, 10.0 * math.log10(speech_power)) if speech_power > 0 else DBFS_FLOOR
-    snr = None if (steady or speech_level is None) else speech_level - floor
-    return {"noise_floor_dbfs": floor, "threshold_dbfs": threshold, "silent": silent,
+    snr = None if speech_level is None else speech_level - floor
+    return {"noise_floor_dbfs": floor, "threshold_dbfs": threshold, "steady": steady, "silent": silent,
             "speech_level_dbfs": speech_level, "snr_db": snr}
 
 
@@ -141,12 +141,14 @@ def analyse(x: np.ndarray, sr: int) -> dict[str, Any]:
         sr: sample rate in Hz.
 
     Returns:
-        A JSON-able dict: ``duration_s``; ``peak_dbfs``; ``clipped_fraction`` (share of samples, all channels,
-        at or above :data:`CLIP_LEVEL`, 0..1); ``silence_fraction`` (share of 30 ms frames below the silence
-        threshold, 0..1); ``speech_level_dbfs`` (``None`` if nothing is above the threshold);
-        ``noise_floor_dbfs``; ``snr_db`` (``None`` for silent or steady signals); ``envelope`` (up to 120
-        floats 0..1, the peak of each equal-length stretch, for the waveform thumbnail). Levels never go below
-        :data:`DBFS_FLOOR`. The method and its limits are in the module docstring.
+        A JSON-able dict of plain floats (never ``None``, so callers can format every value): ``duration_s``;
+        ``peak_dbfs``; ``clipped_fraction`` (share of samples, all channels, at or above :data:`CLIP_LEVEL`,
+        0..1); ``silence_fraction`` (share of 30 ms frames below the silence threshold, 0..1);
+        ``speech_level_dbfs`` (:data:`DBFS_FLOOR` if no frame is above the threshold); ``noise_floor_dbfs``;
+        ``snr_db`` (0 for a silent file); ``steady`` (bool: the level never changes, so there are no pauses
+        and ``snr_db`` means nothing); ``envelope`` (up to 120 floats 0..1, the peak of each equal-length
+        stretch, for the waveform thumbnail). Levels never go below :data:`DBFS_FLOOR`. The method and its
+        limits are in the module docstring.
     """
     if sr <= 0:
         raise ValueError(f"sample rate must be positive, got {sr}")
@@ -168,9 +170,10 @@ def analyse(x: np.ndarray, sr: int) -> dict[str, Any]:
         "peak_dbfs": round(to_dbfs(peak), 2),
         "clipped_fraction": round(clipped / x2.size, 6) if x2.size else 0.0,
         "silence_fraction": round(float(silent.mean()), 4) if silent.size else 1.0,
-        "speech_level_dbfs": _round(lv["speech_level_dbfs"]),
+        "speech_level_dbfs": round(_or(lv["speech_level_dbfs"], DBFS_FLOOR), 2),
         "noise_floor_dbfs": round(lv["noise_floor_dbfs"], 2),
-        "snr_db": _round(lv["snr_db"]),
+        "snr_db": round(_or(lv["snr_db"], 0.0), 2),
+        "steady": bool(lv["steady"]),
         "envelope": envelope(x2),
     }
 
@@ -201,8 +204,9 @@ def judge(analysis: dict[str, Any], info: "AudioInfo") -> tuple[str, list[str]]:
     warnings: list[str] = []
     duration = float(analysis.get("duration_s", 0.0))
     speech = analysis.get("speech_level_dbfs")
-    peak = analysis.get("peak_dbfs", DBFS_FLOOR)
-    if speech is None or peak < ABSOLUTE_SILENCE_DBFS:
+    speech = DBFS_FLOOR if speech is None else float(speech)
+    peak = float(analysis.get("peak_dbfs", DBFS_FLOOR))
+    if speech <= DBFS_FLOOR or peak < ABSOLUTE_SILENCE_DBFS:
         unusable.append("silent: no signal above -60 dBFS" if peak > DBFS_FLOOR else "silent: all samples are zero")
     if duration < TOO_SHORT_S:
         unusable.append(f"too short to use ({duration:.1f} s)")
@@ -213,7 +217,7 @@ def judge(analysis: dict[str, Any], info: "AudioInfo") -> tuple[str, list[str]]:
     if clipped >= CLIPPED_WARN_FRACTION:
         warnings.append(f"clipped {_percent(clipped)} % of samples")
     snr = analysis.get("snr_db")
-    if snr is None:
+    if analysis.get("steady") or snr is None:
         warnings.append("no pauses found: the background noise cannot be measured (is this speech?)")
     elif snr < VERY_NOISY_SNR_DB:
         warnings.append(f"very noisy (SNR {snr:.0f} dB)")
@@ -240,8 +244,8 @@ def _as_2d(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def _round(value: float | None, digits: int = 2) -> float | None:
-    return None if value is None else round(float(value), digits)
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else float(value)
 
 
 def _percent(fraction: float) -> str:
