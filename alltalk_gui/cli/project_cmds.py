@@ -69,10 +69,16 @@ def cmd_sources(args: argparse.Namespace) -> int:
     print(header)
     for r in rows:
         print(f"{r['name'][:32]:32} {format_duration(r['duration_s']):>11} {r['sample_rate']:>6} {r['channels']:>2} "
-              f"{r['peak_dbfs']:>6.1f} {100 * r['clipped_fraction']:>6.2f} {100 * r['silence_fraction']:>5.0f} "
-              f"{r['snr_db']:>5.1f}  {r['verdict']}{(' - ' + '; '.join(r['reasons'])) if r['reasons'] else ''}")
+              f"{_num(r['peak_dbfs'], '.1f'):>6} {_num(r['clipped_fraction'], '.2%'):>6} "
+              f"{_num(r['silence_fraction'], '.0%'):>5} {_num(r['snr_db'], '.1f'):>5}  "
+              f"{r['verdict']}{(' - ' + '; '.join(r['reasons'])) if r['reasons'] else ''}")
     print(guidance(project.usable_duration_s()).message)
     return EXIT_OK
+
+
+def _num(value, spec: str) -> str:
+    """Format a measurement, or '-' where there is none (e.g. no noise floor in a pure tone)."""
+    return "-" if value is None else format(value, spec)
 
 
 def _source_row(src) -> dict:

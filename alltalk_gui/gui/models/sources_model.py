@@ -101,6 +101,11 @@ class SourcesModel(QAbstractTableModel):
         return None
 
 
+def _measure(value: float | None, template: str) -> str:
+    """A measurement for display, or an en dash where the analysis could not make one (no noise floor...)."""
+    return "–" if value is None else template.format(value)
+
+
 def _format_name(analysis: dict) -> str:
     """'WAV', 'FLAC', 'MP4 (AAC)': the container, plus the codec where it says something the container doesn't."""
     container = str(analysis.get("container") or "").split(",")[0].upper()
@@ -123,13 +128,13 @@ def _display(col: Column, src: Source) -> str | None:
         channels = {1: "mono", 2: "stereo"}.get(a.get("channels", 0), f"{a.get('channels')} ch")
         return f"{_format_name(a)} {a.get('sample_rate', 0) / 1000:g} kHz {channels}{bits}"
     if col == Column.PEAK:
-        return f"{a.get('peak_dbfs', float('nan')):.1f} dB"
+        return _measure(a.get("peak_dbfs"), "{:.1f} dB")
     if col == Column.CLIPPED:
-        return f"{100 * a.get('clipped_fraction', 0):.2f} %"
+        return _measure(a.get("clipped_fraction"), "{:.2%}")
     if col == Column.SILENCE:
-        return f"{100 * a.get('silence_fraction', 0):.0f} %"
+        return _measure(a.get("silence_fraction"), "{:.0%}")
     if col == Column.SNR:
-        return f"{a.get('snr_db', float('nan')):.0f} dB"
+        return _measure(a.get("snr_db"), "{:.0f} dB")
     if col == Column.VERDICT:
         label = VERDICT_LABEL.get(src.verdict, src.verdict)
         return f"{label}: {'; '.join(src.reasons)}" if src.reasons else label
