@@ -11,17 +11,21 @@ The signal is cut into non-overlapping 30 ms frames and each frame's RMS is take
 (so two channels in opposite phase do not cancel out). In dBFS, 0 is a full-scale square wave; a full-scale sine
 is -3 dBFS RMS and has a -0 dBFS peak.
 
-* **noise floor**: the 10th percentile of the frame levels, leaving out frames of digital silence (below
-  -100 dBFS, as left by editors that gate or cut pauses) while at least a tenth of the frames are not silent.
-  Recorded speech has pauses between words and phrases, and in those the microphone hears only the room.
+* **noise floor**: the 10th percentile of the frame levels. Recorded speech has pauses between words and phrases,
+  and in those the microphone hears only the room.
 * **silence threshold**: halfway between the noise floor and the loud frames (95th percentile), but at most
-  10 dB above the floor and never below -60 dBFS. Frames below it count as silence (pauses).
+  6 dB above the floor (frames of steady noise stay within a dB or two of it) and never below -60 dBFS. Frames
+  below it count as silence (pauses).
 * **speech level**: the RMS over all non-silent frames, i.e. speech plus whatever noise lies under it.
-* **SNR**: speech level minus noise floor. For speech that is 10 dB above the noise this reads about 10.4 dB
-  (the noise under the speech adds a little); from 20 dB up the difference is negligible.
+* **SNR**: speech level minus noise floor. From 20 dB up it is within a dB of the true ratio. Towards 10 dB it
+  reads high, by about 0.5 dB for evenly loud syllables and 2-3 dB for real speech: the noise under the words
+  adds to the speech level, and the quietest sounds sink under the threshold and count as pauses (which also
+  raises ``silence_fraction`` for noisy recordings).
 
 Limits, said plainly: if fewer than about a tenth of the frames are pauses (continuous talking, music beds), the
-noise floor is taken from quiet speech and the SNR reads too low. A steady signal with no level changes at all
+noise floor is taken from quiet speech and the SNR reads too low. Pauses that an editor or noise gate replaced
+by digital silence read as perfectly clean (SNR near 100 dB) even if there is noise under the words; that is
+deliberate, since what the fine-tune would learn from the pauses is then indeed silence. A steady signal with no level changes at all
 (a tone, pure hiss, a constant hum) has no pauses to measure; then ``steady`` is true, ``snr_db`` reads about
 0 dB (the signal measured against itself) and :func:`judge` says that the noise could not be measured. Noise that comes and goes (traffic, a fan switching on) is measured only where it is quietest. None
 of this is a perceptual loudness (LUFS) measure; it is a level for speech, which is what training cares about.
@@ -41,13 +45,11 @@ FRAME_S = 0.030
 """Length of an analysis frame: short enough to fall into the pauses between words, long enough for a stable RMS."""
 DBFS_FLOOR = -120.0
 """Levels of digital silence are reported as this instead of minus infinity (JSON has no infinity)."""
-DIGITAL_SILENCE_DBFS = -100.0
-"""Frames below this are exact or dithered zeros, left out of the noise floor when there is enough else."""
 ABSOLUTE_SILENCE_DBFS = -60.0
 """Frames below this are silence whatever the noise floor is; a file whose loud frames stay below it is silent."""
 NOISE_PERCENTILE = 10.0
 LOUD_PERCENTILE = 95.0
-MAX_THRESHOLD_ABOVE_FLOOR_DB = 10.0
+MAX_THRESHOLD_ABOVE_FLOOR_DB = 6.0
 STEADY_SPREAD_DB = 6.0
 """If the loud frames are less than this above the quiet ones, the signal has no pauses (tone, hiss, hum)."""
 CLIP_LEVEL = 0.999
@@ -106,9 +108,7 @@ def _levels(frame_db: np.ndarray) -> dict[str, Any]:
     if frame_db.size == 0:
         return {"noise_floor_dbfs": DBFS_FLOOR, "threshold_dbfs": ABSOLUTE_SILENCE_DBFS, "steady": False,
                 "silent": np.zeros(0, dtype=bool), "speech_level_dbfs": None, "snr_db": None}
-    not_digital = frame_db[frame_db >= DIGITAL_SILENCE_DBFS]
-    pool = not_digital if not_digital.size >= max(1, frame_db.size // 10) else frame_db
-    floor = float(np.percentile(pool, NOISE_PERCENTILE))
+    floor = float(np.percentile(frame_db, NOISE_PERCENTILE))
     loud = float(np.percentile(frame_db, LOUD_PERCENTILE))
     spread = loud - floor
     steady = spread < STEADY_SPREAD_DB
