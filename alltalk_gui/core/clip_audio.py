@@ -1,0 +1,105 @@
+"""The audio of clips: cut spans out of a project's working copies and measure them.
+
+Clips are spans (start_ms, end_ms) of a source's normalised working copy (mono, 22 050 Hz wav in
+``audio/``). The transcript editor measures each clip after an edit (peak, clipped samples, how noise-like it
+is) for its flags; the dataset export cuts the same spans into ``dataset/wavs``. Working copies are read once
+and kept in memory (5 minutes of mono float32 at 22 050 Hz is about 26 MB).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import soundfile as sf
+
+from alltalk_gui.core.project import VoiceProject
+
+CLIP_LEVEL = 0.999   # a sample at or above this magnitude is counted as clipped
+_FLATNESS_FRAME = 1024
+
+
+class ClipAudioError(Exception):
+    """A source's working audio is missing or unreadable; the message names the file and the source."""
+
+
+@dataclass(frozen=True)
+class AudioStats:
+    peak: float
+    clipped_fraction: float
+    flatness: float  # mean spectral flatness of the louder frames: ~0 for tones and voice, ~0.5+ for noise
+
+    def to_dict(self) -> dict[str, float]:
+        return {"peak": round(self.peak, 5), "clipped_fraction": round(self.clipped_fraction, 6),
+                "flatness": round(self.flatness, 4)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "AudioStats":
+        return cls(float(data["peak"]), float(data["clipped_fraction"]), float(data["flatness"]))
+
+
+def measure(samples: np.ndarray, sample_rate: int) -> AudioStats:
+    """Peak, clipped fraction and spectral flatness of a mono float signal."""
+    if samples.size == 0:
+        return AudioStats(0.0, 0.0, 0.0)
+    magnitude = np.abs(samples)
+    peak = float(magnitude.max())
+    clipped = float(np.count_nonzero(magnitude >= CLIP_LEVEL)) / samples.size
+    return AudioStats(peak, clipped, _flatness(samples))
+
+
+def _flatness(samples: np.ndarray) -> float:
+    frames = samples.size // _FLATNESS_FRAME
+    if frames == 0:
+        return 0.0
+    blocks = samples[: frames * _FLATNESS_FRAME].reshape(frames, _FLATNESS_FRAME) * np.hanning(_FLATNESS_FRAME)
+    power = np.abs(np.fft.rfft(blocks, axis=1)) ** 2 + 1e-12
+    energy = power.mean(axis=1)
+    # Only frames within 30 dB of the loudest count: pauses between words are near-silent and flat.
+    loud = energy >= energy.max() * 1e-3
+    flat = np.exp(np.log(power[loud]).mean(axis=1)) / power[loud].mean(axis=1)
+    return float(flat.mean())
+
+
+class ClipAudio:
+    """Reads clip spans from a project's working copies, caching each source's samples.
+
+    Raises (from every method): ClipAudioError when the source is unknown or its working copy is missing.
+    """
+
+    def __init__(self, project: VoiceProject) -> None:
+        self.project = project
+        self._cache: dict[str, tuple[np.ndarray, int]] = {}
+
+    def source_samples(self, source_id: str) -> tuple[np.ndarray, int]:
+        if source_id not in self._cache:
+            try:
+                source = self.project.source(source_id)
+            except KeyError:
+                raise ClipAudioError(f"Source {source_id} is not in the project any more.") from None
+            path = self.project.path(source.audio_file)
+            if not path.is_file():
+                raise ClipAudioError(f"The working audio of '{source.name}' ({path}) is missing; import the file "
+                                     "again.")
+            try:
+                data, rate = sf.read(path, dtype="float32", always_2d=True)
+            except (sf.LibsndfileError, RuntimeError) as exc:
+                raise ClipAudioError(f"Cannot read the working audio of '{source.name}' ({path}): {exc}") from exc
+            self._cache[source_id] = (data.mean(axis=1), int(rate))
+        return self._cache[source_id]
+
+    def clip(self, source_id: str, start_ms: int, end_ms: int) -> tuple[np.ndarray, int]:
+        """The samples of one span (clamped to the file) and the sample rate."""
+        samples, rate = self.source_samples(source_id)
+        first = max(0, start_ms * rate // 1000)
+        last = min(samples.size, end_ms * rate // 1000)
+        return samples[first:max(first, last)], rate
+
+    def stats(self, source_id: str, start_ms: int, end_ms: int) -> AudioStats:
+        samples, rate = self.clip(source_id, start_ms, end_ms)
+        return measure(samples, rate)
+
+    def duration_ms(self, source_id: str) -> int:
+        samples, rate = self.source_samples(source_id)
+        return samples.size * 1000 // rate
