@@ -4,6 +4,11 @@ Clips are spans (start_ms, end_ms) of a source's normalised working copy (mono, 
 ``audio/``). The transcript editor measures each clip after an edit (peak, clipped samples, how noise-like it
 is) for its flags; the dataset export cuts the same spans into ``dataset/wavs``. Working copies are read once
 and kept in memory (5 minutes of mono float32 at 22 050 Hz is about 26 MB).
+
+Clipping cannot be measured on a working copy directly: the importer turns a clipped recording down (its peak
+ends at -1 dBFS) and resamples it. So clipping is located, not detected, here: when the original recording was
+clipped (the importer's analysis says so) or the working copy itself reaches full scale, the samples within
+:data:`NEAR_PEAK` of the file's own peak mark where the flat tops are.
 """
 
 from __future__ import annotations
@@ -12,11 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import soundfile as sf
 
+from alltalk_gui.core import audio
 from alltalk_gui.core.project import VoiceProject
 
-CLIP_LEVEL = 0.999   # a sample at or above this magnitude is counted as clipped
+CLIP_LEVEL = 0.999        # a sample at or above this magnitude is counted as clipped
+NEAR_PEAK = 0.9           # in a clipped source, samples this close to the file's peak are the clipped ones
+SOURCE_CLIPPED = 0.001    # the importer's analysis calls a source clipped from this share of samples
 _FLATNESS_FRAME = 1024
 
 
@@ -39,13 +46,14 @@ class AudioStats:
         return cls(float(data["peak"]), float(data["clipped_fraction"]), float(data["flatness"]))
 
 
-def measure(samples: np.ndarray, sample_rate: int) -> AudioStats:
-    """Peak, clipped fraction and spectral flatness of a mono float signal."""
+def measure(samples: np.ndarray, sample_rate: int, clip_level: float = CLIP_LEVEL) -> AudioStats:
+    """Peak, clipped fraction (share of samples at or above ``clip_level``) and spectral flatness of a mono
+    float signal."""
     if samples.size == 0:
         return AudioStats(0.0, 0.0, 0.0)
     magnitude = np.abs(samples)
     peak = float(magnitude.max())
-    clipped = float(np.count_nonzero(magnitude >= CLIP_LEVEL)) / samples.size
+    clipped = float(np.count_nonzero(magnitude >= clip_level)) / samples.size
     return AudioStats(peak, clipped, _flatness(samples))
 
 
@@ -71,6 +79,7 @@ class ClipAudio:
     def __init__(self, project: VoiceProject) -> None:
         self.project = project
         self._cache: dict[str, tuple[np.ndarray, int]] = {}
+        self._clip_level: dict[str, float] = {}
 
     def source_samples(self, source_id: str) -> tuple[np.ndarray, int]:
         if source_id not in self._cache:
@@ -83,10 +92,10 @@ class ClipAudio:
                 raise ClipAudioError(f"The working audio of '{source.name}' ({path}) is missing; import the file "
                                      "again.")
             try:
-                data, rate = sf.read(path, dtype="float32", always_2d=True)
-            except (sf.LibsndfileError, RuntimeError) as exc:
-                raise ClipAudioError(f"Cannot read the working audio of '{source.name}' ({path}): {exc}") from exc
-            self._cache[source_id] = (data.mean(axis=1), int(rate))
+                data, rate = audio.load(path)
+            except audio.AudioError as exc:
+                raise ClipAudioError(f"Cannot read the working audio of '{source.name}': {exc}") from exc
+            self._cache[source_id] = (audio.to_mono(data), int(rate))
         return self._cache[source_id]
 
     def clip(self, source_id: str, start_ms: int, end_ms: int) -> tuple[np.ndarray, int]:
@@ -98,7 +107,20 @@ class ClipAudio:
 
     def stats(self, source_id: str, start_ms: int, end_ms: int) -> AudioStats:
         samples, rate = self.clip(source_id, start_ms, end_ms)
-        return measure(samples, rate)
+        return measure(samples, rate, self._source_clip_level(source_id))
+
+    def _source_clip_level(self, source_id: str) -> float:
+        if source_id not in self._clip_level:
+            whole, _rate = self.source_samples(source_id)
+            peak = float(np.abs(whole).max()) if whole.size else 0.0
+            original_clipped = float(self.project.source(source_id).analysis.get("clipped_fraction", 0.0))
+            if peak >= CLIP_LEVEL:
+                self._clip_level[source_id] = CLIP_LEVEL
+            elif original_clipped >= SOURCE_CLIPPED and peak > 0:
+                self._clip_level[source_id] = NEAR_PEAK * peak
+            else:
+                self._clip_level[source_id] = np.inf  # never clipped: nothing can count as a flat top
+        return self._clip_level[source_id]
 
     def duration_ms(self, source_id: str) -> int:
         samples, rate = self.source_samples(source_id)

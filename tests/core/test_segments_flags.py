@@ -121,3 +121,18 @@ def test_confidence_counts_only_words_inside_the_clip(tmp_path):
     assert LOW_CONFIDENCE not in clips["c00001"].flag_codes  # mean 0.5
     clips.set_bounds("c00001", start_ms=2900)
     assert LOW_CONFIDENCE in clips["c00001"].flag_codes
+
+
+def test_clipping_is_located_in_a_turned_down_working_copy(tmp_path):
+    """The importer lowers a clipped recording to -1 dBFS; the flat tops are still where the file peaks."""
+    project = make_project(tmp_path)
+    audio = np.concatenate([voice_like(5.0), np.clip(voice_like(5.0) * 8, -1, 1)]) * 0.891
+    source = add_source(project, "loud.wav", audio)
+    clips = SegmentList.create(project, [segment("c00001", "s001", 0, 5000, "Clean voice here, nothing wrong."),
+                                         segment("c00002", "s001", 5000, 10000, "Far too loud, flat topped.")])
+    assert CLIPPED not in clips["c00002"].flag_codes  # analysis says the original was clean: nothing to locate
+    source.analysis["clipped_fraction"] = 0.02
+    project.save()
+    clips = SegmentList.create(project, list(clips))
+    assert clips["c00001"].flags == ()
+    assert codes(clips["c00002"].flags) == [CLIPPED]
