@@ -134,7 +134,9 @@ def _display(col: Column, src: Source) -> str | None:
     if col == Column.SILENCE:
         return _measure(a.get("silence_fraction"), "{:.0%}")
     if col == Column.SNR:
-        return _measure(a.get("snr_db"), "{:.0f} dB")
+        snr = a.get("snr_db")
+        # Above ~60 dB the "noise" is the recording's digital floor, not a room: the exact figure means nothing.
+        return "> 60 dB" if snr is not None and snr > 60 else _measure(snr, "{:.0f} dB")
     if col == Column.VERDICT:
         label = VERDICT_LABEL.get(src.verdict, src.verdict)
         return f"{label}: {'; '.join(src.reasons)}" if src.reasons else label

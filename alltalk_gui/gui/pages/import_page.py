@@ -102,8 +102,7 @@ class ImportPage(QWidget):
 
         self.rejected_title = QLabel()
         self.rejected_list = QListWidget()
-        self.rejected_list.setMaximumHeight(90)
-        self.rejected_list.setWordWrap(True)
+                self.rejected_list.setWordWrap(True)
         dismiss = QToolButton(text="Dismiss")
         dismiss.clicked.connect(self._clear_rejections)
         self.rejected_box = QFrame(objectName="rejectedBox")
@@ -185,6 +184,7 @@ class ImportPage(QWidget):
         for rej in report.rejected:
             self.rejected_list.addItem(rej.reason)
         if self.rejected_list.count():
+            self._fit_rejected_list()
             self.rejected_title.setText(f"<b>{self.rejected_list.count()} file(s) were not imported</b>")
             self.rejected_box.show()
         parts = [f"{len(report.imported)} imported"]
@@ -202,8 +202,14 @@ class ImportPage(QWidget):
         self.model.refresh()
         self._update_summary()
         self.rejected_list.addItem(f"The import stopped with an unexpected error:\n{traceback_text}")
+        self._fit_rejected_list()
         self.rejected_title.setText("<b>The import stopped</b>")
         self.rejected_box.show()
+
+    def _fit_rejected_list(self) -> None:
+        # As tall as its rows, up to four; a scroll bar beyond that.
+        rows = sum(self.rejected_list.sizeHintForRow(i) for i in range(min(4, self.rejected_list.count())))
+        self.rejected_list.setFixedHeight(rows + 2 * self.rejected_list.frameWidth() + 4)
 
     def _clear_rejections(self) -> None:
         self.rejected_list.clear()
