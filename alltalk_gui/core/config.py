@@ -1,0 +1,246 @@
+"""TrainConfig: the one description of a training run that the GUI and the CLI both build.
+
+Every field says what it changes and what it costs in memory. The resolved config is written into every
+checkpoint (``train_config.json``), so a run can be resumed or audited later. ``from_dict`` rejects unknown
+keys, and :meth:`TrainConfig.validate` rejects impossible combinations up front with a message that names the
+field to change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any, get_type_hints
+
+OPTIMIZERS = ("adamw", "adamw8bit", "paged_adamw8bit")
+SCHEDULES = ("cosine", "constant")
+PRECISIONS = ("no", "bf16", "fp16")
+
+
+class ConfigError(ValueError):
+    """A TrainConfig value is invalid; the message names the field."""
+
+
+@dataclass
+class TrainConfig:
+    # -- where ---------------------------------------------------------------------------------------------------
+    # The voice project folder; training reads <project>/dataset/ and writes <project>/runs/<run_name>/.
+    project_dir: str = ""
+    # The XTTS v2 base-model folder (model.pth, config.json, vocab.json, dvae.pth, mel_stats.pth).
+    base_model_dir: str = ""
+    # Name of the run folder under <project>/runs/. Empty: a timestamp is used.
+    run_name: str = ""
+    # Dataset folder; empty means <project>/dataset. Useful for a hand-written dataset elsewhere.
+    dataset_dir: str = ""
+    # Language code of the transcripts (tokenizer language tag). Empty: the project's language.
+    language: str = ""
+
+    # -- how long --------------------------------------------------------------------------------------------------
+    # Passes over the training clips. More epochs fit the voice more closely and risk over-fitting; no memory cost.
+    epochs: int = 10
+    # Stop after this many optimizer steps even if epochs remain (0 = no limit). For smoke runs and tests.
+    max_steps: int = 0
+
+    # -- batch -------------------------------------------------------------------------------------------------------
+    # Clips per micro-batch on each device. Activation memory grows linearly with it (and with clip length):
+    # the main memory knob. 2 fits the real model on a 12 GB GPU in bf16 with checkpointing.
+    batch_size: int = 2
+    # Micro-batches whose gradients are summed before one optimizer step: effective batch =
+    # batch_size x grad_accum_steps x processes, at no extra memory and proportionally more time per step.
+    grad_accum_steps: int = 1
+    # DataLoader worker processes that load and resample audio. Each costs a little RAM; 0 loads in the main process.
+    num_workers: int = 0
+    # Batches are built from clips of similar length (within groups of this many batches) to waste less padding.
+    bucket_batches: int = 8
+
+    # -- optimiser (coqui's XTTS fine-tuning defaults) ---------------------------------------------------------------
+    # Peak learning rate. Higher learns faster and forgets the base voice quality sooner.
+    lr: float = 5e-6
+    # AdamW betas (coqui: 0.9, 0.96).
+    beta1: float = 0.9
+    beta2: float = 0.96
+    # Weight decay, applied to weight matrices only (not biases, norms or embeddings), as coqui does.
+    weight_decay: float = 1e-2
+    # "adamw": two fp32 moments per parameter (8 bytes/param, 3.5 GB for the real GPT).
+    # "adamw8bit": bitsandbytes 8-bit moments (2 bytes/param), CUDA only.
+    # "paged_adamw8bit": as adamw8bit, moments can page out to CPU RAM under pressure, CUDA only.
+    optimizer: str = "adamw"
+    # "cosine": linear warm-up then cosine decay to 0; "constant": warm-up then flat.
+    lr_schedule: str = "cosine"
+    # Optimizer steps of linear warm-up from 0 to lr. Keeps the first updates from shaking the base model.
+    warmup_steps: int = 20
+    # Gradients are clipped to this global L2 norm (0 disables). No memory cost.
+    max_grad_norm: float = 1.0
+
+    # -- memory switches ---------------------------------------------------------------------------------------------
+    # "no" (fp32), "bf16" (Ampere+ GPUs, modern CPUs) or "fp16" (older GPUs, with loss scaling; CUDA only).
+    # Mixed precision roughly halves activation memory and speeds up GPUs; master weights stay fp32.
+    mixed_precision: str = "no"
+    # Recompute GPT-2 block activations in the backward pass: saves most activation memory for ~30 % more time.
+    gradient_checkpointing: bool = False
+    # "auto" picks CUDA when present, else CPU. "cpu" forces the CPU (slow, but any machine).
+    device: str = "auto"
+
+    # -- data limits (coqui's GPTArgs defaults) ----------------------------------------------------------------------
+    # Longest clip accepted, in seconds (coqui: 255 995 samples = 11.6 s). Longer clips are rejected before
+    # training. Activation memory grows with this limit because a batch is padded to its longest clip.
+    max_audio_seconds: float = 11.6
+    # Shortest clip accepted, in seconds (coqui: 0.5 s).
+    min_audio_seconds: float = 0.5
+    # Longest transcript accepted, in tokens (coqui: 200).
+    max_text_tokens: int = 200
+    # The conditioning (voice prompt) is a random 3 .. 6 s slice of the same clip, as coqui draws it.
+    min_conditioning_seconds: float = 3.0
+    max_conditioning_seconds: float = 6.0
+    # Loss weights (coqui: the text loss only regularises, the mel loss is what fits the voice).
+    text_ce_weight: float = 0.01
+    mel_ce_weight: float = 1.0
+
+    # -- checkpoints -------------------------------------------------------------------------------------------------
+    # Save full training state every N optimizer steps (0: only at epoch ends). Each save writes the GPT
+    # weights plus optimizer moments (about 5 GB for the real model with AdamW).
+    save_every_steps: int = 0
+    # How many recent checkpoints to keep (the best by eval loss is kept in addition).
+    keep_last: int = 2
+    # Eval loss on metadata_eval.csv at every epoch end (and so "best" checkpoints). Costs a little time, no memory.
+    eval_each_epoch: bool = True
+
+    # -- reproducibility and reporting -------------------------------------------------------------------------------
+    # Seed for data order, conditioning slices and dropout. Same seed + same data = same run.
+    seed: int = 1
+    # Seconds between memory-sample events.
+    memory_interval_s: float = 0.5
+
+    # -- derived helpers ---------------------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "TrainConfig":
+        """Build from a dict (a saved ``train_config.json``); unknown keys are an error, missing ones default."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"Unknown training setting(s): {', '.join(unknown)}.")
+        return cls(**data)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> "TrainConfig":
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    def with_overrides(self, pairs: list[str]) -> "TrainConfig":
+        """Apply ``key=value`` strings (the CLI's ``--set``), converting each value to the field's type.
+
+        Raises:
+            ConfigError: unknown key, missing ``=``, or a value of the wrong type.
+        """
+        hints = get_type_hints(type(self))
+        changes: dict[str, Any] = {}
+        for pair in pairs:
+            key, sep, raw = pair.partition("=")
+            key = key.strip()
+            if not sep:
+                raise ConfigError(f"'{pair}' is not key=value.")
+            if key not in hints:
+                raise ConfigError(f"Unknown training setting '{key}'. Known: {', '.join(sorted(hints))}.")
+            changes[key] = _convert(key, raw.strip(), hints[key])
+        return dataclasses.replace(self, **changes)
+
+    def validate(self, cuda_available: bool | None = None) -> None:
+        """Reject impossible values and combinations, naming the field to change.
+
+        Raises:
+            ConfigError
+        """
+        if cuda_available is None:
+            import torch
+
+            cuda_available = torch.cuda.is_available()
+        positive = ("epochs", "batch_size", "grad_accum_steps", "bucket_batches", "keep_last", "max_text_tokens")
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1 (it is {getattr(self, name)}).")
+        for name in ("max_steps", "num_workers", "warmup_steps", "save_every_steps", "max_grad_norm",
+                     "weight_decay", "text_ce_weight", "mel_ce_weight"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} cannot be negative (it is {getattr(self, name)}).")
+        if not 0 < self.lr < 1:
+            raise ConfigError(f"lr must be between 0 and 1 (it is {self.lr}); coqui's default is 5e-6.")
+        for name in ("beta1", "beta2"):
+            if not 0 <= getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be in [0, 1) (it is {getattr(self, name)}).")
+        if self.optimizer not in OPTIMIZERS:
+            raise ConfigError(f"optimizer must be one of {', '.join(OPTIMIZERS)} (it is '{self.optimizer}').")
+        if self.lr_schedule not in SCHEDULES:
+            raise ConfigError(f"lr_schedule must be one of {', '.join(SCHEDULES)} (it is '{self.lr_schedule}').")
+        if self.mixed_precision not in PRECISIONS:
+            raise ConfigError(f"mixed_precision must be one of {', '.join(PRECISIONS)} (it is '{self.mixed_precision}').")
+        if self.device not in ("auto", "cpu", "cuda"):
+            raise ConfigError(f"device must be auto, cpu or cuda (it is '{self.device}').")
+        on_cuda = cuda_available and self.device != "cpu"
+        if self.device == "cuda" and not cuda_available:
+            raise ConfigError("device is 'cuda' but no CUDA GPU is available; set device=auto or device=cpu.")
+        if self.mixed_precision == "fp16" and not on_cuda:
+            raise ConfigError("mixed_precision=fp16 needs a CUDA GPU; on the CPU use bf16 or no.")
+        if self.optimizer in ("adamw8bit", "paged_adamw8bit") and not on_cuda:
+            raise ConfigError(
+                f"optimizer={self.optimizer} (bitsandbytes) runs on CUDA GPUs only; use optimizer=adamw on this machine."
+            )
+        if not 0 < self.min_audio_seconds < self.max_audio_seconds:
+            raise ConfigError("min_audio_seconds must be above 0 and below max_audio_seconds.")
+        if not 0 < self.min_conditioning_seconds <= self.max_conditioning_seconds:
+            raise ConfigError("min_conditioning_seconds must be above 0 and at most max_conditioning_seconds.")
+        if not self.base_model_dir:
+            raise ConfigError("base_model_dir is not set: point it to an XTTS v2 base-model folder.")
+        if not self.project_dir and not self.dataset_dir:
+            raise ConfigError("project_dir is not set: point it to the voice project folder.")
+
+    # -- paths -------------------------------------------------------------------------------------------------------
+    @property
+    def dataset_path(self) -> Path:
+        return Path(self.dataset_dir) if self.dataset_dir else Path(self.project_dir) / "dataset"
+
+    @property
+    def run_dir(self) -> Path:
+        root = Path(self.project_dir) if self.project_dir else self.dataset_path.parent
+        return root / "runs" / self.run_name
+
+
+def _convert(key: str, raw: str, kind: Any) -> Any:
+    try:
+        if kind is bool:
+            lowered = raw.lower()
+            if lowered in ("1", "true", "yes", "on"):
+                return True
+            if lowered in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(raw)
+        if kind is int:
+            return int(raw)
+        if kind is float:
+            return float(raw)
+        return raw
+    except ValueError:
+        raise ConfigError(f"{key} expects a {getattr(kind, '__name__', kind)}, got '{raw}'.") from None
+
+
+# Fields that may differ between the original run and a resume without breaking exact continuation.
+RESUMABLE_CHANGES = frozenset({"epochs", "max_steps", "save_every_steps", "keep_last", "num_workers",
+                               "memory_interval_s", "eval_each_epoch"})
+
+
+def incompatible_for_resume(saved: TrainConfig, new: TrainConfig) -> list[str]:
+    """Fields whose change would make a resumed run differ from the original (data order, model, optimiser)."""
+    out = []
+    for f in fields(TrainConfig):
+        if f.name in RESUMABLE_CHANGES or f.name in ("project_dir", "base_model_dir", "dataset_dir", "run_name"):
+            continue
+        if getattr(saved, f.name) != getattr(new, f.name):
+            out.append(f.name)
+    return out
+
+
+__all__ = ["TrainConfig", "ConfigError", "OPTIMIZERS", "SCHEDULES", "PRECISIONS", "incompatible_for_resume"]

@@ -1,0 +1,256 @@
+"""XTTS v2 model pieces for training and inference, built from coqui-tts classes (never copies of them).
+
+Training only updates the GPT (coqui's ``GPT``); the DVAE that turns audio into codes and the mel front ends are
+frozen, as in coqui's ``GPTTrainer``. This module provides:
+
+* :func:`build_gpt` / :func:`load_gpt` - the GPT with the base model's (or a checkpoint's) weights;
+* :class:`XttsFeatures` - the frozen front end that turns a raw batch (waveforms, conditioning clips, text) into
+  the GPT's inputs, by running coqui's own ``GPTTrainer.format_batch_on_device`` on it;
+* :func:`gpt_loss` - the weighted text + mel cross entropy exactly as ``GPTTrainer.train_step`` defines it;
+* :func:`enable_activation_checkpointing` - recompute GPT-2 block activations in the backward pass;
+* :func:`load_inference_model` / :func:`synthesize` - a full ``Xtts`` with fine-tuned GPT weights, for previews
+  and export.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from alltalk_gui.core.engines.xtts_files import (
+    BaseModelError,
+    dvae_shape,
+    load_checkpoint,
+    load_tokenizer,
+    load_xtts_config,
+    model_state_dict,
+)
+
+SAMPLE_RATE = 22050  # the GPT, the DVAE and the conditioning front end all work at 22 050 Hz
+
+
+def import_coqui_trainer():
+    """Import coqui's ``gpt_trainer`` module and undo its side effect on the thread count.
+
+    Importing ``TTS.tts.layers.xtts.trainer.dataset`` calls ``torch.set_num_threads(1)`` at import time, which
+    would make every CPU step run on one core.
+    """
+    threads = torch.get_num_threads()
+    from TTS.tts.layers.xtts.trainer import gpt_trainer
+
+    torch.set_num_threads(threads)
+    return gpt_trainer
+
+
+def build_gpt(config, tokenizer, checkpointing: bool = False) -> nn.Module:
+    """coqui's ``GPT`` with the architecture in ``config.model_args`` and the tokenizer's text tokens.
+
+    Mirrors ``Xtts.init_models``, which takes the number of text tokens and the start/stop ids from the
+    tokenizer rather than from config.json.
+    """
+    from TTS.tts.layers.xtts.gpt import GPT
+
+    args = config.model_args
+    return GPT(
+        layers=args.gpt_layers,
+        model_dim=args.gpt_n_model_channels,
+        start_text_token=tokenizer.tokenizer.token_to_id("[START]"),
+        stop_text_token=tokenizer.tokenizer.token_to_id("[STOP]"),
+        heads=args.gpt_n_heads,
+        max_text_tokens=args.gpt_max_text_tokens,
+        max_mel_tokens=args.gpt_max_audio_tokens,
+        max_prompt_tokens=args.gpt_max_prompt_tokens,
+        number_text_tokens=tokenizer.get_number_tokens(),
+        num_audio_tokens=args.gpt_num_audio_tokens,
+        start_audio_token=args.gpt_start_audio_token,
+        stop_audio_token=args.gpt_stop_audio_token,
+        use_perceiver_resampler=args.gpt_use_perceiver_resampler,
+        code_stride_len=args.gpt_code_stride_len,
+        checkpointing=checkpointing,
+    )
+
+
+def gpt_state_from_model_file(path: str | os.PathLike[str]) -> dict[str, torch.Tensor]:
+    """The ``gpt.*`` tensors of a coqui ``model.pth``, without the prefix."""
+    path = Path(path)
+    state = model_state_dict(load_checkpoint(path), path)
+    return {k[4:]: v for k, v in state.items() if k.startswith("gpt.") and not k.startswith("gpt.gpt_inference.")}
+
+
+def load_gpt(base_model: str | os.PathLike[str], gpt_weights: str | os.PathLike[str] | None = None):
+    """Build the GPT and load weights: the base model's, or ``gpt_weights`` (a training checkpoint's
+    ``model.safetensors`` or any ``.pth`` with GPT weights) when given.
+
+    Returns:
+        ``(gpt, config, tokenizer)``
+    """
+    base_model = Path(base_model)
+    config = load_xtts_config(base_model)
+    tokenizer = load_tokenizer(base_model)
+    gpt = build_gpt(config, tokenizer)
+    if gpt_weights is None:
+        state = gpt_state_from_model_file(base_model / "model.pth")
+    else:
+        gpt_weights = Path(gpt_weights)
+        state = load_checkpoint(gpt_weights)
+        if gpt_weights.suffix != ".safetensors":
+            state = {k.removeprefix("gpt."): v for k, v in model_state_dict(state, gpt_weights).items()
+                     if k.startswith("gpt.")}
+    try:
+        gpt.load_state_dict(state, strict=True)
+    except RuntimeError as exc:
+        raise BaseModelError(f"The GPT weights do not fit the model in {base_model}: {str(exc).splitlines()[0]}") from exc
+    return gpt, config, tokenizer
+
+
+class XttsFeatures(nn.Module):
+    """The frozen front end: conditioning mel spectrograms and DVAE audio codes, as in coqui's ``GPTTrainer``.
+
+    The attribute names are the ones ``GPTTrainer.format_batch_on_device`` reads, so that method runs on this
+    object unchanged and our batches go through exactly the same preprocessing as coqui's.
+    """
+
+    def __init__(self, base_model: str | os.PathLike[str], config=None) -> None:
+        super().__init__()
+        from TTS.tts.layers.tortoise.arch_utils import TorchMelSpectrogram
+        from TTS.tts.layers.xtts.dvae import DiscreteVAE
+
+        base_model = Path(base_model)
+        self.config = config if config is not None else load_xtts_config(base_model)
+        mel_norm_file = str(base_model / "mel_stats.pth")  # a local path: coqui's default is a URL
+        if self.config.model_args.gpt_use_perceiver_resampler:
+            style = dict(filter_length=2048, hop_length=256, win_length=1024)
+        else:
+            style = dict(filter_length=4096, hop_length=1024, win_length=4096)
+        self.torch_mel_spectrogram_style_encoder = TorchMelSpectrogram(
+            **style, normalize=False, sampling_rate=self.config.audio.sample_rate, mel_fmin=0, mel_fmax=8000,
+            n_mel_channels=80, mel_norm_file=mel_norm_file,
+        )
+        dvae_path = base_model / "dvae.pth"
+        dvae_state = load_checkpoint(dvae_path)
+        shape = dvae_shape(dvae_state, dvae_path)
+        # The real DVAE's hyper-parameters are the ones GPTTrainer hard-codes; the tiny test model shrinks the widths.
+        self.dvae = DiscreteVAE(
+            channels=80, normalization=None, positional_dims=1, num_tokens=shape.num_tokens,
+            codebook_dim=shape.codebook_dim, hidden_dim=shape.hidden_dim, num_resnet_blocks=shape.num_resnet_blocks,
+            kernel_size=3, num_layers=shape.num_layers, use_transposed_convs=False,
+        )
+        self.dvae.load_state_dict(dvae_state, strict=False)
+        self.torch_mel_spectrogram_dvae = TorchMelSpectrogram(
+            mel_norm_file=mel_norm_file, sampling_rate=self.config.audio.dvae_sample_rate
+        )
+        self.requires_grad_(False)
+        self.eval()
+
+    def train(self, mode: bool = True) -> "XttsFeatures":
+        # Always frozen: BatchNorm-free, but the DVAE's codebook statistics must never update.
+        return super().train(False)
+
+    @torch.no_grad()
+    def forward(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """Raw batch (``padded_text``, ``wav``, ``conditioning``, lengths, ``cond_idxs``) -> GPT inputs."""
+        gpt_trainer = import_coqui_trainer()
+        return gpt_trainer.GPTTrainer.format_batch_on_device(self, dict(batch))
+
+
+@dataclass(frozen=True)
+class LossWeights:
+    """coqui's defaults (GPTArgs): the text loss only keeps the text embeddings from drifting."""
+
+    text_ce: float = 0.01
+    mel_ce: float = 1.0
+
+
+def gpt_loss(gpt: nn.Module, inputs: dict[str, Any], weights: LossWeights = LossWeights(),
+             eval_mode: bool = False) -> dict[str, torch.Tensor]:
+    """The GPTTrainer objective: ``text_ce * w_text + mel_ce * w_mel``.
+
+    ``gpt`` may be the bare GPT or its DDP/FSDP wrapper; call through the wrapper so gradients synchronise.
+    ``eval_mode`` drops the conditioning mask, as ``GPTTrainer.eval_step`` does, for comparable eval losses.
+
+    Returns:
+        ``{"loss", "loss_text_ce", "loss_mel_ce"}`` (the last two already weighted, like coqui's).
+    """
+    cond_idxs = None if eval_mode or inputs.get("cond_idxs") is None else inputs["cond_idxs"].clone()
+    loss_text, loss_mel, _ = gpt(
+        inputs["text_inputs"], inputs["text_lengths"], inputs["audio_codes"], inputs["wav_lengths"],
+        cond_mels=inputs["cond_mels"], cond_idxs=cond_idxs, cond_lens=inputs.get("cond_lens"),
+    )
+    text = loss_text * weights.text_ce
+    mel = loss_mel * weights.mel_ce
+    return {"loss": text + mel, "loss_text_ce": text, "loss_mel_ce": mel}
+
+
+def enable_activation_checkpointing(gpt: nn.Module) -> int:
+    """Recompute each GPT-2 block's activations in the backward pass instead of keeping them.
+
+    Saves most of the activation memory (which grows with batch size x clip length) for about a third more
+    compute. coqui's config has no switch for it, and ``gradient_checkpointing_enable()`` fails because coqui
+    deletes the GPT-2 ``wte`` embedding, so it is turned on block by block, the way transformers' own
+    ``GradientCheckpointingLayer`` expects.
+
+    Returns:
+        The number of blocks switched.
+    """
+    from torch.utils.checkpoint import checkpoint
+
+    blocks = list(gpt.gpt.h)
+    for block in blocks:
+        block.gradient_checkpointing = True
+        block._gradient_checkpointing_func = functools.partial(checkpoint, use_reentrant=False)
+    gpt.gpt.config.use_cache = False
+    return len(blocks)
+
+
+# -- inference (previews, export) --------------------------------------------------------------------------------
+
+def load_inference_model(base_model: str | os.PathLike[str], gpt_weights: str | os.PathLike[str] | None = None,
+                         device: str | torch.device = "cpu"):
+    """A full coqui ``Xtts`` (GPT + HiFi-GAN) ready for inference, with fine-tuned GPT weights if given.
+
+    Loads ``model.pth`` weights-only ourselves: coqui's ``Xtts.load_checkpoint`` may rewrite an old
+    ``model.pth`` in place, and a user's base model must never change.
+    """
+    from TTS.tts.models.xtts import Xtts
+
+    base_model = Path(base_model)
+    config = load_xtts_config(base_model)
+    model = Xtts(config)
+    model.tokenizer = load_tokenizer(base_model)
+    model.init_models()
+    state = model_state_dict(load_checkpoint(base_model / "model.pth"), base_model / "model.pth")
+    state = {k: v for k, v in state.items()
+             if k.split(".")[0] not in ("torch_mel_spectrogram_style_encoder", "torch_mel_spectrogram_dvae", "dvae")}
+    model.load_state_dict(state, strict=False)
+    model.mel_stats.copy_(load_checkpoint(base_model / "mel_stats.pth"))
+    if gpt_weights is not None:
+        gpt, _, _ = load_gpt(base_model, gpt_weights)
+        model.gpt.load_state_dict(gpt.state_dict())
+    model.to(device)
+    model.gpt.init_gpt_for_inference(kv_cache=config.model_args.kv_cache, use_deepspeed=False)
+    model.hifigan_decoder.eval()
+    model.gpt.eval()
+    return model
+
+
+@torch.inference_mode()
+def synthesize(model, text: str, reference: torch.Tensor, language: str = "en", **generate: Any) -> torch.Tensor:
+    """Speak ``text`` in the voice of ``reference`` (mono float tensor at 22 050 Hz, shape ``(1, samples)``).
+
+    The reference is passed as samples (load it with soundfile) because coqui's path-based loader needs FFmpeg.
+    ``generate`` goes to ``Xtts.inference`` (temperature, top_p, max_new_tokens, ...).
+
+    Returns:
+        The waveform at the model's output rate (24 000 Hz for XTTS v2), 1-D float tensor.
+    """
+    device = next(model.parameters()).device
+    cond_latent = model.get_gpt_cond_latents(reference.to(device), SAMPLE_RATE, length=6, chunk_length=6)
+    speaker = model.get_speaker_embedding(reference.to(device), SAMPLE_RATE)
+    out = model.inference(text, language, cond_latent, speaker, **generate)
+    return torch.as_tensor(out["wav"])

@@ -1,0 +1,54 @@
+"""Memory statistics as plain dicts (GiB), for memory-sample events and benchmarks.
+
+Process RSS comes from psutil; CUDA numbers from torch's caching allocator (what the process holds) and, when
+NVML is available, the whole-device view (what every process on the GPU holds together).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+GIB = 1024**3
+
+
+def peak_rss_gib() -> float:
+    """Peak resident set size of this process since it started (GiB)."""
+    if sys.platform == "win32":
+        import psutil
+
+        return psutil.Process().memory_info().peak_wset / GIB
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # ru_maxrss is in bytes on macOS, kibibytes on Linux.
+    return peak / GIB if sys.platform == "darwin" else peak * 1024 / GIB
+
+
+def memory_stats(device: "str | object | None" = None, reset_peak: bool = False) -> dict[str, float]:
+    """Current memory use in GiB.
+
+    Keys: ``rss`` and ``rss_peak`` always; for a CUDA device also ``cuda_allocated``, ``cuda_reserved``,
+    ``cuda_peak_allocated`` (since the last reset) and, with NVML, ``device_used`` / ``device_total``.
+    ``reset_peak`` starts a new CUDA peak window after reading it.
+    """
+    import psutil
+
+    stats = {"rss": psutil.Process(os.getpid()).memory_info().rss / GIB, "rss_peak": peak_rss_gib()}
+    if device is None or "cuda" not in str(device):
+        return stats
+    import torch
+
+    dev = torch.device(device)
+    stats["cuda_allocated"] = torch.cuda.memory_allocated(dev) / GIB
+    stats["cuda_reserved"] = torch.cuda.memory_reserved(dev) / GIB
+    stats["cuda_peak_allocated"] = torch.cuda.max_memory_allocated(dev) / GIB
+    if reset_peak:
+        torch.cuda.reset_peak_memory_stats(dev)
+    try:
+        free, total = torch.cuda.mem_get_info(dev)
+        stats["device_used"] = (total - free) / GIB
+        stats["device_total"] = total / GIB
+    except RuntimeError:
+        pass
+    return {k: round(v, 4) for k, v in stats.items()}
