@@ -102,7 +102,7 @@ class ImportPage(QWidget):
 
         self.rejected_title = QLabel()
         self.rejected_list = QListWidget()
-                self.rejected_list.setWordWrap(True)
+        self.rejected_list.setWordWrap(True)
         dismiss = QToolButton(text="Dismiss")
         dismiss.clicked.connect(self._clear_rejections)
         self.rejected_box = QFrame(objectName="rejectedBox")
