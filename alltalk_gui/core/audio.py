@@ -95,26 +95,25 @@ def probe(path: str | os.PathLike[str]) -> AudioInfo:
     """Read a file's audio format and length from its headers, without decoding it (where the headers allow).
 
     libsndfile is asked first; anything it cannot open goes to PyAV, which reports the first audio stream. When
-    a container states no duration (some raw streams), the stream is decoded once to count samples.
+    the audio stream states no duration of its own (Matroska/WebM, where the container's figure is the video's
+    length), or is a bare stream whose length FFmpeg guesses from the bit rate (ADTS .aac), its packets are
+    read, not decoded, to add up their durations;
+    that reads through the file once, which is still far cheaper than decoding it.
 
     Raises:
         AudioError: the file is missing, empty, not audio either decoder can read, has no audio track, has no
             samples, or is longer than :data:`MAX_DURATION_S`.
     """
-    return _probe(Path(path))[0]
-
-
-def _probe(path: Path) -> tuple[AudioInfo, bool]:
-    """:func:`probe`, plus whether the stated length is exact enough to detect a file that decodes short."""
+    path = Path(path)
     _check_file(path)
     try:
-        info, exact = _probe_soundfile(path), True
+        info = _probe_soundfile(path)
     except (sf.LibsndfileError, RuntimeError, TypeError) as sf_error:
-        info, exact = _probe_pyav(path, sf_error)
+        info = _probe_pyav(path, sf_error)
     if info.duration_s <= 0:
         raise AudioError(f"{path.name} has no audio (0 samples).")
     _check_duration(path, info.duration_s)
-    return info, exact
+    return info
 
 
 def _check_file(path: Path) -> None:
@@ -172,7 +171,7 @@ def _open_pyav(path: Path, sf_error: BaseException | None) -> tuple[Any, Any]:
     return container, streams[0]
 
 
-def _probe_pyav(path: Path, sf_error: BaseException | None) -> tuple[AudioInfo, bool]:
+def _probe_pyav(path: Path, sf_error: BaseException | None) -> AudioInfo:
     container, stream = _open_pyav(path, sf_error)
     try:
         cc = stream.codec_context
@@ -181,36 +180,57 @@ def _probe_pyav(path: Path, sf_error: BaseException | None) -> tuple[AudioInfo, 
         if rate <= 0 or channels <= 0:
             raise AudioError(f"{path.name} is not an audio file PyAV or libsndfile can read "
                              f"(its audio track states no sample rate or channels).")
-        duration, exact = _stated_duration(container, stream)
+        raw = bool(_RAW_STREAM_FORMATS & set(container.format.name.split(",")))
+        duration = None if raw else _stated_duration(stream)
         if duration is None:
-            duration, exact = _count_duration(path, container, stream, rate), True
-        codec = cc.name
+            duration = _packet_duration(path, container, stream, rate)
+        codec = cc.codec.canonical_name  # "mp3", not the decoder's name "mp3float"
         match = re.fullmatch(r"pcm_[suf](\d+)[bl]?e?", codec)
         bits = int(match.group(1)) if match else None
-        info = AudioInfo(duration_s=duration, sample_rate=rate, channels=channels, codec=codec, bit_depth=bits,
+        return AudioInfo(duration_s=duration, sample_rate=rate, channels=channels, codec=codec, bit_depth=bits,
                          container=_container_name(path, container))
-        return info, exact
     finally:
         container.close()
 
 
-def _stated_duration(container: Any, stream: Any) -> tuple[float | None, bool]:
-    """The audio stream's own duration (exact), else the container's (which may be a longer video's)."""
+# Bare elementary streams: FFmpeg guesses their length from the bit rate of the first packets (an ADTS .aac of
+# speech with quiet stretches read 20 % short), so their packets are always counted.
+_RAW_STREAM_FORMATS = frozenset({"aac", "mp3", "ac3", "eac3", "dts", "amr", "loas", "latm", "mp2", "mpc"})
+
+
+def _stated_duration(stream: Any) -> float | None:
     if stream.duration is not None and stream.time_base is not None and stream.duration > 0:
-        return float(stream.duration * stream.time_base), True
-    if container.duration is not None and container.duration > 0:
-        return container.duration / av.time_base, False
-    return None, False
+        return float(stream.duration * stream.time_base)
+    return None
 
 
-def _count_duration(path: Path, container: Any, stream: Any, rate: int) -> float:
-    """Decode the stream to count its samples, giving up as soon as it is over the limit."""
+def _packet_duration(path: Path, container: Any, stream: Any, rate: int) -> float:
+    """Length of the audio stream from its packets' timestamps; decodes to count samples only if they have none.
+
+    Stops as soon as the length is past the limit, so a long file is refused without reading all of it.
+    """
+    limit_s = MAX_DURATION_S + _DURATION_SLACK_S
+    start = end = None
+    tb = stream.time_base
+    try:
+        for packet in container.demux(stream):
+            if packet.pts is None or tb is None:
+                continue
+            start = packet.pts if start is None else min(start, packet.pts)
+            end = max(end or packet.pts, packet.pts + (packet.duration or 0))
+            if float((end - start) * tb) > limit_s:
+                break
+    except av.FFmpegError as e:
+        if start is None:
+            raise AudioError(f"{path.name} is damaged: its audio track cannot be read ({_short(e)}).") from e
+    if start is not None and end is not None and end > start:
+        return float((end - start) * tb)
+    container.seek(0)
     samples = 0
-    limit = (MAX_DURATION_S + _DURATION_SLACK_S) * rate
     try:
         for frame in container.decode(stream):
             samples += frame.samples
-            if samples > limit:
+            if samples > limit_s * rate:
                 break
     except av.FFmpegError as e:
         if samples == 0:
@@ -246,7 +266,7 @@ def load(path: str | os.PathLike[str]) -> tuple[np.ndarray, int]:
 
 
 def _load_with_info(path: Path) -> tuple[np.ndarray, int, AudioInfo]:
-    info, exact = _probe(path)
+    info = probe(path)
     x: np.ndarray | None = None
     sr = info.sample_rate
     sf_error: BaseException | None = None
@@ -254,7 +274,7 @@ def _load_with_info(path: Path) -> tuple[np.ndarray, int, AudioInfo]:
         x, sr = sf.read(str(path), dtype="float32", always_2d=True)
     except (sf.LibsndfileError, RuntimeError, TypeError) as e:
         sf_error = e
-    if x is not None and exact and _decoded_short(x.shape[0] / sr, info.duration_s):
+    if x is not None and _decoded_short(x.shape[0] / sr, info.duration_s):
         # libsndfile stops quietly at the first bad block of a damaged FLAC or MP3; FFmpeg's decoders skip
         # damaged blocks and carry on, so give it a go and keep whichever got further.
         try:
@@ -267,7 +287,7 @@ def _load_with_info(path: Path) -> tuple[np.ndarray, int, AudioInfo]:
         x, sr = _decode_pyav(path, sf_error)
     if x.shape[0] == 0:
         raise AudioError(f"{path.name} has no audio (0 samples).")
-    if exact and _decoded_short(x.shape[0] / sr, info.duration_s):
+    if _decoded_short(x.shape[0] / sr, info.duration_s):
         raise AudioError(f"{path.name} is damaged: only {format_duration(x.shape[0] / sr)} of its "
                          f"{format_duration(info.duration_s)} could be decoded.")
     _check_duration(path, x.shape[0] / sr)
