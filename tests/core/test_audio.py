@@ -266,6 +266,14 @@ def test_over_the_limit_is_refused_before_decoding(tmp_path, monkeypatch):
             audio.probe(path)
 
 
+def test_pyav_decoding_grows_its_buffer_when_the_stated_length_is_short(tmp_path):
+    x = fx.sine(440, 3.0, 44100, channels=2)
+    path = fx.write_pyav(tmp_path / "grow.m4a", x, 44100, codec="aac", container_format="ipod")
+    full, sr = audio.load(path)
+    grown, sr2 = audio._decode_pyav(path, None, expected_s=0.0)
+    assert sr2 == sr and np.array_equal(grown, full)
+
+
 def test_file_cut_short_by_a_little_is_accepted(tmp_path):
     # A PCM file cut mid-data (a recorder that lost power) still holds good audio up to the cut.
     wav = fx.write_sf(tmp_path / "cut.wav", fx.sine(440, 2.0, 22050), 22050, subtype="PCM_16")
