@@ -27,16 +27,29 @@ def create_application(argv: list[str] | None = None) -> QApplication:
     app.setApplicationName(APPLICATION)
     app.setApplicationVersion(__version__)
     app.setApplicationDisplayName(APPLICATION)
+    # Wayland compositors and desktop docks match the window to alltalk-gui.desktop (name and icon) by this.
+    app.setDesktopFileName("alltalk-gui")
     return app
 
 
 def run_app(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     app = create_application(argv)
+    from alltalk_gui.gui.splash import StartupSplash
+    from alltalk_gui.gui.style import apply_style
+
+    apply_style(app)
+    splash = StartupSplash()
+    splash.show()
+    splash.show_message("Loading the interface…")
     from alltalk_gui.gui.main_window import MainWindow
+    from alltalk_gui.gui.pages.first_run_page import first_run_pending
 
     window = MainWindow()
     window.show()
+    splash.finish(window)
+    if first_run_pending():
+        window.show_first_run()
     # Logged once the event loop runs, so a smoke test knows the window really came up.
     QTimer.singleShot(0, lambda: log.info("AllTalk GUI %s ready", __version__))
     return app.exec()

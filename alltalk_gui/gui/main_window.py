@@ -16,10 +16,11 @@ from PySide6.QtWidgets import (
     QFileDialog, QHBoxLayout, QListWidget, QListWidgetItem, QMainWindow, QMessageBox, QStackedWidget, QWidget,
 )
 
-from alltalk_gui import __version__
 from alltalk_gui.core.project import ProjectError, VoiceProject
 from alltalk_gui.gui import settings
+from alltalk_gui.gui.dialogs.about_dialog import AboutDialog
 from alltalk_gui.gui.dialogs.new_project_dialog import NewProjectDialog
+from alltalk_gui.gui.pages.first_run_page import FirstRunPage
 from alltalk_gui.gui.pages.import_page import ImportPage
 from alltalk_gui.gui.pages.welcome_page import WelcomePage
 
@@ -60,6 +61,9 @@ class MainWindow(QMainWindow):
         self.welcome.open_requested.connect(self.open_project_dialog)
         self.welcome.open_path.connect(self.open_project)
         self.stack.addWidget(self.welcome)
+        self.first_run = FirstRunPage()
+        self.first_run.done.connect(self._update_steps)
+        self.stack.addWidget(self.first_run)
 
         self.pages: list[QWidget | None] = []
         for number, step in enumerate(STEPS, start=1):
@@ -99,6 +103,7 @@ class MainWindow(QMainWindow):
         menu.addSeparator()
         self._action(menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         help_menu = self.menuBar().addMenu("&Help")
+        self._action(help_menu, "&Check this computer…", self.show_first_run)
         self._action(help_menu, "&About AllTalk GUI", self._about)
 
     def _action(self, menu, text: str, slot, shortcut=None) -> QAction:
@@ -119,9 +124,13 @@ class MainWindow(QMainWindow):
             self.recent_menu.addAction("No recent projects").setEnabled(False)
 
     def _about(self) -> None:
-        QMessageBox.about(self, "About AllTalk GUI",
-                          f"<h3>AllTalk GUI {__version__}</h3><p>Fine-tune XTTS v2 voices from a few minutes of "
-                          "audio.</p><p>XTTS v2 is released by Coqui under the Coqui Public Model License.</p>")
+        AboutDialog(self).exec()
+
+    def show_first_run(self) -> None:
+        """Show the first-run page (GPU, disk, base model) and run its checks; Continue returns to the steps."""
+        self.sidebar.setCurrentRow(-1)
+        self.stack.setCurrentWidget(self.first_run)
+        self.first_run.start_checks()
 
     # -- projects -------------------------------------------------------------------------------------------
     def new_project(self) -> None:
