@@ -13,12 +13,18 @@ recogniser's word timestamps this module chooses where to cut:
 
 The choice is a small dynamic programme over the cut points (the cheapest sequence of clips under those costs),
 so an over-long sentence is split at its longest pause and its text at the matching word.
+
+Whisper's word timestamps are often a few hundred ms off at the edges of speech (the first word of a file
+especially). When the audio is given, :func:`refine_edges` moves each clip's ends to where the sound actually
+starts and stops, searching only the pause between the clip and its neighbours, then pads again.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
+
+import numpy as np
 
 from alltalk_gui.core.clip_flags import DEFAULT_MAX_S, DEFAULT_MIN_S, XTTS_MAX_MS
 from alltalk_gui.core.segments import Segment, Word, new_segment_id
@@ -35,6 +41,10 @@ _KEEP_SENTENCE_END = 3.0
 _CUT_CLAUSE = 1.0
 _CUT_PLAIN = 2.0
 _SHORT_CLIP = 10.0
+# Keeping a pause inside a clip costs one unit per 150 ms beyond 300 ms: a breath is fine, a 0.8 s pause is
+# about as good a cut as a sentence end (Whisper often writes a comma where the speaker ended a sentence).
+_KEEP_PAUSE_FREE_MS = 300
+_KEEP_PAUSE_MS_PER_UNIT = 150
 
 
 @dataclass(frozen=True)
@@ -95,7 +105,8 @@ def plan_clips(words: Sequence[Word], duration_ms: int, min_s: float = DEFAULT_M
 
     gaps = [words[i + 1].start_ms - words[i].end_ms for i in range(n - 1)]
     cut_cost = [_cut_cost(words[i].text, gaps[i]) for i in range(n - 1)]
-    keep_cost = [_KEEP_SENTENCE_END if _ends(words[i].text, _SENTENCE_END) else 0.0 for i in range(n - 1)]
+    keep_cost = [(_KEEP_SENTENCE_END if _ends(words[i].text, _SENTENCE_END) else 0.0)
+                 + max(0, gaps[i] - _KEEP_PAUSE_FREE_MS) / _KEEP_PAUSE_MS_PER_UNIT for i in range(n - 1)]
 
     # best[b + 1] = cheapest plan for words[0..b]; choice[b + 1] = first word of its last clip.
     inf = float("inf")
@@ -126,20 +137,80 @@ def plan_clips(words: Sequence[Word], duration_ms: int, min_s: float = DEFAULT_M
     return plans[::-1]
 
 
+def refine_edges(plans: Sequence[ClipPlan], samples: np.ndarray, rate: int, pad_ms: int = DEFAULT_PAD_MS,
+                 max_ms: int = XTTS_MAX_MS) -> list[ClipPlan]:
+    """Snap each clip's ends to the audio: the first and last 10 ms frames louder than the speech threshold.
+
+    A start is searched from halfway into the pause before the clip up to the end of its first word (an end
+    likewise), so a neighbour's speech is never taken and, where the search finds no sound (the recogniser
+    heard words in near-silence), the clip is left as planned. A clip that would grow past ``max_ms`` keeps
+    its planned ends.
+    """
+    loud, hop = _loud_frames(samples, rate)
+    if loud is None:
+        return list(plans)
+    total_ms = samples.size * 1000 // rate
+    out = []
+    for i, plan in enumerate(plans):
+        first, last = plan.words[0], plan.words[-1]
+        lo = (plans[i - 1].words[-1].end_ms + first.start_ms) // 2 if i else 0
+        hi = (last.end_ms + plans[i + 1].words[0].start_ms) // 2 if i + 1 < len(plans) else total_ms
+        onset = _first_loud(loud, hop, lo, first.end_ms)
+        offset = _last_loud(loud, hop, last.start_ms, hi)
+        start = max(lo, onset - pad_ms) if onset is not None else plan.start_ms
+        end = min(hi, offset + pad_ms) if offset is not None else plan.end_ms
+        if end - start > max_ms and len(plan.words) > 1 or end <= start:
+            start, end = plan.start_ms, plan.end_ms
+        out.append(replace(plan, start_ms=start, end_ms=end))
+    return out
+
+
 def segments_from_words(source_id: str, words: Sequence[Word], duration_ms: int, first_number: int,
                         windows: Sequence[tuple[int, int, float]] = (), min_s: float = DEFAULT_MIN_S,
-                        max_s: float = DEFAULT_MAX_S, pad_ms: int = DEFAULT_PAD_MS) -> list[Segment]:
+                        max_s: float = DEFAULT_MAX_S, pad_ms: int = DEFAULT_PAD_MS,
+                        samples: np.ndarray | None = None, rate: int = 0) -> list[Segment]:
     """Plan the clips of one source and make them Segments numbered from ``first_number``.
 
     ``windows`` are the recogniser's own segments as ``(start_ms, end_ms, no_speech_prob)``; each clip gets
     the no-speech probability of the windows it overlaps (the lowest: any real speech makes the clip speech).
+    With the source's mono ``samples`` (at ``rate``), clip edges are snapped to the sound (:func:`refine_edges`).
     """
+    plans = plan_clips(words, duration_ms, min_s, max_s, pad_ms)
+    if samples is not None and rate > 0:
+        plans = refine_edges(plans, samples, rate, pad_ms, min(int(max_s * 1000), XTTS_MAX_MS))
     out = []
-    for i, plan in enumerate(plan_clips(words, duration_ms, min_s, max_s, pad_ms)):
+    for i, plan in enumerate(plans):
         probs = [p for start, end, p in windows if start < plan.end_ms and plan.start_ms < end]
         out.append(Segment(new_segment_id(first_number + i), source_id, plan.start_ms, plan.end_ms, plan.text,
                            words=plan.words, no_speech_prob=min(probs) if probs else None))
     return out
+
+
+def _loud_frames(samples: np.ndarray, rate: int) -> tuple[np.ndarray | None, int]:
+    """Per 10 ms frame: is it louder than the speech threshold? The threshold sits a third of the way (in dB)
+    from the noise floor (10th percentile) to the speech level (95th percentile)."""
+    hop = max(1, rate // 100)
+    frames = samples.size // hop
+    if frames < 10:
+        return None, 10
+    power = (samples[: frames * hop].astype(np.float64).reshape(frames, hop) ** 2).mean(axis=1)
+    level = 10 * np.log10(power + 1e-12)
+    floor, speech = np.percentile(level, 10), np.percentile(level, 95)
+    if speech - floor < 10:  # no clear difference between speech and background: do not guess
+        return None, 10
+    return level > floor + (speech - floor) / 3, 10
+
+
+def _first_loud(loud: np.ndarray, hop_ms: int, lo_ms: int, hi_ms: int) -> int | None:
+    a, b = max(0, lo_ms // hop_ms), min(loud.size, hi_ms // hop_ms + 1)
+    hits = np.flatnonzero(loud[a:b])
+    return (a + int(hits[0])) * hop_ms if hits.size else None
+
+
+def _last_loud(loud: np.ndarray, hop_ms: int, lo_ms: int, hi_ms: int) -> int | None:
+    a, b = max(0, lo_ms // hop_ms), min(loud.size, hi_ms // hop_ms + 1)
+    hits = np.flatnonzero(loud[a:b])
+    return (a + int(hits[-1]) + 1) * hop_ms if hits.size else None
 
 
 def _ends(text: str, marks: tuple[str, ...]) -> bool:

@@ -58,3 +58,36 @@ def segment(segment_id: str, source_id: str, start_ms: int, end_ms: int, text: s
     if "words" not in kwargs:
         kwargs["words"] = tuple(words_for(text, start_ms + 50))
     return Segment(segment_id, source_id, start_ms, end_ms, text, **kwargs)
+
+
+SENTENCES = [
+    "The quick brown fox jumps over the lazy dog.",
+    "Please remember to bring your umbrella tomorrow morning.",
+    "My grandmother planted tomatoes in the garden last spring.",
+    "We watched the sunset from the top of the hill.",
+    "The train to the city leaves at seven every evening.",
+    "Reading a good book is the best way to relax.",
+]
+
+
+def spoken_sentences(folder: Path, sentences: list[str], gap_s: float = 0.8,
+                     lead_s: float = 0.5) -> tuple[np.ndarray, list[tuple[float, float]]]:
+    """espeak-ng speaks each sentence; they are joined with ``gap_s`` of silence.
+
+    Returns the 22 050 Hz mono samples and each sentence's (start_s, end_s) measured from the sound itself
+    (espeak's own leading and trailing silence trimmed), i.e. the true sentence boundaries.
+    """
+    from alltalk_gui.testing.speech import synthesize
+
+    folder.mkdir(parents=True, exist_ok=True)
+    parts = [np.zeros(int(lead_s * RATE), np.float32)]
+    bounds, t = [], lead_s
+    for i, text in enumerate(sentences):
+        x, rate = sf.read(synthesize(text, folder / f"sentence{i}.wav"), dtype="float32")
+        assert rate == RATE
+        loud = np.flatnonzero(np.abs(x) > 0.01)
+        x = x[loud[0]:loud[-1] + 1]
+        bounds.append((t, t + x.size / RATE))
+        parts += [x, np.zeros(int(gap_s * RATE), np.float32)]
+        t += x.size / RATE + gap_s
+    return np.concatenate(parts), bounds

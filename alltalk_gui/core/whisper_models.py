@@ -1,0 +1,268 @@
+"""Where Whisper models are, and what would have to be downloaded: asked before any model is loaded.
+
+Loading a model by name makes openai-whisper and faster-whisper download it silently. The app instead asks
+:func:`resolve` first: a model that is on disk gives its path; one that is not gives a :class:`DownloadInfo`
+(which file, from where, how big, into which folder) so the user can agree, watch :func:`download` progress,
+or pick a local model instead. With no network :func:`download` raises :class:`NoNetwork` saying so.
+
+* openai-whisper: one ``.pt`` checkpoint per model, from the URLs in ``whisper._MODELS`` (the SHA-256 is part of
+  the URL and is checked after download), cached in ``~/.cache/whisper`` like openai-whisper itself does.
+* faster-whisper: a CTranslate2 folder (``model.bin``, ``config.json``, ``tokenizer.json``, ``vocabulary.*``)
+  from the Hugging Face repo in ``faster_whisper.utils._MODELS``; found in the Hugging Face cache, or
+  downloaded into ``~/.cache/alltalk_gui/faster-whisper/NAME``.
+
+A local model is a path: a ``.pt`` file for openai-whisper, a model folder for faster-whisper.
+Nothing here imports torch: whisper's URL table is read from the source of ``whisper/__init__.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+import os
+import socket
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from alltalk_gui.core import atomic
+
+OPENAI = "openai-whisper"
+FASTER = "faster-whisper"
+BACKENDS = (OPENAI, FASTER)
+
+# Approximate download sizes in MB (fp16 checkpoints; the CTranslate2 conversions are the same size). The exact
+# size comes from the server when the download starts.
+APPROX_MB = {
+    "tiny.en": 75, "tiny": 75, "base.en": 145, "base": 145, "small.en": 484, "small": 484, "medium.en": 1530,
+    "medium": 1530, "large-v1": 3090, "large-v2": 3090, "large-v3": 3090, "large": 3090, "large-v3-turbo": 1620,
+    "turbo": 1620, "distil-large-v2": 1510, "distil-medium.en": 789, "distil-small.en": 332,
+    "distil-large-v3": 1510, "distil-large-v3.5": 1510,
+}
+# A CTranslate2 Whisper folder; models ship either vocabulary file, so both are tried.
+FASTER_FILES = ("config.json", "model.bin", "tokenizer.json", "vocabulary.txt", "vocabulary.json")
+_HF_ENDPOINT = "https://huggingface.co"
+
+
+class ModelError(Exception):
+    """A model cannot be used; the message says which and what to do."""
+
+
+class UnknownModel(ModelError):
+    """Neither a known model name nor an existing path."""
+
+
+class ModelNotDownloaded(ModelError):
+    """A known model that is not on disk yet; ``.download`` says what fetching it involves."""
+
+    def __init__(self, info: "DownloadInfo") -> None:
+        super().__init__(f"The {info.backend} model '{info.model}' is not on this computer. {info.describe()}")
+        self.download = info
+
+
+class NoNetwork(ModelError):
+    """The model must be downloaded but the server cannot be reached."""
+
+
+class DownloadCancelled(ModelError):
+    """The user stopped a download; the partial file was removed."""
+
+
+@dataclass(frozen=True)
+class DownloadInfo:
+    backend: str
+    model: str
+    urls: tuple[str, ...]     # what will be fetched
+    approx_bytes: int
+    target: Path              # file (openai-whisper) or folder (faster-whisper) it will be saved as
+    sha256: str | None = None
+
+    def describe(self) -> str:
+        files = ", ".join(u.rsplit("/", 1)[-1] for u in self.urls)
+        return (f"Downloading it fetches {files} (about {_size(self.approx_bytes)}) from "
+                f"{self.urls[0].split('/')[2]} into {self.target}.")
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    backend: str
+    model: str                   # what the user asked for
+    path: Path | None            # on disk: the .pt file or the CTranslate2 folder
+    download: DownloadInfo | None = None
+
+    @property
+    def on_disk(self) -> bool:
+        return self.path is not None
+
+
+def known_models(backend: str) -> list[str]:
+    return list(_openai_urls() if backend == OPENAI else _faster_repos())
+
+
+def default_download_root(backend: str) -> Path:
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return cache / "whisper" if backend == OPENAI else cache / "alltalk_gui" / "faster-whisper"
+
+
+def resolve(backend: str, model: str, download_root: str | os.PathLike[str] | None = None) -> ResolvedModel:
+    """Find ``model`` (a name or a local path) for ``backend`` without touching the network.
+
+    Raises:
+        ModelError: unknown backend.
+        UnknownModel: not a known name and no such path, or a path of the wrong kind for the backend.
+    """
+    if backend not in BACKENDS:
+        raise ModelError(f"Unknown transcription backend '{backend}'; use {' or '.join(BACKENDS)}.")
+    root = Path(download_root) if download_root else default_download_root(backend)
+    names = known_models(backend)
+    if model not in names:
+        return ResolvedModel(backend, model, _local_path(backend, model, names))
+    if backend == OPENAI:
+        url = _openai_urls()[model]
+        target = root / url.rsplit("/", 1)[-1]
+        info = DownloadInfo(OPENAI, model, (url,), APPROX_MB.get(model, 0) * 10**6, target, url.split("/")[-2])
+        return ResolvedModel(OPENAI, model, target if target.is_file() else None, info)
+    repo = _faster_repos()[model]
+    folder = root / model
+    info = DownloadInfo(FASTER, model, tuple(f"{_HF_ENDPOINT}/{repo}/resolve/main/{f}" for f in FASTER_FILES),
+                        APPROX_MB.get(model, 0) * 10**6, folder)
+    found = folder if (folder / "model.bin").is_file() else _hf_cached(repo)
+    return ResolvedModel(FASTER, model, found, info)
+
+
+def download(resolved: ResolvedModel, progress: Callable[[int, int], None] | None = None,
+             should_stop: Callable[[], bool] | None = None, timeout_s: float = 15.0) -> Path:
+    """Fetch a model that :func:`resolve` found missing; ``progress(bytes_done, bytes_total)``.
+
+    Files are written atomically, so an interrupted download leaves nothing half-written.
+
+    Raises:
+        NoNetwork: the server cannot be reached (the message offers choosing a local model).
+        DownloadCancelled: ``should_stop()`` became true.
+        ModelError: the download failed or the checksum does not match.
+    """
+    if resolved.path is not None:
+        return resolved.path
+    info = resolved.download
+    assert info is not None
+    done = 0
+    total = info.approx_bytes
+    if info.backend == OPENAI:
+        targets = [(info.urls[0], info.target)]
+    else:
+        info.target.mkdir(parents=True, exist_ok=True)
+        targets = [(url, info.target / url.rsplit("/", 1)[-1]) for url in info.urls]
+    for url, target in targets:
+        done = _fetch(url, target, info, done, total, progress, should_stop, timeout_s,
+                      optional=target.name.startswith("vocabulary"))
+    if info.backend == FASTER and not any((info.target / f).is_file() for f in FASTER_FILES[3:]):
+        raise ModelError(f"The {info.model} model on the server has no vocabulary file; choose another model.")
+    if info.sha256 and _sha256(info.target) != info.sha256:
+        info.target.unlink(missing_ok=True)
+        raise ModelError(f"The downloaded {info.model} model is damaged (checksum mismatch); it was removed. Try "
+                         "again.")
+    return info.target
+
+
+def network_available(host: str = "huggingface.co", port: int = 443, timeout_s: float = 3.0) -> bool:
+    """Whether a TCP connection to ``host`` can be opened (a quick check before offering a download)."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
+# -- internals -------------------------------------------------------------------------------------------------
+def _fetch(url: str, target: Path, info: DownloadInfo, done: int, total: int,
+           progress: Callable[[int, int], None] | None, should_stop: Callable[[], bool] | None,
+           timeout_s: float, optional: bool) -> int:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        response = urllib.request.urlopen(url, timeout=timeout_s)
+    except urllib.error.HTTPError as exc:
+        if optional and exc.code == 404:
+            return done  # faster-whisper models ship vocabulary.txt or vocabulary.json, not both
+        raise ModelError(f"Downloading {url} failed: HTTP {exc.code} {exc.reason}.") from exc
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise NoNetwork(f"Cannot download the {info.backend} model '{info.model}': {url.split('/')[2]} cannot be "
+                        f"reached ({reason}). Connect to the internet, or choose a model you already have on disk "
+                        f"({'a .pt file' if info.backend == OPENAI else 'a faster-whisper model folder'}).") from exc
+    with response, atomic.atomic_path(target) as tmp, open(tmp, "wb") as out:
+        length = int(response.headers.get("Content-Length") or 0)
+        if info.backend == OPENAI and length:
+            total = length  # one file: the server's size is exact; for folders the estimate stands
+        while True:
+            if should_stop is not None and should_stop():
+                raise DownloadCancelled(f"Download of '{info.model}' stopped; nothing was kept.")
+            try:
+                chunk = response.read(1 << 20)
+            except OSError as exc:
+                raise NoNetwork(f"The download of '{info.model}' broke off ({exc}); nothing was kept. Try again.") \
+                    from exc
+            if not chunk:
+                break
+            out.write(chunk)
+            done += len(chunk)
+            if progress is not None:
+                progress(done, max(total, done))
+    return done
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _local_path(backend: str, model: str, names: list[str]) -> Path:
+    path = Path(model).expanduser()
+    if not path.exists():
+        raise UnknownModel(f"'{model}' is neither a {backend} model name ({', '.join(names)}) nor an existing "
+                           "file or folder.")
+    if backend == OPENAI and not path.is_file():
+        raise UnknownModel(f"{path} is a folder; openai-whisper needs a checkpoint file (.pt). For a CTranslate2 "
+                           "model folder use the faster-whisper backend.")
+    if backend == FASTER and not (path.is_dir() and (path / "model.bin").is_file()):
+        raise UnknownModel(f"{path} is not a faster-whisper model folder (it needs model.bin, config.json and "
+                           "tokenizer.json). For a .pt checkpoint use the openai-whisper backend.")
+    return path.absolute()
+
+
+def _hf_cached(repo: str) -> Path | None:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return None
+    found = try_to_load_from_cache(repo, "model.bin")
+    if isinstance(found, str) and Path(found).is_file() and (Path(found).parent / "config.json").exists():
+        return Path(found).parent
+    return None
+
+
+def _openai_urls() -> dict[str, str]:
+    # Read the table from whisper/__init__.py's source: importing whisper imports torch (~2 s).
+    spec = importlib.util.find_spec("whisper")
+    if spec is None or spec.origin is None:
+        raise ModelError("openai-whisper is not installed; install it or use the faster-whisper backend.")
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "_MODELS" for t in node.targets):
+            return dict(ast.literal_eval(node.value))
+    raise ModelError("This openai-whisper version has no model table (_MODELS); use a local .pt checkpoint.")
+
+
+def _faster_repos() -> dict[str, str]:
+    from faster_whisper.utils import _MODELS
+
+    return dict(_MODELS)
+
+
+def _size(n: int) -> str:
+    return f"{n / 10**9:.1f} GB" if n >= 10**9 else f"{n / 10**6:.0f} MB"

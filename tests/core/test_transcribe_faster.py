@@ -1,0 +1,83 @@
+"""Real transcription accuracy: espeak-ng sentences through faster-whisper tiny.en (int8, CPU), then into clips."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import jiwer
+import pytest
+
+from alltalk_gui.core.segments import SegmentList
+from alltalk_gui.core.transcribe import (Cancelled, TranscribeOptions, make_transcriber, transcribe_project)
+from alltalk_gui.testing.speech import espeak_available
+from alltalk_gui.testing.tiny_whisper import faster_tiny_en
+from tests.core.test_segments_support import SENTENCES, add_source, make_project, spoken_sentences
+
+pytestmark = pytest.mark.skipif(not espeak_available(), reason="espeak-ng is not installed")
+
+
+@pytest.fixture(scope="module")
+def tiny_en():
+    return make_transcriber(TranscribeOptions(backend="faster-whisper", model=str(faster_tiny_en()), language="en",
+                                              device="cpu"))
+
+
+@pytest.fixture(scope="module")
+def speech(tmp_path_factory):
+    return spoken_sentences(tmp_path_factory.mktemp("espeak"), SENTENCES)
+
+
+def normalise(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s']", " ", text.lower()).split())
+
+
+def test_word_error_rate_and_clip_boundaries(tmp_path, tiny_en, speech):
+    samples, truth = speech
+    project = make_project(tmp_path)
+    add_source(project, "sentences.wav", samples)
+    seen = []
+    report = transcribe_project(project, TranscribeOptions(backend="faster-whisper", language="en"),
+                                progress=seen.append, transcriber=tiny_en)
+
+    clips = list(SegmentList.open(project))
+    wer = jiwer.wer(normalise(" ".join(SENTENCES)), normalise(" ".join(c.text for c in clips)))
+    print(f"WER {wer:.3f}; {report.audio_seconds:.1f} s of audio in {report.seconds:.2f} s")
+    assert wer < 0.25
+    assert len(clips) == len(SENTENCES)  # one clip per sentence: each is 2.5-3.5 s, cut at the sentence ends
+    for clip, (start, end) in zip(clips, truth):
+        assert abs(clip.start_ms / 1000 - start) < 0.3, (clip, start)
+        assert abs(clip.end_ms / 1000 - end) < 0.3, (clip, end)
+    assert report.transcribed == ["sentences.wav"] and report.languages == {"sentences.wav": "en"}
+
+    fractions = [p.overall_fraction for p in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    assert {p.stage for p in seen} == {"transcribing", "saving", "done"}
+    assert any(p.eta_s is not None and p.eta_s > 0 for p in seen if p.stage == "transcribing")
+
+
+def test_language_is_detected_when_not_given(tmp_path, speech):
+    samples, _truth = speech
+    project = make_project(tmp_path)
+    add_source(project, "sentences.wav", samples[: 22050 * 8])
+    auto = make_transcriber(TranscribeOptions(backend="faster-whisper", model=str(faster_tiny_en()),
+                                              language="auto", device="cpu"))
+    report = transcribe_project(project, TranscribeOptions(backend="faster-whisper"), transcriber=auto)
+    assert report.languages == {"sentences.wav": "en"}
+
+
+def test_cancel_from_another_thread_stops_and_keeps_the_old_transcript(tmp_path, tiny_en, speech):
+    samples, _truth = speech
+    project = make_project(tmp_path)
+    for i in range(3):
+        add_source(project, f"take{i}.wav", samples)
+    project.segments_file.write_text('{"segments": []}\n', encoding="utf-8")
+    stop = threading.Event()
+
+    def progress(p):
+        if p.file_index == 1 and p.file_fraction > 0:
+            threading.Thread(target=stop.set).start()  # as a GUI Cancel button would, from another thread
+
+    with pytest.raises(Cancelled):
+        transcribe_project(project, progress=progress, should_stop=stop.is_set, transcriber=tiny_en)
+    assert project.segments_file.read_text(encoding="utf-8") == '{"segments": []}\n'
