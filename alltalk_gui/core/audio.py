@@ -97,8 +97,8 @@ def probe(path: str | os.PathLike[str]) -> AudioInfo:
     libsndfile is asked first; anything it cannot open goes to PyAV, which reports the first audio stream. When
     the audio stream states no duration of its own (Matroska/WebM, where the container's figure is the video's
     length), or is a bare stream whose length FFmpeg guesses from the bit rate (ADTS .aac), its packets are
-    read, not decoded, to add up their durations;
-    that reads through the file once, which is still far cheaper than decoding it.
+    read, not decoded, to add up their durations; that reads through the file once, which is still far cheaper
+    than decoding it.
 
     Raises:
         AudioError: the file is missing, empty, not audio either decoder can read, has no audio track, has no
@@ -108,8 +108,8 @@ def probe(path: str | os.PathLike[str]) -> AudioInfo:
     _check_file(path)
     try:
         info = _probe_soundfile(path)
-    except (sf.LibsndfileError, RuntimeError, TypeError) as sf_error:
-        info = _probe_pyav(path, sf_error)
+    except (sf.LibsndfileError, RuntimeError, TypeError, _NotForLibsndfile) as sf_error:
+        info = _probe_pyav(path, None if isinstance(sf_error, _NotForLibsndfile) else sf_error)
     if info.duration_s <= 0:
         raise AudioError(f"{path.name} has no audio (0 samples).")
     _check_duration(path, info.duration_s)
@@ -140,7 +140,24 @@ _SF_LOSSY_CODEC = {"VORBIS": "vorbis", "OPUS": "opus", "MPEG_LAYER_I": "mp1", "M
                    "MPEG_LAYER_III": "mp3"}
 
 
+class _NotForLibsndfile(Exception):
+    """Raised before asking libsndfile about a file it would only complain about."""
+
+
+def _libsndfile_may_try(path: Path) -> bool:
+    # libsndfile hands any *.mp3 to mpg123, which prints "Note: Illegal Audio-MPEG-Header" lines to the
+    # process's stderr for files that are not MPEG audio at all (a renamed text file, an MP4 named .mp3).
+    # Such files go straight to PyAV, which reports quietly.
+    if path.suffix.lower() not in (".mp3", ".mpeg", ".mpga"):
+        return True
+    with open(path, "rb") as f:
+        head = f.read(3)
+    return head.startswith(b"ID3") or (len(head) >= 2 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0)
+
+
 def _probe_soundfile(path: Path) -> AudioInfo:
+    if not _libsndfile_may_try(path):
+        raise _NotForLibsndfile(path.name)
     i = sf.info(str(path))
     fmt = i.format.lower()
     if i.subtype in _SF_LOSSY_CODEC:
@@ -216,8 +233,9 @@ def _packet_duration(path: Path, container: Any, stream: Any, rate: int) -> floa
         for packet in container.demux(stream):
             if packet.pts is None or tb is None:
                 continue
+            packet_end = packet.pts + (packet.duration or 0)
             start = packet.pts if start is None else min(start, packet.pts)
-            end = max(end or packet.pts, packet.pts + (packet.duration or 0))
+            end = packet_end if end is None else max(end, packet_end)
             if float((end - start) * tb) > limit_s:
                 break
     except av.FFmpegError as e:
@@ -271,7 +289,8 @@ def _load_with_info(path: Path) -> tuple[np.ndarray, int, AudioInfo]:
     sr = info.sample_rate
     sf_error: BaseException | None = None
     try:
-        x, sr = sf.read(str(path), dtype="float32", always_2d=True)
+        if _libsndfile_may_try(path):
+            x, sr = sf.read(str(path), dtype="float32", always_2d=True)
     except (sf.LibsndfileError, RuntimeError, TypeError) as e:
         sf_error = e
     if x is not None and _decoded_short(x.shape[0] / sr, info.duration_s):

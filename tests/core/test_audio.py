@@ -248,6 +248,15 @@ def test_bad_input_raises_audio_error_naming_the_file(case_id, tmp_path):
             audio.probe(path)
 
 
+def test_text_named_mp3_is_refused_quietly(tmp_path, capfd):
+    # libsndfile's mpg123 would print "Note: Illegal Audio-MPEG-Header" lines straight to the CLI's stderr.
+    path = tmp_path / "notes.mp3"
+    path.write_bytes(TEXT)
+    with pytest.raises(AudioError, match="not an audio file"):
+        audio.load(path)
+    assert capfd.readouterr().err == ""
+
+
 def test_over_the_limit_is_refused_before_decoding(tmp_path, monkeypatch):
     wav = fx.write_sf(tmp_path / "talk.wav", fx.sine(440, 3.0, 22050), 22050, subtype="PCM_16")
     mp4 = fx.write_pyav(tmp_path / "talk.mp4", fx.sine(440, 3.0, 44100), 44100, codec="aac",
