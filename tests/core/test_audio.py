@@ -227,11 +227,16 @@ BAD_IDS = ["zero_bytes", "text_as_wav", "text_as_mp3", "text_as_m4a", "text_as_m
            "header_claims_2h14"]
 
 
-@pytest.mark.parametrize("case_id", BAD_IDS)
-def test_bad_input_raises_audio_error_naming_the_file(case_id, tmp_path):
-    cases = {cid: (path, pattern) for cid, path, pattern in _bad_inputs(tmp_path)}
+@pytest.fixture(scope="module")
+def bad_inputs(tmp_path_factory) -> dict[str, tuple[Path, str]]:
+    cases = {cid: (path, pattern) for cid, path, pattern in _bad_inputs(tmp_path_factory.mktemp("bad"))}
     assert set(cases) == set(BAD_IDS)
-    path, pattern = cases[case_id]
+    return cases
+
+
+@pytest.mark.parametrize("case_id", BAD_IDS)
+def test_bad_input_raises_audio_error_naming_the_file(case_id, bad_inputs, tmp_path):
+    path, pattern = bad_inputs[case_id]
     before = path.read_bytes() if path.exists() else None
     with pytest.raises(AudioError) as load_error:
         audio.load(path)
