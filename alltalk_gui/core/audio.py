@@ -27,7 +27,7 @@ import soxr
 
 from alltalk_gui.core.atomic import atomic_path
 from alltalk_gui.core.audio_analysis import (  # noqa: F401  (re-exported: analyse and judge are public API here)
-    DBFS_FLOOR,
+    DBFS_FLOOR,  # levels of digital silence; callers compare against it
     analyse,
     judge,
     speech_level_dbfs,

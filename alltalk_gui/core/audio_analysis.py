@@ -9,7 +9,7 @@ How the levels are measured
 ---------------------------
 The signal is cut into non-overlapping 30 ms frames and each frame's RMS is taken over all its channels together
 (so two channels in opposite phase do not cancel out). In dBFS, 0 is a full-scale square wave; a full-scale sine
-is -3 dBFS RMS and has a -0 dBFS peak.
+is -3 dBFS RMS and has a 0 dBFS peak.
 
 * **noise floor**: the 10th percentile of the frame levels. Recorded speech has pauses between words and phrases,
   and in those the microphone hears only the room.
@@ -25,10 +25,12 @@ is -3 dBFS RMS and has a -0 dBFS peak.
 Limits, said plainly: if fewer than about a tenth of the frames are pauses (continuous talking, music beds), the
 noise floor is taken from quiet speech and the SNR reads too low. Pauses that an editor or noise gate replaced
 by digital silence read as perfectly clean (SNR near 100 dB) even if there is noise under the words; that is
-deliberate, since what the fine-tune would learn from the pauses is then indeed silence. A steady signal with no level changes at all
-(a tone, pure hiss, a constant hum) has no pauses to measure; then ``steady`` is true, ``snr_db`` reads about
-0 dB (the signal measured against itself) and :func:`judge` says that the noise could not be measured. Noise that comes and goes (traffic, a fan switching on) is measured only where it is quietest. None
-of this is a perceptual loudness (LUFS) measure; it is a level for speech, which is what training cares about.
+deliberate, since what the fine-tune would learn from the pauses is then indeed silence. A steady signal with
+no level changes at all (a tone, pure hiss, a constant hum) has no pauses to measure; then ``steady`` is true,
+``snr_db`` reads about 0 dB (the signal measured against itself) and :func:`judge` says that the noise could
+not be measured. Noise that comes and goes (traffic, a fan switching on) is measured only where it is
+quietest. None of this is a perceptual loudness (LUFS) measure; it is a level for speech, which is what
+training cares about.
 """
 
 from __future__ import annotations

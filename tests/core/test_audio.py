@@ -194,7 +194,8 @@ def _bad_inputs(tmp: Path) -> list[tuple[str, Path, str]]:
     for ext in (".wav", ".mp3", ".m4a", ".mp4"):
         p = tmp / f"notes{ext}"
         p.write_bytes(TEXT)
-        cases.append((f"text_as_{ext[1:]}", p, rf"^notes\{ext} is not an audio file PyAV or libsndfile can read \(.+\)"))
+        pattern = rf"^notes\{ext} is not an audio file PyAV or libsndfile can read \(.+\)"
+        cases.append((f"text_as_{ext[1:]}", p, pattern))
     good = fx.write_sf(tmp / "good.wav", fx.sine(440, 1.0, 22050), 22050, subtype="PCM_16")
     (tmp / "header_cut.wav").write_bytes(good.read_bytes()[:30])
     cases.append(("truncated_header", tmp / "header_cut.wav", r"^header_cut\.wav is not an audio file"))
