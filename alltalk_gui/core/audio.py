@@ -26,6 +26,7 @@ import soundfile as sf
 import soxr
 
 from alltalk_gui.core.atomic import atomic_path
+from alltalk_gui.core.duration_guidance import format_duration
 from alltalk_gui.core.audio_analysis import (  # noqa: F401  (re-exported: analyse and judge are public API here)
     DBFS_FLOOR,  # levels of digital silence; callers compare against it
     analyse,
@@ -74,19 +75,6 @@ class AudioInfo:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able dict of the fields."""
         return asdict(self)
-
-
-def format_duration(seconds: float) -> str:
-    """Say a length the way a person would: ``"45 s"``, ``"3 min 20 s"``, ``"2 h 14 min"``."""
-    seconds = max(0.0, float(seconds))
-    if seconds < 60:
-        return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
-    total = int(round(seconds))
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
-    return f"{minutes} min {secs} s" if secs else f"{minutes} min"
 
 
 # --------------------------------------------------------------------------------------------------- probing

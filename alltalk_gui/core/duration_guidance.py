@@ -19,15 +19,16 @@ class Guidance:
 
 
 def format_duration(seconds: float) -> str:
-    """``75.4`` -> ``'1 min 15 s'``; ``3725`` -> ``'1 h 2 min'``; ``9.2`` -> ``'9.2 s'``."""
+    """Say a length the way a person would: ``"3.0 s"``, ``"45 s"``, ``"3 min 20 s"``, ``"2 h 14 min"``."""
+    seconds = max(0.0, float(seconds))
     if seconds < 60:
-        return f"{seconds:.1f} s"
+        return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
     total = int(round(seconds))
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
     if hours:
-        return f"{hours} h {minutes} min"
-    return f"{minutes} min {secs:02d} s"
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    return f"{minutes} min {secs} s" if secs else f"{minutes} min"
 
 
 def guidance(usable_s: float) -> Guidance:
