@@ -1,0 +1,166 @@
+"""Transcript commands: ``transcribe`` (recordings -> clips), ``segments`` (list clips), ``dataset`` (export)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from alltalk_gui.cli import EXIT_OK, EXIT_SOME_REJECTED, EXIT_USAGE
+from alltalk_gui.core.clip_flags import DEFAULT_MAX_S, DEFAULT_MIN_S
+from alltalk_gui.core.duration_guidance import format_duration
+from alltalk_gui.core.project import VoiceProject
+from alltalk_gui.core.whisper_models import BACKENDS, OPENAI
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("transcribe", help="transcribe a project's recordings and cut them into training clips")
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--backend", choices=BACKENDS, default=OPENAI, help="speech recogniser (default openai-whisper)")
+    p.add_argument("--model", help="model name (tiny ... large-v3, turbo) or a local model path "
+                                   "(default: turbo on a GPU, small on a CPU)")
+    p.add_argument("--language", default="auto", help="auto (detect) or a language code such as en, de")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    p.add_argument("--min-s", type=float, default=DEFAULT_MIN_S, help=f"shortest clip wanted (default {DEFAULT_MIN_S})")
+    p.add_argument("--max-s", type=float, default=DEFAULT_MAX_S, help=f"longest clip (default {DEFAULT_MAX_S}; "
+                                                                      "capped at the XTTS limit of 11.6 s)")
+    p.add_argument("--no-download", action="store_true", help="fail instead of downloading a missing model")
+    p.set_defaults(func=cmd_transcribe)
+
+    p = sub.add_parser("segments", help="list a project's clips with their flags")
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
+    p.add_argument("--flagged", action="store_true", help="only kept clips that have flags")
+    p.add_argument("--all", action="store_true", help="include deleted clips")
+    p.set_defaults(func=cmd_segments)
+
+    p = sub.add_parser("dataset", help="export the kept clips as a coqui training dataset (dataset/ folder)")
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--eval-split", type=float, default=0.15, help="share of clips for evaluation (default 0.15)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the train/eval split (default 0)")
+    p.add_argument("--skip-refused", action="store_true",
+                   help="export the usable clips even if some are refused (they are still listed)")
+    p.set_defaults(func=cmd_dataset)
+
+
+def _fail(message: str) -> int:
+    print(f"alltalk-gui: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def cmd_transcribe(args: argparse.Namespace) -> int:
+    from alltalk_gui.core import whisper_models
+    from alltalk_gui.core.transcribe import (TranscribeOptions, TranscriptionError, default_model, resolve_device,
+                                             transcribe_project)
+
+    project = VoiceProject.open(args.dir)
+    try:
+        device = resolve_device(args.device)
+        model = args.model or default_model(args.backend, device)
+        resolved = whisper_models.resolve(args.backend, model)
+        if not resolved.on_disk:
+            assert resolved.download is not None
+            if args.no_download:
+                return _fail(f"The {args.backend} model '{model}' is not on this computer and --no-download was "
+                             f"given. {resolved.download.describe()}")
+            print(f"The {args.backend} model '{model}' is not on this computer. {resolved.download.describe()}")
+            whisper_models.download(resolved, progress=_DownloadPrinter())
+            print()
+        options = TranscribeOptions(backend=args.backend, model=model, language=args.language, device=device)
+        printer = _ProgressPrinter()
+        report = transcribe_project(project, options, progress=printer, min_s=args.min_s, max_s=args.max_s)
+    except (TranscriptionError, whisper_models.ModelError, ValueError) as exc:
+        return _fail(str(exc))
+    summary = report.segments.summary()
+    print(f"Transcribed {len(report.transcribed)} file(s), {format_duration(report.audio_seconds)} of audio in "
+          f"{report.seconds:.1f} s ({', '.join(sorted(set(report.languages.values())))}).")
+    for name, reason in report.failed:
+        print(f"  failed {name}: {reason}", file=sys.stderr)
+    print(f"{summary.clips} clips, {summary.flagged} flagged. {summary.guidance.message}")
+    print(f"Review them with: alltalk-gui segments {args.dir} --flagged")
+    return EXIT_SOME_REJECTED if report.failed else EXIT_OK
+
+
+def cmd_segments(args: argparse.Namespace) -> int:
+    from alltalk_gui.core.segments import SegmentList, SegmentsError
+
+    project = VoiceProject.open(args.dir)
+    try:
+        clips = SegmentList.open(project)
+    except SegmentsError as exc:
+        return _fail(str(exc))
+    chosen = clips.view("flagged" if args.flagged else "all" if args.all else "kept")
+    rows = [_clip_row(clips, s) for s in chosen]
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if not len(clips):
+        print(f"No clips yet. Make them with: alltalk-gui transcribe {args.dir}")
+        return EXIT_OK
+    for r in rows:
+        flags = f"  [{', '.join(f['code'] for f in r['flags'])}]" if r["flags"] else ""
+        deleted = " (deleted)" if r["deleted"] else ""
+        print(f"{r['id']}  {r['source'][:24]:24} {r['start_s']:8.2f} {r['end_s']:8.2f}  {r['text']}{flags}{deleted}")
+    summary = clips.summary()
+    print(f"{summary.kept} kept clips ({format_duration(summary.kept_duration_s)}), {summary.flagged} flagged, "
+          f"{summary.deleted} deleted. {summary.guidance.message}")
+    return EXIT_OK
+
+
+def cmd_dataset(args: argparse.Namespace) -> int:
+    from alltalk_gui.core.dataset_export import ClipsRefused, DatasetError, export_dataset
+    from alltalk_gui.core.segments import SegmentsError
+
+    project = VoiceProject.open(args.dir)
+    try:
+        report = export_dataset(project, eval_split=args.eval_split, seed=args.seed, skip_refused=args.skip_refused)
+    except ClipsRefused as exc:
+        return _fail(f"{exc}\nNothing was written. Use --skip-refused to export the other clips.")
+    except (DatasetError, SegmentsError) as exc:
+        return _fail(str(exc))
+    print(f"Wrote {report.train} training and {report.eval} evaluation clip(s) "
+          f"({format_duration(report.seconds_of_audio)}) to {report.dataset_dir}")
+    if report.deleted:
+        print(f"  {report.deleted} deleted clip(s) left out")
+    for refusal in report.refused:
+        print(f"  refused {refusal.describe()}", file=sys.stderr)
+    return EXIT_SOME_REJECTED if report.refused else EXIT_OK
+
+
+def _clip_row(clips: Any, s: Any) -> dict[str, Any]:
+    return {"id": s.id, "source": clips.source_name(s.source_id), "source_id": s.source_id,
+            "start_s": s.start_ms / 1000, "end_s": s.end_ms / 1000, "duration_s": s.duration_ms / 1000,
+            "text": s.text, "flags": [f.to_dict() for f in s.flags], "deleted": s.deleted}
+
+
+class _ProgressPrinter:
+    """One line per file and per 10 % of it; the overall share and ETA on each line."""
+
+    def __init__(self) -> None:
+        self.last: tuple[int, int, str] | None = None
+
+    def __call__(self, p: Any) -> None:
+        key = (p.file_index, int(p.file_fraction * 10), p.stage)
+        if key == self.last:
+            return
+        self.last = key
+        eta = f", about {format_duration(p.eta_s)} left" if p.eta_s else ""
+        if p.stage == "loading":
+            print("Loading the speech recogniser...", flush=True)
+        elif p.stage == "transcribing":
+            print(f"[{p.file_index + 1}/{p.file_count}] {p.file_name}: {p.file_fraction:4.0%} "
+                  f"(overall {p.overall_fraction:.0%}{eta})", flush=True)
+        elif p.stage == "saving":
+            print("Cutting into clips and saving...", flush=True)
+
+
+class _DownloadPrinter:
+    def __init__(self) -> None:
+        self.shown = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        percent = int(100 * done / total) if total else 0
+        if percent != self.shown:
+            self.shown = percent
+            print(f"\r  downloading: {percent:3d}% of {total / 10**6:.0f} MB", end="", flush=True)
