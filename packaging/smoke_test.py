@@ -1,0 +1,153 @@
+"""Smoke test for the frozen (PyInstaller) app: does the built folder really start?
+
+Usage: ``python packaging/smoke_test.py DIST/alltalk-gui/alltalk-gui [--timeout SECONDS] [--no-first-run]``
+
+It runs the frozen executable twice, offscreen (``QT_QPA_PLATFORM=offscreen``), with a fresh home, config
+and settings folder so nothing of the builder's own settings leaks in:
+
+1. ``alltalk-gui --help``: the headless CLI must print its usage and exit 0.
+2. ``alltalk-gui``: the desktop app. Being a first start, it shows the first-run page, whose checks load torch
+   and, since the test chooses a tiny XTTS v2 base-model folder for it, coqui-tts: the parts of the build most
+   likely to miss a module or a data file. The test passes only when the log says both
+   ``AllTalk GUI <version> ready`` and ``First-run checks finished`` with the base model found usable.
+
+It fails at once on any line with ``Traceback``, ``ModuleNotFoundError``, ``ImportError`` or
+``No module named``, when the app exits early, or when the lines do not come within the time limit. The tiny
+model is built with the running (non-frozen) Python, so run this with the development environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+FAILURE_MARKERS = ("Traceback", "ModuleNotFoundError", "ImportError", "No module named")
+READY = "ready"  # the line is "AllTalk GUI <version> ready"
+CHECKS_DONE = "First-run checks finished"
+
+
+def isolated_env(home: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({
+        "QT_QPA_PLATFORM": "offscreen",
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "ALLTALK_GUI_CONFIG_DIR": str(home / "alltalk_config"),
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONUNBUFFERED": "1",
+    })
+    env.pop("PYTHONPATH", None)  # the frozen app must find everything inside its own folder
+    return env
+
+
+def check_cli(exe: Path, env: dict[str, str], timeout: float) -> None:
+    done = subprocess.run([str(exe), "--help"], capture_output=True, text=True, env=env, timeout=timeout)
+    output = done.stdout + done.stderr
+    bad = [m for m in FAILURE_MARKERS if m in output]
+    if done.returncode != 0 or bad or "usage" not in output.lower():
+        raise SystemExit(f"FAIL: '{exe.name} --help' exited {done.returncode}:\n{output}")
+    print(f"ok: {exe.name} --help")
+
+
+def prepare_base_model(home: Path) -> Path | None:
+    """A tiny XTTS v2 base model, chosen in the app settings, so the first-run check loads coqui-tts."""
+    try:
+        from alltalk_gui.testing.tiny_xtts import build_tiny_xtts
+    except ImportError as exc:  # not run from the development environment
+        print(f"note: no tiny base model ({exc}); the base-model check will only report 'not chosen'")
+        return None
+    folder = build_tiny_xtts(home / "tiny_xtts")
+    config = home / "alltalk_config"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.json").write_text(json.dumps({"base_model_dir": str(folder)}), encoding="utf-8")
+    return folder
+
+
+def run_app(exe: Path, env: dict[str, str], timeout: float, first_run: bool, model: Path | None) -> None:
+    needed = [READY]
+    if first_run:
+        needed.append(CHECKS_DONE)
+    process = subprocess.Popen([str(exe)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                               bufsize=1)
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    seen: list[str] = []
+    found: set[str] = set()
+    deadline = time.monotonic() + timeout
+    try:
+        while found != set(needed):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise SystemExit(f"FAIL: no {sorted(set(needed) - found)} line within {timeout:.0f} s:\n"
+                                 + "".join(seen))
+            try:
+                line = lines.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            if line is None:
+                raise SystemExit(f"FAIL: the app exited ({process.wait()}) before it was ready:\n" + "".join(seen))
+            seen.append(line)
+            print(line, end="")
+            if any(marker in line for marker in FAILURE_MARKERS):
+                time.sleep(0.5)  # collect the rest of the traceback for the report
+                while not lines.empty():
+                    rest = lines.get()
+                    if rest:
+                        seen.append(rest)
+                raise SystemExit("FAIL: the app reported an error:\n" + "".join(seen))
+            if "AllTalk GUI" in line and line.rstrip().endswith(READY):
+                found.add(READY)
+            if CHECKS_DONE in line:
+                found.add(CHECKS_DONE)
+                if model is not None and f"XTTS v2 base model in {model}" not in line:
+                    raise SystemExit("FAIL: the first-run check did not accept the tiny base model:\n"
+                                     + "".join(seen))
+    finally:
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    print("ok: the app started" + (" and finished its first-run checks" if first_run else ""))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("executable", type=Path, help="dist/alltalk-gui/alltalk-gui (alltalk-gui.exe on Windows)")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for each run (default 300)")
+    parser.add_argument("--no-first-run", action="store_true",
+                        help="only wait for the ready line (skip the first-run checks that load torch)")
+    args = parser.parse_args(argv)
+    exe = args.executable.absolute()
+    if not exe.is_file():
+        raise SystemExit(f"FAIL: {exe} does not exist; build it first (packaging/build.sh)")
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="alltalk_smoke_") as tmp:
+        home = Path(tmp)
+        env = isolated_env(home)
+        check_cli(exe, env, args.timeout)
+        model = None if args.no_first_run else prepare_base_model(home)
+        run_app(exe, env, args.timeout, not args.no_first_run, model)
+    print(f"PASS: frozen app smoke test ({time.monotonic() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
