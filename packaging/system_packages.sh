@@ -4,8 +4,11 @@
 #   QtMultimedia playback: libpulse0      synthetic speech for tests: espeak-ng
 #   .desktop validation: desktop-file-utils
 # On other systems it does nothing: Windows and macOS wheels of PySide6 bring what they need.
+# Usage: system_packages.sh [runtime]   "runtime" leaves out the two packages only the tests use (the desktop
+# launcher passes it). Without a terminal, sudo asks for the password through $SUDO_ASKPASS when that is set.
 set -euo pipefail
-PACKAGES="libegl1 libgl1 libfontconfig1 libxkbcommon0 libglib2.0-0 libdbus-1-3 fonts-dejavu-core libpulse0 espeak-ng desktop-file-utils"
+PACKAGES="libegl1 libgl1 libfontconfig1 libxkbcommon0 libglib2.0-0 libdbus-1-3 fonts-dejavu-core libpulse0"
+[ "${1:-}" = runtime ] || PACKAGES="$PACKAGES espeak-ng desktop-file-utils"
 command -v dpkg-query >/dev/null 2>&1 || exit 0
 missing=""
 for p in $PACKAGES; do
@@ -13,7 +16,9 @@ for p in $PACKAGES; do
 done
 [ -z "$missing" ] && exit 0
 echo "Installing system packages:$missing"
-if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then
+  SUDO="sudo"; [ ! -t 0 ] && [ -n "${SUDO_ASKPASS:-}" ] && SUDO="sudo -A"
+else
   echo "Please install these packages (as root):$missing" >&2; exit 1
 fi
 $SUDO apt-get update -qq

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Puts AllTalk GUI into the desktop's application menu for this user: the icon (every size, plus the SVG) in
+# the hicolor theme and a menu entry whose Exec is this checkout's launcher. Nothing is installed system-wide
+# and nothing is downloaded; the first start from the menu sets up the environment (see the launcher).
+# Usage: install.sh [--uninstall]
+set -euo pipefail
+HERE="$(cd "$(dirname "$(readlink -f "$0")")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+DATA="${XDG_DATA_HOME:-$HOME/.local/share}"
+APPS="$DATA/applications"
+ICONS="$DATA/icons/hicolor"
+ENTRY="$APPS/alltalk-gui.desktop"
+SIZES="16 24 32 48 64 128 256 512"
+
+refresh_caches() {
+  # Menus pick up new entries by themselves on most desktops; these make it immediate where they exist.
+  command -v update-desktop-database >/dev/null 2>&1 && update-desktop-database -q "$APPS" || true
+  # Only refresh an icon cache that already exists: creating one would hide icons other programs add later.
+  if [ -f "$ICONS/icon-theme.cache" ] && command -v gtk-update-icon-cache >/dev/null 2>&1; then
+    gtk-update-icon-cache -q -t "$ICONS" 2>/dev/null || true
+  fi
+}
+
+if [ "${1:-}" = "--uninstall" ]; then
+  rm -f "$ENTRY" "$ICONS/scalable/apps/alltalk-gui.svg"
+  for size in $SIZES; do rm -f "$ICONS/${size}x${size}/apps/alltalk-gui.png"; done
+  refresh_caches
+  echo "Removed AllTalk GUI from the menu."
+  exit 0
+fi
+
+for size in $SIZES; do
+  install -D -m 644 "$ROOT/resources/icons/alltalk-gui-$size.png" "$ICONS/${size}x${size}/apps/alltalk-gui.png"
+done
+install -D -m 644 "$ROOT/resources/icons/alltalk-gui.svg" "$ICONS/scalable/apps/alltalk-gui.svg"
+
+# Exec and TryExec point at this checkout's launcher; Exec quotes the path (the spec's rule for spaces),
+# TryExec takes it bare.
+launcher="$HERE/alltalk-gui-launcher.sh"
+quoted="\"$(printf '%s' "$launcher" | sed -e 's/[\\"`$]/\\\\&/g')\""
+mkdir -p "$APPS"
+workdir="$(mktemp -d)"
+trap 'rm -rf "$workdir"' EXIT
+tmp="$workdir/alltalk-gui.desktop"  # validated before it goes where the menu can see it
+sed -e "s|^Exec=.*|Exec=${quoted//|/\\|}|" -e "s|^TryExec=.*|TryExec=${launcher//|/\\|}|" \
+  "$HERE/alltalk-gui.desktop" >"$tmp"
+if command -v desktop-file-validate >/dev/null 2>&1 && ! desktop-file-validate "$tmp"; then
+  echo "The menu entry did not validate (see above); nothing was installed." >&2
+  exit 1
+fi
+install -m 644 "$tmp" "$ENTRY"
+refresh_caches
+echo "Installed the menu entry $ENTRY"
+echo "Start AllTalk GUI from the menu; its first start sets up the environment (a few GB, several minutes)."
