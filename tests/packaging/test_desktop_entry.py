@@ -1,0 +1,65 @@
+"""The Linux menu entry: the .desktop file validates, and install.sh puts entry and icons in the user's menu."""
+
+from __future__ import annotations
+
+import configparser
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.packaging.conftest import ROOT
+
+DESKTOP = ROOT / "packaging" / "linux" / "alltalk-gui.desktop"
+INSTALL = ROOT / "packaging" / "linux" / "install.sh"
+needs_validator = pytest.mark.skipif(shutil.which("desktop-file-validate") is None,
+                                     reason="desktop-file-validate is not installed (desktop-file-utils)")
+
+
+def read_entry(path: Path) -> dict[str, str]:
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.optionxform = str  # keys are case-sensitive in desktop entries
+    parser.read(path, encoding="utf-8")
+    return dict(parser["Desktop Entry"])
+
+
+@needs_validator
+def test_desktop_file_validates():
+    done = subprocess.run(["desktop-file-validate", str(DESKTOP)], capture_output=True, text=True)
+    assert done.returncode == 0 and not done.stdout.strip(), done.stdout + done.stderr
+
+
+def test_desktop_file_names_the_app_and_its_icon():
+    entry = read_entry(DESKTOP)
+    assert entry["Name"] == "AllTalk GUI"
+    assert entry["Icon"] == "alltalk-gui"
+    assert entry["Terminal"] == "false"
+    # Any argument would be read by the app as a CLI command, so the entry must pass none (no %f/%F/%u).
+    assert "%" not in entry["Exec"]
+
+
+@pytest.mark.parametrize("folder_name", ["data", "data with space"])
+def test_install_script_puts_entry_and_icons_in_the_menu_and_removes_them(tmp_path, fresh_home, folder_name):
+    data = tmp_path / folder_name
+    env = {**fresh_home, "XDG_DATA_HOME": str(data)}
+    done = subprocess.run(["bash", str(INSTALL)], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    installed = data / "applications" / "alltalk-gui.desktop"
+    entry = read_entry(installed)
+    launcher = ROOT / "packaging" / "linux" / "alltalk-gui-launcher.sh"
+    assert entry["Exec"] == f'"{launcher}"'
+    assert entry["TryExec"] == str(launcher)
+    for size in (16, 24, 32, 48, 64, 128, 256, 512):
+        icon = data / "icons" / "hicolor" / f"{size}x{size}" / "apps" / "alltalk-gui.png"
+        assert icon.read_bytes() == (ROOT / "resources" / "icons" / f"alltalk-gui-{size}.png").read_bytes()
+    assert (data / "icons" / "hicolor" / "scalable" / "apps" / "alltalk-gui.svg").is_file()
+    if shutil.which("desktop-file-validate"):
+        check = subprocess.run(["desktop-file-validate", str(installed)], capture_output=True, text=True)
+        assert check.returncode == 0, check.stdout + check.stderr
+
+    done = subprocess.run(["bash", str(INSTALL), "--uninstall"], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not installed.exists()
+    assert not list((data / "icons").rglob("alltalk-gui.*"))

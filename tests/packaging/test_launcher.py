@@ -1,0 +1,150 @@
+"""The Linux desktop launcher: its progress window, its fast path, and (opt-in) a real first-run install.
+
+The full first-run test copies the checkout into a fresh folder (with a space in its name), starts the launcher
+there with an X display (Xvfb) for the progress window and Qt offscreen for the app, and waits until the new
+environment is installed and the app logs "ready". It downloads and installs several GB, so it runs only with
+ALLTALK_TEST_FRESH_INSTALL=1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.packaging.conftest import ROOT
+
+LINUX = ROOT / "packaging" / "linux"
+PROGRESS = LINUX / "install_progress.py"
+SYSTEM_PYTHON = shutil.which("python3") or sys.executable
+
+
+def has_tk(python: str) -> bool:
+    return subprocess.run([python, "-c", "import tkinter"], capture_output=True).returncode == 0
+
+
+def read_until(process: subprocess.Popen, wanted: list[str], timeout: float) -> str:
+    """Collect the process's output until every string in ``wanted`` appeared; fail on a traceback or timeout."""
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:
+        for line in process.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    seen = ""
+    deadline = time.monotonic() + timeout
+    while not all(w in seen for w in wanted):
+        try:
+            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+        except queue.Empty:
+            line = ""
+        if line is None:
+            pytest.fail(f"exited with {process.wait()} before printing {wanted}:\n{seen[-6000:]}")
+        seen += line
+        assert "Traceback" not in seen, seen[-6000:]
+        if time.monotonic() > deadline:
+            pytest.fail(f"no {wanted} within {timeout:.0f} s:\n{seen[-6000:]}")
+    return seen
+
+
+def stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@pytest.mark.skipif(not has_tk(SYSTEM_PYTHON), reason="the system python3 has no tkinter")
+def test_progress_window_runs_the_install_and_logs_its_output(tmp_path, fresh_home, xvfb_display):
+    log = tmp_path / "install.log"
+    script = "echo Collecting torch==2.9.1; sleep 0.5; echo Installing collected packages: torch; echo Successfully installed torch-2.9.1"
+    done = subprocess.run([SYSTEM_PYTHON, str(PROGRESS), str(log), "bash", "-c", script], capture_output=True,
+                          text=True, timeout=60, env={**fresh_home, "DISPLAY": xvfb_display})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "progress window opened" in done.stdout
+    text = log.read_text()
+    assert "Collecting torch==2.9.1" in text and "Successfully installed torch-2.9.1" in text
+
+
+@pytest.mark.skipif(not has_tk(SYSTEM_PYTHON), reason="the system python3 has no tkinter")
+def test_progress_window_says_so_when_there_is_no_display_and_runs_nothing(tmp_path, fresh_home):
+    marker = tmp_path / "ran"
+    done = subprocess.run([SYSTEM_PYTHON, str(PROGRESS), str(tmp_path / "install.log"), "touch", str(marker)],
+                          capture_output=True, text=True, timeout=60, env=fresh_home)
+    assert done.returncode == 3, done.stdout + done.stderr  # the launcher then tries zenity, a terminal, ...
+    assert not marker.exists()
+
+
+def copy_checkout(target: Path) -> Path:
+    """The repository's tracked files (as they are in the working tree), as a fresh user would download them."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for name in files.decode().split("\0"):
+        if name and (ROOT / name).is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, target / name)
+    return target
+
+
+def test_launcher_starts_an_installed_environment_at_once(tmp_path, fresh_home):
+    """When .venv matches pyproject.toml the launcher starts the app with no install and no window."""
+    checkout = tmp_path / "AllTalk GUI"
+    (checkout / "packaging").mkdir(parents=True)
+    shutil.copytree(LINUX, checkout / "packaging" / "linux")
+    shutil.copy2(ROOT / "pyproject.toml", checkout / "pyproject.toml")
+    # An installed environment: the development one's app entry point, stamped as installed from this pyproject.
+    (checkout / ".venv" / "bin").mkdir(parents=True)
+    os.symlink(Path(sys.prefix) / "bin" / "alltalk-gui", checkout / ".venv" / "bin" / "alltalk-gui")
+    digest = hashlib.sha256((checkout / "pyproject.toml").read_bytes()).hexdigest()
+    (checkout / ".venv" / ".alltalk-gui-installed").write_text(digest + "\n")
+
+    process = subprocess.Popen(["bash", str(checkout / "packaging" / "linux" / "alltalk-gui-launcher.sh")],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=fresh_home)
+    try:
+        output = read_until(process, ["AllTalk GUI", "ready"], timeout=120)
+    finally:
+        stop(process)
+    assert "Setting up" not in output
+    assert not (Path(fresh_home["XDG_STATE_HOME"]) / "alltalk_gui" / "install.log").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+@pytest.mark.skipif(os.environ.get("ALLTALK_TEST_FRESH_INSTALL") != "1",
+                    reason="installs several GB into a fresh environment; set ALLTALK_TEST_FRESH_INSTALL=1")
+def test_launcher_installs_a_fresh_checkout_with_a_progress_window_then_starts_the_app(tmp_path, fresh_home,
+                                                                                      xvfb_display):
+    checkout = copy_checkout(tmp_path / "AllTalk GUI checkout")
+    env = {**fresh_home, "DISPLAY": xvfb_display, "PIP_CACHE_DIR": str(Path.home() / ".cache" / "pip")}
+    env.pop("VIRTUAL_ENV", None)
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(sys.prefix))
+    started = time.monotonic()
+    process = subprocess.Popen(["bash", str(checkout / "packaging" / "linux" / "alltalk-gui-launcher.sh")],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    try:
+        output = read_until(process, ["progress window opened", "AllTalk GUI 0", "ready"], timeout=3300)
+    finally:
+        stop(process)
+    minutes = (time.monotonic() - started) / 60
+    print(f"fresh install and start took {minutes:.1f} min")
+    venv = checkout / ".venv"
+    assert (venv / "bin" / "alltalk-gui").is_file()
+    digest = hashlib.sha256((checkout / "pyproject.toml").read_bytes()).hexdigest()
+    assert (venv / ".alltalk-gui-installed").read_text().strip() == digest
+    log = (Path(fresh_home["XDG_STATE_HOME"]) / "alltalk_gui" / "install.log").read_text()
+    assert "Successfully installed" in log
+    # The app that started is the copy's own install, not the development checkout's.
+    check = subprocess.run([str(venv / "bin" / "python"), "-c", "import alltalk_gui; print(alltalk_gui.__file__)"],
+                           capture_output=True, text=True, env=env)
+    assert str(checkout) in check.stdout, output[-3000:]
