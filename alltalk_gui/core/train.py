@@ -330,7 +330,6 @@ class TrainingRun:
             loader = acc.skip_first_batches(self.train_loader, st.batches_done) if st.batches_done else self.train_loader
             sums = torch.zeros(4, device=acc.device)  # loss, text, mel, samples over this step's micro-batches
             step_start = time.time()
-            micro = 0
             for batch in loader:
                 with acc.accumulate(self.gpt):
                     inputs = self.features(batch)
@@ -349,7 +348,6 @@ class TrainingRun:
                                      losses["loss_mel_ce"].detach().float() * n,
                                      torch.tensor(float(n), device=acc.device)])
                 st.batches_done += 1
-                micro += 1
                 if not acc.sync_gradients:
                     continue
 
@@ -369,7 +367,6 @@ class TrainingRun:
                     yield Memory(step=st.global_step, stats=memory_stats(acc.device, reset_peak=True))
                 sums.zero_()
                 step_start = time.time()
-                micro = 0
 
                 if self._should_stop():
                     reason = "stopped"
@@ -381,7 +378,8 @@ class TrainingRun:
                     yield self._save("interval")
 
             if reason == "finished":  # the epoch ran to its end
-                yield from self._evaluate()
+                if cfg.eval_each_epoch:
+                    yield from self._evaluate()
                 yield self._save("epoch", eval_loss=st.history[-1]["loss"] if st.history else None)
                 st.epoch, st.batches_done = st.epoch + 1, 0
         if reason != "finished":
