@@ -22,6 +22,7 @@ from alltalk_gui.gui.dialogs.about_dialog import AboutDialog
 from alltalk_gui.gui.dialogs.new_project_dialog import NewProjectDialog
 from alltalk_gui.gui.pages.first_run_page import FirstRunPage
 from alltalk_gui.gui.pages.import_page import ImportPage
+from alltalk_gui.gui.pages.transcript_page import TranscriptPage
 from alltalk_gui.gui.pages.welcome_page import WelcomePage
 
 
@@ -35,7 +36,7 @@ class Step:
 STEPS = [
     Step("Import", "Add and check the recordings.", ImportPage),
     Step("Transcribe & Edit", "Whisper transcribes the recordings and cuts them into clips; you correct the "
-         "text and the cuts.", None),
+         "text and the cuts.", TranscriptPage),
     Step("Train", "Fine-tune XTTS v2 with a memory profile that fits your GPU, with live memory and loss "
          "graphs.", None),
     Step("Preview & Export", "Listen to the new voice next to the original model and export it for AllTalk "
@@ -78,6 +79,7 @@ class MainWindow(QMainWindow):
                     page.status_message.connect(lambda text: self.statusBar().showMessage(text, 8000))
             self.pages.append(page)
         self.import_page: ImportPage = self.pages[0]  # type: ignore[assignment]
+        self.import_page.sources_changed.connect(self.pages[1].sources_changed)  # type: ignore[union-attr]
         self.sidebar.currentRowChanged.connect(self._show_step)
 
         central = QWidget()
