@@ -240,7 +240,8 @@ class FirstRunPage(QWidget):
             self.recheck.setEnabled(True)
             # One line per round: the frozen-app smoke test waits for it to know torch loaded in the build.
             log.info("First-run checks finished: graphics card: %s | disk: %s | base model: %s",
-                     self.gpu_card.result.headline, self.disk_card.result.headline, self.model_card.result.headline)
+                     *(c.result.headline if c.result else "not checked"
+                       for c in (self.gpu_card, self.disk_card, self.model_card)))
 
     @Slot()
     def choose_base_model(self) -> None:
