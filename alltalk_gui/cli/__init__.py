@@ -22,6 +22,7 @@ EXIT_USAGE = 2
 COMMAND_MODULES = [
     "alltalk_gui.cli.project_cmds",
     "alltalk_gui.cli.transcribe_cmds",
+    "alltalk_gui.cli.train_cmds",
 ]
 
 

@@ -42,8 +42,9 @@ CHECKPOINTS = "checkpoints"
 STATE_FILE = "train_state.json"
 CONFIG_FILE = "train_config.json"
 EVENTS_FILE = "events.jsonl"
-# Test hook for the crash-safety test: seconds to wait between writing a checkpoint's files and publishing it.
-SLOW_SAVE_ENV = "ALLTALK_GUI_TEST_SLOW_SAVE_S"
+# Test hook for the crash-safety test: "STEP:SECONDS" makes the save at STEP wait SECONDS between writing the
+# checkpoint's files and publishing it, so a test can kill the process at exactly that moment.
+SLOW_SAVE_ENV = "ALLTALK_GUI_TEST_SLOW_SAVE"
 
 
 class DiskFullError(RuntimeError):
@@ -437,8 +438,9 @@ class TrainingRun:
                 atomic.write_json(tmp / STATE_FILE, state)  # last: its presence marks a complete checkpoint
                 for f in tmp.iterdir():
                     atomic._fsync_file(f)
-                if os.environ.get(SLOW_SAVE_ENV):
-                    time.sleep(float(os.environ[SLOW_SAVE_ENV]))
+                slow_step, _, slow_s = os.environ.get(SLOW_SAVE_ENV, "").partition(":")
+                if slow_step and int(slow_step) == st.global_step:
+                    time.sleep(float(slow_s))
                 os.replace(tmp, final)
                 atomic._fsync_dir(root)
                 self._prune()

@@ -1,0 +1,270 @@
+"""Training commands: ``train``, ``gpu``, ``make-test-model``.
+
+``train`` runs in this process for one device; ``--processes N`` starts N processes with ``accelerate launch``
+(one per GPU, or N CPU processes with ``--cpu``) and follows their events file. Either way the events go to
+``<project>/runs/<run>/events.jsonl`` (or ``--events FILE``) and a progress line shows step, epoch, loss,
+samples/s and the time left. Ctrl+C asks the run to finish its step, save a checkpoint and stop; ``--resume``
+goes on from there.
+
+Exit codes: 0 finished or stopped cleanly; 2 the inputs were rejected before training (nothing changed);
+1 training failed after it started (its last checkpoint is kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from alltalk_gui.cli import EXIT_OK, EXIT_USAGE
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="fine-tune XTTS v2 on a project's exported dataset")
+    p.add_argument("dir", help="voice project folder (its dataset/ folder is the training input)")
+    p.add_argument("--base-model", metavar="DIR", help="XTTS v2 base-model folder (default: the one in the app "
+                   "settings, 'base_model_dir')")
+    p.add_argument("--epochs", type=int, help="passes over the training clips (default 10)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="any TrainConfig field, e.g. --set batch_size=4 --set mixed_precision=bf16 (repeatable)")
+    p.add_argument("--run", metavar="NAME", help="run folder name under DIR/runs (default: a timestamp; with "
+                   "--resume: the newest run)")
+    p.add_argument("--resume", action="store_true", help="continue the run from its newest complete checkpoint")
+    p.add_argument("--events", metavar="FILE", help="JSON-lines events file (default DIR/runs/RUN/events.jsonl)")
+    p.add_argument("--processes", type=int, default=1, metavar="N",
+                   help="train with N processes through 'accelerate launch' (one per GPU; CPU processes if no GPU)")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("gpu", help="list GPUs (and the CPU) with their free memory")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=cmd_gpu)
+
+    p = sub.add_parser("make-test-model", help="write a tiny random XTTS v2 base model (for tests; not a voice)")
+    p.add_argument("dir", help="folder to write model.pth, config.json, vocab.json, dvae.pth, mel_stats.pth into")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_make_test_model)
+
+
+# -- train -------------------------------------------------------------------------------------------------------------
+
+def _build_config(args: argparse.Namespace):
+    from alltalk_gui.core import app_settings
+    from alltalk_gui.core.config import ConfigError, TrainConfig
+    from alltalk_gui.core.project import VoiceProject
+
+    project = VoiceProject.open(args.dir)  # ProjectError -> exit 2 with its message
+    base = args.base_model or app_settings.get("base_model_dir")
+    if not base:
+        raise ConfigError("No base model: pass --base-model DIR (an XTTS v2 folder with model.pth, config.json, "
+                          "vocab.json, dvae.pth, mel_stats.pth).")
+    config = TrainConfig(project_dir=str(project.root), base_model_dir=str(Path(base).expanduser().absolute()),
+                         language=project.language)
+    if args.epochs is not None:
+        config.epochs = args.epochs
+    config = config.with_overrides(args.set)
+    if args.run:
+        config.run_name = args.run
+    elif args.resume:
+        runs = sorted((p for p in project.runs_dir.glob("*/checkpoints") if p.is_dir()),
+                      key=lambda p: p.stat().st_mtime)
+        if not runs:
+            raise ConfigError(f"--resume: {project.runs_dir} holds no run with checkpoints.")
+        config.run_name = runs[-1].parent.name
+    else:
+        config.run_name = time.strftime("run_%Y%m%d_%H%M%S")
+    return config
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from alltalk_gui.core.config import ConfigError
+
+    try:
+        config = _build_config(args)
+    except ConfigError as exc:
+        print(f"alltalk-gui: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.processes < 1:
+        print("alltalk-gui: --processes must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    if args.processes == 1:
+        return _train_here(config, args)
+    return _train_launched(config, args)
+
+
+def _train_here(config, args) -> int:
+    from alltalk_gui.core.runner import StopFlag, exit_code, run_to_sink
+
+    stop = StopFlag()
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    stop.install()
+    progress = Progress()
+    events = []
+    try:
+        for event in run_to_sink(config, resume=args.resume, events_path=args.events, stop=stop):
+            events.append(event)
+            progress.show(event)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        progress.close()
+    return exit_code(events)
+
+
+def _train_launched(config, args) -> int:
+    """N processes under accelerate launch; this process only follows the events file."""
+    import torch
+
+    from alltalk_gui.core import atomic
+    from alltalk_gui.core.events import Done, event_from_dict
+    from alltalk_gui.core.runner import exit_code
+    from alltalk_gui.core.train import EVENTS_FILE
+
+    run_dir = config.run_dir
+    run_dir.mkdir(parents=True, exist_ok=True)
+    events_path = Path(args.events) if args.events else run_dir / EVENTS_FILE
+    offset = events_path.stat().st_size if events_path.exists() else 0
+    config_file = run_dir / "launch_config.json"
+    atomic.write_json(config_file, config.to_dict())
+    gpu = torch.cuda.is_available() and config.device != "cpu"
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", str(args.processes),
+           "--num_machines", "1", "--mixed_precision", config.mixed_precision, "--dynamo_backend", "no"]
+    cmd += ["--multi_gpu"] if gpu else ["--cpu"]
+    cmd += ["-m", "alltalk_gui.core.runner", "--config", str(config_file), "--events", str(events_path)]
+    if args.resume:
+        cmd.append("--resume")
+    progress = Progress()
+    events = []
+    child = subprocess.Popen(cmd)
+    try:
+        while True:
+            finished = child.poll() is not None
+            if events_path.exists():
+                with open(events_path, encoding="utf-8") as f:
+                    f.seek(offset)
+                    for line in f:
+                        if not line.endswith("\n"):
+                            break
+                        offset += len(line.encode("utf-8"))
+                        event = event_from_dict(json.loads(line))
+                        events.append(event)
+                        progress.show(event)
+            if finished:
+                break
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        (run_dir / "STOP").touch()  # the processes checkpoint and exit together
+        child.wait()
+    finally:
+        progress.close()
+        (run_dir / "STOP").unlink(missing_ok=True)
+    if child.returncode and not any(isinstance(e, Done) for e in events):
+        print(f"alltalk-gui: the training processes exited with code {child.returncode}", file=sys.stderr)
+        return 1
+    return exit_code(events)
+
+
+class Progress:
+    """One status line per step (redrawn in place on a terminal) and a summary at the end."""
+
+    def __init__(self, stream=None) -> None:
+        self.stream = stream or sys.stdout
+        self.tty = self.stream.isatty()
+        self.total = 0
+        self.epochs = 0
+        self.first_step_time = None
+        self.start_step = 0
+        self.line_open = False
+
+    def _print(self, text: str) -> None:
+        if self.line_open:
+            self.stream.write("\n")
+            self.line_open = False
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def show(self, event) -> None:
+        kind = event.type
+        if kind == "started":
+            self.total, self.start_step = event.total_steps, event.start_step
+            self.epochs = event.config.get("epochs", 0)
+            self._print(f"Training {event.train_clips} clips ({event.eval_clips} eval) on {event.device} x "
+                        f"{event.processes}: {event.steps_per_epoch} steps/epoch, {event.total_steps} steps, "
+                        f"{event.trainable_parameters / 1e6:.1f} M trainable parameters. Run: {event.run_dir}")
+        elif kind == "step":
+            now = time.time()
+            if self.first_step_time is None:
+                self.first_step_time, self.first_step = now - event.step_time_s, event.step - 1
+            done = event.step - self.first_step
+            eta = (now - self.first_step_time) / max(done, 1) * max(event.total_steps - event.step, 0)
+            text = (f"step {event.step}/{event.total_steps}  epoch {event.epoch + 1}/{self.epochs}  "
+                    f"loss {event.loss:.4f}  {event.samples_per_s:.2f} samples/s  ETA {_hms(eta)}")
+            if self.tty:
+                self.stream.write("\r" + text.ljust(90))
+                self.stream.flush()
+                self.line_open = True
+            else:
+                self._print(text)
+        elif kind == "eval":
+            self._print(f"eval after epoch {event.epoch + 1}: loss {event.loss:.4f}{'  (best so far)' if event.best else ''}")
+        elif kind == "checkpoint":
+            self._print(f"checkpoint ({event.reason}): {event.path}")
+        elif kind == "log":
+            self._print(event.message)
+        elif kind == "error":
+            self._print(f"error ({event.kind}): {event.message}")
+        elif kind == "done":
+            best = f"{event.best_eval_loss:.4f}" if event.best_eval_loss is not None else "-"
+            final = f"{event.final_loss:.4f}" if event.final_loss is not None else "-"
+            self._print(f"Done ({event.reason}) after step {event.step} in {_hms(event.elapsed_s)}: final loss "
+                        f"{final}, best eval loss {best}.")
+            if event.best_checkpoint:
+                self._print(f"Best checkpoint: {event.best_checkpoint}")
+            if event.last_checkpoint:
+                self._print(f"Last checkpoint: {event.last_checkpoint}")
+            if event.reason == "stopped":
+                self._print("Stopped: run again with --resume to go on.")
+
+    def close(self) -> None:
+        if self.line_open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.line_open = False
+
+
+def _hms(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+# -- gpu -----------------------------------------------------------------------------------------------------------
+
+def cmd_gpu(args: argparse.Namespace) -> int:
+    from alltalk_gui.core.gpu import list_devices
+
+    devices = list_devices()
+    if args.json:
+        print(json.dumps([d.to_dict() for d in devices], indent=2))
+        return EXIT_OK
+    if not any(d.kind == "cuda" for d in devices):
+        print("No CUDA GPU found: training runs on the CPU (slowly).")
+    for d in devices:
+        if d.kind == "cuda":
+            print(f"cuda:{d.index}  {d.name}  {d.free_gib:.1f} / {d.total_gib:.1f} GiB free  "
+                  f"compute {d.capability}  bf16 {'yes' if d.bf16 else 'no'}")
+        else:
+            print(f"cpu    {d.name}  {d.cores} cores  RAM {d.free_gib:.1f} / {d.total_gib:.1f} GiB free")
+    return EXIT_OK
+
+
+# -- make-test-model -----------------------------------------------------------------------------------------------
+
+def cmd_make_test_model(args: argparse.Namespace) -> int:
+    from alltalk_gui.testing.tiny_xtts import build_tiny_xtts
+
+    folder = build_tiny_xtts(args.dir, seed=args.seed)
+    print(f"Wrote a tiny random XTTS v2 test model to {folder} (for tests and smoke runs; it is not a voice).")
+    return EXIT_OK
