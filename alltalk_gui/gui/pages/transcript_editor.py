@@ -396,6 +396,10 @@ class TranscriptEditor(QWidget):
         self.split_action.setEnabled(has and not segment.deleted)
         self.delete_action.setText("Restore" if has and segment.deleted else "Delete")
         self.replace_button.setEnabled(self.segments is not None)
+        rows = self.model.rowCount()
+        row = self.table.currentIndex().row()
+        self.previous_action.setEnabled(rows > 0 and row > 0)
+        self.next_action.setEnabled(rows > 0 and row < rows - 1)
 
     def _update_find_count(self) -> None:
         needle = self.find_edit.text()

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QLabel, QMessageBox, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QApplication, QFrame, QHBoxLayout, QLabel, QMessageBox, QPushButton, QStackedWidget, QVBoxLayout, QWidget,
+)
 
 from alltalk_gui.core.project import VoiceProject
 from alltalk_gui.core.segments import SegmentList, SegmentsError
@@ -63,7 +65,12 @@ class TranscriptPage(QWidget):
         layout.addWidget(intro)
         layout.addWidget(self.panel)
         layout.addWidget(self.notice_box)
-        layout.addWidget(self.editor, 1)
+        self.empty = QLabel(alignment=Qt.AlignmentFlag.AlignCenter, wordWrap=True)
+        self.empty.setStyleSheet("color: palette(mid); font-size: 14pt;")
+        self.body = QStackedWidget()
+        self.body.addWidget(self.empty)
+        self.body.addWidget(self.editor)
+        layout.addWidget(self.body, 1)
         layout.addLayout(bottom)
         app = QApplication.instance()
         if app is not None:
@@ -132,10 +139,12 @@ class TranscriptPage(QWidget):
         resolved = check.resolved
         if isinstance(resolved, Exception):
             self._done_busy()
+            self._update_state()
             self._offer_local_model("The model cannot be used", str(resolved))
             return
         if not resolved.on_disk:
             self._done_busy()
+            self._update_state()
             info = resolved.download
             if not check.online:
                 self._offer_local_model(
@@ -171,6 +180,7 @@ class TranscriptPage(QWidget):
         self._done_busy()
         if outcome.report is None:
             self.status_message.emit(outcome.message or "Transcription stopped.")
+            self._update_state()
             if not outcome.cancelled:
                 QMessageBox.warning(self, "Transcription failed", outcome.message)
             return
@@ -225,10 +235,13 @@ class TranscriptPage(QWidget):
         worker.failed.connect(self._on_failed)
         self.panel.set_busy(True)
         self.editor.retranscribe_action.setEnabled(False)
+        if self.body.currentWidget() is self.empty:
+            self.empty.setText("Transcribing…\nThe clips appear here when it is done.")
         worker.start()
 
     def _on_failed(self, traceback_text: str) -> None:
         self._done_busy()
+        self._update_state()
         QMessageBox.critical(self, "Transcription stopped", f"An unexpected error stopped the work:\n\n"
                                                            f"{traceback_text}")
 
@@ -239,6 +252,10 @@ class TranscriptPage(QWidget):
     def _update_state(self, problem: str = "") -> None:
         has_clips = self.segments is not None and len(self.segments) > 0
         self.export_button.setEnabled(has_clips)
+        self.body.setCurrentWidget(self.editor if has_clips else self.empty)
+        self.empty.setText("No transcript yet.\nChoose a model above and press Transcribe: the recordings are cut "
+                           "into clips here for you to check." if self.project is not None and self.project.sources
+                           else "")
         self.panel.transcribe_button.setText("Transcribe again" if has_clips else "Transcribe")
         lines = [problem] if problem else []
         if self.project is not None:

@@ -72,12 +72,14 @@ class ClipWaveform(QWidget):
         self.region.hide()
         self.cursor.hide()
         self.placeholder.show()
+        self.plot.getPlotItem().hideAxis("bottom")  # an axis with nothing on it looks like a broken plot
         self.plot.setXRange(0, 1, padding=0)
 
     def show_clip(self, samples: np.ndarray, rate: int, segment: Segment, neighbours: list[Segment]) -> None:
         """Draw ``segment`` of a source (``samples`` at ``rate``) with ``neighbours`` (its kept neighbours in
         the same source) shaded; a drag can reach up to their edges."""
         self.placeholder.hide()
+        self.plot.getPlotItem().showAxis("bottom")
         self._duration_s = samples.size / rate
         start, end = segment.start_ms / 1000, segment.end_ms / 1000
         lo = max(0.0, start - CONTEXT_S)
