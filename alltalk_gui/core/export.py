@@ -192,6 +192,7 @@ def export_voice(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], op
 
     _remove_stale_temporaries(out_dir, name)
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.export-", dir=out_dir))
+    os.chmod(tmp, 0o755)  # mkdtemp makes it private; the model folder is for AllTalk (often another user) to read
     try:
         import torch
 
