@@ -2,7 +2,9 @@
 # Puts AllTalk GUI into the desktop's application menu for this user: the icon (every size, plus the SVG) in
 # the hicolor theme and a menu entry whose Exec is this checkout's launcher. Nothing is installed system-wide
 # and nothing is downloaded; the first start from the menu sets up the environment (see the launcher).
-# Usage: install.sh [--uninstall]
+# Usage: install.sh                  menu entry for this checkout (its launcher sets up .venv on first start)
+#        install.sh --frozen DIR     menu entry for a frozen build (DIR/alltalk-gui, from packaging/build.sh)
+#        install.sh --uninstall
 set -euo pipefail
 HERE="$(cd "$(dirname "$(readlink -f "$0")")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -34,9 +36,13 @@ for size in $SIZES; do
 done
 install -D -m 644 "$ROOT/resources/icons/alltalk-gui.svg" "$ICONS/scalable/apps/alltalk-gui.svg"
 
-# Exec and TryExec point at this checkout's launcher; Exec quotes the path (the spec's rule for spaces),
-# TryExec takes it bare.
+# Exec and TryExec point at this checkout's launcher (or the frozen app); Exec quotes the path (the spec's rule
+# for spaces), TryExec takes it bare.
 launcher="$HERE/alltalk-gui-launcher.sh"
+if [ "${1:-}" = "--frozen" ]; then
+  launcher="$(realpath "${2:?--frozen needs the build folder, e.g. build-frozen/dist/alltalk-gui}")/alltalk-gui"
+  [ -x "$launcher" ] || { echo "$launcher is not there; build it with packaging/build.sh" >&2; exit 1; }
+fi
 quoted="\"$(printf '%s' "$launcher" | sed -e 's/[\\"`$]/\\\\&/g')\""
 mkdir -p "$APPS"
 workdir="$(mktemp -d)"

@@ -63,3 +63,20 @@ def test_install_script_puts_entry_and_icons_in_the_menu_and_removes_them(tmp_pa
     assert done.returncode == 0, done.stdout + done.stderr
     assert not installed.exists()
     assert not list((data / "icons").rglob("alltalk-gui.*"))
+
+
+def test_install_script_can_point_the_entry_at_a_frozen_build(tmp_path, fresh_home):
+    build = tmp_path / "dist" / "alltalk-gui"
+    build.mkdir(parents=True)
+    (build / "alltalk-gui").write_text("#!/bin/sh\n")
+    (build / "alltalk-gui").chmod(0o755)
+    env = {**fresh_home, "XDG_DATA_HOME": str(tmp_path / "data")}
+    done = subprocess.run(["bash", str(INSTALL), "--frozen", str(build)], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    entry = read_entry(tmp_path / "data" / "applications" / "alltalk-gui.desktop")
+    assert entry["Exec"] == f'"{build / "alltalk-gui"}"'
+
+    missing = subprocess.run(["bash", str(INSTALL), "--frozen", str(tmp_path / "nowhere")], capture_output=True,
+                             text=True, env=env, timeout=60)
+    assert missing.returncode != 0 and "packaging/build.sh" in missing.stderr
