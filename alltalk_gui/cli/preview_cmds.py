@@ -1,0 +1,170 @@
+"""Preview and export commands: ``checkpoints``, ``preview``, ``export``."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+from alltalk_gui.cli import EXIT_OK, EXIT_USAGE
+from alltalk_gui.core.checkpoints import CheckpointError, CheckpointInfo, list_checkpoints, resolve_checkpoint
+from alltalk_gui.core.export import FORMATS, ExportError, ExportOptions, export_voice
+from alltalk_gui.core.preview import GenerationSettings, PreviewError
+from alltalk_gui.core.project import VoiceProject
+from alltalk_gui.core.references import ReferenceClipError, choose_references
+
+_ERRORS = (CheckpointError, PreviewError, ReferenceClipError, ExportError)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("checkpoints", help="list a project's training checkpoints")
+    p.add_argument("dir", help="project folder")
+    p.set_defaults(func=cmd_checkpoints)
+
+    p = sub.add_parser("preview", help="speak a sentence with a trained checkpoint (and the base model)")
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--text", required=True, help="what to say")
+    p.add_argument("--out", required=True, metavar="FILE.wav", help="where to write the wav (a .json with the "
+                   "settings is written beside it)")
+    _checkpoint_args(p)
+    p.add_argument("--language", help="language code (default: the run's or the project's)")
+    p.add_argument("--ab", action="store_true", help="also speak it with the base model, into FILE_base.wav")
+    p.add_argument("--whisper-model", metavar="NAME_OR_PATH", help="check intelligibility: transcribe with this "
+                   "faster-whisper model (already downloaded, or a local folder) and print the word error rate")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    defaults = GenerationSettings()
+    for field in dataclasses.fields(GenerationSettings):
+        flag = "--" + field.name.replace("_", "-")
+        help_text = {"seed": "sampling seed (default 0)", "max_new_tokens": "cap on generated audio codes "
+                     "(0: the model's limit)"}.get(field.name, f"default: the base model's config.json "
+                                                               f"(XTTS v2: {getattr(defaults, field.name)})")
+        p.add_argument(flag, dest=field.name, type=type(getattr(defaults, field.name)), help=help_text)
+    p.set_defaults(func=cmd_preview)
+
+    p = sub.add_parser("export", help="export the trained voice as an AllTalk or coqui-tts model folder")
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--format", choices=FORMATS, default="alltalk", help="alltalk (default) or coqui")
+    p.add_argument("--out", required=True, metavar="FOLDER", help="parent folder, e.g. alltalk_tts/models/xtts; "
+                   "the model goes into FOLDER/NAME")
+    p.add_argument("--name", help="model folder name (default: the project's name)")
+    _checkpoint_args(p)
+    p.add_argument("--half", action="store_true", help="store the weights in half precision (half the size)")
+    p.add_argument("--training-files", action="store_true",
+                   help="include dvae.pth and mel_stats.pth to keep training elsewhere (always in alltalk format)")
+    p.add_argument("--overwrite", action="store_true", help="replace FOLDER/NAME if it exists and is not empty")
+    p.set_defaults(func=cmd_export)
+
+
+def _checkpoint_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--checkpoint", default="latest", metavar="best|latest|PATH",
+                   help="which checkpoint (default latest; best = lowest eval loss)")
+    p.add_argument("--run", help="run name for latest/best (default: the newest run)")
+    p.add_argument("--base-model", metavar="DIR", help="base-model folder, if it moved since training")
+    p.add_argument("--reference", nargs="+", metavar="WAV", help="reference clips of the voice (default: the "
+                   "cleanest 3-10 s clips of the dataset)")
+
+
+def _checkpoint(args: argparse.Namespace, project: VoiceProject) -> CheckpointInfo:
+    checkpoint = resolve_checkpoint(project.root, args.checkpoint, run=args.run)
+    if args.base_model:
+        checkpoint = dataclasses.replace(checkpoint, base_model_dir=Path(args.base_model).expanduser().absolute())
+    if not checkpoint.base_model_dir.is_dir():
+        raise CheckpointError(f"The base model {checkpoint.base_model_dir} that {checkpoint.label} was trained "
+                              "from is not there any more; point to it with --base-model DIR.")
+    return checkpoint
+
+
+def _references(args: argparse.Namespace, project: VoiceProject) -> list[Path]:
+    if args.reference:
+        return [Path(r).expanduser().absolute() for r in args.reference]
+    return [c.path for c in choose_references(project.dataset_dir)]
+
+
+def cmd_checkpoints(args: argparse.Namespace) -> int:
+    project = VoiceProject.open(args.dir)
+    found = list_checkpoints(project.root)
+    if not found:
+        print("No training checkpoints yet. Train first: alltalk-gui train DIR")
+        return EXIT_OK
+    best = {}
+    for c in found:
+        if c.eval_loss is not None and (c.run not in best or c.eval_loss < best[c.run].eval_loss):
+            best[c.run] = c
+    for c in found:
+        mark = " (best)" if best.get(c.run) is c else ""
+        print(f"{c.label}{mark}\n    {c.path}")
+    return EXIT_OK
+
+
+def cmd_preview(args: argparse.Namespace) -> int:
+    from alltalk_gui.core.preview import PreviewEngine, generate_ab, generate_preview
+
+    project = VoiceProject.open(args.dir)
+    try:
+        if not args.text.strip():
+            raise PreviewError("--text is empty: give the sentence to speak.")
+        checkpoint = _checkpoint(args, project)
+        references = _references(args, project)
+        language = args.language or checkpoint.language or project.language
+        settings = GenerationSettings.from_base_model(checkpoint.base_model_dir)
+        changes = {f.name: getattr(args, f.name) for f in dataclasses.fields(GenerationSettings)
+                   if getattr(args, f.name) is not None}
+        settings = dataclasses.replace(settings, **changes)
+        settings.validate()
+        checker = None
+        if args.whisper_model:
+            checker = _checker(args.whisper_model, args.device)
+        out = Path(args.out).expanduser().absolute()
+        if out.suffix.lower() != ".wav":
+            raise PreviewError(f"--out must name a .wav file (got {out.name}).")
+        engine = PreviewEngine(args.device)
+        print(f"Speaking with {checkpoint.label} ({language}), references: "
+              f"{', '.join(r.name for r in references)}", flush=True)
+        results = []
+        if args.ab:
+            results.append(generate_preview(
+                engine, base_model_dir=checkpoint.base_model_dir, checkpoint=None, text=args.text,
+                references=references, language=language, settings=settings, out_dir=out.parent,
+                out_file=out.with_name(out.stem + "_base.wav"), checker=checker))
+        results.append(generate_preview(
+            engine, base_model_dir=checkpoint.base_model_dir, checkpoint=checkpoint, text=args.text,
+            references=references, language=language, settings=settings, out_dir=out.parent, out_file=out,
+            checker=checker))
+    except _ERRORS as exc:
+        print(f"alltalk-gui: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for r in results:
+        wer = f", WER {r.wer:.2f} (heard: \"{r.transcript}\")" if r.wer is not None else ""
+        print(f"  {r.label}: {r.wav} ({r.duration_s:.1f} s, made in {r.generation_s:.1f} s){wer}")
+    return EXIT_OK
+
+
+def _checker(model: str, device: str):
+    from alltalk_gui.core.transcribe import TranscriptionError
+    from alltalk_gui.core.wer import IntelligibilityChecker
+    from alltalk_gui.core.whisper_models import ModelError
+
+    try:
+        return IntelligibilityChecker(model=model, device=device)
+    except (ModelError, TranscriptionError) as exc:
+        raise PreviewError(f"The Whisper model for the intelligibility check cannot be used: {exc}") from exc
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    project = VoiceProject.open(args.dir)
+    try:
+        checkpoint = _checkpoint(args, project)
+        references = _references(args, project)
+        options = ExportOptions(format=args.format, name=args.name or "", half=args.half,
+                                training_files=args.training_files, references=references, overwrite=args.overwrite)
+        print(f"Exporting {checkpoint.label} as {args.format} format", flush=True)
+        result = export_voice(checkpoint, args.out, options, project_name=project.name,
+                              progress=lambda what, _f: print(f"  {what}", flush=True))
+    except _ERRORS as exc:
+        print(f"alltalk-gui: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for warning in result.warnings:
+        print(f"  warning: {warning}", file=sys.stderr)
+    print(f"Exported to {result.folder} (model.pth {result.model_bytes / 1e6:.1f} MB): {', '.join(result.files)}")
+    return EXIT_OK

@@ -1,0 +1,84 @@
+"""``alltalk-gui checkpoints / preview / export`` on a project trained for a few steps on the tiny model."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import soundfile as sf
+import torch
+
+from alltalk_gui.cli import main
+from alltalk_gui.core.project import VoiceProject
+from tests.trained_voice import trained_voice
+
+
+@pytest.fixture(scope="module")
+def voice(tmp_path_factory):
+    return trained_voice(tmp_path_factory)
+
+
+def _run(*args):
+    return subprocess.run([sys.executable, "-m", "alltalk_gui", *map(str, args)], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_preview_with_ab_writes_both_wavs(voice, tmp_path):
+    out = tmp_path / "hello.wav"
+    done = _run("preview", voice.project, "--text", "Hello world.", "--checkpoint", "best", "--out", out, "--ab",
+                "--max-new-tokens", "8", "--temperature", "0.6", "--device", "cpu")
+    assert done.returncode == 0, done.stderr
+    for path in (out, tmp_path / "hello_base.wav"):
+        data, rate = sf.read(path)
+        assert rate == 24000 and data.size > 0, path
+    info = json.loads(out.with_suffix(".json").read_text())
+    assert info["settings"]["temperature"] == 0.6 and info["label"] == "fine-tuned"
+    assert "fine-tuned:" in done.stdout and "base:" in done.stdout
+
+
+def test_export_then_refuse_to_overwrite(voice, tmp_path):
+    done = _run("export", voice.project, "--format", "coqui", "--out", tmp_path, "--half")
+    assert done.returncode == 0, done.stderr
+    folder = tmp_path / "Test_Voice"  # the project's name
+    state = torch.load(folder / "model.pth", map_location="cpu", weights_only=True)["model"]
+    assert any(k.startswith("gpt.") for k in state) and "README.md" in done.stdout
+    before = (folder / "model.pth").stat().st_mtime_ns
+
+    again = _run("export", voice.project, "--format", "coqui", "--out", tmp_path)
+    assert again.returncode == 2 and "not empty" in again.stderr and "--overwrite" in again.stderr
+    assert (folder / "model.pth").stat().st_mtime_ns == before
+
+
+def test_checkpoints_are_listed(voice, capsys):
+    assert main(["checkpoints", str(voice.project)]) == 0
+    out = capsys.readouterr().out
+    assert "run1 · step 2" in out and "run1 · step 4" in out and "(best)" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["preview", "{project}", "--text", "  ", "--out", "{tmp}/a.wav"], "--text is empty"),
+    (["preview", "{project}", "--text", "hi", "--out", "{tmp}/a.wav", "--top-p", "2"], "top_p must be"),
+    (["preview", "{project}", "--text", "hi", "--out", "{tmp}/a.mp3"], "must name a .wav"),
+    (["preview", "{project}", "--text", "hi", "--out", "{tmp}/a.wav", "--reference", "{tmp}/none.wav"],
+     "does not exist"),
+    (["preview", "{project}", "--text", "hi", "--out", "{tmp}/a.wav", "--checkpoint", "{tmp}"],
+     "not a complete training checkpoint"),
+    (["preview", "{project}", "--text", "hi", "--out", "{tmp}/a.wav", "--base-model", "{tmp}/gone"],
+     "not there any more"),
+    (["export", "{project}", "--out", "{tmp}", "--name", "..."], "cannot be used as a folder name"),
+])
+def test_bad_inputs_exit_2_with_a_message(voice, tmp_path, capsys, argv, message):
+    args = [a.format(project=voice.project, tmp=tmp_path) for a in argv]
+    assert main(args) == 2
+    assert message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_no_checkpoint_yet_exit_2(tmp_path, capsys):
+    project = VoiceProject.create(tmp_path / "fresh")
+    assert main(["preview", str(project.root), "--text", "hi", "--out", str(tmp_path / "a.wav")]) == 2
+    assert "no training checkpoint" in capsys.readouterr().err
+    assert main(["export", str(project.root), "--out", str(tmp_path / "models")]) == 2
+    assert not (tmp_path / "models").exists() and not (tmp_path / "a.wav").exists()
