@@ -116,8 +116,6 @@ def _train_here(config, args) -> int:
 
 def _train_launched(config, args) -> int:
     """N processes under accelerate launch; this process only follows the events file."""
-    import torch
-
     from alltalk_gui.core import atomic
     from alltalk_gui.core.events import Done, event_from_dict
     from alltalk_gui.core.runner import exit_code
@@ -129,10 +127,10 @@ def _train_launched(config, args) -> int:
     offset = events_path.stat().st_size if events_path.exists() else 0
     config_file = run_dir / "launch_config.json"
     atomic.write_json(config_file, config.to_dict())
-    gpu = torch.cuda.is_available() and config.device != "cpu"
-    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", str(args.processes),
+    # --multi_gpu is accelerate's torchrun launcher; on a machine without CUDA the processes form a gloo group on
+    # the CPU (Accelerator(cpu=True)). accelerate's --cpu launcher would need MPI for more than one process.
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(args.processes),
            "--num_machines", "1", "--mixed_precision", config.mixed_precision, "--dynamo_backend", "no"]
-    cmd += ["--multi_gpu"] if gpu else ["--cpu"]
     cmd += ["-m", "alltalk_gui.core.runner", "--config", str(config_file), "--events", str(events_path)]
     if args.resume:
         cmd.append("--resume")

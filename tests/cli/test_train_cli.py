@@ -118,3 +118,13 @@ def test_sigkill_during_a_checkpoint_save_then_resume(project, tiny):
     assert steps == [1, 2, 2, 3, 4, 5, 6, 7, 8]
     names = sorted(p.name for p in (run_dir / "checkpoints").iterdir())
     assert ".tmp-step_0000002" not in names and "step_0000008" in names
+
+
+def test_train_with_two_processes_follows_one_events_file(project, tiny):
+    result = cli("train", str(project), "--base-model", str(tiny), "--epochs", "1", "--run", "two",
+                 "--processes", "2", "--set", "batch_size=1", *FAST)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "on cpu:0 x 2: 2 steps/epoch" in result.stdout and "Done (finished) after step 2" in result.stdout
+    events = _events(project / "runs" / "two" / "events.jsonl")
+    assert [e["type"] for e in events].count("started") == 1
+    assert [e["step"] for e in events if e["type"] == "step"] == [1, 2]
