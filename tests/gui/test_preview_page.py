@@ -1,0 +1,131 @@
+"""The Preview & Export page on a project trained for a few steps on the tiny model: generate, play, A/B rows,
+the WER beside each take, errors shown as messages, and the Export button writing the model folder."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+
+from alltalk_gui.core.project import VoiceProject
+from alltalk_gui.gui.pages.preview_page import PreviewPage, error_text
+from tests.trained_voice import trained_voice, whisper_tiny_en
+
+GENERATION_TIMEOUT_MS = 240_000  # the CPU is shared in CI; a tiny take is a few seconds on an idle machine
+
+
+@pytest.fixture(scope="module")
+def voice(tmp_path_factory):
+    return trained_voice(tmp_path_factory)
+
+
+@pytest.fixture
+def page(qtbot, voice):
+    page = PreviewPage()
+    qtbot.addWidget(page)
+    page.whisper_model = whisper_tiny_en()
+    page.set_project(VoiceProject.open(voice.project))
+    # The tiny random model rarely stops by itself: cap the audio codes so a take is short.
+    page.generation.set_defaults(replace(page.generation.defaults, max_new_tokens=8))
+    yield page
+    for worker in (page.worker, page.export_job):
+        if worker is not None:
+            worker.wait(GENERATION_TIMEOUT_MS)
+    page.player.stop()
+
+
+def _wait_idle(qtbot, page):
+    qtbot.waitUntil(lambda: not page.is_busy(), timeout=GENERATION_TIMEOUT_MS)
+
+
+def test_checkpoints_references_and_sentences_are_filled_in(page):
+    items = [page.checkpoint_box.itemText(i) for i in range(page.checkpoint_box.count())]
+    assert items[0].startswith("Latest: run1 · step 4") and items[1].startswith("Best: run1 · step")
+    assert len(items) == 4  # latest, best, then each checkpoint
+    assert page.references and all(p.suffix == ".wav" for p in page.references)
+    assert page.text_box.count() >= 3 and page.text_box.itemText(0).startswith("The quick brown fox")
+    assert page.generate_button.isEnabled() and page.compare_button.isEnabled()
+    assert page.generation.settings().temperature == 0.85  # the tiny base model's config.json
+
+
+@pytest.mark.timeout(600)
+def test_generate_then_play(page, qtbot, voice):
+    page.text_box.setCurrentText("Hello world.")
+    page.generate_button.click()
+    assert not page.generate_button.isEnabled()  # one job at a time
+    _wait_idle(qtbot, page)
+    assert page.message.text() == "" and len(page.rows) == 1
+    take = page.rows[0].takes[0]
+    assert take.result.wav.parent == voice.project / "previews" and take.result.wav.is_file()
+    assert take.result.label == "fine-tuned" and take.wer_label.text().startswith("WER ")
+    take.play_button.click()
+    assert page.player.current == str(take.result.wav)
+    take.play_button.click()
+    assert page.player.current == ""
+
+
+@pytest.mark.timeout(600)
+def test_ab_row_shows_base_and_fine_tuned_side_by_side(page, qtbot):
+    page.text_box.setCurrentText("Hello world.")
+    page.compare_button.click()
+    _wait_idle(qtbot, page)
+    row = page.rows[0]
+    assert [t.result.label for t in row.takes] == ["base", "fine-tuned"]
+    assert row.takes[0].title.text() == "<b>Base model</b>" and "run1 · step 4" in row.takes[1].title.text()
+    assert all(t.plot.listDataItems() for t in row.takes)  # a waveform in each
+    assert all("WER" in t.wer_label.text() for t in row.takes)
+
+
+@pytest.mark.timeout(600)
+def test_generation_errors_are_shown_as_messages(page, qtbot):
+    page.text_box.setCurrentText("   ")
+    page.generate_button.click()
+    assert "Type a sentence" in page.message.text() and page.worker is None
+    page.text_box.setCurrentText("hello жук")
+    page.generate_button.click()
+    _wait_idle(qtbot, page)
+    assert "vocabulary does not know" in page.message.text() and "Traceback" not in page.message.text()
+    assert page.rows == []
+
+
+@pytest.mark.timeout(600)
+def test_export_button_produces_the_folder(page, qtbot, tmp_path):
+    panel = page.export_panel
+    assert not panel.button.isEnabled()  # no output folder yet
+    panel.folder.setText(str(tmp_path))
+    panel.format.setCurrentIndex(panel.format.findData("coqui"))
+    panel.half.setChecked(True)
+    panel.name.setText("gui voice")
+    panel.button.click()
+    _wait_idle(qtbot, page)
+    folder = tmp_path / "gui_voice"
+    assert (folder / "model.pth").is_file() and (folder / "README.md").is_file()
+    assert "Exported to" in panel.result.text()
+    panel.button.click()  # again: the folder is not empty now
+    _wait_idle(qtbot, page)
+    assert "not empty" in panel.result.text()
+
+
+def test_without_checkpoints_the_page_says_train_first(qtbot, tmp_path):
+    page = PreviewPage()
+    qtbot.addWidget(page)
+    page.set_project(VoiceProject.create(tmp_path / "fresh"))
+    assert page.checkpoint_box.count() == 0 and not page.generate_button.isEnabled()
+    assert "No training checkpoint yet" in page.message.text() and not page.export_panel.isEnabled()
+
+
+def test_error_text_keeps_only_the_message():
+    tb = ("Traceback (most recent call last):\n  File \"x.py\", line 1\n"
+          "alltalk_gui.core.export.ExportError: /x/voice already exists and is not empty.\n")
+    assert error_text(tb) == "/x/voice already exists and is not empty."
+
+
+def test_page_is_step_4_and_opening_it_loads_no_torch():
+    code = ("import sys; from alltalk_gui.gui.main_window import STEPS; "
+            "from alltalk_gui.gui.pages.preview_page import PreviewPage; assert STEPS[3].page is PreviewPage; "
+            "bad = [m for m in ('torch', 'TTS', 'whisper', 'faster_whisper') if m in sys.modules]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
