@@ -22,6 +22,7 @@ from alltalk_gui.gui.dialogs.about_dialog import AboutDialog
 from alltalk_gui.gui.dialogs.new_project_dialog import NewProjectDialog
 from alltalk_gui.gui.pages.first_run_page import FirstRunPage
 from alltalk_gui.gui.pages.import_page import ImportPage
+from alltalk_gui.gui.pages.preview_page import PreviewPage
 from alltalk_gui.gui.pages.transcript_page import TranscriptPage
 from alltalk_gui.gui.pages.welcome_page import WelcomePage
 
@@ -40,7 +41,7 @@ STEPS = [
     Step("Train", "Fine-tune XTTS v2 with a memory profile that fits your GPU, with live memory and loss "
          "graphs.", None),
     Step("Preview & Export", "Listen to the new voice next to the original model and export it for AllTalk "
-         "or coqui-tts.", None),
+         "or coqui-tts.", PreviewPage),
 ]
 
 
