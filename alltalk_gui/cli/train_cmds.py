@@ -1,4 +1,4 @@
-"""Training commands: ``train``, ``gpu``, ``make-test-model``.
+"""Training commands: ``train``, ``gpu``, ``make-test-model``, ``download-base-model``.
 
 ``train`` runs in this process for one device; ``--processes N`` starts N processes with ``accelerate launch``
 (one per GPU, or N CPU processes with ``--cpu``) and follows their events file. Either way the events go to
@@ -42,6 +42,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("gpu", help="list GPUs (and the CPU) with their free memory")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=cmd_gpu)
+
+    p = sub.add_parser("download-base-model", help="download XTTS v2 from the Hugging Face Hub (after accepting "
+                       "the Coqui Public Model License)")
+    p.add_argument("dir", help="folder to download into (an interrupted download resumes)")
+    p.add_argument("--repo", default=None, help="Hub repository (default coqui/XTTS-v2)")
+    p.add_argument("--revision", default=None, help="branch, tag or commit (default main)")
+    p.add_argument("--accept-licence", action="store_true", help="accept the CPML without asking (records it)")
+    p.set_defaults(func=cmd_download)
 
     p = sub.add_parser("make-test-model", help="write a tiny random XTTS v2 base model (for tests; not a voice)")
     p.add_argument("dir", help="folder to write model.pth, config.json, vocab.json, dvae.pth, mel_stats.pth into")
@@ -265,4 +273,41 @@ def cmd_make_test_model(args: argparse.Namespace) -> int:
 
     folder = build_tiny_xtts(args.dir, seed=args.seed)
     print(f"Wrote a tiny random XTTS v2 test model to {folder} (for tests and smoke runs; it is not a voice).")
+    return EXIT_OK
+
+
+# -- download-base-model -------------------------------------------------------------------------------------------
+
+def cmd_download(args: argparse.Namespace) -> int:
+    from alltalk_gui.core import app_settings
+    from alltalk_gui.core.engines import xtts_download as dl
+    from alltalk_gui.core.engines.xtts_files import BaseModelError
+
+    if not dl.licence_accepted():
+        print(dl.LICENCE_SUMMARY)
+        if args.accept_licence:
+            dl.accept_licence()
+        elif sys.stdin.isatty() and input("Type 'yes' to accept the licence: ").strip().lower() == "yes":
+            dl.accept_licence()
+        else:
+            print("alltalk-gui: the licence was not accepted; nothing was downloaded.", file=sys.stderr)
+            return EXIT_USAGE
+    last = {"file": None}
+
+    def progress(p: "dl.DownloadProgress") -> None:
+        if p.file != last["file"]:
+            last["file"] = p.file
+            print(f"[{p.file_index}/{p.file_count}] {p.file}", flush=True)
+        if p.done_bytes == p.total_bytes:
+            print(f"    {p.total_bytes / 1e6:.1f} MB done", flush=True)
+
+    try:
+        info = dl.download_base_model(args.dir, repo_id=args.repo or dl.DEFAULT_REPO,
+                                      revision=args.revision or dl.DEFAULT_REVISION, progress=progress)
+    except (dl.DownloadError, BaseModelError) as exc:
+        print(f"alltalk-gui: {exc}", file=sys.stderr)
+        return 1
+    app_settings.set_value("base_model_dir", str(Path(args.dir).expanduser().absolute()))
+    print(f"XTTS v2 base model ready in {info.folder} ({info.gpt_parameters / 1e6:.0f} M GPT parameters); "
+          "it is now the default for 'alltalk-gui train'.")
     return EXIT_OK

@@ -128,3 +128,11 @@ def test_train_with_two_processes_follows_one_events_file(project, tiny):
     events = _events(project / "runs" / "two" / "events.jsonl")
     assert [e["type"] for e in events].count("started") == 1
     assert [e["step"] for e in events if e["type"] == "step"] == [1, 2]
+
+
+def test_download_refuses_without_the_licence_and_downloads_nothing(tmp_path):
+    result = cli("download-base-model", str(tmp_path / "xtts"), env={"ALLTALK_GUI_CONFIG_DIR": str(tmp_path / "c")},
+                 stdin=subprocess.DEVNULL)
+    assert result.returncode == 2
+    assert "Coqui Public Model License" in result.stdout and "nothing was downloaded" in result.stderr
+    assert not (tmp_path / "xtts").exists() and not (tmp_path / "c" / "settings.json").exists()
