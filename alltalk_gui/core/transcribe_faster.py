@@ -48,7 +48,7 @@ class FasterWhisperTranscriber:
             self._model = WhisperModel(str(resolved.path), device=device, compute_type=self.compute_type,
                                        cpu_threads=cpu_threads or min(4, os.cpu_count() or 1),
                                        local_files_only=True)
-        except (RuntimeError, ValueError, OSError) as exc:
+        except Exception as exc:  # a damaged file fails in many ways (unpickling, shapes, I/O): all mean the same
             raise TranscriptionError(f"Cannot load the faster-whisper model at {resolved.path}: {exc}") from exc
 
     def transcribe(self, samples: np.ndarray, language: str | None, on_progress: Callable[[float], None],

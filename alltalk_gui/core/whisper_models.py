@@ -224,7 +224,7 @@ def _sha256(path: Path) -> str:
 def _local_path(backend: str, model: str, names: list[str]) -> Path:
     path = Path(model).expanduser()
     if not path.exists():
-        raise UnknownModel(f"'{model}' is neither a {backend} model name ({', '.join(names)}) nor an existing "
+        raise UnknownModel(f"'{model}' is neither a model name known to {backend} ({', '.join(names)}) nor an existing "
                            "file or folder.")
     if backend == OPENAI and not path.is_file():
         raise UnknownModel(f"{path} is a folder; openai-whisper needs a checkpoint file (.pt). For a CTranslate2 "

@@ -98,7 +98,7 @@ def test_a_vanished_working_copy_is_reported_and_the_rest_transcribed(project_di
 def test_bad_models_and_backends_get_clear_errors(project_dir, capsys):
     assert main(["transcribe", str(project_dir), "--backend", "faster-whisper", "--model",
                  str(project_dir / "nope")]) == 2
-    assert "neither a faster-whisper model name" in capsys.readouterr().err
+    assert "neither a model name known to faster-whisper" in capsys.readouterr().err
     assert main(["transcribe", str(project_dir), "--backend", "openai-whisper", "--model",
                  str(faster_tiny_en())]) == 2
     assert "needs a checkpoint file (.pt)" in capsys.readouterr().err
