@@ -65,6 +65,12 @@ def test_opening_a_project_shows_its_clips_and_summary(page):
     assert editor.model.index(2, Column.LENGTH).data() == "4.0 s"
     assert editor.current_id == "c00001"
     assert editor.waveform.segment.id == "c00001" and editor.waveform.region.isVisible()
+    # The waveform shows the audio around the clip, with its neighbours shaded.
+    editor.select("c00002")
+    x, _y = editor.waveform.curve.getData()
+    assert x.min() < 3.0 and x.max() > 9.0
+    assert [n.getRegion() for n in editor.waveform.neighbours] == [(0.0, 4.0), (9.0, 13.0)]
+    editor.select("c00001")
     summary = editor.summary.text()
     assert "4 clip(s)" in summary and f"{format_duration(16.0)} kept" in summary and "3-minute minimum" in summary
     assert page.panel.transcribe_button.text() == "Transcribe again"
