@@ -252,7 +252,7 @@ def test_find_and_replace_across_the_project_is_one_undo_step(page, project):
     editor.find_edit.setText("th")
     assert editor.find_count.text() == "3 clip(s)"
     editor.replace_edit.setText("TH")
-    editor.replace_button.trigger()
+    editor.replace_action.trigger()
     clips = reopened(project)
     assert clips["c00001"].text == "THe quick brown fox jumps over it."
     assert clips["c00004"].text == "AnoTHer file starts wiTH THis."
@@ -302,3 +302,15 @@ def test_caret_for_time_counts_words_or_falls_back_to_the_nearest_space():
     assert caret_for_time(clip, 20) == 0
     edited = segment("c1", "s1", 0, 4000, "one two three four five six", words=())
     assert caret_for_time(edited, 2000) == len("one two three")
+
+
+def test_merge_keeps_text_typed_but_not_yet_committed(page, project):
+    editor = page.editor
+    editor.select("c00001")
+    editor.table.edit(editor.model.index(0, Column.TEXT))
+    editor.text_delegate.editor.setText("The quick brown fox jumped.")
+    editor.merge_action.trigger()  # a toolbar click while typing: the typed text goes in first
+    assert reopened(project)["c00001"].text == f"The quick brown fox jumped. {TEXTS[1]}"
+    editor.undo_action.trigger()  # one step undoes both
+    clips = reopened(project)
+    assert clips["c00001"].text == TEXTS[0] and clips["c00002"].text == TEXTS[1]

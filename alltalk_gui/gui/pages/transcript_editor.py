@@ -59,7 +59,6 @@ class TranscriptEditor(QWidget):
 
     status_message = Signal(str)
     retranscribe_requested = Signal(str)
-    export_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -114,13 +113,13 @@ class TranscriptEditor(QWidget):
         self.replace_edit = QLineEdit(placeholderText="Replace with…")
         self.replace_edit.returnPressed.connect(self.replace_all)
         self.find_count = QLabel()
-        self.replace_button = self._add("Replace all", self.replace_all, None, add_to_toolbar=False)
+        self.replace_action = self._add("Replace all", self.replace_all, None, add_to_toolbar=False)
         find_action = QAction(self, shortcut=QKeySequence.StandardKey.Find,
                               shortcutContext=Qt.ShortcutContext.WidgetWithChildrenShortcut)
         find_action.triggered.connect(lambda: (self.find_edit.setFocus(), self.find_edit.selectAll()))
         self.addAction(find_action)
         replace_button = QToolButton()
-        replace_button.setDefaultAction(self.replace_button)
+        replace_button.setDefaultAction(self.replace_action)
         row = QHBoxLayout()
         row.addWidget(QLabel("Show"))
         row.addWidget(self.filter_combo)
@@ -285,6 +284,31 @@ class TranscriptEditor(QWidget):
             self.status_message.emit(f"The change could not be saved: {exc}")
             return None
 
+    def _take_typed_text(self, segment: Segment) -> tuple[str, int] | None:
+        """Close the in-place editor if it is open on ``segment``; return its text (spaces normalised as the
+        core does) and caret position in that text, or None when no editor was open."""
+        editor = self.text_delegate.editor
+        if editor is None or self.model.row_of(segment.id) != self.text_delegate.editing_row:
+            return None
+        text, caret = editor.text(), editor.cursorPosition()
+        self.text_delegate.close_editor()
+        before = text[:caret]
+        caret = len(" ".join(before.split())) + (1 if before.strip() and before[-1:].isspace() else 0)
+        normalised = " ".join(text.split())
+        return normalised, min(caret, len(normalised))
+
+    def _edit_with_typed_text(self, segment: Segment, description: str, edit, typed=None) -> None:
+        """Run ``edit`` after applying text typed but not yet committed in the clip's editor, as one undo step
+        (an edit button must not throw away what was typed)."""
+        typed = typed if typed is not None else self._take_typed_text(segment)
+        if typed is None or typed[0] == segment.text:
+            self._edit(edit)
+            return
+        self.undo_stack.beginMacro(description)
+        self._edit(lambda: self.segments.set_text(segment.id, typed[0]))
+        self._edit(edit)
+        self.undo_stack.endMacro()
+
     def split_at_cursor(self) -> None:
         segment = self.current()
         if segment is None:
@@ -295,25 +319,16 @@ class TranscriptEditor(QWidget):
                                      "stop where the split should be).")
             return
         self.player.stop()
-        editor = self.text_delegate.editor
-        if editor is not None and self.model.row_of(segment.id) == self.text_delegate.editing_row:
-            text, caret = editor.text(), editor.cursorPosition()
-            self.text_delegate.close_editor()
-            normalised = " ".join(text.split())
-            # Typed text is applied with the split as one undo step; the caret moves with the normalising.
-            caret = len(" ".join(text[:caret].split())) + (1 if text[:caret][-1:].isspace() else 0)
-            self.undo_stack.beginMacro(f"Split {segment.id}")
-            self._edit(lambda: self.segments.set_text(segment.id, normalised))
-            self._edit(lambda: self.segments.split(segment.id, at_ms, min(caret, len(normalised))))
-            self.undo_stack.endMacro()
-        else:
-            self._edit(lambda: self.segments.split(segment.id, at_ms, caret_for_time(segment, at_ms)))
+        typed = self._take_typed_text(segment)
+        caret = typed[1] if typed is not None else caret_for_time(segment, at_ms)
+        self._edit_with_typed_text(segment, f"Split {segment.id}",
+                                   lambda: self.segments.split(segment.id, at_ms, caret), typed)
 
     def merge_with_next(self) -> None:
         segment = self.current()
         if segment is not None:
-            self.text_delegate.close_editor()
-            self._edit(lambda: self.segments.merge_with_next(segment.id))
+            self._edit_with_typed_text(segment, f"Merge {segment.id} with the next clip",
+                                       lambda: self.segments.merge_with_next(segment.id))
 
     def delete_or_restore(self) -> None:
         segment = self.current()
@@ -323,7 +338,7 @@ class TranscriptEditor(QWidget):
         if segment.deleted:
             self._edit(lambda: self.segments.restore(segment.id))
         else:
-            self._edit(lambda: self.segments.delete(segment.id))
+            self._edit_with_typed_text(segment, f"Delete {segment.id}", lambda: self.segments.delete(segment.id))
 
     def _on_bounds_dragged(self, segment_id: str, start_ms: int, end_ms: int) -> None:
         if self._edit(lambda: self.segments.set_bounds(segment_id, start_ms, end_ms)) is None:
@@ -395,7 +410,7 @@ class TranscriptEditor(QWidget):
         self.merge_action.setEnabled(has and not segment.deleted)
         self.split_action.setEnabled(has and not segment.deleted)
         self.delete_action.setText("Restore" if has and segment.deleted else "Delete")
-        self.replace_button.setEnabled(self.segments is not None)
+        self.replace_action.setEnabled(self.segments is not None)
         rows = self.model.rowCount()
         row = self.table.currentIndex().row()
         self.previous_action.setEnabled(rows > 0 and row > 0)
