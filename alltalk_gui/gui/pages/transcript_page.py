@@ -41,7 +41,7 @@ class TranscriptPage(QWidget):
                        "where a word is cut. Every change is saved at once.")
         intro.setWordWrap(True)
         self.panel = TranscribePanel()
-        self.panel.transcribe_requested.connect(self.start_transcription)
+        self.panel.transcribe_requested.connect(lambda: self.start_transcription())
         self.panel.cancel_requested.connect(self.cancel)
         self.notice = QLabel(wordWrap=True)
         self.notice_box = QFrame(objectName="transcriptNotice")
@@ -117,13 +117,14 @@ class TranscriptPage(QWidget):
         self.editor.player.stop()
 
     # -- transcription --------------------------------------------------------------------------------------
-    def start_transcription(self) -> None:
+    def start_transcription(self, confirmed: bool = False) -> None:
+        """Check the model, then transcribe; ``confirmed``: the user already agreed to replace the clips."""
         if self.project is None or self.is_busy():
             return
         if not self.project.sources:
             self.status_message.emit("Import some recordings first (step 1).")
             return
-        if self.segments is not None and len(self.segments):
+        if self.segments is not None and len(self.segments) and not confirmed:
             answer = QMessageBox.question(
                 self, "Transcribe again?",
                 "Transcribing again replaces all clips, and the corrections made to them, with a new transcript. "
@@ -162,7 +163,7 @@ class TranscriptPage(QWidget):
             box.exec()
             if box.clickedButton() is local:
                 if self.panel.choose_local_model():
-                    self.start_transcription()
+                    self.start_transcription(confirmed=True)
                 return
             if box.clickedButton() is not download:
                 return
@@ -174,7 +175,7 @@ class TranscriptPage(QWidget):
         box.addButton(QMessageBox.StandardButton.Close)
         box.exec()
         if box.clickedButton() is local and self.panel.choose_local_model():
-            self.start_transcription()
+            self.start_transcription(confirmed=True)
 
     def _on_transcribed(self, outcome: Outcome) -> None:
         self._done_busy()
