@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
@@ -127,6 +128,28 @@ def resolve_device(device: str) -> str:
     return "cuda" if has_cuda else "cpu"
 
 
+def whisper_languages() -> list[str]:
+    """The language codes Whisper knows (from faster-whisper's tokenizer table: no torch import)."""
+    from faster_whisper.tokenizer import _LANGUAGE_CODES
+
+    return sorted(_LANGUAGE_CODES)
+
+
+def check_language(language: str) -> None:
+    """Raises TranscriptionError unless ``language`` is "auto" or a Whisper language code."""
+    if language != "auto" and language not in whisper_languages():
+        raise TranscriptionError(f"Unknown language '{language}'; use auto or a Whisper language code such as "
+                                 "en, de, fr, es, it, pt, pl, nl, ru, zh, ja, ko.")
+
+
+def english_only_refusal(model: str, language: str | None) -> str | None:
+    """The message for asking an English-only model (tiny.en...) for another language, else None."""
+    if language in (None, "en"):
+        return None
+    return (f"The model {model} understands English only, but the language is '{language}'. Choose a multilingual "
+            "model (one without .en), or language auto.")
+
+
 def default_model(backend: str, device: str) -> str:
     """turbo on a GPU (best accuracy for its speed); small on a CPU, where turbo takes many minutes."""
     return "turbo" if device == "cuda" else "small"
@@ -142,6 +165,7 @@ def make_transcriber(options: TranscribeOptions) -> Transcriber:
     """
     if options.backend not in BACKENDS:
         raise TranscriptionError(f"Unknown transcription backend '{options.backend}'; use {' or '.join(BACKENDS)}.")
+    check_language(options.language)
     device = resolve_device(options.device)
     model = options.model or default_model(options.backend, device)
     if options.backend == FASTER:
@@ -153,15 +177,14 @@ def make_transcriber(options: TranscribeOptions) -> Transcriber:
     return OpenAIWhisperTranscriber(model, device, options.beam_size, options.download_root)
 
 
-def load_for_whisper(project: Any, source: Any) -> np.ndarray:
-    """A source's working copy as mono float32 at 16 kHz.
+def load_for_whisper(path: Any, name: str) -> np.ndarray:
+    """A working copy (``path``; ``name`` is the original file name, for messages) as mono float32 at 16 kHz.
 
     Raises:
-        TranscriptionError: the working copy is missing or unreadable.
+        TranscriptionError: the file is missing or unreadable.
     """
-    path = project.path(source.audio_file)
-    if not path.is_file():
-        raise TranscriptionError(f"The working audio of '{source.name}' ({path}) is missing; import the file again.")
+    if not Path(path).is_file():
+        raise TranscriptionError(f"The working audio of '{name}' ({path}) is missing; import the file again.")
     try:
         samples, rate = audio.load(path)
     except audio.AudioError as exc:
@@ -191,6 +214,7 @@ def transcribe_project(project: Any, options: TranscribeOptions = TranscribeOpti
     """
     if not project.sources:
         raise TranscriptionError("The project has no recordings yet; import some audio first.")
+    check_language(options.language)
     stop = should_stop or (lambda: False)
     report = _Reporter(project.sources, progress)
     if in_worker_process:
@@ -255,7 +279,7 @@ def _run_here(project: Any, options: TranscribeOptions, transcriber: Transcriber
             raise Cancelled("Transcription stopped; the previous transcript was kept.")
         report.emit("transcribing", index, 0.0)
         try:
-            samples = load_for_whisper(project, source)
+            samples = load_for_whisper(project.path(source.audio_file), source.name)
         except TranscriptionError as exc:
             failures.append((source.name, str(exc)))
             continue

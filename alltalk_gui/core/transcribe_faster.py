@@ -14,7 +14,8 @@ from typing import Callable
 import numpy as np
 
 from alltalk_gui.core.segments import Word
-from alltalk_gui.core.transcribe import WHISPER_RATE, Cancelled, Recognised, StopCallback, TranscriptionError
+from alltalk_gui.core.transcribe import (WHISPER_RATE, Cancelled, Recognised, StopCallback, TranscriptionError,
+                                         english_only_refusal)
 from alltalk_gui.core.whisper_models import FASTER, ModelNotDownloaded, resolve
 
 
@@ -54,6 +55,8 @@ class FasterWhisperTranscriber:
     def transcribe(self, samples: np.ndarray, language: str | None, on_progress: Callable[[float], None],
                    should_stop: StopCallback) -> Recognised:
         duration_s = max(samples.size / WHISPER_RATE, 1e-3)
+        if not self._model.model.is_multilingual and english_only_refusal(self.model, language):
+            raise TranscriptionError(english_only_refusal(self.model, language))
         try:
             segments, info = self._model.transcribe(
                 samples.astype(np.float32, copy=False), language=language, beam_size=self.beam_size,

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from alltalk_gui.core.segments import Word
-from alltalk_gui.core.transcribe import Cancelled, Recognised, StopCallback, TranscriptionError
+from alltalk_gui.core.transcribe import Cancelled, Recognised, StopCallback, TranscriptionError, english_only_refusal
 from alltalk_gui.core.whisper_models import OPENAI, ModelNotDownloaded, resolve
 
 _current = threading.local()  # .progress(frames_done, frames_total) and .should_stop for this thread's call
@@ -69,6 +69,9 @@ class OpenAIWhisperTranscriber:
     def transcribe(self, samples: np.ndarray, language: str | None, on_progress: Callable[[float], None],
                    should_stop: StopCallback) -> Recognised:
         import whisper
+
+        if not self._model.is_multilingual and english_only_refusal(self.model, language):
+            raise TranscriptionError(english_only_refusal(self.model, language))
 
         def checked_decode(mel: Any, options: Any) -> Any:
             if should_stop():

@@ -95,3 +95,7 @@ def test_bad_model_paths_and_language(tmp_path, random_whisper, speech):
         OpenAIWhisperTranscriber(str(broken), "cpu")
     with pytest.raises(TranscriptionError, match="refused the input"):
         random_whisper.transcribe(speech[:16000], "klingon", lambda f: None, lambda: False)
+    english = OpenAIWhisperTranscriber(str(build_random_openai_checkpoint(tmp_path / "en.pt", multilingual=False)),
+                                       "cpu", beam_size=1, decode_options=FAST)
+    with pytest.raises(TranscriptionError, match="understands English only"):
+        english.transcribe(speech[:16000], "fr", lambda f: None, lambda: False)
