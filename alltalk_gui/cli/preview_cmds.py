@@ -98,7 +98,7 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
-    from alltalk_gui.core.preview import PreviewEngine, generate_ab, generate_preview
+    from alltalk_gui.core.preview import PreviewEngine, generate_preview
 
     project = VoiceProject.open(args.dir)
     try:

@@ -3,6 +3,7 @@ the WER beside each take, errors shown as messages, and the Export button writin
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from dataclasses import replace
@@ -53,6 +54,9 @@ def test_checkpoints_references_and_sentences_are_filled_in(page):
 @pytest.mark.timeout(600)
 def test_generate_then_play(page, qtbot, voice):
     page.text_box.setCurrentText("Hello world.")
+    page.generation.toggle.setChecked(True)
+    page.generation.boxes["temperature"].setValue(0.5)
+    page.generation.boxes["seed"].setValue(7)
     page.generate_button.click()
     assert not page.generate_button.isEnabled()  # one job at a time
     _wait_idle(qtbot, page)
@@ -60,6 +64,8 @@ def test_generate_then_play(page, qtbot, voice):
     take = page.rows[0].takes[0]
     assert take.result.wav.parent == voice.project / "previews" and take.result.wav.is_file()
     assert take.result.label == "fine-tuned" and take.wer_label.text().startswith("WER ")
+    saved = json.loads(take.result.info.read_text())["settings"]
+    assert (saved["temperature"], saved["seed"], saved["max_new_tokens"]) == (0.5, 7, 8)
     take.play_button.click()
     assert page.player.current == str(take.result.wav)
     take.play_button.click()

@@ -12,25 +12,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton, QScrollArea, QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
-from alltalk_gui.core.checkpoints import CheckpointError, CheckpointInfo, list_checkpoints, resolve_checkpoint
-from alltalk_gui.core.preview import GenerationSettings, PreviewResult, default_sentences
+from alltalk_gui.core.checkpoints import CheckpointInfo
+from alltalk_gui.core.preview import GenerationSettings, PreviewResult
 from alltalk_gui.core.project import VoiceProject
-from alltalk_gui.core.references import candidate_references
-from alltalk_gui.gui import settings
 from alltalk_gui.gui.preview_worker import PreviewRequest, PreviewSession, export_worker, preview_worker
 from alltalk_gui.gui.widgets.ab_row import AbRow
 from alltalk_gui.gui.widgets.audio_player import AudioPlayer
 from alltalk_gui.gui.widgets.export_panel import ExportPanel
 from alltalk_gui.gui.widgets.generation_panel import GenerationPanel
+from alltalk_gui.gui.widgets.preview_inputs import PreviewInputs
 from alltalk_gui.gui.workers import Worker
-
-LANGUAGES = ["en", "de", "fr", "es", "it", "pt", "pl", "tr", "ru", "nl", "cs", "ar", "zh-cn", "ja", "hu", "ko", "hi"]
-REFERENCE_COUNT = 3
 
 
 def error_text(traceback_text: str) -> str:
@@ -46,8 +39,6 @@ class PreviewPage(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.project: VoiceProject | None = None
-        self.checkpoints: list[CheckpointInfo] = []
-        self.references: list[Path] = []
         self.worker: Worker | None = None
         self.export_job: Worker | None = None
         self.session = PreviewSession()
@@ -60,42 +51,11 @@ class PreviewPage(QWidget):
 
     # -- layout ---------------------------------------------------------------------------------------------
     def _build(self) -> None:
-        self.checkpoint_box = QComboBox()
-        self.checkpoint_box.currentIndexChanged.connect(self._checkpoint_changed)
-        refresh = QPushButton("Refresh")
-        refresh.setToolTip("Look for new checkpoints (training writes them as it goes)")
-        refresh.clicked.connect(self.refresh)
-        self.reference_label = QLabel()
-        self.reference_label.setWordWrap(True)
-        choose = QPushButton("Choose…")
-        choose.clicked.connect(self._choose_references)
-        auto = QPushButton("Automatic")
-        auto.setToolTip("The cleanest 3-10 s clips of the dataset")
-        auto.clicked.connect(self._auto_references)
-        self.language_box = QComboBox()
-        self.language_box.setEditable(True)
-        self.language_box.addItems(LANGUAGES)
-        self.language_box.currentTextChanged.connect(self._fill_sentences)
-        self.text_box = QComboBox()
-        self.text_box.setEditable(True)
-        self.text_box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        self.text_box.lineEdit().setPlaceholderText("Type a sentence, or pick one")
-
-        grid = QGridLayout()
-        grid.addWidget(QLabel("Checkpoint"), 0, 0)
-        grid.addWidget(self.checkpoint_box, 0, 1)
-        grid.addWidget(refresh, 0, 2)
-        grid.addWidget(QLabel("References"), 1, 0)
-        grid.addWidget(self.reference_label, 1, 1)
-        refs = QHBoxLayout()
-        refs.addWidget(choose)
-        refs.addWidget(auto)
-        grid.addLayout(refs, 1, 2)
-        grid.addWidget(QLabel("Language"), 2, 0)
-        grid.addWidget(self.language_box, 2, 1, Qt.AlignmentFlag.AlignLeft)
-        grid.addWidget(QLabel("Text"), 3, 0)
-        grid.addWidget(self.text_box, 3, 1, 1, 2)
-        grid.setColumnStretch(1, 1)
+        self.inputs = PreviewInputs()
+        self.inputs.changed.connect(self._inputs_changed)
+        # Short names for the inputs the page and its tests use most.
+        self.checkpoint_box, self.text_box = self.inputs.checkpoint_box, self.inputs.text_box
+        self.language_box = self.inputs.language_box
 
         self.generation = GenerationPanel()
         self.generate_button = QPushButton("Generate")
@@ -115,6 +75,13 @@ class PreviewPage(QWidget):
 
         self.rows_box = QWidget()
         self.rows_layout = QVBoxLayout(self.rows_box)
+        self.placeholder = QLabel("Generated takes appear here, newest first, with their waveforms and the word "
+                                  "error rate of what Whisper heard. They are saved in the project's previews/ "
+                                  "folder.")
+        self.placeholder.setWordWrap(True)
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setStyleSheet("color: palette(mid);")
+        self.rows_layout.addWidget(self.placeholder)
         self.rows_layout.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -124,13 +91,12 @@ class PreviewPage(QWidget):
 
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("<h2>Preview &amp; export</h2>"))
-        layout.addLayout(grid)
+        layout.addWidget(self.inputs)
         layout.addWidget(self.generation)
         layout.addLayout(buttons)
         layout.addWidget(self.message)
         layout.addWidget(scroll, 1)
         layout.addWidget(self.export_panel)
-        self._fill_sentences(self.language_box.currentText())
 
     # -- project --------------------------------------------------------------------------------------------
     def set_project(self, project: VoiceProject | None) -> None:
@@ -139,35 +105,21 @@ class PreviewPage(QWidget):
         for row in self.rows:
             row.deleteLater()
         self.rows = []
+        self.placeholder.show()
         if project is not None:
-            self.language_box.setCurrentText(project.language)
             self.export_panel.set_default_name(project.name)
-            self._auto_references()
-        self.refresh()
+        self.inputs.set_project(project)
+
+    @property
+    def references(self) -> list[Path]:
+        return self.inputs.references
 
     def refresh(self) -> None:
         """Re-read the checkpoints (training may have written new ones)."""
-        previous = self.checkpoint_box.currentData()
-        self.checkpoint_box.blockSignals(True)
-        self.checkpoint_box.clear()
-        self.checkpoints = list_checkpoints(self.project.root) if self.project else []
-        if self.project and self.checkpoints:
-            for which in ("latest", "best"):
-                try:
-                    found = resolve_checkpoint(self.project.root, which)
-                except CheckpointError:
-                    continue
-                self.checkpoint_box.addItem(f"{which.capitalize()}: {found.label}", str(found.path))
-            for checkpoint in reversed(self.checkpoints):
-                self.checkpoint_box.addItem(checkpoint.label, str(checkpoint.path))
-        index = self.checkpoint_box.findData(previous) if previous else -1
-        self.checkpoint_box.setCurrentIndex(max(index, 0))
-        self.checkpoint_box.blockSignals(False)
-        self._checkpoint_changed()
+        self.inputs.refresh()
 
     def selected_checkpoint(self) -> CheckpointInfo | None:
-        path = self.checkpoint_box.currentData()
-        return next((c for c in self.checkpoints if str(c.path) == path), None)
+        return self.inputs.selected_checkpoint()
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         if self.project is not None and not self.is_busy():
@@ -175,7 +127,7 @@ class PreviewPage(QWidget):
         super().showEvent(event)
 
     # -- inputs ---------------------------------------------------------------------------------------------
-    def _checkpoint_changed(self) -> None:
+    def _inputs_changed(self) -> None:
         checkpoint = self.selected_checkpoint()
         self.generation.set_defaults(GenerationSettings.from_base_model(checkpoint.base_model_dir if checkpoint
                                                                         else None))
@@ -187,30 +139,6 @@ class PreviewPage(QWidget):
                                  "is missing.")
         else:
             self.message.clear()
-
-    def _fill_sentences(self, language: str) -> None:
-        typed = self.text_box.currentText()
-        self.text_box.clear()
-        self.text_box.addItems(default_sentences(language))
-        if typed and typed not in default_sentences(language):
-            self.text_box.setCurrentText(typed)
-
-    def _auto_references(self) -> None:
-        found = candidate_references(self.project.dataset_dir) if self.project else []
-        self._set_references([c.path for c in found[:REFERENCE_COUNT]])
-
-    def _choose_references(self) -> None:
-        files, _ = QFileDialog.getOpenFileNames(self, "Reference clips of the voice", settings.last_folder("refs"),
-                                                "Audio (*.wav *.flac *.mp3 *.ogg *.m4a);;All files (*)")
-        if files:
-            settings.set_last_folder("refs", Path(files[0]).parent)
-            self._set_references([Path(f) for f in files])
-
-    def _set_references(self, paths: list[Path]) -> None:
-        self.references = paths
-        self.reference_label.setText(", ".join(p.name for p in paths) if paths else
-                                     "<i>none: export the dataset, or choose clips</i>")
-        self._update_buttons()
 
     def _update_buttons(self) -> None:
         ready = self.selected_checkpoint() is not None and bool(self.references) and not self.is_busy()
@@ -226,12 +154,12 @@ class PreviewPage(QWidget):
         checkpoint = self.selected_checkpoint()
         if self.project is None or checkpoint is None or self.is_busy():
             return
-        text = " ".join(self.text_box.currentText().split())
+        text = self.inputs.text()
         if not text:
             self.message.setText("Type a sentence to hear first.")
             return
         request = PreviewRequest(checkpoint=checkpoint, text=text, references=list(self.references),
-                                 language=self.language_box.currentText().strip() or self.project.language,
+                                 language=self.inputs.language(),
                                  settings=self.generation.settings(), out_dir=self.project.previews_dir, ab=ab,
                                  whisper_model=self.whisper_model)
         self.worker = preview_worker(self.session, request, self)
@@ -254,6 +182,7 @@ class PreviewPage(QWidget):
         row = AbRow(results)
         row.play_requested.connect(self.player.toggle)
         self.rows.insert(0, row)
+        self.placeholder.hide()
         self.rows_layout.insertWidget(0, row)  # newest on top
         self.status_message.emit(f"Saved {', '.join(r.wav.name for r in results)} in previews/.")
         self._update_buttons()

@@ -50,7 +50,11 @@ class TakeView(QFrame):
         self.play_button.setToolTip(f"Play {result.wav.name}")
         self.play_button.clicked.connect(lambda: self.play_requested.emit(str(result.wav)))
         self.set_playing(False)
-        self.info = QLabel(f"{result.duration_s:.1f} s · made in {result.generation_s:.1f} s")
+        samples, _rate = sf.read(str(result.wav), dtype="float32", always_2d=True)
+        samples = samples[:, 0]
+        peak = float(np.abs(samples).max()) if samples.size else 0.0
+        level = f"peak {20 * np.log10(peak):.0f} dBFS" if peak > 0 else "silent"
+        self.info = QLabel(f"{result.duration_s:.1f} s · {level} · made in {result.generation_s:.1f} s")
         self.wer_label = QLabel(wer_text(result))
         self.wer_label.setObjectName("wer")
         self.wer_label.setWordWrap(True)
@@ -64,11 +68,11 @@ class TakeView(QFrame):
         self.plot.hideButtons()
         self.plot.hideAxis("left")
         self.plot.hideAxis("bottom")
-        self.plot.setYRange(-1, 1, padding=0.02)
-        samples, _rate = sf.read(str(result.wav), dtype="float32", always_2d=True)
-        x, y = envelope(samples[:, 0])
+        # Scaled to the take's own peak (the level is in the label): a quiet take still shows its shape.
+        self.plot.setYRange(-max(peak, 1e-4), max(peak, 1e-4), padding=0.05)
+        x, y = envelope(samples)
         self.plot.plot(x, y, pen=pg.mkPen(COLOURS.get(result.label, "#1565c0"), width=1))
-        self.plot.setXRange(0, max(samples.shape[0], 1), padding=0)
+        self.plot.setXRange(0, max(samples.size, 1), padding=0)
 
         top = QHBoxLayout()
         top.addWidget(self.play_button)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from PySide6.QtWidgets import (
-    QDoubleSpinBox, QFormLayout, QGroupBox, QPushButton, QSpinBox, QVBoxLayout, QWidget,
+    QCheckBox, QDoubleSpinBox, QFrame, QGridLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
 
 from alltalk_gui.core.preview import GenerationSettings
@@ -22,35 +22,41 @@ FIELDS = {
     "speed": ("Speed", 0.25, 4.0, 0.05, 2, "1.2 speaks 20 % faster, 0.8 slower."),
     "seed": ("Seed", 0, 2**31 - 1, 1, 0, "The same seed gives the same take; A/B uses it for both models."),
 }
+COLUMNS = 4  # label + box pairs per row
 
 
-class GenerationPanel(QGroupBox):
-    """Checkable group box: unchecked (collapsed) means the model's defaults are used as they are."""
+class GenerationPanel(QWidget):
+    """A check box that opens the settings; unchecked (collapsed) means the model's defaults are used as they are."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Advanced generation settings", parent)
-        self.setCheckable(True)
-        self.setChecked(False)
+        super().__init__(parent)
+        self.toggle = QCheckBox("Advanced generation settings")
         self.defaults = GenerationSettings()
         self.boxes: dict[str, QSpinBox | QDoubleSpinBox] = {}
-        self.body = QWidget()
-        form = QFormLayout(self.body)
-        form.setContentsMargins(0, 0, 0, 0)
-        for name, (label, low, high, step, decimals, tip) in FIELDS.items():
+        self.body = QFrame()
+        self.body.setFrameShape(QFrame.Shape.StyledPanel)
+        grid = QGridLayout(self.body)
+        for i, (name, (label, low, high, step, decimals, tip)) in enumerate(FIELDS.items()):
             box = QSpinBox() if decimals == 0 else QDoubleSpinBox()
             if decimals:
                 box.setDecimals(decimals)
             box.setRange(low, high)
             box.setSingleStep(step)
             box.setToolTip(tip)
+            box.setMinimumWidth(90)
             self.boxes[name] = box
-            form.addRow(label, box)
+            row, column = divmod(i, COLUMNS)
+            grid.addWidget(QLabel(label), row, 2 * column)
+            grid.addWidget(box, row, 2 * column + 1)
         reset = QPushButton("Reset to the model's defaults")
         reset.clicked.connect(lambda: self.set_defaults(self.defaults))
-        form.addRow(reset)
+        grid.addWidget(reset, (len(FIELDS) - 1) // COLUMNS, 2 * COLUMNS - 1, 1, 2)
+        grid.setColumnStretch(2 * COLUMNS, 1)  # boxes keep their size; spare width goes to the right
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.toggle)
         layout.addWidget(self.body)
-        self.toggled.connect(self.body.setVisible)
+        self.toggle.toggled.connect(self.body.setVisible)
         self.body.setVisible(False)
         self.set_defaults(self.defaults)
 
@@ -62,7 +68,7 @@ class GenerationPanel(QGroupBox):
 
     def settings(self) -> GenerationSettings:
         """The settings to generate with: the boxes when the panel is on, the model's defaults otherwise."""
-        if not self.isChecked():
+        if not self.toggle.isChecked():
             return self.defaults
         values = {name: (int(box.value()) if isinstance(box, QSpinBox) else round(box.value(), 4))
                   for name, box in self.boxes.items()}

