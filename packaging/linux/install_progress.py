@@ -106,7 +106,9 @@ class InstallWindow:
         buttons.pack(fill="x", pady=(10, 0))
         self.button = ttk.Button(buttons, text="Cancel", command=self.cancel)
         self.button.pack(side="right")
-        ttk.Label(buttons, text=f"Log: {log_path}").pack(side="left")
+        home = os.path.expanduser("~")
+        shown = "~" + log_path[len(home):] if home != "/" and log_path.startswith(home + os.sep) else log_path
+        ttk.Label(buttons, text=f"Log: {shown}", wraplength=500).pack(side="left")
 
     def start(self) -> None:
         env = dict(os.environ, PYTHONUNBUFFERED="1", PIP_PROGRESS_BAR="off")

@@ -130,8 +130,10 @@ def test_launcher_installs_a_fresh_checkout_with_a_progress_window_then_starts_t
     env.pop("VIRTUAL_ENV", None)
     env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(sys.prefix))
     started = time.monotonic()
+    # Started from the home folder, as a desktop menu does, so nothing is found through the working directory.
     process = subprocess.Popen(["bash", str(checkout / "packaging" / "linux" / "alltalk-gui-launcher.sh")],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                               cwd=fresh_home["HOME"])
     try:
         output = read_until(process, ["progress window opened", "AllTalk GUI 0", "ready"], timeout=3300)
     finally:
@@ -146,5 +148,5 @@ def test_launcher_installs_a_fresh_checkout_with_a_progress_window_then_starts_t
     assert "Successfully installed" in log
     # The app that started is the copy's own install, not the development checkout's.
     check = subprocess.run([str(venv / "bin" / "python"), "-c", "import alltalk_gui; print(alltalk_gui.__file__)"],
-                           capture_output=True, text=True, env=env)
+                           capture_output=True, text=True, env=env, cwd=fresh_home["HOME"])
     assert str(checkout) in check.stdout, output[-3000:]
