@@ -105,7 +105,8 @@ def compact_state(base_model_dir: str | os.PathLike[str], gpt_weights: str | os.
     base_model_dir = Path(base_model_dir)
     model_path = base_model_dir / "model.pth"
     try:
-        base = model_state_dict(load_checkpoint(model_path), model_path)
+        # mmap: the real model.pth is 1.8 GB; its tensors are read from disk as torch.save writes them out.
+        base = model_state_dict(load_checkpoint(model_path, mmap=True), model_path)
         tuned = load_checkpoint(gpt_weights)
     except BaseModelError as exc:
         raise ExportError(str(exc)) from exc

@@ -191,6 +191,8 @@ class PreviewEngine:
             if weights is not None:  # drop the previous fine-tuned model, keep the base
                 for old in [k for k in self._models if k[1]]:
                     del self._models[old]
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()  # give the dropped model's memory back before loading the next
             for name in ("model.pth", "config.json", "vocab.json", "mel_stats.pth"):
                 if not (base_model_dir / name).is_file():
                     raise PreviewError(f"The base model folder {base_model_dir} is missing {name}.")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from alltalk_gui.core.checkpoints import CheckpointInfo
@@ -48,6 +48,9 @@ class PreviewPage(QWidget):
         self.player.playing_changed.connect(lambda path: [row.update_playing(path) for row in self.rows])
         self.player.error.connect(self.status_message)
         self._build()
+        app = QCoreApplication.instance()
+        if app is not None:  # a generation or export cannot be interrupted: let it end before the app goes
+            app.aboutToQuit.connect(self.shutdown)
 
     # -- layout ---------------------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -145,6 +148,13 @@ class PreviewPage(QWidget):
         self.generate_button.setEnabled(ready)
         self.compare_button.setEnabled(ready)
         self.export_panel.setEnabled(self.selected_checkpoint() is not None)
+
+    def shutdown(self) -> None:
+        """Wait for a running generation or export (neither can be cut short safely) and stop playback."""
+        self.player.stop()
+        for worker in (self.worker, self.export_job):
+            if worker is not None and worker.is_running():
+                worker.wait(10 * 60 * 1000)
 
     def is_busy(self) -> bool:
         return any(w is not None and w.is_running() for w in (self.worker, self.export_job))
