@@ -18,7 +18,7 @@ whisper and faster_whisper are imported only inside the backends.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
@@ -215,6 +215,10 @@ def transcribe_project(project: Any, options: TranscribeOptions = TranscribeOpti
     if not project.sources:
         raise TranscriptionError("The project has no recordings yet; import some audio first.")
     check_language(options.language)
+    if options.model is None and transcriber is None:  # name the default now, so the transcript records it
+        options = replace(options, model=default_model(options.backend, resolve_device(options.device)))
+    elif transcriber is not None:
+        options = replace(options, backend=transcriber.backend, model=transcriber.model, device=transcriber.device)
     stop = should_stop or (lambda: False)
     report = _Reporter(project.sources, progress)
     if in_worker_process:

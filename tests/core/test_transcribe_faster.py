@@ -45,9 +45,12 @@ def test_word_error_rate_and_clip_boundaries(tmp_path, tiny_en, speech):
     print(f"WER {wer:.3f}; {report.audio_seconds:.1f} s of audio in {report.seconds:.2f} s")
     assert wer < 0.25
     assert len(clips) == len(SENTENCES)  # one clip per sentence: each is 2.5-3.5 s, cut at the sentence ends
-    for clip, (start, end) in zip(clips, truth):
-        assert abs(clip.start_ms / 1000 - start) < 0.3, (clip, start)
-        assert abs(clip.end_ms / 1000 - end) < 0.3, (clip, end)
+    errors = [abs(c.start_ms / 1000 - s) for c, (s, _e) in zip(clips, truth)] + \
+        [abs(c.end_ms / 1000 - e) for c, (_s, e) in zip(clips, truth)]
+    print(f"clip boundaries: largest distance from the sentence boundaries {max(errors):.3f} s")
+    assert max(errors) < 0.3, list(zip(clips, truth))
+    meta = SegmentList.open(project).meta
+    assert (meta["backend"], meta["model"], meta["device"]) == ("faster-whisper", str(faster_tiny_en()), "cpu")
     assert report.transcribed == ["sentences.wav"] and report.languages == {"sentences.wav": "en"}
 
     fractions = [p.overall_fraction for p in seen]

@@ -7,7 +7,6 @@ import hashlib
 import http.server
 import threading
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -91,7 +90,8 @@ def test_download_reports_progress_checks_the_checksum_and_writes_atomically(tmp
     info = wm.DownloadInfo("openai-whisper", "tiny", (f"{base}/tiny.pt",), 10**6, tmp_path / "models" / "tiny.pt",
                            hashlib.sha256(payload).hexdigest())
     seen = []
-    path = wm.download(wm.ResolvedModel("openai-whisper", "tiny", None, info), progress=lambda d, t: seen.append((d, t)))
+    path = wm.download(wm.ResolvedModel("openai-whisper", "tiny", None, info),
+                       progress=lambda d, t: seen.append((d, t)))
     assert path.read_bytes() == payload
     assert seen[-1] == (len(payload), len(payload)) and [d for d, _ in seen] == sorted(d for d, _ in seen)
 
