@@ -66,8 +66,8 @@ def transcribe_worker(project: VoiceProject, options: Any, resolved: Any,
                       parent: QObject | None = None) -> TranscribeWorker:
     """Download the model if ``resolved`` says it is missing, then transcribe every source of ``project``.
 
-    ``finished`` carries an :class:`Outcome`. Cancel stops a download between chunks and a transcription when
-    the recogniser finishes its current 30-second window.
+    ``finished`` carries an :class:`Outcome`. Cancel stops a download between chunks and a transcription within
+    a fraction of a second: the core runs the recogniser in a child process and terminates it.
     """
 
     def job(_j) -> Outcome:
@@ -80,7 +80,7 @@ def transcribe_worker(project: VoiceProject, options: Any, resolved: Any,
                 path = whisper_models.download(resolved, worker.download_progress.emit, stop)
                 opts = replace(options, model=str(path))
             result = transcribe.transcribe_project(project, opts, progress=worker.report.emit, should_stop=stop,
-                                                   in_worker_process=False)
+                                                   in_worker_process=True)
         except (transcribe.Cancelled, whisper_models.DownloadCancelled) as exc:
             return Outcome(cancelled=True, message=str(exc))
         except (transcribe.TranscriptionError, whisper_models.ModelError) as exc:

@@ -4,6 +4,11 @@ paths, the dataset export, and the page inside the main window."""
 
 from __future__ import annotations
 
+import functools
+import http.server
+import threading
+import time
+
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox
@@ -59,7 +64,7 @@ def wait_idle(qtbot, page, timeout=120000):
 
 
 @pytest.mark.timeout(180)
-def test_transcribe_from_the_page_fills_the_editor(page, qtbot, project):
+def test_transcribe_from_the_page_fills_the_editor(page, qtbot, project, monkeypatch):
     assert page.editor.model.rowCount() == 0
     assert page.panel.language.currentData() == "en"  # the project's language
     page.panel.transcribe_button.click()
@@ -79,6 +84,45 @@ def test_transcribe_from_the_page_fills_the_editor(page, qtbot, project):
     assert on_disk.meta["backend"] == FASTER
     assert page.editor.current_id == on_disk.ids()[0]
     assert page.editor.waveform.segment is not None
+
+    # Transcribing again asks first, because it replaces the clips and their corrections.
+    answers = [QMessageBox.StandardButton.No]
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: answers.pop(0))
+    finished = page.worker
+    page.panel.transcribe_button.click()
+    assert page.worker is finished and not page.is_busy()
+    answers.append(QMessageBox.StandardButton.Yes)
+    page.panel.transcribe_button.click()
+    wait_idle(qtbot, page)
+    assert page.worker is not finished and not answers
+    assert (project.root / "segments.json.bak").is_file()
+
+
+@pytest.mark.timeout(180)
+def test_cancel_stops_within_a_few_seconds_and_keeps_nothing(tmp_path, qtbot):
+    project = VoiceProject.create(tmp_path / "long")
+    wav = synthesize(" ".join([SPEECH] * 8), tmp_path / "long.wav")  # about 90 s of speech
+    import_files(project, [str(wav)])
+    page = TranscriptPage()
+    qtbot.addWidget(page)
+    page.set_project(project)
+    page.panel.backend.setCurrentIndex(page.panel.backend.findData(FASTER))
+    page.panel.set_model(str(faster_tiny_en()))
+    page.panel.device.setCurrentIndex(page.panel.device.findData("cpu"))
+    page.panel.transcribe_button.click()
+    # Whisper is decoding: the per-file bar has moved and the overall line has an ETA.
+    qtbot.waitUntil(lambda: page.panel.file_label.text() == "long.wav (1 of 1)" and page.panel.file_bar.value() > 0,
+                    timeout=60000)
+    assert page.panel.overall_label.text().startswith("All files: ")
+    started = time.monotonic()
+    page.panel.cancel_button.click()
+    assert page.panel.file_label.text() == "Stopping…"
+    wait_idle(qtbot, page, timeout=10000)
+    assert time.monotonic() - started < 5.0
+    assert page.panel.overall_bar.value() < 1000
+    assert not project.segments_file.exists()  # a cancelled run writes nothing
+    assert page.editor.model.rowCount() == 0
+    page.shutdown()
 
 
 def test_offline_with_a_missing_model_offers_a_local_one(page, qtbot, project, monkeypatch, no_model_cache):
@@ -200,3 +244,50 @@ def test_retranscribe_one_clip_is_an_undoable_edit(page, qtbot, project):
     assert again.words and all(clip.start_ms <= w.start_ms < clip.end_ms for w in again.words)  # source timeline
     editor.undo_action.trigger()
     assert SegmentList.open(VoiceProject.open(project.root))[clip.id].text == "garbled words"
+
+
+@pytest.fixture
+def model_server():
+    """A local HTTP server holding the tiny.en model files, standing in for huggingface.co."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(faster_tiny_en()))
+    handler.log_message = lambda *a, **k: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.mark.timeout(180)
+def test_download_shows_progress_then_transcribes(page, qtbot, project, monkeypatch, tmp_path, model_server):
+    target = tmp_path / "downloads" / "tiny.en"
+    size = sum(f.stat().st_size for f in faster_tiny_en().iterdir() if f.is_file())
+    info = whisper_models.DownloadInfo(FASTER, "tiny.en", tuple(f"{model_server}/{name}" for name in
+                                                                 whisper_models.FASTER_FILES), size, target)
+    # What resolve() says for a model that is not on disk, with its download pointed at the local server.
+    missing = whisper_models.ResolvedModel(FASTER, "tiny.en", None, info)
+    monkeypatch.setattr(whisper_models, "resolve", lambda *a, **k: missing)
+    monkeypatch.setattr(whisper_models, "network_available", lambda *a, **k: True)
+    asked = []
+
+    def accept(box):
+        asked.append(box.text())
+        box.buttons()[[b.text() for b in box.buttons()].index("Download")].click()
+        return 0
+
+    monkeypatch.setattr(QMessageBox, "exec", accept)
+    labels = []
+    show_download = page.panel.show_download
+
+    def spy(done, total):  # what the panel says at each download step
+        show_download(done, total)
+        labels.append(page.panel.file_label.text())
+
+    monkeypatch.setattr(page.panel, "show_download", spy)
+    page.panel.transcribe_button.click()
+    qtbot.waitUntil(lambda: page.editor.model.rowCount() > 0, timeout=120000)
+    wait_idle(qtbot, page)
+    assert "model.bin" in asked[0] and "127.0.0.1" in asked[0] and str(target) in asked[0]
+    assert labels and labels[-1].startswith("Downloading the model: ")
+    assert (target / "model.bin").stat().st_size == (faster_tiny_en() / "model.bin").stat().st_size
+    assert SegmentList.open(project).meta["model"] == str(target)
