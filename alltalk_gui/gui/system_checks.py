@@ -9,12 +9,9 @@ touches Qt, so the checks are tested without a window.
 
 from __future__ import annotations
 
-import logging
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-
-log = logging.getLogger("alltalk_gui")
 
 OK, WARNING, PROBLEM = "ok", "warning", "problem"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any, Callable
 
 from PySide6.QtCore import QCoreApplication, Qt, Signal, Slot
 from PySide6.QtWidgets import (
@@ -68,7 +69,7 @@ def wait_for_checks(ms: int = 30000) -> None:
         worker.wait(ms)
 
 
-def run_check(fn, on_done) -> Worker:
+def run_check(fn: Callable[[], Any], on_done: Callable[[Any], None]) -> Worker:
     """Run ``fn()`` in a worker thread; ``on_done`` gets its result, or a PROBLEM :class:`Check` if it raised."""
     worker = Worker(lambda job: fn())
     _running.add(worker)
