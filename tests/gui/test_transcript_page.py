@@ -10,7 +10,7 @@ import threading
 import time
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from alltalk_gui.core import whisper_models
@@ -109,11 +109,17 @@ def test_cancel_stops_within_a_few_seconds_and_keeps_nothing(tmp_path, qtbot):
     page.panel.backend.setCurrentIndex(page.panel.backend.findData(FASTER))
     page.panel.set_model(str(faster_tiny_en()))
     page.panel.device.setCurrentIndex(page.panel.device.findData("cpu"))
+    ticks = []
+    timer = QTimer(interval=50, timeout=lambda: ticks.append(time.monotonic()))  # the GUI thread's heartbeat
     page.panel.transcribe_button.click()
     # Whisper is decoding: the per-file bar has moved and the overall line has an ETA.
     qtbot.waitUntil(lambda: page.panel.file_label.text() == "long.wav (1 of 1)" and page.panel.file_bar.value() > 0,
                     timeout=60000)
     assert page.panel.overall_label.text().startswith("All files: ")
+    timer.start()
+    qtbot.wait(2000)  # while it decodes, the GUI keeps answering
+    timer.stop()
+    assert len(ticks) > 15 and max(b - a for a, b in zip(ticks, ticks[1:])) < 0.5
     started = time.monotonic()
     page.panel.cancel_button.click()
     assert page.panel.file_label.text() == "Stopping…"
