@@ -9,6 +9,7 @@ from typing import Any
 
 from alltalk_gui.cli import EXIT_OK, EXIT_SOME_REJECTED, EXIT_USAGE
 from alltalk_gui.core.clip_flags import DEFAULT_MAX_S, DEFAULT_MIN_S
+from alltalk_gui.core.clip_text_check import base_model_vocab
 from alltalk_gui.core.duration_guidance import format_duration
 from alltalk_gui.core.project import VoiceProject
 from alltalk_gui.core.whisper_models import BACKENDS, OPENAI
@@ -69,7 +70,9 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
             print()
         options = TranscribeOptions(backend=args.backend, model=model, language=args.language, device=device)
         printer = _ProgressPrinter()
-        report = transcribe_project(project, options, progress=printer, min_s=args.min_s, max_s=args.max_s)
+        vocab = base_model_vocab()
+        report = transcribe_project(project, options, progress=printer, min_s=args.min_s, max_s=args.max_s,
+                                    vocab_file=str(vocab) if vocab else None)
     except (TranscriptionError, whisper_models.ModelError, ValueError) as exc:
         return _fail(str(exc))
     summary = report.segments.summary()
@@ -87,9 +90,10 @@ def cmd_segments(args: argparse.Namespace) -> int:
 
     project = VoiceProject.open(args.dir)
     try:
-        clips = SegmentList.open(project)
+        clips = SegmentList.open(project, vocab_file=base_model_vocab())
     except SegmentsError as exc:
         return _fail(str(exc))
+    clips.recheck()  # flags as of now: e.g. the base model's vocabulary may have been chosen since
     chosen = clips.view("flagged" if args.flagged else "all" if args.all else "kept")
     rows = [_clip_row(clips, s) for s in chosen]
     if args.json:
@@ -114,7 +118,8 @@ def cmd_dataset(args: argparse.Namespace) -> int:
 
     project = VoiceProject.open(args.dir)
     try:
-        report = export_dataset(project, eval_split=args.eval_split, seed=args.seed, skip_refused=args.skip_refused)
+        report = export_dataset(project, eval_split=args.eval_split, seed=args.seed, skip_refused=args.skip_refused,
+                                vocab_file=base_model_vocab())
     except ClipsRefused as exc:
         return _fail(f"{exc}\nNothing was written. Use --skip-refused to export the other clips.")
     except (DatasetError, SegmentsError) as exc:

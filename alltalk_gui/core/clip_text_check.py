@@ -22,8 +22,27 @@ from typing import Any
 XTTS_LANGUAGES = frozenset({"en", "es", "fr", "de", "it", "pt", "pl", "tr", "ru", "nl", "cs", "ar", "zh", "ja", "hu",
                             "ko", "hi"})
 
+BASE_MODEL_SETTING = "base_model_dir"  # app setting naming the XTTS base-model folder (see core.app_settings)
+
 # The script the cleaned text of each language is written in; zh, ja and ko are romanised by the cleaning.
 _SCRIPT = {"ru": "CYRILLIC", "ar": "ARABIC", "hi": "DEVANAGARI"}
+
+
+def base_model_vocab() -> Path | None:
+    """The ``vocab.json`` of the base model chosen in the app settings, or None if none is chosen or it is gone.
+
+    An unreadable settings file counts as no choice: the check then falls back to the character set.
+    """
+    from alltalk_gui.core import app_settings
+
+    try:
+        folder = app_settings.get(BASE_MODEL_SETTING)
+    except app_settings.SettingsError:
+        return None
+    if not folder:
+        return None
+    vocab = Path(str(folder)).expanduser() / "vocab.json"
+    return vocab if vocab.is_file() else None
 
 
 class TextChecker:

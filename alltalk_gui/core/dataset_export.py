@@ -15,6 +15,7 @@ that fails or is killed half-way leaves the previous dataset as it was.
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import shutil
@@ -103,12 +104,13 @@ def speaker_name(project: Any) -> str:
 
 
 def export_dataset(project: Any, eval_split: float = DEFAULT_EVAL_SPLIT, seed: int = 0, skip_refused: bool = False,
-                   segments: SegmentList | None = None,
-                   progress: Callable[[int, int], None] | None = None) -> ExportReport:
+                   segments: SegmentList | None = None, progress: Callable[[int, int], None] | None = None,
+                   vocab_file: str | os.PathLike[str] | None = None) -> ExportReport:
     """Write ``project/dataset`` from the kept clips of segments.json.
 
     Args:
-        segments: an already open list (the GUI's); else segments.json is read.
+        segments: an already open list (the GUI's, flagged as it is); else segments.json is read and its flags
+            rechecked, with ``vocab_file`` (the base model's vocab.json) for the text check when given.
         skip_refused: export the usable clips even if some are refused (they are still listed in the report).
         progress: ``progress(clips written, clips to write)``.
 
@@ -120,7 +122,8 @@ def export_dataset(project: Any, eval_split: float = DEFAULT_EVAL_SPLIT, seed: i
     if segments is None:
         if not project.segments_file.exists():
             raise DatasetError("The project has no transcript yet; transcribe it first.")
-        segments = SegmentList.open(project)
+        segments = SegmentList.open(project, vocab_file=vocab_file)
+        segments.recheck()
     refused = refusals(segments)
     if refused and not skip_refused:
         raise ClipsRefused(refused)

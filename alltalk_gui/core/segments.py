@@ -446,6 +446,20 @@ class SegmentList:
         return self._commit(Change(f"replace '{needle}' with '{replacement}' in {len(before)} clip(s)",
                                    tuple(before), tuple(after)))
 
+    def recheck(self) -> Change:
+        """Recompute every clip's flags with the current checker (e.g. after a base model was chosen, whose
+        vocabulary makes the text check exact). Saves and notifies only if some flag changed. Not an edit to
+        undo: the returned Change lists the clips whose flags changed."""
+        before = {s.id: s for s in self.segments}
+        self._refresh(set(), {})
+        changed = [s for s in self.segments if s.flags != before[s.id].flags]
+        change = Change("recheck flags", tuple(before[s.id] for s in changed), tuple(changed))
+        if changed:
+            self.save()
+            for listener in list(self._listeners):
+                listener(change)
+        return change
+
     def undo(self, change: Change) -> Change:
         """Reverse ``change`` (which must be the latest change to its clips); returns the inverse applied."""
         return self._commit(change.inverse())

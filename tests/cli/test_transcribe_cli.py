@@ -14,16 +14,17 @@ import soundfile as sf
 from alltalk_gui.cli import main
 from alltalk_gui.testing.speech import espeak_available
 from alltalk_gui.testing.tiny_whisper import faster_tiny_en
-from tests.core.test_segments_support import SENTENCES, spoken_sentences
+from tests.core.test_segments_support import SENTENCES, make_vocab, spoken_sentences
 
 pytestmark = pytest.mark.skipif(not espeak_available(), reason="espeak-ng is not installed")
 
 
 @pytest.fixture(autouse=True)
 def empty_model_caches(tmp_path, monkeypatch):
-    """Named models must look missing, whatever this machine has cached."""
+    """Named models must look missing and no base model chosen, whatever this machine has."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache" / "hf"))
+    monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "config"))
 
 
 @pytest.fixture(scope="module")
@@ -146,3 +147,27 @@ def test_corrupt_segments_file_is_reported_and_kept(project_dir, capsys):
     assert "not valid JSON" in capsys.readouterr().err
     assert main(["dataset", str(project_dir)]) == 2
     assert (project_dir / "segments.json").read_text(encoding="utf-8") == "{ half a file"
+
+
+def test_the_chosen_base_models_vocabulary_checks_the_text(project_dir, tmp_path, capsys):
+    from alltalk_gui.core import app_settings
+
+    assert main(["transcribe", str(project_dir), *tiny("--language", "en")]) == 0
+    capsys.readouterr()
+    main(["segments", str(project_dir), "--json"])
+    clips = json.loads(capsys.readouterr().out)
+    assert not any(f["code"] == "unencodable" for c in clips for f in c["flags"])
+    # a base model whose vocabulary lacks 'z' and 'y' (used in "lazy" and "your")
+    vocab = make_vocab(tmp_path / "base" / "vocab.json")
+    data = json.loads(vocab.read_text())
+    data["model"]["vocab"] = {k: v for k, v in data["model"]["vocab"].items() if "z" not in k and "y" not in k}
+    data["model"]["merges"] = [m for m in data["model"]["merges"]
+                               if "z" not in "".join(m) and "y" not in "".join(m)]
+    vocab.write_text(json.dumps(data))
+    app_settings.set_value("base_model_dir", str(vocab.parent))
+    assert main(["segments", str(project_dir), "--json", "--flagged"]) == 0, capsys.readouterr().err
+    reasons = [f["reason"] for c in json.loads(capsys.readouterr().out) for f in c["flags"]
+               if f["code"] == "unencodable"]
+    assert reasons and all("vocab.json" in r for r in reasons) and any("'z'" in r for r in reasons)
+    assert main(["dataset", str(project_dir)]) == 2
+    assert "cannot be used for training" in capsys.readouterr().err

@@ -12,7 +12,7 @@ from alltalk_gui.core.clip_flags import (CLIPPED, LOW_CONFIDENCE, NON_SPEECH, TO
                                          ClipFacts)
 from alltalk_gui.core.clip_text_check import TextChecker
 from alltalk_gui.core.segments import SegmentList, Word
-from tests.core.test_segments_support import RATE, add_source, make_project, segment, voice_like
+from tests.core.test_segments_support import RATE, add_source, make_project, make_vocab, segment, voice_like
 
 
 def codes(flags):
@@ -79,16 +79,7 @@ def test_unencodable_characters_without_a_vocab_name_the_characters():
 
 @pytest.fixture
 def vocab_file(tmp_path):
-    """A small XTTS-style BPE vocabulary made with the tokenizers library: English letters and punctuation."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-
-    tokenizer = Tokenizer(models.BPE(unk_token="[UNK]"))
-    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
-    trainer = trainers.BpeTrainer(special_tokens=["[STOP]", "[UNK]", "[SPACE]", "[en]"], vocab_size=200,
-                                  initial_alphabet=list("abcdefghijklmnopqrstuvwxyz.,!?'-"))
-    tokenizer.train_from_iterator(["the quick brown fox jumps over the lazy dog."] * 5, trainer)
-    path = tmp_path / "vocab.json"
-    tokenizer.save(str(path))
+    path = make_vocab(tmp_path / "vocab.json")
     assert json.loads(path.read_text())["model"]["type"] == "BPE"
     return path
 
@@ -136,3 +127,33 @@ def test_clipping_is_located_in_a_turned_down_working_copy(tmp_path):
     clips = SegmentList.create(project, list(clips))
     assert clips["c00001"].flags == ()
     assert codes(clips["c00002"].flags) == [CLIPPED]
+
+
+def test_recheck_applies_a_vocabulary_chosen_later(tmp_path, vocab_file):
+    project = make_project(tmp_path)
+    add_source(project, "a.wav", voice_like(12.0))
+    SegmentList.create(project, [segment("c00001", "s001", 0, 4000, "A café in town."),
+                                 segment("c00002", "s001", 5000, 9000, "Plain words only.")])
+    clips = SegmentList.open(project, vocab_file=vocab_file)
+    assert clips["c00001"].flags == ()  # flags as saved, checked without a vocabulary
+    heard = []
+    clips.subscribe(heard.append)
+    change = clips.recheck()
+    assert [s.id for s in change.after] == ["c00001"] and UNENCODABLE in clips["c00001"].flag_codes
+    assert heard == [change]
+    assert UNENCODABLE in SegmentList.open(project)["c00001"].flag_codes  # saved
+    assert clips.recheck().is_empty
+
+
+def test_base_model_vocab_comes_from_the_app_settings(tmp_path, monkeypatch, vocab_file):
+    from alltalk_gui.core import app_settings
+    from alltalk_gui.core.clip_text_check import base_model_vocab
+
+    monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "config"))
+    assert base_model_vocab() is None
+    app_settings.set_value("base_model_dir", str(vocab_file.parent))
+    assert base_model_vocab() == vocab_file
+    vocab_file.unlink()
+    assert base_model_vocab() is None
+    app_settings.settings_path().write_text("[broken", encoding="utf-8")
+    assert base_model_vocab() is None

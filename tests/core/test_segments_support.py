@@ -91,3 +91,17 @@ def spoken_sentences(folder: Path, sentences: list[str], gap_s: float = 0.8,
         parts += [x, np.zeros(int(gap_s * RATE), np.float32)]
         t += x.size / RATE + gap_s
     return np.concatenate(parts), bounds
+
+
+def make_vocab(path: Path) -> Path:
+    """A small XTTS-style BPE vocabulary made with the tokenizers library: English letters and punctuation only."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.BPE(unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    trainer = trainers.BpeTrainer(special_tokens=["[STOP]", "[UNK]", "[SPACE]", "[en]"], vocab_size=200,
+                                  initial_alphabet=list("abcdefghijklmnopqrstuvwxyz.,!?'-"))
+    tokenizer.train_from_iterator(["the quick brown fox jumps over the lazy dog."] * 5, trainer)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tokenizer.save(str(path))
+    return path
