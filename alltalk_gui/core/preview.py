@@ -30,6 +30,7 @@ from alltalk_gui.core import atomic, audio
 from alltalk_gui.core.checkpoints import CheckpointInfo, read_checkpoint
 
 OUTPUT_SAMPLE_RATE = 24000  # XTTS v2's HiFi-GAN output rate (config.audio.output_sample_rate)
+CHECKPOINT_PREVIEW_MIN_GPU_GIB = 16.0  # below this, previews during training start switched off
 BASE_LABEL = "base"
 TUNED_LABEL = "fine-tuned"
 
@@ -312,8 +313,11 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
     )
     if checker is not None:
         report("Listening with Whisper", 0.8)
-        heard = checker.check(wav, OUTPUT_SAMPLE_RATE, result.text, language)
-        result.wer, result.transcript = heard.wer, heard.transcript
+        try:
+            heard = checker.check(wav, OUTPUT_SAMPLE_RATE, result.text, language)
+            result.wer, result.transcript = heard.wer, heard.transcript
+        except Exception as exc:  # the check is an aid: a Whisper failure must not cost the user the take
+            result.wer_note = f"Whisper could not transcribe it ({str(exc).strip() or type(exc).__name__})"
     else:
         result.wer_note = "no Whisper model"
     atomic.write_json(info_path, {**result.to_dict(), "base_model": str(base)})
@@ -339,6 +343,13 @@ def generate_ab(engine: PreviewEngine, *, checkpoint: CheckpointInfo, text: str,
             progress=lambda what, f, i=i: report(what, (i + f) / 2),
         ))
     return both[0], both[1]
+
+
+def checkpoint_previews_by_default(gpu_memory_gib: float | None) -> bool:
+    """Whether "a preview at each checkpoint" should start switched on: only with a GPU of at least
+    :data:`CHECKPOINT_PREVIEW_MIN_GPU_GIB`. Loading the inference model beside a training run costs about 2 GB of
+    GPU memory (and, on a CPU, minutes per checkpoint), which a small card does not have to spare."""
+    return gpu_memory_gib is not None and gpu_memory_gib >= CHECKPOINT_PREVIEW_MIN_GPU_GIB
 
 
 def checkpoint_preview(checkpoint_dir: str | os.PathLike[str], text: str,

@@ -19,6 +19,7 @@ from alltalk_gui.core.preview import (
     PreviewEngine,
     PreviewError,
     checkpoint_preview,
+    checkpoint_previews_by_default,
     default_sentences,
     generate_ab,
     generate_preview,
@@ -190,3 +191,22 @@ def test_default_sentences_per_language():
     assert len(english) >= 3 and all(s and not s.startswith("#") for s in english)
     assert default_sentences("de-AT") == default_sentences("de") and default_sentences("de")[0].startswith("Der")
     assert default_sentences("xx") == []
+
+
+def test_a_failing_whisper_check_keeps_the_take(voice, engine, references, tmp_path):
+    class Broken:
+        def check(self, *args):
+            raise ValueError("this model only knows English")
+
+    result = generate_preview(engine, base_model_dir=voice.base_model, checkpoint=None, text="Hello world.",
+                              references=references, language="en", settings=FAST, out_dir=tmp_path,
+                              checker=Broken())
+    assert result.wav.is_file() and result.wer is None
+    assert "Whisper could not transcribe it (this model only knows English)" in result.wer_note
+    assert json.loads(result.info.read_text())["wer_note"] == result.wer_note
+
+
+def test_previews_during_training_start_off_on_small_gpus():
+    assert not checkpoint_previews_by_default(None)  # CPU only
+    assert not checkpoint_previews_by_default(8.0)
+    assert checkpoint_previews_by_default(24.0)
