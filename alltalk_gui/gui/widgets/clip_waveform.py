@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from alltalk_gui.core.segments import Segment
@@ -33,7 +34,7 @@ class ClipWaveform(QWidget):
         super().__init__(parent)
         self.segment: Segment | None = None
         self._duration_s = 0.0
-        self.plot = pg.PlotWidget(background=None)
+        self.plot = pg.PlotWidget(background=self.palette().color(QPalette.ColorRole.Base))
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(x=True, y=False)
         self.plot.hideButtons()
@@ -43,7 +44,7 @@ class ClipWaveform(QWidget):
         # Minutes of audio at 22 kHz are millions of points: draw only what is visible, at screen resolution.
         self.plot.setDownsampling(auto=True, mode="peak")
         self.plot.setClipToView(True)
-        self.curve = self.plot.plot(pen=pg.mkPen(self.palette().color(self.foregroundRole()), width=1))
+        self.curve = self.plot.plot(pen=self._wave_pen())
         self.neighbours: list[pg.LinearRegionItem] = []
         self.region = pg.LinearRegionItem(brush=CLIP_BRUSH, pen=CLIP_PEN, hoverPen=CLIP_HOVER_PEN, swapMode="block")
         self.region.setZValue(10)
@@ -61,6 +62,16 @@ class ClipWaveform(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot)
         self.clear()
+
+    def _wave_pen(self):
+        return pg.mkPen(self.palette().color(QPalette.ColorRole.WindowText), width=1)
+
+    def changeEvent(self, event: QEvent) -> None:
+        # The app follows the desktop's light/dark switch: the wave is drawn in the text colour of the moment.
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "curve"):
+            self.curve.setPen(self._wave_pen())
+            self.plot.setBackground(self.palette().color(QPalette.ColorRole.Base))
+        super().changeEvent(event)
 
     # -- what is shown --------------------------------------------------------------------------------------
     def clear(self) -> None:
