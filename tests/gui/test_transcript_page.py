@@ -297,3 +297,20 @@ def test_download_shows_progress_then_transcribes(page, qtbot, project, monkeypa
     assert labels and labels[-1].startswith("Downloading the model: ")
     assert (target / "model.bin").stat().st_size == (faster_tiny_en() / "model.bin").stat().st_size
     assert SegmentList.open(project).meta["model"] == str(target)
+
+
+@pytest.mark.timeout(120)
+def test_asking_for_a_gpu_on_a_machine_without_one_says_so(page, qtbot, monkeypatch):
+    import ctranslate2  # what the faster-whisper backend asks
+
+    if ctranslate2.get_cuda_device_count() > 0:
+        pytest.skip("this machine has a CUDA GPU")
+    page.panel.device.setCurrentIndex(page.panel.device.findData("cuda"))
+    warnings = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda parent, title, text: warnings.append((title, text)))
+    page.panel.transcribe_button.click()
+    qtbot.waitUntil(lambda: bool(warnings), timeout=90000)
+    wait_idle(qtbot, page)
+    assert warnings[0][0] == "Transcription failed"
+    assert "No CUDA GPU is available here" in warnings[0][1]
+    assert page.editor.model.rowCount() == 0 and not page.project.segments_file.exists()
