@@ -240,3 +240,31 @@ def test_bad_names_and_formats(tmp_path, checkpoint):
     with pytest.raises(ExportError, match="reference clip .* does not exist"):
         export_voice(checkpoint, tmp_path, ExportOptions(name="x", references=[tmp_path / "nope.wav"]))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_killed_export_process_leaves_no_target(tmp_path, checkpoint):
+    """A hard kill (SIGKILL, as a power cut or the OOM killer) after model.pth is written: the target never
+    appears, only a hidden temporary folder, which the next export of that name removes."""
+    import subprocess
+    import sys
+
+    code = f"""
+import os, signal
+from alltalk_gui.core.checkpoints import read_checkpoint
+from alltalk_gui.core.export import ExportOptions, export_voice
+
+def progress(what, fraction):
+    if what == "Copying config.json":
+        os.kill(os.getpid(), signal.SIGKILL)
+
+export_voice(read_checkpoint({str(checkpoint.path)!r}), {str(tmp_path)!r},
+             ExportOptions(format="coqui", name="voice", half=True), progress=progress)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == -9, done.stderr
+    assert not (tmp_path / "voice").exists()
+    leftovers = _hidden(tmp_path)
+    assert len(leftovers) == 1 and leftovers[0].startswith(".voice.export-")
+    assert (tmp_path / leftovers[0] / "model.pth").is_file()  # it really died after writing the model
+    export_voice(checkpoint, tmp_path, ExportOptions(format="coqui", name="voice", half=True))
+    assert _hidden(tmp_path) == [] and (tmp_path / "voice" / "model.pth").is_file()
