@@ -10,6 +10,7 @@ The others are warnings: the clip can be trained on, but it is probably worth a 
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -76,6 +77,7 @@ class ClipFacts:
     flatness: float | None = None
 
 
+@functools.lru_cache(maxsize=4096)  # called for every clip after every edit
 def normalise_for_duplicates(text: str) -> str:
     """Lower case, punctuation and repeated spaces removed: 'Hello, world!' and 'hello world' are duplicates."""
     text = unicodedata.normalize("NFKC", text).casefold()

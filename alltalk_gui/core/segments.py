@@ -236,9 +236,18 @@ class SegmentList:
         }
 
     def save(self) -> None:
-        """Write segments.json atomically (no-op for an in-memory list)."""
-        if self.path is not None:
-            atomic.write_json(self.path, self.to_dict())
+        """Write segments.json atomically (no-op for an in-memory list).
+
+        One clip per line: readable and diff-friendly, and several times faster to write than indented JSON
+        (which Python encodes in pure Python), so saving after every edit stays quick with hundreds of clips.
+        """
+        if self.path is None:
+            return
+        data = self.to_dict()
+        clips = ",\n    ".join(json.dumps(s, ensure_ascii=False) for s in data.pop("segments"))
+        head = json.dumps(data, indent=2, ensure_ascii=False)
+        atomic.write_text(self.path, f'{head[:-2]},\n  "segments": [\n    {clips}\n  ]\n}}\n' if clips
+                          else f'{head[:-2]},\n  "segments": []\n}}\n')
 
     def subscribe(self, callback: Callable[[Change], None]) -> Callable[[], None]:
         """Call ``callback(change)`` after every applied and saved change; returns a function that unsubscribes."""
