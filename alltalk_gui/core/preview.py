@@ -327,7 +327,8 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
 
 def generate_ab(engine: PreviewEngine, *, checkpoint: CheckpointInfo, text: str,
                 references: list[str | os.PathLike[str]], language: str, settings: GenerationSettings,
-                out_dir: str | os.PathLike[str], checker: Any = None, base_model_dir: str | os.PathLike[str] | None = None,
+                out_dir: str | os.PathLike[str], checker: Any = None,
+                base_model_dir: str | os.PathLike[str] | None = None,
                 progress: ProgressCallback | None = None) -> tuple[PreviewResult, PreviewResult]:
     """The same sentence, references and seed from the base model and from ``checkpoint``: (base, fine-tuned)."""
     report = progress or (lambda _what, _fraction: None)

@@ -77,9 +77,9 @@ class ExportPanel(QGroupBox):
             self.name.setText(name)
 
     def options(self, references: list[Path]) -> ExportOptions:
-        return ExportOptions(format=self.format.currentData(), name=self.name.text().strip(), half=self.half.isChecked(),
-                             training_files=self.training_files.isChecked(), references=list(references),
-                             overwrite=self.overwrite.isChecked())
+        return ExportOptions(format=self.format.currentData(), name=self.name.text().strip(),
+                             half=self.half.isChecked(), training_files=self.training_files.isChecked(),
+                             references=list(references), overwrite=self.overwrite.isChecked())
 
     def out_dir(self) -> Path:
         return Path(self.folder.text().strip()).expanduser()
