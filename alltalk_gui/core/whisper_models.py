@@ -240,7 +240,10 @@ def _hf_cached(repo: str) -> Path | None:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:
         return None
-    found = try_to_load_from_cache(repo, "model.bin")
+    # Read the cache location now: huggingface_hub reads HF_HUB_CACHE / HF_HOME only once, when imported.
+    home = os.environ.get("HF_HOME")
+    cache_dir = os.environ.get("HF_HUB_CACHE") or (os.path.join(home, "hub") if home else None)
+    found = try_to_load_from_cache(repo, "model.bin", cache_dir=cache_dir)
     if isinstance(found, str) and Path(found).is_file() and (Path(found).parent / "config.json").exists():
         return Path(found).parent
     return None

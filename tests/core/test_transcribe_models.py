@@ -127,3 +127,15 @@ def test_no_network_is_a_clear_error(tmp_path):
     with pytest.raises(wm.NoNetwork, match="cannot be reached.*faster-whisper model folder"):
         wm.download(wm.ResolvedModel("faster-whisper", "base", None, info), timeout_s=2)
     assert not wm.network_available("127.0.0.1", 9, timeout_s=1)
+
+
+def test_a_model_in_the_hugging_face_cache_is_used(tmp_path):
+    """faster-whisper's own downloads land in the Hugging Face cache; those count as on disk."""
+    repo = tmp_path / "cache" / "hf" / "models--Systran--faster-whisper-base.en"
+    snapshot = repo / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("abc123")
+    for name in ("model.bin", "config.json", "tokenizer.json", "vocabulary.txt"):
+        (snapshot / name).write_bytes(b"x")
+    assert wm.resolve("faster-whisper", "base.en").path == snapshot
