@@ -185,7 +185,10 @@ def export_voice(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], op
     model_bytes = _state_bytes(state)
     needed = (model_bytes + sum((base / n).stat().st_size for n in copies)
               + sum(r.stat().st_size for r in references) + HEADROOM_BYTES)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExportError(f"Cannot create the output folder {out_dir}: {exc.strerror or exc}.") from exc
     free = disk_free_bytes(out_dir)
     if free < needed:
         raise ExportError(f"Not enough free space in {out_dir}: the export needs about {needed / 1e6:.0f} MB and "
@@ -264,13 +267,23 @@ def _publish(tmp: Path, target: Path) -> None:
 
 
 def _copy_references(references: list[Path], folder: Path) -> list[str]:
+    """Copy the reference clips as wav files (AllTalk's voice lists show only .wav; others are converted)."""
+    from alltalk_gui.core import audio
+
     names: list[str] = []
     if not references:
         return names
     folder.mkdir()
     for i, ref in enumerate(references, start=1):
-        name = f"reference_{i:02d}_{ref.stem}{ref.suffix.lower()}"
-        shutil.copy2(ref, folder / name)
+        name = f"reference_{i:02d}_{ref.stem}.wav"
+        if ref.suffix.lower() == ".wav":
+            shutil.copy2(ref, folder / name)
+        else:
+            try:
+                samples, rate = audio.load(ref)
+            except audio.AudioError as exc:
+                raise ExportError(f"The reference clip {ref.name} cannot be read: {exc}") from exc
+            audio.write_wav(folder / name, audio.to_mono(samples), rate)
         names.append(f"wavs/{name}")
     return names
 

@@ -268,3 +268,23 @@ export_voice(read_checkpoint({str(checkpoint.path)!r}), {str(tmp_path)!r},
     assert (tmp_path / leftovers[0] / "model.pth").is_file()  # it really died after writing the model
     export_voice(checkpoint, tmp_path, ExportOptions(format="coqui", name="voice", half=True))
     assert _hidden(tmp_path) == [] and (tmp_path / "voice" / "model.pth").is_file()
+
+
+def test_references_in_other_formats_are_exported_as_wav(tmp_path, checkpoint, references):
+    import soundfile as sf
+
+    data, rate = sf.read(str(references[0]), dtype="float32")
+    flac = tmp_path / "take one.flac"
+    sf.write(flac, data, rate)
+    result = export_voice(checkpoint, tmp_path / "out", ExportOptions(format="coqui", name="v", half=True,
+                                                                      references=[flac, references[0]]))
+    assert [f for f in result.files if f.startswith("wavs/")] == [
+        "wavs/reference_01_take one.wav", f"wavs/reference_02_{references[0].stem}.wav"]
+    again, again_rate = sf.read(str(result.folder / "wavs" / "reference_01_take one.wav"), dtype="float32")
+    assert again_rate == rate and again.shape == data.shape
+
+
+def test_an_output_folder_that_cannot_be_created_is_reported(tmp_path, checkpoint):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ExportError, match="Cannot create the output folder"):
+        export_voice(checkpoint, tmp_path / "file" / "models", ExportOptions(format="coqui", name="v"))
