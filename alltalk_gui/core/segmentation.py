@@ -186,31 +186,35 @@ def segments_from_words(source_id: str, words: Sequence[Word], duration_ms: int,
     return out
 
 
-def _loud_frames(samples: np.ndarray, rate: int) -> tuple[np.ndarray | None, int]:
-    """Per 10 ms frame: is it louder than the speech threshold? The threshold sits a third of the way (in dB)
-    from the noise floor (10th percentile) to the speech level (95th percentile)."""
+def _loud_frames(samples: np.ndarray, rate: int) -> tuple[np.ndarray | None, float]:
+    """Per ~10 ms frame: is it louder than the speech threshold? Returns the flags and the frame length in ms.
+
+    The threshold sits a third of the way (in dB) from the noise floor (10th percentile of the frames) to the
+    speech level (95th percentile).
+    """
     hop = max(1, rate // 100)
+    hop_ms = hop * 1000 / rate
     frames = samples.size // hop
     if frames < 10:
-        return None, 10
+        return None, hop_ms
     power = (samples[: frames * hop].astype(np.float64).reshape(frames, hop) ** 2).mean(axis=1)
     level = 10 * np.log10(power + 1e-12)
     floor, speech = np.percentile(level, 10), np.percentile(level, 95)
     if speech - floor < 10:  # no clear difference between speech and background: do not guess
-        return None, 10
-    return level > floor + (speech - floor) / 3, 10
+        return None, hop_ms
+    return level > floor + (speech - floor) / 3, hop_ms
 
 
-def _first_loud(loud: np.ndarray, hop_ms: int, lo_ms: int, hi_ms: int) -> int | None:
-    a, b = max(0, lo_ms // hop_ms), min(loud.size, hi_ms // hop_ms + 1)
+def _first_loud(loud: np.ndarray, hop_ms: float, lo_ms: int, hi_ms: int) -> int | None:
+    a, b = max(0, int(lo_ms / hop_ms)), min(loud.size, int(hi_ms / hop_ms) + 1)
     hits = np.flatnonzero(loud[a:b])
-    return (a + int(hits[0])) * hop_ms if hits.size else None
+    return int(round((a + int(hits[0])) * hop_ms)) if hits.size else None
 
 
-def _last_loud(loud: np.ndarray, hop_ms: int, lo_ms: int, hi_ms: int) -> int | None:
-    a, b = max(0, lo_ms // hop_ms), min(loud.size, hi_ms // hop_ms + 1)
+def _last_loud(loud: np.ndarray, hop_ms: float, lo_ms: int, hi_ms: int) -> int | None:
+    a, b = max(0, int(lo_ms / hop_ms)), min(loud.size, int(hi_ms / hop_ms) + 1)
     hits = np.flatnonzero(loud[a:b])
-    return (a + int(hits[-1]) + 1) * hop_ms if hits.size else None
+    return int(round((a + int(hits[-1]) + 1) * hop_ms)) if hits.size else None
 
 
 def _ends(text: str, marks: tuple[str, ...]) -> bool:

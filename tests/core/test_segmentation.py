@@ -137,3 +137,25 @@ def test_bad_arguments_and_empty_input():
     assert plan_clips([], 5000) == []
     with pytest.raises(ValueError, match="minimum must be above 0"):
         plan_clips(timeline([("a", 100, 0)]), 1000, min_s=5, max_s=4)
+
+
+def test_edges_snap_to_the_sound_when_word_times_are_off():
+    """Whisper put the first word 400 ms early and the last one 300 ms short; the audio says otherwise."""
+    import numpy as np
+
+    from alltalk_gui.core.segmentation import refine_edges
+
+    rate = 22050
+    t = np.arange(int(8.0 * rate)) / rate
+    audio = np.where(((t >= 1.0) & (t < 3.0)) | ((t >= 4.0) & (t < 6.5)), 0.3 * np.sin(2 * np.pi * 220 * t), 0.0)
+    audio = (audio + 0.001 * np.random.default_rng(0).standard_normal(t.size)).astype(np.float32)
+    words = [Word(600, 1500, " First", 0.9), Word(1500, 2700, " sentence.", 0.9),
+             Word(4000, 5000, " Second", 0.9), Word(5000, 6500, " one.", 0.9)]
+    plans = plan_clips(words, 8000, min_s=1.0)
+    refined = refine_edges(plans, audio, rate)
+    expected = [(850, 3150), (3850, 6650)]  # sound edges +- 150 ms padding, to within one 10 ms frame
+    for plan, (start, end) in zip(refined, expected):
+        assert abs(plan.start_ms - start) <= 10 and abs(plan.end_ms - end) <= 10
+    assert [p.words for p in refined] == [p.words for p in plans]
+    # silence everywhere: nothing to snap to, the plan is kept
+    assert refine_edges(plans, np.zeros_like(audio), rate) == plans
