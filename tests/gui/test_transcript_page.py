@@ -243,9 +243,11 @@ def test_retranscribe_one_clip_is_an_undoable_edit(page, qtbot, project):
     editor.select(clip.id)
     editor.model.setData(editor.model.index(0, Column.TEXT), "garbled words")  # what the in-place editor does
     editor.retranscribe_action.trigger()
+    assert not editor.isEnabled()  # read-only while Whisper works on the clip
     qtbot.waitUntil(lambda: editor.segments[clip.id].text != "garbled words", timeout=60000)
     wait_idle(qtbot, page)
     again = SegmentList.open(VoiceProject.open(project.root))[clip.id]
+    assert editor.isEnabled()
     assert "weather was calm" in again.text.lower()
     assert again.words and all(clip.start_ms <= w.start_ms < clip.end_ms for w in again.words)  # source timeline
     editor.undo_action.trigger()

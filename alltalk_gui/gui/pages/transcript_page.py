@@ -235,7 +235,10 @@ class TranscriptPage(QWidget):
         worker.finished.connect(on_done)
         worker.failed.connect(self._on_failed)
         self.panel.set_busy(True)
-        self.editor.retranscribe_action.setEnabled(False)
+        # A running job replaces clips when it ends: an edit made meanwhile would be lost or applied to a clip
+        # that changed under it, so the transcript is read-only until then.
+        self.editor.player.stop()
+        self.editor.setEnabled(False)
         if self.body.currentWidget() is self.empty:
             self.empty.setText("Transcribing…\nThe clips appear here when it is done.")
         worker.start()
@@ -248,7 +251,7 @@ class TranscriptPage(QWidget):
 
     def _done_busy(self) -> None:
         self.panel.set_busy(False)
-        self.editor.retranscribe_action.setEnabled(self.editor.current() is not None)
+        self.editor.setEnabled(True)
 
     def _update_state(self, problem: str = "") -> None:
         has_clips = self.segments is not None and len(self.segments) > 0
