@@ -12,7 +12,7 @@ from alltalk_gui.core.duration_guidance import format_duration
 from alltalk_gui.core.project import VoiceProject
 from alltalk_gui.core.segments import SegmentList
 from alltalk_gui.gui.models.segments_model import Column
-from alltalk_gui.gui.pages.transcript_editor import caret_for_time
+from alltalk_gui.gui.pages.transcript_text import caret_for_time
 from alltalk_gui.gui.pages.transcript_page import TranscriptPage
 from tests.core.test_segments_support import add_source, make_project, segment, voice_like
 

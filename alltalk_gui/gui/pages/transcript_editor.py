@@ -7,19 +7,19 @@ filtered and sorted by the core (``SegmentList.view``); rows are followed by cli
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from PySide6.QtCore import QEvent, QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence, QPalette, QUndoStack
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QSplitter,
-    QStyledItemDelegate, QTableView, QToolBar, QToolButton, QVBoxLayout, QWidget,
+    QTableView, QToolBar, QToolButton, QVBoxLayout, QWidget,
 )
 
 from alltalk_gui.core.duration_guidance import format_duration
 from alltalk_gui.core.segments import Change, Segment, SegmentEditError, SegmentList
 from alltalk_gui.gui.models.segments_model import SORTS, Column, SegmentsModel
+from alltalk_gui.gui.pages.transcript_text import TextDelegate, caret_for_time
 from alltalk_gui.gui.undo_commands import apply_edit
 from alltalk_gui.gui.widgets.clip_player import ClipPlayer
 from alltalk_gui.gui.widgets.clip_waveform import ClipWaveform
@@ -27,32 +27,6 @@ from alltalk_gui.gui.widgets.media_icons import media_icon
 
 GUIDANCE_COLOUR = {"empty": "palette(mid)", "short": "#b26a00", "good": "#2e7d32", "long": "#1565c0"}
 FILTERS = [("All clips", "all"), ("Kept", "kept"), ("Flagged", "flagged"), ("Deleted", "deleted")]
-
-
-class TextDelegate(QStyledItemDelegate):
-    """The in-place text editor; remembers the open one so split can read its caret."""
-
-    def __init__(self, parent=None) -> None:
-        super().__init__(parent)
-        self.editor: QLineEdit | None = None
-        self.editing_row = -1
-
-    def createEditor(self, parent, option, index):
-        self.editor = QLineEdit(parent)
-        self.editor.setFrame(False)
-        self.editing_row = index.row()
-        self.editor.destroyed.connect(self._forget)
-        return self.editor
-
-    def _forget(self) -> None:
-        self.editor, self.editing_row = None, -1
-
-    def close_editor(self) -> None:
-        """Close the open editor without writing it back (the caller has applied the text itself)."""
-        if self.editor is not None:
-            editor = self.editor
-            self._forget()
-            self.closeEditor.emit(editor, QStyledItemDelegate.EndEditHint.NoHint)
 
 
 class TranscriptEditor(QWidget):
@@ -450,21 +424,3 @@ class TranscriptEditor(QWidget):
         colour = GUIDANCE_COLOUR[s.guidance.level]
         self.summary.setText(" · ".join(parts) + f"<br><span style='color:{colour}'>{s.guidance.message}</span>")
         self._update_find_count()
-
-
-def caret_for_time(segment: Segment, at_ms: int) -> int:
-    """Where to split a clip's text for a split at ``at_ms`` when no caret was placed: after the words that
-    end before it (by Whisper's word times), or in proportion to time at the nearest space when the text was
-    edited and the words no longer match it."""
-    text = segment.text
-    tokens = list(re.finditer(r"\S+", text))
-    words = segment.words_inside()
-    if words and len(words) == len(tokens):
-        before = sum(1 for w in words if (w.start_ms + w.end_ms) // 2 < at_ms)
-        return tokens[before - 1].end() if before else 0
-    if not tokens:
-        return 0
-    share = (at_ms - segment.start_ms) / max(1, segment.duration_ms)
-    target = share * len(text)
-    spaces = [m.start() for m in re.finditer(r"\s", text)] or [len(text)]
-    return min(spaces, key=lambda p: abs(p - target))
