@@ -187,7 +187,7 @@ def test_delete_shows_in_the_deleted_filter_and_restores(page, project):
     assert texts(page) == TEXTS
 
 
-def test_flagged_filter_and_sorting(page, project):
+def test_flagged_filter_and_sorting(page, qtbot, project):
     editor = page.editor
     editor.select("c00004")
     editor.waveform.set_cursor_ms(2000)
@@ -200,6 +200,15 @@ def test_flagged_filter_and_sorting(page, project):
     editor.sort_combo.setCurrentIndex(editor.sort_combo.findText("Shortest first"))
     lengths = [float(editor.model.index(r, Column.LENGTH).data().split()[0]) for r in range(5)]
     assert lengths == sorted(lengths) and lengths[0] == 1.0
+    # A click on the Length header sorts by length, a second click the other way round.
+    editor.sort_combo.setCurrentIndex(editor.sort_combo.findText("Time"))
+    header = editor.table.horizontalHeader()
+    for expected in ("Shortest first", "Longest first"):
+        qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton,
+                         pos=QPoint(header.sectionViewportPosition(Column.LENGTH) + 5, header.height() // 2))
+        assert editor.sort_combo.currentText() == expected
+    lengths = [float(editor.model.index(r, Column.LENGTH).data().split()[0]) for r in range(5)]
+    assert lengths == sorted(lengths, reverse=True)
 
 
 def _drag(plot, start: QPointF, end: QPointF) -> None:

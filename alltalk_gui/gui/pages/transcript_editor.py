@@ -125,6 +125,8 @@ class TranscriptEditor(QWidget):
         header.setSectionResizeMode(Column.TEXT, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(Column.FILE, QHeaderView.ResizeMode.Interactive)
         self.table.setColumnWidth(Column.FILE, 110)
+        header.setSectionsClickable(True)
+        header.sectionClicked.connect(self._sort_by_column)
         self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
         self.table.clicked.connect(self._on_clicked)
 
@@ -353,6 +355,15 @@ class TranscriptEditor(QWidget):
     def _retranscribe(self) -> None:
         if self.current_id is not None:
             self.retranscribe_requested.emit(self.current_id)
+
+    def _sort_by_column(self, column: int) -> None:
+        """A click on a column header picks the matching entry of the Sort list (Length toggles its order)."""
+        label = {Column.FILE: "Time", Column.START: "Time", Column.END: "Time", Column.TEXT: "Text A-Z",
+                 Column.FLAGS: "Most flags"}.get(Column(column))
+        if column == Column.LENGTH:
+            label = "Shortest first" if self.sort_combo.currentText() != "Shortest first" else "Longest first"
+        if label is not None:
+            self.sort_combo.setCurrentIndex(self.sort_combo.findText(label))
 
     # -- navigation and playback ----------------------------------------------------------------------------
     def step(self, delta: int) -> None:
