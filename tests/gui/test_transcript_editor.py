@@ -323,3 +323,14 @@ def test_merge_keeps_text_typed_but_not_yet_committed(page, project):
     editor.undo_action.trigger()  # one step undoes both
     clips = reopened(project)
     assert clips["c00001"].text == TEXTS[0] and clips["c00002"].text == TEXTS[1]
+
+
+def test_a_damaged_segments_file_is_reported_and_left_alone(qtbot, project):
+    project.segments_file.write_text('{"segments": [', encoding="utf-8")
+    page = TranscriptPage()
+    qtbot.addWidget(page)
+    page.set_project(project)
+    assert page.notice_box.isVisibleTo(page)
+    assert "segments.json is not valid JSON" in page.notice.text()
+    assert page.editor.model.rowCount() == 0
+    assert project.segments_file.read_text(encoding="utf-8") == '{"segments": ['
