@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import urlparse
 
 from PySide6.QtCore import QObject, Signal
 
@@ -57,7 +58,9 @@ def check_model_worker(backend: str, model: str, parent: QObject | None = None) 
             return ModelCheck(exc, None)
         if resolved.on_disk:
             return ModelCheck(resolved, None)
-        return ModelCheck(resolved, whisper_models.network_available())
+        # Ask the server the files would come from (openai-whisper's are not on huggingface.co).
+        host = urlparse(resolved.download.urls[0]).hostname or "huggingface.co"
+        return ModelCheck(resolved, whisper_models.network_available(host))
 
     return TranscribeWorker(job, parent)
 

@@ -133,7 +133,8 @@ def test_cancel_stops_within_a_few_seconds_and_keeps_nothing(tmp_path, qtbot):
 
 def test_offline_with_a_missing_model_offers_a_local_one(page, qtbot, project, monkeypatch, no_model_cache):
     page.panel.set_model("small")
-    monkeypatch.setattr(whisper_models, "network_available", lambda *a, **k: False)
+    hosts = []
+    monkeypatch.setattr(whisper_models, "network_available", lambda host, *a, **k: hosts.append(host) and False)
     shown = []
 
     def answer(box):
@@ -148,6 +149,7 @@ def test_offline_with_a_missing_model_offers_a_local_one(page, qtbot, project, m
     wait_idle(qtbot, page)
     title, text = shown[0]
     assert title == "No internet connection"
+    assert hosts == ["huggingface.co"]  # the server the model files would come from
     assert "'small' is not on this computer" in text and "huggingface.co cannot be reached" in text
     assert page.panel.options().model == str(faster_tiny_en())  # the local model is now the choice
 
