@@ -124,6 +124,40 @@ class PreviewResult:
         data["wav"], data["info"] = self.wav.name, self.info.name
         return data
 
+    @classmethod
+    def from_file(cls, info: Path) -> "PreviewResult":
+        """Read a preview's JSON file (the wav named in it sits beside it).
+
+        Raises:
+            PreviewError: not a preview file, or its wav is gone.
+        """
+        try:
+            data = json.loads(info.read_text(encoding="utf-8"))
+            data.pop("base_model", None)
+            data["settings"] = GenerationSettings.from_dict(data["settings"])
+            data["wav"], data["info"] = info.parent / data["wav"], info
+            result = cls(**data)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise PreviewError(f"{info.name} is not a preview description: {exc}") from exc
+        if not result.wav.is_file():
+            raise PreviewError(f"The audio of {info.name} ({result.wav.name}) is missing.")
+        return result
+
+
+def load_previews(folder: str | os.PathLike[str], limit: int = 20) -> list[list[PreviewResult]]:
+    """The newest ``limit`` preview rows saved in ``folder``, newest first; an A/B pair (same stem, ``_base`` and
+    ``_fine-tuned``) is one row, base first. Unreadable files and files whose wav was deleted are skipped."""
+    rows: dict[str, list[PreviewResult]] = {}
+    for info in Path(folder).glob("*.json"):
+        try:
+            result = PreviewResult.from_file(info)
+        except PreviewError:
+            continue
+        key = info.stem.removesuffix(f"_{result.label}")
+        rows.setdefault(key, []).append(result)
+    ordered = sorted(rows.items(), key=lambda item: max(r.info.stat().st_mtime for r in item[1]), reverse=True)
+    return [sorted(results, key=lambda r: r.label != BASE_LABEL) for _key, results in ordered[:limit]]
+
 
 # -- default sentences --------------------------------------------------------------------------------------------
 
@@ -333,14 +367,19 @@ def generate_ab(engine: PreviewEngine, *, checkpoint: CheckpointInfo, text: str,
     """The same sentence, references and seed from the base model and from ``checkpoint``: (base, fine-tuned)."""
     report = progress or (lambda _what, _fraction: None)
     base = Path(base_model_dir) if base_model_dir else checkpoint.base_model_dir
-    stem = f"{time.strftime('%Y%m%d-%H%M%S')}_{_slug(text)}"
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
+    # One free stem for both takes (a number before the label), so the pair is recognisable as a pair later.
+    first = stem = f"{time.strftime('%Y%m%d-%H%M%S')}_{_slug(text)}"
+    n = 2
+    while any((folder / f"{stem}_{label}{ext}").exists() for label in (BASE_LABEL, TUNED_LABEL)
+              for ext in (".wav", ".json")):
+        stem, n = f"{first}_{n}", n + 1
     both = []
     for i, (label, ckpt) in enumerate(((BASE_LABEL, None), (TUNED_LABEL, checkpoint))):
         both.append(generate_preview(
             engine, base_model_dir=base, checkpoint=ckpt, text=text, references=references, language=language,
-            settings=settings, out_dir=folder, stem=_unique_stem(folder, f"{stem}_{label}"), checker=checker,
+            settings=settings, out_dir=folder, stem=f"{stem}_{label}", checker=checker,
             progress=lambda what, f, i=i: report(what, (i + f) / 2),
         ))
     return both[0], both[1]

@@ -23,6 +23,7 @@ from alltalk_gui.core.preview import (
     default_sentences,
     generate_ab,
     generate_preview,
+    load_previews,
 )
 from alltalk_gui.core.references import ReferenceClipError, choose_references, load_references
 from alltalk_gui.core.wer import IntelligibilityChecker
@@ -210,3 +211,27 @@ def test_previews_during_training_start_off_on_small_gpus():
     assert not checkpoint_previews_by_default(None)  # CPU only
     assert not checkpoint_previews_by_default(8.0)
     assert checkpoint_previews_by_default(24.0)
+
+
+def test_two_ab_pairs_in_the_same_second_stay_two_pairs(voice, engine, references, tmp_path, monkeypatch):
+    import alltalk_gui.core.preview as preview_mod
+
+    monkeypatch.setattr(preview_mod.time, "strftime", lambda fmt, *a: "20261122-120000")
+    checkpoint = resolve_checkpoint(voice.project, "latest")
+    for _ in range(2):
+        generate_ab(engine, checkpoint=checkpoint, text="Hi.", references=references, language="en",
+                    settings=FAST, out_dir=tmp_path)
+    rows = load_previews(tmp_path)
+    assert sorted(r[0].wav.name for r in rows) == ["20261122-120000_hi_2_base.wav", "20261122-120000_hi_base.wav"]
+    assert all([t.label for t in row] == ["base", "fine-tuned"] for row in rows)
+
+
+def test_saved_previews_are_read_back_as_rows(ab, tmp_path):
+    base, tuned = ab
+    rows = load_previews(tuned.wav.parent)
+    assert [[r.label for r in row] for row in rows] == [["base", "fine-tuned"]]
+    again = rows[0][1]
+    assert again.wav == tuned.wav and again.settings == tuned.settings and again.wer == tuned.wer
+    (tmp_path / "junk.json").write_text("{}")
+    (tmp_path / "not json.json").write_text("{")
+    assert load_previews(tmp_path) == []

@@ -57,10 +57,11 @@ def test_generate_then_play(page, qtbot, voice):
     page.generation.toggle.setChecked(True)
     page.generation.boxes["temperature"].setValue(0.5)
     page.generation.boxes["seed"].setValue(7)
+    before = len(page.rows)
     page.generate_button.click()
     assert not page.generate_button.isEnabled()  # one job at a time
     _wait_idle(qtbot, page)
-    assert page.message.text() == "" and len(page.rows) == 1
+    assert page.message.text() == "" and len(page.rows) == before + 1
     take = page.rows[0].takes[0]
     assert take.result.wav.parent == voice.project / "previews" and take.result.wav.is_file()
     assert take.result.label == "fine-tuned" and take.wer_label.text().startswith("WER ")
@@ -86,6 +87,7 @@ def test_ab_row_shows_base_and_fine_tuned_side_by_side(page, qtbot):
 
 @pytest.mark.timeout(600)
 def test_generation_errors_are_shown_as_messages(page, qtbot):
+    before = list(page.rows)
     page.text_box.setCurrentText("   ")
     page.generate_button.click()
     assert "Type a sentence" in page.message.text() and page.worker is None
@@ -93,7 +95,20 @@ def test_generation_errors_are_shown_as_messages(page, qtbot):
     page.generate_button.click()
     _wait_idle(qtbot, page)
     assert "vocabulary does not know" in page.message.text() and "Traceback" not in page.message.text()
-    assert page.rows == []
+    assert page.rows == before
+
+
+@pytest.mark.timeout(600)
+def test_saved_previews_come_back_when_the_project_is_opened_again(page, qtbot, voice):
+    page.text_box.setCurrentText("Hello world.")
+    page.compare_button.click()
+    _wait_idle(qtbot, page)
+    newest = [t.result.wav for t in page.rows[0].takes]
+    again = PreviewPage()
+    qtbot.addWidget(again)
+    again.set_project(VoiceProject.open(voice.project))
+    assert len(again.rows) == len(page.rows) and [t.result.wav for t in again.rows[0].takes] == newest
+    assert not again.placeholder.isVisibleTo(again)
 
 
 @pytest.mark.timeout(600)

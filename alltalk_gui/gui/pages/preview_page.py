@@ -15,7 +15,7 @@ from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from alltalk_gui.core.checkpoints import CheckpointInfo
-from alltalk_gui.core.preview import GenerationSettings, PreviewResult
+from alltalk_gui.core.preview import GenerationSettings, PreviewResult, load_previews
 from alltalk_gui.core.project import VoiceProject
 from alltalk_gui.gui.preview_worker import PreviewRequest, PreviewSession, export_worker, preview_worker
 from alltalk_gui.gui.widgets.ab_row import AbRow
@@ -111,6 +111,8 @@ class PreviewPage(QWidget):
         self.placeholder.show()
         if project is not None:
             self.export_panel.set_default_name(project.name)
+            for results in reversed(load_previews(project.previews_dir)):  # earlier takes, newest on top
+                self._add_row(results)
         self.inputs.set_project(project)
 
     @property
@@ -189,13 +191,16 @@ class PreviewPage(QWidget):
 
     def _on_generated(self, results: list[PreviewResult]) -> None:
         self.progress.hide()
+        self._add_row(results)
+        self.status_message.emit(f"Saved {', '.join(r.wav.name for r in results)} in previews/.")
+        self._update_buttons()
+
+    def _add_row(self, results: list[PreviewResult]) -> None:
         row = AbRow(results)
         row.play_requested.connect(self.player.toggle)
         self.rows.insert(0, row)
         self.placeholder.hide()
         self.rows_layout.insertWidget(0, row)  # newest on top
-        self.status_message.emit(f"Saved {', '.join(r.wav.name for r in results)} in previews/.")
-        self._update_buttons()
 
     def _on_failed(self, traceback_text: str) -> None:
         self.progress.hide()
