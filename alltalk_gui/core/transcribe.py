@@ -215,6 +215,10 @@ def transcribe_project(project: Any, options: TranscribeOptions = TranscribeOpti
     if not project.sources:
         raise TranscriptionError("The project has no recordings yet; import some audio first.")
     check_language(options.language)
+    try:
+        ClipChecker(project.language, min_s, max_s)  # a bad length range fails now, not after the long part
+    except ValueError as exc:
+        raise TranscriptionError(str(exc)) from exc
     if options.model is None and transcriber is None:  # name the default now, so the transcript records it
         options = replace(options, model=default_model(options.backend, resolve_device(options.device)))
     elif transcriber is not None:
@@ -302,7 +306,9 @@ def _save(project: Any, options: TranscribeOptions, results: dict[str, Recognise
             old = [Segment.from_dict(s) for s in read_file(project.segments_file)["segments"]]
         except Exception:  # an unreadable old file is kept as the .bak; the new transcript replaces it
             old = []
-    kept_old = [s for s in old if s.source_id not in results]
+    # Clips of sources that failed this time are kept; clips of sources removed from the project are not.
+    present = {source.id for source in project.sources}
+    kept_old = [s for s in old if s.source_id not in results and s.source_id in present]
     number = 1 + max([int(s.id[1:]) for s in kept_old if s.id[1:].isdigit()] or [0])
     segments = list(kept_old)
     clip_audio = ClipAudio(project)

@@ -9,7 +9,8 @@ import jiwer
 import pytest
 
 from alltalk_gui.core.segments import SegmentList
-from alltalk_gui.core.transcribe import (Cancelled, TranscribeOptions, make_transcriber, transcribe_project)
+from alltalk_gui.core.transcribe import (Cancelled, TranscribeOptions, TranscriptionError, make_transcriber,
+                                         transcribe_project)
 from alltalk_gui.testing.speech import espeak_available
 from alltalk_gui.testing.tiny_whisper import faster_tiny_en
 from tests.core.test_segments_support import SENTENCES, add_source, make_project, spoken_sentences
@@ -84,3 +85,39 @@ def test_cancel_from_another_thread_stops_and_keeps_the_old_transcript(tmp_path,
     with pytest.raises(Cancelled):
         transcribe_project(project, progress=progress, should_stop=stop.is_set, transcriber=tiny_en)
     assert project.segments_file.read_text(encoding="utf-8") == '{"segments": []}\n'
+
+
+def test_retranscribing_keeps_clips_of_failed_sources_and_a_backup(tmp_path, tiny_en, speech):
+    samples, _truth = speech
+    project = make_project(tmp_path)
+    add_source(project, "one.wav", samples[: 22050 * 8])
+    add_source(project, "two.wav", samples[22050 * 8:])
+    transcribe_project(project, TranscribeOptions(language="en"), transcriber=tiny_en)
+    first = SegmentList.open(project)
+    first.set_text(next(s.id for s in first if s.source_id == "s002"), "An edit the user made.")
+    edited = project.segments_file.read_text(encoding="utf-8")
+
+    project.path(project.source("s002").audio_file).unlink()  # two.wav's working copy is gone
+    report = transcribe_project(project, TranscribeOptions(language="en"), transcriber=tiny_en)
+    assert report.transcribed == ["one.wav"] and report.failed[0][0] == "two.wav"
+    again = SegmentList.open(project)
+    assert "An edit the user made." in [s.text for s in again if s.source_id == "s002"]  # carried over
+    assert len(set(again.ids())) == len(again)
+    assert (project.root / "segments.json.bak").read_text(encoding="utf-8") == edited
+
+    project.sources = [s for s in project.sources if s.id != "s002"]  # two.wav removed from the project
+    project.save()
+    transcribe_project(project, TranscribeOptions(language="en"), transcriber=tiny_en)
+    assert {s.source_id for s in SegmentList.open(project)} == {"s001"}
+
+
+def test_bad_length_range_and_language_fail_before_any_work(tmp_path, tiny_en, speech):
+    project = make_project(tmp_path)
+    add_source(project, "one.wav", speech[0][: 22050 * 3])
+    with pytest.raises(TranscriptionError, match="minimum must be above 0"):
+        transcribe_project(project, TranscribeOptions(language="en"), transcriber=tiny_en, min_s=8, max_s=4)
+    with pytest.raises(TranscriptionError, match="Unknown language 'english'"):
+        transcribe_project(project, TranscribeOptions(language="english"), transcriber=tiny_en)
+    with pytest.raises(TranscriptionError, match="Unknown transcription backend"):
+        make_transcriber(TranscribeOptions(backend="whisper.cpp"))
+    assert not project.segments_file.exists()
