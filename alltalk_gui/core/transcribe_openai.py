@@ -64,6 +64,8 @@ class OpenAIWhisperTranscriber:
             self._model = whisper.load_model(name, device=device, download_root=root)
         except Exception as exc:  # a damaged file fails in many ways (unpickling, shapes, I/O): all mean the same
             raise TranscriptionError(f"Cannot load the openai-whisper model {resolved.path}: {exc}") from exc
+        if resolved.download is None:
+            _adopt_alignment_heads(self._model, resolved.path)
         self._decode = self._model.decode
 
     def transcribe(self, samples: np.ndarray, language: str | None, on_progress: Callable[[float], None],
@@ -123,6 +125,24 @@ class _ProgressBar:
         stop = getattr(_current, "should_stop", None)
         if stop is not None and stop():
             raise Cancelled("Transcription stopped.")
+
+
+def _adopt_alignment_heads(model: Any, path: Any) -> None:
+    """Give a checkpoint loaded from a path the tuned word-timestamp heads of the official model it is a copy of.
+
+    ``whisper.load_model(path)`` falls back to "all heads of the upper half of the decoder", which places word
+    boundaries less precisely. A file named like an official download (``tiny.pt``, ``large-v3-turbo.pt``...)
+    whose decoder has that model's layer and head counts gets the official heads; anything else keeps the default.
+    """
+    import whisper
+
+    for name, url in whisper._MODELS.items():
+        if url.rsplit("/", 1)[-1] == path.name and name in whisper._ALIGNMENT_HEADS:
+            try:
+                model.set_alignment_heads(whisper._ALIGNMENT_HEADS[name])
+            except RuntimeError:  # another layer/head layout: not a copy of that model
+                pass
+            return
 
 
 def _install_progress_hook() -> None:

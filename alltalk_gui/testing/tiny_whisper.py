@@ -34,18 +34,21 @@ def faster_tiny_en() -> Path:
     return folder
 
 
-def build_random_openai_checkpoint(path: str | os.PathLike[str], seed: int = 0, multilingual: bool = True) -> Path:
+def build_random_openai_checkpoint(path: str | os.PathLike[str], seed: int = 0, multilingual: bool = True,
+                                   text_layers: int = 2, text_heads: int = 2) -> Path:
     """Write a tiny random openai-whisper checkpoint (2 layers, width 64; about 7 MB) to ``path``.
 
     The audio side keeps Whisper's real input shape (80 mel bins, 1500 frames per 30 s) and the vocabulary size
     matches the real tokenizers, so ``whisper.load_model(path)`` and ``whisper.transcribe`` work unchanged.
+    ``text_layers`` / ``text_heads`` set the decoder's layout (e.g. 4 and 6 like the real tiny model).
     """
     import torch
     from whisper.model import ModelDimensions, Whisper
 
-    dims = ModelDimensions(n_mels=80, n_audio_ctx=1500, n_audio_state=64, n_audio_head=2, n_audio_layer=2,
-                           n_vocab=51865 if multilingual else 51864, n_text_ctx=448, n_text_state=64,
-                           n_text_head=2, n_text_layer=2)
+    width = 64 if 64 % text_heads == 0 else 16 * text_heads  # encoder and decoder widths must match
+    dims = ModelDimensions(n_mels=80, n_audio_ctx=1500, n_audio_state=width, n_audio_head=2, n_audio_layer=2,
+                           n_vocab=51865 if multilingual else 51864, n_text_ctx=448, n_text_state=width,
+                           n_text_head=text_heads, n_text_layer=text_layers)
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         model = Whisper(dims)

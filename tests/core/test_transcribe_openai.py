@@ -99,3 +99,19 @@ def test_bad_model_paths_and_language(tmp_path, random_whisper, speech):
                                        "cpu", beam_size=1, decode_options=FAST)
     with pytest.raises(TranscriptionError, match="understands English only"):
         english.transcribe(speech[:16000], "fr", lambda f: None, lambda: False)
+
+
+def test_a_copy_of_an_official_model_gets_its_word_timestamp_heads(tmp_path):
+    """A downloaded model passed as a path (tiny.pt) keeps the tuned alignment heads whisper uses by name."""
+    import whisper
+    from whisper.model import ModelDimensions, Whisper
+
+    path = build_random_openai_checkpoint(tmp_path / "tiny.pt", text_layers=4, text_heads=6)  # tiny's layout
+    loaded = OpenAIWhisperTranscriber(str(path), "cpu")._model
+    official = Whisper(ModelDimensions(**loaded.dims.__dict__))
+    official.set_alignment_heads(whisper._ALIGNMENT_HEADS["tiny"])
+    assert loaded.alignment_heads.to_dense().equal(official.alignment_heads.to_dense())
+
+    other = build_random_openai_checkpoint(tmp_path / "mine" / "tiny.pt")  # same name, another layout
+    default = OpenAIWhisperTranscriber(str(other), "cpu")._model.alignment_heads.to_dense()
+    assert default[1:].all() and not default[:1].any()  # whisper's default: the upper half of the decoder
