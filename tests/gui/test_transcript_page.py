@@ -246,6 +246,7 @@ def test_retranscribe_one_clip_is_an_undoable_edit(page, qtbot, project):
     editor.model.setData(editor.model.index(0, Column.TEXT), "garbled words")  # what the in-place editor does
     editor.retranscribe_action.trigger()
     assert not editor.isEnabled()  # read-only while Whisper works on the clip
+    assert page.panel.file_label.text().startswith(f"Re-transcribing clip {clip.id}")
     qtbot.waitUntil(lambda: editor.segments[clip.id].text != "garbled words", timeout=60000)
     wait_idle(qtbot, page)
     again = SegmentList.open(VoiceProject.open(project.root))[clip.id]

@@ -209,6 +209,7 @@ class TranscriptPage(QWidget):
         self.status_message.emit(f"Re-transcribing clip {segment_id}…")
         self._run(retranscribe_worker(self.project, segment, options, self.transcribers, self),
                   lambda outcome: self._on_retranscribed(segment_id, outcome))
+        self.panel.file_label.setText(f"Re-transcribing clip {segment_id} (the model loads the first time)…")
 
     def _on_retranscribed(self, segment_id: str, outcome: Outcome) -> None:
         self._done_busy()
