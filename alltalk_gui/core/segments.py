@@ -169,6 +169,9 @@ class SegmentList:
         audio: reads clip audio for the audio-based flags; None skips those flags.
         source_order: source ids in project order (sorting); source_names: id -> original file name.
         meta: how the list was made (backend, model, language...), saved as "transcription".
+
+    Not thread-safe: use one list from one thread (the GUI thread). The first flag computation imports coqui's
+    text cleaning (about 2 s); call :meth:`warm_up` from a worker thread beforehand to keep the first edit quick.
     """
 
     segments: list[Segment] = field(default_factory=list)
@@ -248,6 +251,10 @@ class SegmentList:
         head = json.dumps(data, indent=2, ensure_ascii=False)
         atomic.write_text(self.path, f'{head[:-2]},\n  "segments": [\n    {clips}\n  ]\n}}\n' if clips
                           else f'{head[:-2]},\n  "segments": []\n}}\n')
+
+    def warm_up(self) -> None:
+        """Load what the flag checks need (coqui's text cleaning, the vocabulary) now; safe from any thread."""
+        self.checker.text_checker.warm_up()
 
     def subscribe(self, callback: Callable[[Change], None]) -> Callable[[], None]:
         """Call ``callback(change)`` after every applied and saved change; returns a function that unsubscribes."""

@@ -247,3 +247,15 @@ def test_checker_rejects_an_impossible_length_range():
 def test_max_length_is_capped_at_the_xtts_limit():
     assert ClipChecker("en", max_s=30).max_ms == 11609
     assert np.floor(11.609 * 22050) <= 255_995
+
+
+def test_warm_up_loads_the_text_check_in_another_thread(project, clips):
+    import threading
+
+    fresh = SegmentList.open(project)
+    thread = threading.Thread(target=fresh.warm_up)
+    thread.start()
+    thread.join(60)
+    assert fresh.checker.text_checker._coqui is not None
+    fresh.set_text("c00001", "Quick now.")
+    assert fresh["c00001"].text == "Quick now."
