@@ -259,3 +259,16 @@ def test_warm_up_loads_the_text_check_in_another_thread(project, clips):
     assert fresh.checker.text_checker._coqui is not None
     fresh.set_text("c00001", "Quick now.")
     assert fresh["c00001"].text == "Quick now."
+
+
+def test_importing_the_transcript_modules_stays_light():
+    """The GUI imports these at start-up: no torch, whisper, faster_whisper or coqui until they are used."""
+    import subprocess
+    import sys
+
+    code = ("import sys, alltalk_gui.core.segments, alltalk_gui.core.segmentation, alltalk_gui.core.transcribe, "
+            "alltalk_gui.core.whisper_models, alltalk_gui.core.dataset_export, alltalk_gui.cli.transcribe_cmds; "
+            "print(sorted(m for m in ('torch', 'whisper', 'faster_whisper', 'ctranslate2', 'TTS', 'PySide6') "
+            "if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert result.stdout.strip() == "[]"
