@@ -12,7 +12,7 @@ import torch
 
 from alltalk_gui.cli import main
 from alltalk_gui.core.project import VoiceProject
-from tests.trained_voice import trained_voice
+from tests.trained_voice import trained_voice, whisper_tiny_en
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,8 @@ def _run(*args):
 def test_preview_with_ab_writes_both_wavs(voice, tmp_path):
     out = tmp_path / "hello.wav"
     done = _run("preview", voice.project, "--text", "Hello world.", "--checkpoint", "best", "--out", out, "--ab",
-                "--max-new-tokens", "8", "--temperature", "0.6", "--device", "cpu")
+                "--max-new-tokens", "8", "--temperature", "0.6", "--device", "cpu",
+                "--whisper-model", whisper_tiny_en())
     assert done.returncode == 0, done.stderr
     for path in (out, tmp_path / "hello_base.wav"):
         data, rate = sf.read(path)
@@ -36,6 +37,7 @@ def test_preview_with_ab_writes_both_wavs(voice, tmp_path):
     info = json.loads(out.with_suffix(".json").read_text())
     assert info["settings"]["temperature"] == 0.6 and info["label"] == "fine-tuned"
     assert "fine-tuned:" in done.stdout and "base:" in done.stdout
+    assert done.stdout.count(", WER ") == 2 and isinstance(info["wer"], float)
 
 
 def test_export_then_refuse_to_overwrite(voice, tmp_path):
@@ -68,6 +70,8 @@ def test_checkpoints_are_listed(voice, capsys):
     (["preview", "{project}", "--text", "hi", "--out", "{tmp}/a.wav", "--base-model", "{tmp}/gone"],
      "not there any more"),
     (["export", "{project}", "--out", "{tmp}", "--name", "..."], "cannot be used as a folder name"),
+    (["preview", "{project}", "--text", "hi", "--out", "{tmp}/a.wav", "--whisper-model", "{tmp}/no_model"],
+     "Whisper model for the intelligibility check cannot be used"),
 ])
 def test_bad_inputs_exit_2_with_a_message(voice, tmp_path, capsys, argv, message):
     args = [a.format(project=voice.project, tmp=tmp_path) for a in argv]

@@ -129,6 +129,19 @@ def test_export_button_produces_the_folder(page, qtbot, tmp_path):
     assert "not empty" in panel.result.text()
 
 
+def test_references_can_be_chosen_and_reset(page, monkeypatch, tmp_path):
+    from PySide6.QtWidgets import QFileDialog
+
+    automatic = list(page.references)
+    mine = tmp_path / "my voice.wav"
+    mine.write_bytes(automatic[0].read_bytes())
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames", lambda *a, **k: ([str(mine)], ""))
+    page.inputs._choose_references()
+    assert page.references == [mine] and page.inputs.reference_label.text() == "my voice.wav"
+    page.inputs.auto_references()
+    assert page.references == automatic
+
+
 def test_without_checkpoints_the_page_says_train_first(qtbot, tmp_path):
     page = PreviewPage()
     qtbot.addWidget(page)
