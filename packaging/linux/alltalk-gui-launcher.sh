@@ -19,7 +19,9 @@ VENV="$ROOT/.venv"
 STAMP="$VENV/.alltalk-gui-installed"
 STATE="${XDG_STATE_HOME:-$HOME/.local/state}/alltalk_gui"
 LOG="$STATE/install.log"
-INSTALL=(bash "$HERE/first_run_install.sh")
+# ALLTALK_GUI_INSTALL_SCRIPT replaces the install step (the tests use it to try every kind of progress display
+# without downloading several GB each time).
+INSTALL=(bash "${ALLTALK_GUI_INSTALL_SCRIPT:-$HERE/first_run_install.sh}")
 
 # The environment is current when it was installed from this exact pyproject.toml (dependencies and version).
 wanted="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1)"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import queue
+import shlex
 import shutil
 import subprocess
 import sys
@@ -97,12 +98,18 @@ def copy_checkout(target: Path) -> Path:
     return target
 
 
-def test_launcher_starts_an_installed_environment_at_once(tmp_path, fresh_home):
-    """When .venv matches pyproject.toml the launcher starts the app with no install and no window."""
+def launcher_checkout(tmp_path: Path) -> Path:
+    """The launcher's files and pyproject.toml in a folder with a space in its name, with no environment yet."""
     checkout = tmp_path / "AllTalk GUI"
     (checkout / "packaging").mkdir(parents=True)
     shutil.copytree(LINUX, checkout / "packaging" / "linux")
     shutil.copy2(ROOT / "pyproject.toml", checkout / "pyproject.toml")
+    return checkout
+
+
+def test_launcher_starts_an_installed_environment_at_once(tmp_path, fresh_home):
+    """When .venv matches pyproject.toml the launcher starts the app with no install and no window."""
+    checkout = launcher_checkout(tmp_path)
     # An installed environment: the development one's app entry point, stamped as installed from this pyproject.
     (checkout / ".venv" / "bin").mkdir(parents=True)
     os.symlink(Path(sys.prefix) / "bin" / "alltalk-gui", checkout / ".venv" / "bin" / "alltalk-gui")
@@ -117,6 +124,62 @@ def test_launcher_starts_an_installed_environment_at_once(tmp_path, fresh_home):
         stop(process)
     assert "Setting up" not in output
     assert not (Path(fresh_home["XDG_STATE_HOME"]) / "alltalk_gui" / "install.log").exists()
+
+
+# Stands in for first_run_install.sh: prints what pip would and then provides the environment by linking the
+# development one's app entry point, so each way of showing progress can be tried in seconds.
+STAND_IN_INSTALL = f"""
+echo "Collecting torch==2.9.1"
+sleep 1
+echo "Installing collected packages: torch"
+mkdir -p .venv/bin
+ln -sf {Path(sys.prefix) / "bin" / "alltalk-gui"} .venv/bin/alltalk-gui
+echo "Successfully installed torch-2.9.1"
+"""
+
+
+@pytest.mark.parametrize("mode", ["tk", "zenity", "console", "notify"])
+def test_launcher_shows_progress_installs_stamps_and_starts_the_app(tmp_path, fresh_home, mode, request):
+    env = {**fresh_home, "ALLTALK_GUI_PROGRESS": mode}
+    if mode in ("tk", "zenity"):
+        if mode == "tk" and not has_tk(SYSTEM_PYTHON):
+            pytest.skip("the system python3 has no tkinter")
+        if mode == "zenity" and shutil.which("zenity") is None:
+            pytest.skip("zenity is not installed")
+        env["DISPLAY"] = request.getfixturevalue("xvfb_display")
+    checkout = launcher_checkout(tmp_path)
+    script = tmp_path / "stand_in_install.sh"
+    script.write_text(f"cd {shlex.quote(str(checkout))}\n" + STAND_IN_INSTALL)
+    env["ALLTALK_GUI_INSTALL_SCRIPT"] = str(script)
+    process = subprocess.Popen(["bash", str(checkout / "packaging" / "linux" / "alltalk-gui-launcher.sh")],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                               cwd=fresh_home["HOME"])
+    try:
+        output = read_until(process, ["AllTalk GUI 0", "ready"], timeout=180)
+    finally:
+        stop(process)
+    digest = hashlib.sha256((checkout / "pyproject.toml").read_bytes()).hexdigest()
+    assert (checkout / ".venv" / ".alltalk-gui-installed").read_text().strip() == digest
+    log = (Path(fresh_home["XDG_STATE_HOME"]) / "alltalk_gui" / "install.log").read_text()
+    assert "Successfully installed torch-2.9.1" in log
+    if mode == "tk":
+        assert "progress window opened" in output
+    if mode == "console":
+        assert "Setting up AllTalk GUI" in output and "Collecting torch" in output
+
+
+def test_launcher_stops_when_the_install_fails_and_keeps_no_stamp(tmp_path, fresh_home):
+    checkout = launcher_checkout(tmp_path)
+    script = tmp_path / "failing_install.sh"
+    script.write_text("echo 'ERROR: No matching distribution found for torch==2.9.1'; exit 1\n")
+    env = {**fresh_home, "ALLTALK_GUI_PROGRESS": "notify", "ALLTALK_GUI_INSTALL_SCRIPT": str(script)}
+    done = subprocess.run(["bash", str(checkout / "packaging" / "linux" / "alltalk-gui-launcher.sh")],
+                          capture_output=True, text=True, env=env, timeout=60, cwd=fresh_home["HOME"])
+    assert done.returncode == 1
+    assert "the installation did not finish" in done.stderr
+    assert not (checkout / ".venv" / ".alltalk-gui-installed").exists()
+    log = (Path(fresh_home["XDG_STATE_HOME"]) / "alltalk_gui" / "install.log").read_text()
+    assert "No matching distribution" in log
 
 
 @pytest.mark.slow
