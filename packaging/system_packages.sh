@@ -2,13 +2,13 @@
 # Installs (or, without root, names) the Debian/Ubuntu packages the app and its tests need:
 #   Qt offscreen/xcb: libegl1 libgl1 libfontconfig1 libxkbcommon0 libglib2.0-0 libdbus-1-3 fonts-dejavu-core
 #   QtMultimedia playback: libpulse0      synthetic speech for tests: espeak-ng
-#   .desktop validation: desktop-file-utils
+#   .desktop validation: desktop-file-utils      an X display for the launcher's progress-window tests: xvfb
 # On other systems it does nothing: Windows and macOS wheels of PySide6 bring what they need.
-# Usage: system_packages.sh [runtime]   "runtime" leaves out the two packages only the tests use (the desktop
+# Usage: system_packages.sh [runtime]   "runtime" leaves out the packages only the tests use (the desktop
 # launcher passes it). Without a terminal, sudo asks for the password through $SUDO_ASKPASS when that is set.
 set -euo pipefail
 PACKAGES="libegl1 libgl1 libfontconfig1 libxkbcommon0 libglib2.0-0 libdbus-1-3 fonts-dejavu-core libpulse0"
-[ "${1:-}" = runtime ] || PACKAGES="$PACKAGES espeak-ng desktop-file-utils"
+[ "${1:-}" = runtime ] || PACKAGES="$PACKAGES espeak-ng desktop-file-utils xvfb"
 command -v dpkg-query >/dev/null 2>&1 || exit 0
 missing=""
 for p in $PACKAGES; do
