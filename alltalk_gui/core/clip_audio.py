@@ -36,25 +36,42 @@ class AudioStats:
     peak: float
     clipped_fraction: float
     flatness: float  # mean spectral flatness of the louder frames: ~0 for tones and voice, ~0.5+ for noise
+    # Share of 50 ms frames quieter than half the clip's mean level. Speech dips between syllables and words
+    # (espeak sentences measured 0.21-0.35); music and hum are steady (0.0 for synthetic chords).
+    low_energy_ratio: float | None = None
 
-    def to_dict(self) -> dict[str, float]:
+    def to_dict(self) -> dict[str, float | None]:
         return {"peak": round(self.peak, 5), "clipped_fraction": round(self.clipped_fraction, 6),
-                "flatness": round(self.flatness, 4)}
+                "flatness": round(self.flatness, 4),
+                "low_energy_ratio": None if self.low_energy_ratio is None else round(self.low_energy_ratio, 4)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "AudioStats":
-        return cls(float(data["peak"]), float(data["clipped_fraction"]), float(data["flatness"]))
+        ratio = data.get("low_energy_ratio")  # absent in files written before it was measured
+        return cls(float(data["peak"]), float(data["clipped_fraction"]), float(data["flatness"]),
+                   None if ratio is None else float(ratio))
 
 
 def measure(samples: np.ndarray, sample_rate: int, clip_level: float = CLIP_LEVEL) -> AudioStats:
     """Peak, clipped fraction (share of samples at or above ``clip_level``) and spectral flatness of a mono
     float signal."""
     if samples.size == 0:
-        return AudioStats(0.0, 0.0, 0.0)
+        return AudioStats(0.0, 0.0, 0.0, None)
     magnitude = np.abs(samples)
     peak = float(magnitude.max())
     clipped = float(np.count_nonzero(magnitude >= clip_level)) / samples.size
-    return AudioStats(peak, clipped, _flatness(samples))
+    return AudioStats(peak, clipped, _flatness(samples), _low_energy_ratio(samples, sample_rate))
+
+
+def _low_energy_ratio(samples: np.ndarray, sample_rate: int) -> float | None:
+    hop = max(1, sample_rate // 20)
+    frames = samples.size // hop
+    if frames < 20:  # under a second: too short to tell a rhythm
+        return None
+    rms = np.sqrt((samples[: frames * hop].astype(np.float64).reshape(frames, hop) ** 2).mean(axis=1))
+    if rms.mean() <= 0:
+        return None
+    return float(np.mean(rms < 0.5 * rms.mean()))
 
 
 def _flatness(samples: np.ndarray) -> float:

@@ -44,6 +44,7 @@ NO_SPEECH_ABOVE = 0.6        # Whisper's no-speech probability for the window th
 MIN_WORDS_PER_S = 0.5        # real speech has 2-4 words a second; music with a hallucinated word has far fewer
 CLIPPED_FRACTION_ABOVE = 0.001
 NOISE_FLATNESS_ABOVE = 0.3   # spectral flatness: ~0.01-0.1 for voice, ~0.5+ for hiss and broadband noise
+STEADY_LOW_ENERGY_BELOW = 0.08  # share of quiet 50 ms frames: 0.2-0.35 in speech, ~0 in music and hum
 
 # What Whisper writes when it hears music or other non-speech instead of words.
 _NON_SPEECH_TEXT = re.compile(r"♪|♫|[\[(]\s*(music|applause|laughter|silence|noise|no speech|inaudible)\s*[\])]",
@@ -75,6 +76,7 @@ class ClipFacts:
     peak: float | None = None
     clipped_fraction: float | None = None
     flatness: float | None = None
+    low_energy_ratio: float | None = None
 
 
 @functools.lru_cache(maxsize=4096)  # called for every clip after every edit
@@ -148,6 +150,9 @@ class ClipChecker:
                     "stray word.")
         if clip.flatness is not None and clip.flatness > NOISE_FLATNESS_ABOVE:
             return f"The sound is noise-like (spectral flatness {clip.flatness:.2f}), not a voice."
+        if clip.low_energy_ratio is not None and clip.low_energy_ratio < STEADY_LOW_ENERGY_BELOW:
+            return (f"The sound is steady, without the dips between syllables that speech has (only "
+                    f"{clip.low_energy_ratio:.0%} quiet moments): music, a hum, or speech over music?")
         return None
 
 

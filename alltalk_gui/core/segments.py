@@ -526,7 +526,8 @@ class SegmentList:
                 word_probabilities=tuple(w.probability for w in inside), no_speech_prob=segment.no_speech_prob,
                 peak=segment.audio.peak if segment.audio else None,
                 clipped_fraction=segment.audio.clipped_fraction if segment.audio else None,
-                flatness=segment.audio.flatness if segment.audio else None)
+                flatness=segment.audio.flatness if segment.audio else None,
+                low_energy_ratio=segment.audio.low_energy_ratio if segment.audio else None)
             flags = tuple(self.checker.flags(facts, duplicates.get(segment.id)))
             if flags != segment.flags:
                 self.segments[i] = replace(segment, flags=flags)

@@ -157,3 +157,26 @@ def test_base_model_vocab_comes_from_the_app_settings(tmp_path, monkeypatch, voc
     assert base_model_vocab() is None
     app_settings.settings_path().write_text("[broken", encoding="utf-8")
     assert base_model_vocab() is None
+
+
+def test_music_is_told_from_speech_by_its_steadiness(tmp_path):
+    """Synthetic chords under words the recogniser 'heard' vs real (espeak) speech: only the music is flagged."""
+    from alltalk_gui.testing.speech import espeak_available
+    from tests.core.test_segments_support import SENTENCES, spoken_sentences
+
+    if not espeak_available():
+        pytest.skip("espeak-ng is not installed")
+    speech, bounds = spoken_sentences(tmp_path / "espeak", SENTENCES[:2])
+    t = np.arange(6 * RATE) / RATE
+    chords = sum(np.sin(2 * np.pi * f * t) for f in (220, 277, 330)) * (1 + 0.3 * np.sin(2 * np.pi * 0.5 * t))
+    music = (0.1 * chords).astype(np.float32)
+    project = make_project(tmp_path)
+    add_source(project, "speech then music.wav", np.concatenate([speech, music]))
+    music_start = int(speech.size / RATE * 1000)
+    clips = SegmentList.create(project, [
+        segment("c00001", "s001", int(bounds[0][0] * 1000) - 100, int(bounds[0][1] * 1000) + 100, SENTENCES[0]),
+        segment("c00002", "s001", int(bounds[1][0] * 1000) - 100, int(bounds[1][1] * 1000) + 100, SENTENCES[1]),
+        segment("c00003", "s001", music_start + 500, music_start + 5500, "Oh baby baby, all night long."),
+    ])
+    assert clips["c00001"].flags == () and clips["c00002"].flags == ()
+    assert codes(clips["c00003"].flags) == [NON_SPEECH] and "steady" in clips["c00003"].flags[0].reason
