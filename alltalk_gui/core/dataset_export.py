@@ -10,7 +10,9 @@ a refusal stops the export before anything is written; ``skip_refused=True`` exp
 lists the refused ones in the report.
 
 The new dataset is built in a temporary folder beside ``dataset/`` and swapped in at the end, so an export
-that fails or is killed half-way leaves the previous dataset as it was.
+that fails or is killed half-way leaves the previous dataset as it was. A kill leaves hidden ``.dataset-*``
+folders behind; :func:`recover_interrupted_export` (run at the start of every export) puts a previous dataset
+back if the kill came between the two renames of the swap, and removes the rest.
 """
 
 from __future__ import annotations
@@ -135,7 +137,8 @@ def export_dataset(project: Any, eval_split: float = DEFAULT_EVAL_SPLIT, seed: i
 
     target = project.dataset_dir
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".dataset-", dir=target.parent))
+    recover_interrupted_export(project)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     try:
         (staging / "wavs").mkdir()
         clip_audio = ClipAudio(project)
@@ -152,6 +155,19 @@ def export_dataset(project: Any, eval_split: float = DEFAULT_EVAL_SPLIT, seed: i
         raise
     return ExportReport(target, len(train_ids), len(eval_ids), seconds, refused,
                         sum(1 for s in segments if s.deleted))
+
+
+def recover_interrupted_export(project: Any) -> None:
+    """Clean up after an export that was killed: restore ``dataset/`` from its set-aside copy if the kill came
+    between the swap's two renames, then remove leftover staging and set-aside folders."""
+    target = project.dataset_dir
+    if not target.parent.is_dir():
+        return
+    set_aside = sorted(target.parent.glob(f".{target.name}-old-*"))
+    if not target.exists() and set_aside:
+        set_aside[-1].rename(target)
+    for leftover in target.parent.glob(f".{target.name}-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
 
 
 def _row(segment: Segment, speaker: str) -> MetadataRow:

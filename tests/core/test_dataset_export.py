@@ -130,3 +130,24 @@ def test_export_needs_a_transcript_and_two_clips(tmp_path):
     with pytest.raises(DatasetError, match="at least 2 usable clips"):
         export_dataset(project)
     assert not project.dataset_dir.exists()
+
+
+def test_a_killed_export_is_recovered_by_the_next_one(project):
+    from alltalk_gui.core.dataset_export import recover_interrupted_export
+
+    export_dataset(project)
+    before = {p.relative_to(project.dataset_dir): p.read_bytes() for p in project.dataset_dir.rglob("*")
+              if p.is_file()}
+    # killed between the swap's two renames: the old dataset set aside, the new one still staged
+    project.dataset_dir.rename(project.root / ".dataset-old-12345678")
+    (project.root / ".dataset-staged1").mkdir()
+    (project.root / ".dataset-staged1" / "metadata_train.csv").write_text("half")
+    recover_interrupted_export(project)
+    after = {p.relative_to(project.dataset_dir): p.read_bytes() for p in project.dataset_dir.rglob("*")
+             if p.is_file()}
+    assert after == before
+    assert [p.name for p in project.root.iterdir() if p.name.startswith(".dataset")] == []
+
+    (project.root / ".dataset-killed").mkdir()  # killed while writing wavs: the next export cleans up
+    export_dataset(project, seed=5)
+    assert [p.name for p in project.root.iterdir() if p.name.startswith(".dataset")] == []
