@@ -12,7 +12,11 @@ from PySide6.QtCore import QObject, QUrl, Signal
 
 
 class AudioPlayer(QObject):
-    """``play(path)`` starts a file (stopping any other); ``playing_changed`` carries the path or ''."""
+    """``play(path)`` starts a file (stopping any other); ``playing_changed`` carries what plays, or ''.
+
+    What plays is named by ``key``, the path itself unless the caller names it otherwise (the transcript
+    editor plays temporary files and names them after the clip).
+    """
 
     playing_changed = Signal(str)
     error = Signal(str)
@@ -33,12 +37,18 @@ class AudioPlayer(QObject):
         else:
             self.play(path)
 
-    def play(self, path: str | Path) -> None:
+    def play(self, path: str | Path, key: str | None = None) -> None:
         player = self._ensure_player()
         player.stop()
+        # Clearing the source first makes the back-end let go of the previous file.
+        player.setSource(QUrl())
         player.setSource(QUrl.fromLocalFile(str(path)))
         player.play()
-        self._set_current(str(path))
+        self._set_current(str(path) if key is None else key)
+
+    def position_ms(self) -> int:
+        """Playback position in the current file, in milliseconds (0 when nothing was played)."""
+        return int(self._player.position()) if self._player is not None else 0
 
     def stop(self) -> None:
         if self._player is not None:

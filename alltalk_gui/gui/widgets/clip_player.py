@@ -13,7 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import soundfile as sf
-from PySide6.QtCore import QObject, QTimer, QUrl, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from alltalk_gui.gui.widgets.audio_player import AudioPlayer
 
 POLL_MS = 40
 
@@ -27,63 +29,38 @@ class ClipPlayer(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._player = None
-        self._output = None
+        self._audio = AudioPlayer(self)
+        self._audio.playing_changed.connect(self._on_playing_changed)
+        self._audio.error.connect(self.error)
         self._tmp = tempfile.TemporaryDirectory(prefix="alltalk-clip-")
         self._count = 0
         self._offset_ms = 0
-        self._key = ""
         self._timer = QTimer(self, interval=POLL_MS)
         self._timer.timeout.connect(self._poll)
 
     @property
     def current(self) -> str:
-        return self._key
+        return self._audio.current
 
     def play(self, samples: np.ndarray, rate: int, offset_ms: int, key: str) -> None:
         """Play ``samples`` (which start ``offset_ms`` into the recording); ``key`` names what plays."""
-        player = self._ensure_player()
-        player.stop()
         # A fresh name each time: the media back-end may still hold the previous file open.
         self._count += 1
         path = Path(self._tmp.name) / f"clip{self._count % 4}.wav"
         sf.write(path, samples, rate, subtype="PCM_16")
         self._offset_ms = offset_ms
-        player.setSource(QUrl())
-        player.setSource(QUrl.fromLocalFile(str(path)))
-        player.play()
-        self._set_key(key)
+        self._audio.play(path, key)
         self._timer.start()
 
     def stop(self) -> None:
-        if self._player is not None:
-            self._player.stop()
+        self._audio.stop()
         self._timer.stop()
-        self._set_key("")
-
-    def _ensure_player(self):
-        if self._player is None:
-            from PySide6.QtMultimedia import QAudioOutput, QMediaPlayer
-
-            self._output = QAudioOutput(self)
-            self._player = QMediaPlayer(self)
-            self._player.setAudioOutput(self._output)
-            self._player.mediaStatusChanged.connect(self._on_status)
-            self._player.errorOccurred.connect(lambda _e, text: self.error.emit(text or "Playback failed."))
-        return self._player
 
     def _poll(self) -> None:
-        if self._player is not None and self._key:
-            self.position.emit(self._offset_ms + int(self._player.position()))
+        if self._audio.current:
+            self.position.emit(self._offset_ms + self._audio.position_ms())
 
-    def _on_status(self, status) -> None:
-        from PySide6.QtMultimedia import QMediaPlayer
-
-        if status in (QMediaPlayer.MediaStatus.EndOfMedia, QMediaPlayer.MediaStatus.InvalidMedia):
+    def _on_playing_changed(self, key: str) -> None:
+        if not key:
             self._timer.stop()
-            self._set_key("")
-
-    def _set_key(self, key: str) -> None:
-        if key != self._key:
-            self._key = key
-            self.playing_changed.emit(key)
+        self.playing_changed.emit(key)
