@@ -25,11 +25,12 @@ $HasNvidia = -not $Cpu -and [bool](Get-Command nvidia-smi.exe -ErrorAction Silen
 $Flavour = if ($HasNvidia) { "cuda:$CudaIndex" } else { "cpu" }
 $Hash = (Get-FileHash (Join-Path $Root "pyproject.toml") -Algorithm SHA256).Hash
 $Wanted = "$Hash $Flavour"
-$App = Join-Path $Venv "Scripts\pythonw.exe"
+$App = Join-Path $Venv "Scripts\python.exe"
 
 function Start-App {
-    # pythonw has no console window; the app writes its own log.
-    Start-Process -FilePath $App -ArgumentList "-m", "alltalk_gui" -WorkingDirectory $Root
+    # python.exe in a hidden console rather than pythonw.exe: under pythonw sys.stdout is None, and libraries
+    # that print progress (downloads, tqdm) would fail.
+    Start-Process -FilePath $App -ArgumentList "-m", "alltalk_gui" -WorkingDirectory $Root -WindowStyle Hidden
 }
 
 if ((Test-Path $App) -and (Test-Path $Stamp) -and ((Get-Content $Stamp -Raw).Trim() -eq $Wanted)) {
@@ -44,19 +45,19 @@ function Find-Python {
     foreach ($version in "3.11", "3.12", "3.10") {
         if (Get-Command py.exe -ErrorAction SilentlyContinue) {
             & py.exe "-$version" -c "import sys" 2>$null
-            if ($LASTEXITCODE -eq 0) { return @("py.exe", "-$version") }
+            if ($LASTEXITCODE -eq 0) { return "py.exe", "-$version" }
         }
     }
     if (Get-Command python.exe -ErrorAction SilentlyContinue) {
         & python.exe -c "import sys; sys.exit(not (3, 10) <= sys.version_info[:2] <= (3, 12))" 2>$null
-        if ($LASTEXITCODE -eq 0) { return @("python.exe") }
+        if ($LASTEXITCODE -eq 0) { return "python.exe" }
     }
-    return $null
+    # Nothing found: no output, so @(Find-Python) below is empty.
 }
 
 Add-Type -AssemblyName System.Windows.Forms, System.Drawing
-$Python = Find-Python
-if (-not $Python) {
+$Python = @(Find-Python)  # @() keeps a single answer ("python.exe") an array rather than a string
+if ($Python.Count -eq 0) {
     [System.Windows.Forms.MessageBox]::Show(
         "AllTalk GUI needs Python 3.10, 3.11 or 3.12 (from python.org, with the 'py' launcher).",
         "AllTalk GUI", "OK", "Error") | Out-Null
@@ -83,6 +84,7 @@ Set-Content -Path $Script -Encoding ASCII -Value (@("@echo off", "setlocal") + (
     "$_ >> `"$Log`" 2>&1 || exit /b 1" }) + @("exit /b 0"))
 Add-Content -Path $Log -Value "--- $(Get-Date -Format s) install ($Flavour)"
 $Process = Start-Process -FilePath "cmd.exe" -ArgumentList "/c", "`"$Script`"" -WindowStyle Hidden -PassThru
+$null = $Process.Handle  # without touching Handle, Windows PowerShell reports no ExitCode once it has exited
 
 $Form = New-Object System.Windows.Forms.Form
 $Form.Text = "Installing AllTalk GUI"
