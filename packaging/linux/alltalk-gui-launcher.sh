@@ -66,24 +66,31 @@ run_with_zenity() {
 }
 
 run_in_terminal() {
-  local term script="$STATE/install-in-terminal.sh" command
+  local term script="$STATE/install-in-terminal.sh" command waited
+  local status_file="$STATE/install.status" pid_file="$STATE/install.pid"
   command="$(printf '%q ' "${INSTALL[@]}")"
   for term in x-terminal-emulator gnome-terminal konsole xfce4-terminal xterm; do
     command -v "$term" >/dev/null 2>&1 || continue
-    # The terminal returns before the script ends on some desktops: wait for a status file instead.
-    rm -f "$STATE/install.status"
+    rm -f "$status_file" "$pid_file"
     cat >"$script" <<EOF
+echo \$\$ > $(printf '%q' "$pid_file")
 echo "Setting up AllTalk GUI for its first start (a few GB, several minutes)."
-$command 2>&1 | tee -a "$(printf '%q' "$LOG")"; status=\${PIPESTATUS[0]}
-echo \$status > "$STATE/install.status"
+$command 2>&1 | tee -a $(printf '%q' "$LOG"); status=\${PIPESTATUS[0]}
+echo \$status > $(printf '%q' "$status_file")
 [ \$status = 0 ] || { echo "The installation failed; the log is in $LOG. Press Enter to close."; read -r _; }
 EOF
     case "$term" in
       gnome-terminal) "$term" --wait -- bash "$script" ;;
       *) "$term" -e bash "$script" ;;
     esac
-    while [ ! -s "$STATE/install.status" ]; do sleep 1; done
-    return "$(cat "$STATE/install.status")"
+    # Some terminals return at once and run the script in a server process, so follow the script itself: it
+    # writes its PID when it starts and its status when it ends. A window closed early leaves no status.
+    waited=0
+    while [ ! -s "$pid_file" ] && [ "$waited" -lt 30 ]; do sleep 1; waited=$((waited + 1)); done
+    [ -s "$pid_file" ] || continue  # this terminal did not run it; try the next one
+    while [ ! -s "$status_file" ] && kill -0 "$(cat "$pid_file")" 2>/dev/null; do sleep 1; done
+    [ -s "$status_file" ] || return 130
+    return "$(cat "$status_file")"
   done
   return 127
 }

@@ -138,14 +138,19 @@ echo "Successfully installed torch-2.9.1"
 """
 
 
-@pytest.mark.parametrize("mode", ["tk", "zenity", "console", "notify"])
+TERMINALS = ("x-terminal-emulator", "gnome-terminal", "konsole", "xfce4-terminal", "xterm")
+
+
+@pytest.mark.parametrize("mode", ["tk", "zenity", "terminal", "console", "notify"])
 def test_launcher_shows_progress_installs_stamps_and_starts_the_app(tmp_path, fresh_home, mode, request):
     env = {**fresh_home, "ALLTALK_GUI_PROGRESS": mode}
-    if mode in ("tk", "zenity"):
+    if mode in ("tk", "zenity", "terminal"):
         if mode == "tk" and not has_tk(SYSTEM_PYTHON):
             pytest.skip("the system python3 has no tkinter")
         if mode == "zenity" and shutil.which("zenity") is None:
             pytest.skip("zenity is not installed")
+        if mode == "terminal" and not any(shutil.which(t) for t in TERMINALS):
+            pytest.skip("no terminal emulator is installed")
         env["DISPLAY"] = request.getfixturevalue("xvfb_display")
     checkout = launcher_checkout(tmp_path)
     script = tmp_path / "stand_in_install.sh"
