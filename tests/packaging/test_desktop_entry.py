@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import configparser
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -80,3 +81,34 @@ def test_install_script_can_point_the_entry_at_a_frozen_build(tmp_path, fresh_ho
     missing = subprocess.run(["bash", str(INSTALL), "--frozen", str(tmp_path / "nowhere")], capture_output=True,
                              text=True, env=env, timeout=60)
     assert missing.returncode != 0 and "packaging/build.sh" in missing.stderr
+
+
+@pytest.mark.slow
+def test_the_app_opens_on_an_x_display_with_the_window_class_the_entry_names(fresh_home, xvfb_display):
+    """On a real X server (Xvfb, Qt's xcb plugin) the window's WM_CLASS is what StartupWMClass says, so docks
+    group the window under the menu entry's name and icon."""
+    if shutil.which("xprop") is None or shutil.which("xwininfo") is None:
+        pytest.skip("xprop/xwininfo are not installed (x11-utils)")
+    import sys
+    import time
+
+    env = {**fresh_home, "DISPLAY": xvfb_display, "QT_QPA_PLATFORM": "xcb"}
+    app = subprocess.Popen([str(Path(sys.prefix) / "bin" / "alltalk-gui")], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, env=env, cwd=fresh_home["HOME"])
+    try:
+        output = ""
+        deadline = time.monotonic() + 120
+        while "ready" not in output:
+            line = app.stdout.readline()
+            assert line and time.monotonic() < deadline, f"the app did not come up on {xvfb_display}:\n{output}"
+            output += line
+        tree = subprocess.run(["xwininfo", "-root", "-children"], capture_output=True, text=True, env=env).stdout
+        classes = set()
+        for window in re.findall(r"^\s+(0x[0-9a-f]+)", tree, re.MULTILINE):
+            prop = subprocess.run(["xprop", "-id", window, "WM_CLASS"], capture_output=True, text=True, env=env)
+            classes.update(re.findall(r'"([^"]*)"', prop.stdout))
+    finally:
+        app.terminate()
+        app.wait(30)
+    assert read_entry(DESKTOP)["StartupWMClass"] in classes
+    assert "alltalk-gui" in classes  # the instance name, which matches the entry's file name
