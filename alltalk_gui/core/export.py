@@ -98,7 +98,6 @@ def compact_state(base_model_dir: str | os.PathLike[str], gpt_weights: str | os.
     Raises:
         ExportError: the checkpoint's GPT does not have the base model's tensors (another base model).
     """
-    import torch
 
     from alltalk_gui.core.engines.xtts_files import BaseModelError, load_checkpoint, model_state_dict
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 import time
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -28,6 +27,7 @@ import numpy as np
 
 from alltalk_gui.core import atomic, audio
 from alltalk_gui.core.checkpoints import CheckpointInfo, read_checkpoint
+from alltalk_gui.core.resources import resource_path
 
 OUTPUT_SAMPLE_RATE = 24000  # XTTS v2's HiFi-GAN output rate (config.audio.output_sample_rate)
 CHECKPOINT_PREVIEW_MIN_GPU_GIB = 16.0  # below this, previews during training start switched off
@@ -162,15 +162,11 @@ def load_previews(folder: str | os.PathLike[str], limit: int = 20) -> list[list[
 # -- default sentences --------------------------------------------------------------------------------------------
 
 def _resources_dir() -> Path | None:
-    """``resources/`` of this installation: the frozen app's bundle, or the source checkout (editable install),
-    the same places :func:`alltalk_gui.gui.style.resource_path` looks."""
-    candidates = []
-    frozen_root = getattr(sys, "_MEIPASS", None)
-    if frozen_root:
-        candidates.append(Path(frozen_root) / "resources")
-    candidates.append(Path(__file__).resolve().parents[2] / "resources")
-    candidates.append(Path(sys.prefix) / "share" / "alltalk-gui")
-    return next((c for c in candidates if (c / "preview_sentences").is_dir()), None)
+    """The ``preview_sentences`` folder's parent in this installation, or None in a broken install."""
+    try:
+        return resource_path("preview_sentences").parent
+    except FileNotFoundError:
+        return None
 
 
 def default_sentences(language: str) -> list[str]:

@@ -11,38 +11,18 @@ Resources are looked up with :func:`resource_path`, which finds them in a source
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPalette
 from PySide6.QtWidgets import QApplication
+
+from alltalk_gui.core.resources import resource_path  # noqa: F401  (re-exported for the GUI)
 
 ICON_SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
 
 # Accent colours taken from the icon's gradient.
 ACCENT_LIGHT = "#2b6fd6"
 ACCENT_DARK = "#4a8ff0"
-
-
-def resource_path(*parts: str) -> Path:
-    """The path of a file under ``resources/`` wherever the app is installed (the first place that has it).
-
-    Raises:
-        FileNotFoundError: no known place holds it (a broken install).
-    """
-    candidates = []
-    frozen_root = getattr(sys, "_MEIPASS", None)
-    if frozen_root:
-        candidates.append(Path(frozen_root) / "resources")
-    candidates.append(Path(__file__).resolve().parents[2] / "resources")  # source checkout / editable install
-    candidates.append(Path(sys.prefix) / "share" / "alltalk-gui")  # wheel install (data-files)
-    for root in candidates:
-        path = root.joinpath(*parts)
-        if path.exists():
-            return path
-    raise FileNotFoundError(f"resources/{'/'.join(parts)} is missing from this installation "
-                            f"(looked in {', '.join(str(c) for c in candidates)}).")
 
 
 def app_icon() -> QIcon:
