@@ -1,0 +1,118 @@
+"""What the Train page has seen of a run: the series its plots draw and the numbers its progress line shows.
+
+Pure Python (no Qt), so it is tested without a window. Events are appended as they arrive (one cheap append
+per event); the plots read the arrays from a display timer, so 20 000 steps cost 20 000 list appends, not
+20 000 redraws. ``version`` grows with every change, which lets a plot skip a refresh when nothing is new.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+# Exponential moving average weight of the newest loss in the smoothed curve: about the last 20 steps.
+SMOOTHING = 0.05
+
+
+@dataclass
+class Series:
+    x: list[float] = field(default_factory=list)
+    y: list[float] = field(default_factory=list)
+
+    def add(self, x: float, y: float) -> None:
+        self.x.append(x)
+        self.y.append(y)
+
+    def clear(self) -> None:
+        self.x.clear()
+        self.y.clear()
+
+
+class TrainingHistory:
+    """Series per plot plus the run's latest progress, built from training events (:mod:`core.events`)."""
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.loss, self.loss_smooth, self.eval_loss, self.lr = Series(), Series(), Series(), Series()
+        # GiB against the step: what this process allocated and reserved, the whole card, and the host RSS.
+        self.allocated, self.reserved, self.device_used, self.rss = Series(), Series(), Series(), Series()
+        self.device_total: float | None = None
+        self.peak_gib = 0.0
+        self.step = 0
+        self.epoch = 0
+        self.total_steps = 0
+        self.epochs = 0
+        self.steps_per_epoch = 0
+        self.samples_per_s = 0.0
+        self.start_step = 0
+        self.first_step_wall: float | None = None  # wall time at the first step this session saw
+        self.first_step_seen = 0
+        self.last_loss: float | None = None
+        self.last_eval: float | None = None
+        self.device = ""
+        self.version = 0
+
+    # -- events ------------------------------------------------------------------------------------------------
+    def add(self, event) -> None:
+        handler = getattr(self, f"_on_{event.type}", None)
+        if handler is not None:
+            handler(event)
+            self.version += 1
+
+    def _on_started(self, e) -> None:
+        self.total_steps, self.steps_per_epoch = e.total_steps, e.steps_per_epoch
+        self.epochs = int(e.config.get("epochs", 0))
+        self.start_step, self.step, self.epoch = e.start_step, e.start_step, e.start_epoch
+        self.device = e.device
+        self.first_step_wall = None
+
+    def _on_step(self, e) -> None:
+        self.step, self.epoch, self.total_steps = e.step, e.epoch, e.total_steps or self.total_steps
+        self.samples_per_s = e.samples_per_s
+        self.last_loss = e.loss
+        if self.first_step_wall is None:
+            # Count from the start of this step, so the ETA covers the first step too.
+            self.first_step_wall, self.first_step_seen = e.time - e.step_time_s, e.step - 1
+        self.loss.add(e.step, e.loss)
+        previous = self.loss_smooth.y[-1] if self.loss_smooth.y else e.loss
+        self.loss_smooth.add(e.step, previous + SMOOTHING * (e.loss - previous))
+        self.lr.add(e.step, e.lr)
+
+    def _on_eval(self, e) -> None:
+        self.eval_loss.add(e.step, e.loss)
+        self.last_eval = e.loss
+
+    def _on_memory(self, e) -> None:
+        s = e.stats
+        if "cuda_allocated" in s:
+            self.allocated.add(e.step, s["cuda_allocated"])
+            self.reserved.add(e.step, s.get("cuda_reserved", 0.0))
+            if "device_used" in s:
+                self.device_used.add(e.step, s["device_used"])
+            if "device_total" in s:
+                self.device_total = s["device_total"]
+            self.peak_gib = max(self.peak_gib, s.get("cuda_peak_allocated", s["cuda_allocated"]),
+                                s.get("cuda_reserved", 0.0))
+        else:
+            self.rss.add(e.step, s.get("rss", 0.0))
+            self.peak_gib = max(self.peak_gib, s.get("rss_peak", s.get("rss", 0.0)))
+
+    # -- derived -----------------------------------------------------------------------------------------------
+    @property
+    def on_gpu(self) -> bool:
+        return bool(self.allocated.x)
+
+    def eta_s(self, now: float | None = None) -> float | None:
+        """Seconds left at the speed of the steps seen so far; None before two steps."""
+        done = self.step - self.first_step_seen
+        if self.first_step_wall is None or done < 1 or not self.total_steps:
+            return None
+        elapsed = (now or time.time()) - self.first_step_wall
+        return elapsed / done * max(self.total_steps - self.step, 0)
+
+
+def hms(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
