@@ -23,6 +23,7 @@ from alltalk_gui.gui.dialogs.new_project_dialog import NewProjectDialog
 from alltalk_gui.gui.pages.first_run_page import FirstRunPage
 from alltalk_gui.gui.pages.import_page import ImportPage
 from alltalk_gui.gui.pages.preview_page import PreviewPage
+from alltalk_gui.gui.pages.train_page import TrainPage
 from alltalk_gui.gui.pages.transcript_page import TranscriptPage
 from alltalk_gui.gui.pages.welcome_page import WelcomePage
 
@@ -39,7 +40,7 @@ STEPS = [
     Step("Transcribe & Edit", "Whisper transcribes the recordings and cuts them into clips; you correct the "
          "text and the cuts.", TranscriptPage),
     Step("Train", "Fine-tune XTTS v2 with a memory profile that fits your GPU, with live memory and loss "
-         "graphs.", None),
+         "graphs.", TrainPage),
     Step("Preview & Export", "Listen to the new voice next to the original model and export it for AllTalk "
          "or coqui-tts.", PreviewPage),
 ]
@@ -81,6 +82,8 @@ class MainWindow(QMainWindow):
             self.pages.append(page)
         self.import_page: ImportPage = self.pages[0]  # type: ignore[assignment]
         self.import_page.sources_changed.connect(self.pages[1].sources_changed)  # type: ignore[union-attr]
+        self.train_page: TrainPage = self.pages[2]  # type: ignore[assignment]
+        self.train_page.preview_requested.connect(lambda: self.sidebar.setCurrentRow(3))
         self.sidebar.currentRowChanged.connect(self._show_step)
 
         central = QWidget()
@@ -168,6 +171,9 @@ class MainWindow(QMainWindow):
         if self.import_page.is_importing():
             QMessageBox.information(self, "Import running", "Wait for the import to finish or cancel it first.")
             return
+        if self.train_page.is_training():
+            QMessageBox.information(self, "Training running", "Stop the training on the Train step first.")
+            return
         self.project = project
         for page in self.pages:
             if page is not None and hasattr(page, "set_project"):
@@ -230,6 +236,9 @@ class MainWindow(QMainWindow):
                 return
             self.import_page.worker.cancel()
             self.import_page.worker.wait()
+        if not self.train_page.confirm_close():  # asks what to do with a running training
+            event.ignore()
+            return
         self.import_page.player.stop()
         settings.settings().setValue("window/geometry", self.saveGeometry())
         super().closeEvent(event)
