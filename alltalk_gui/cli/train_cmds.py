@@ -37,6 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--events", metavar="FILE", help="JSON-lines events file (default DIR/runs/RUN/events.jsonl)")
     p.add_argument("--processes", type=int, default=1, metavar="N",
                    help="train with N processes through 'accelerate launch' (one per GPU; CPU processes if no GPU)")
+    p.add_argument("--accelerate-config", metavar="FILE",
+                   help="with --processes: an 'accelerate config' file, e.g. one that switches on FSDP")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("gpu", help="list GPUs (and the CPU) with their free memory")
@@ -137,8 +139,13 @@ def _train_launched(config, args) -> int:
     atomic.write_json(config_file, config.to_dict())
     # --multi_gpu is accelerate's torchrun launcher; on a machine without CUDA the processes form a gloo group on
     # the CPU (Accelerator(cpu=True)). accelerate's --cpu launcher would need MPI for more than one process.
-    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(args.processes),
-           "--num_machines", "1", "--mixed_precision", config.mixed_precision, "--dynamo_backend", "no"]
+    cmd = [sys.executable, "-m", "accelerate.commands.launch"]
+    if args.accelerate_config:
+        # accelerate's own config file (written by 'accelerate config'): FSDP sharding and its options live there.
+        cmd += ["--config_file", args.accelerate_config, "--num_processes", str(args.processes)]
+    else:
+        cmd += ["--multi_gpu", "--num_processes", str(args.processes), "--num_machines", "1",
+                "--mixed_precision", config.mixed_precision, "--dynamo_backend", "no"]
     cmd += ["-m", "alltalk_gui.core.runner", "--config", str(config_file), "--events", str(events_path)]
     if args.resume:
         cmd.append("--resume")

@@ -141,8 +141,18 @@ class TrainingRun:
         from alltalk_gui.core.engines.xtts_files import load_tokenizer
         from alltalk_gui.core.train_data import load_dataset
 
+        from alltalk_gui.core.engines.xtts_model import import_coqui_trainer
+
+        # First import of coqui's trainer modules under our control: it sets torch to one thread; this undoes it.
+        import_coqui_trainer()
         cfg = self.config
         cfg.validate(cuda_available=torch.cuda.is_available())
+        if cfg.optimizer != "adamw":
+            import importlib.util
+
+            if importlib.util.find_spec("bitsandbytes") is None:
+                raise ConfigError(f"optimizer={cfg.optimizer} needs the bitsandbytes package (pip install "
+                                  "bitsandbytes), which is not installed; use optimizer=adamw.")
         if not cfg.language:
             cfg.language = self._project_language()
         if not cfg.run_name:

@@ -136,3 +136,23 @@ def test_download_refuses_without_the_licence_and_downloads_nothing(tmp_path):
     assert result.returncode == 2
     assert "Coqui Public Model License" in result.stdout and "nothing was downloaded" in result.stderr
     assert not (tmp_path / "xtts").exists() and not (tmp_path / "c" / "settings.json").exists()
+
+
+def test_ctrl_c_checkpoints_and_exits_cleanly(project, tiny):
+    run_dir = project / "runs" / "int"
+    child = subprocess.Popen([sys.executable, "-m", "alltalk_gui", "train", str(project), "--base-model", str(tiny),
+                              "--run", "int", "--epochs", "50", "--set", "batch_size=1", *FAST],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    events_file = run_dir / "events.jsonl"
+    deadline = time.time() + 240
+    while not (events_file.exists() and '"type": "step"' in events_file.read_text()):
+        assert child.poll() is None and time.time() < deadline
+        time.sleep(0.1)
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 0, err
+    assert "Done (stopped)" in out and "run again with --resume" in out
+    events = _events(events_file)
+    stopped_at = events[-1]["step"]
+    assert events[-1]["reason"] == "stopped" and stopped_at < 200
+    assert (run_dir / "checkpoints" / f"step_{stopped_at:07d}" / "train_state.json").is_file()

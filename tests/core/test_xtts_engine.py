@@ -193,3 +193,43 @@ def test_inference_model_speaks_noise_with_the_tiny_model(tiny, speech):
     torch.manual_seed(0)
     wav = synthesize(model, "hello world.", read_audio(speech / "wavs" / "clip_000.wav"), "en", max_new_tokens=8)
     assert wav.ndim == 1 and wav.numel() > 0 and torch.isfinite(wav).all()
+
+
+def test_thread_count_survives_importing_coqui_trainer():
+    """coqui's trainer dataset module calls torch.set_num_threads(1) on import; we restore the count."""
+    import subprocess
+    import sys
+
+    code = (
+        "import torch; torch.set_num_threads(2)\n"
+        "from alltalk_gui.core.engines.xtts_model import import_coqui_trainer\n"
+        "import_coqui_trainer(); assert torch.get_num_threads() == 2, torch.get_num_threads()\n"
+        "import importlib, TTS.tts.layers.xtts.trainer.dataset as d; importlib.reload(d)\n"
+        "print(torch.get_num_threads())\n"  # what the bare import does, to show the fix matters
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "1"
+
+
+def test_optimizer_matches_coqui_adamw_with_decay_on_weights_only(tiny, monkeypatch):
+    from types import SimpleNamespace
+
+    from alltalk_gui.core.config import TrainConfig
+    from alltalk_gui.core.train import TrainingRun
+
+    coqui = _coqui_trainer(tiny, monkeypatch)
+    coqui.config.optimizer = "AdamW"
+    coqui.config.optimizer_params = {"betas": [0.9, 0.96], "eps": 1e-8, "weight_decay": 1e-2}
+    coqui.config.optimizer_wd_only_on_weights = True
+    theirs = coqui.get_optimizer()
+
+    gpt, _, _ = load_gpt(tiny)
+    ours = TrainingRun._make_optimizer(SimpleNamespace(config=TrainConfig()), gpt)
+    names = {id(p): n for n, p in gpt.named_parameters()}
+    our_groups = [sorted(names[id(p)] for p in g["params"]) for g in ours.param_groups]
+    assert our_groups == [sorted(n) for n in theirs._group_names]
+    for mine, coquis in zip(ours.param_groups, theirs.param_groups):
+        assert mine["weight_decay"] == coquis["weight_decay"]
+        assert mine["lr"] == coquis["lr"] == 5e-6 and tuple(mine["betas"]) == tuple(coquis["betas"]) == (0.9, 0.96)
+    assert ours.param_groups[0]["weight_decay"] == 1e-2 and ours.param_groups[1]["weight_decay"] == 0

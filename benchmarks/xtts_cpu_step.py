@@ -1,0 +1,112 @@
+"""CPU step time of the real-size XTTS v2 GPT (random weights): batch 2, 6 s clips, fp32 vs bf16.
+
+Builds coqui's GPT with the published XTTS v2 architecture (30 layers, width 1024, 16 heads, 6681 text and 1026
+audio tokens, perceiver resampler: 441 M parameters) and times full training steps the way our loop runs them
+(accelerate with the given mixed precision, ``gpt_loss``, backward, gradient clipping, AdamW step). The inputs
+are random but shaped like a real batch: 6 s of audio = 130 DVAE codes, a 6 s conditioning mel (517 frames),
+~80 text tokens. The frozen DVAE/mel front end is not timed (it is small next to the GPT).
+
+Each precision runs in its own process so its peak RSS is its own. Needs about 11 GiB of RAM.
+
+    python benchmarks/xtts_cpu_step.py [--steps 3] [--out benchmarks/results/xtts_cpu_step.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+XTTS_V2 = dict(gpt_layers=30, gpt_n_model_channels=1024, gpt_n_heads=16, gpt_num_audio_tokens=1026,
+               gpt_start_audio_token=1024, gpt_stop_audio_token=1025, gpt_use_perceiver_resampler=True,
+               gpt_max_audio_tokens=605, gpt_max_text_tokens=402, gpt_max_prompt_tokens=70)
+TEXT_TOKENS = 6681  # the published vocab.json; [START] is the last id, [STOP] is 0
+
+
+def measure(precision: str, steps: int, batch: int, seconds: float, threads: int) -> dict:
+    import torch
+    from accelerate import Accelerator
+    from TTS.tts.configs.xtts_config import XttsArgs
+
+    from alltalk_gui.core.engines.xtts_model import build_gpt_from_args, gpt_loss
+    from alltalk_gui.core.memory import peak_rss_gib
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    args = XttsArgs(**XTTS_V2)
+    gpt = build_gpt_from_args(args, number_text_tokens=TEXT_TOKENS, start_text_token=TEXT_TOKENS - 1,
+                              stop_text_token=0)
+    params = sum(p.numel() for p in gpt.parameters())
+    gpt.train()
+    acc = Accelerator(mixed_precision=precision, cpu=True)
+    optimizer = torch.optim.AdamW(gpt.parameters(), lr=5e-6, betas=(0.9, 0.96), weight_decay=1e-2)
+    gpt, optimizer = acc.prepare(gpt, optimizer)
+
+    samples = int(seconds * 22050)
+    codes = samples // 1024 + 1
+    cond_frames = samples // 256 + 1
+    text_len = 80
+    inputs = {
+        "text_inputs": torch.randint(1, TEXT_TOKENS - 1, (batch, text_len), dtype=torch.int32),
+        "text_lengths": torch.full((batch,), text_len, dtype=torch.long),
+        "audio_codes": torch.randint(0, 1024, (batch, codes)),
+        "wav_lengths": torch.full((batch,), samples, dtype=torch.long),
+        "cond_mels": torch.randn(batch, 1, 80, cond_frames),
+        "cond_idxs": torch.tensor([[0, samples // 2]] * batch),
+        "cond_lens": None,
+    }
+    times = []
+    for _ in range(steps + 1):  # the first step allocates optimizer state and warms up kernels: not counted
+        start = time.perf_counter()
+        loss = gpt_loss(gpt, inputs)["loss"]
+        acc.backward(loss)
+        acc.clip_grad_norm_(gpt.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        times.append(time.perf_counter() - start)
+    return {"precision": precision, "gpt_parameters": params, "batch": batch, "clip_seconds": seconds,
+            "text_tokens": text_len, "audio_codes": codes, "threads": threads, "warmup_step_s": round(times[0], 2),
+            "step_s": [round(t, 2) for t in times[1:]], "mean_step_s": round(sum(times[1:]) / steps, 2),
+            "peak_rss_gib": round(peak_rss_gib(), 2), "final_loss": float(loss)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=2)
+    parser.add_argument("--seconds", type=float, default=6.0)
+    parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--precisions", default="no,bf16")
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "xtts_cpu_step.json"))
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one precision, print JSON
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(measure(args.one, args.steps, args.batch, args.seconds, args.threads)))
+        return 0
+    results = []
+    for precision in args.precisions.split(","):
+        cmd = [sys.executable, __file__, "--one", precision, "--steps", str(args.steps), "--batch", str(args.batch),
+               "--seconds", str(args.seconds), "--threads", str(args.threads)]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
+        results.append(json.loads(out))
+        print(json.dumps(results[-1]), flush=True)
+    import torch
+
+    report = {"benchmark": "xtts_v2_gpt_cpu_training_step", "date": date.today().isoformat(),
+              "machine": {"cpu": platform.processor() or platform.machine(), "cores": args.threads,
+                          "torch": torch.__version__},
+              "results": results}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
