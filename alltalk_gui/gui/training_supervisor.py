@@ -35,6 +35,7 @@ from alltalk_gui.core.events import Done, event_from_dict
 EVENTS_FILE = "events.jsonl"
 STOP_FILE = "STOP"
 LAUNCH_CONFIG = "launch_config.json"
+CHILD_NICENESS = 10  # "nice" value of the training child on Linux/macOS (0 normal, 19 lowest)
 POLL_S = 0.1  # how often the events file is read: fast enough for a live plot, cheap for the disk
 
 
@@ -124,6 +125,7 @@ class TrainingSupervisor(QThread):
             self.returncode = 1
             self.child_exited.emit(1, False)
             return
+        self._lower_priority()
         self._started.set()
         reader = threading.Thread(target=self._read_output, daemon=True)
         reader.start()
@@ -139,6 +141,18 @@ class TrainingSupervisor(QThread):
         (self.run_dir / STOP_FILE).unlink(missing_ok=True)
         self.returncode = self.process.returncode
         self.child_exited.emit(self.returncode, done_seen)
+
+    def _lower_priority(self) -> None:
+        """Run the child below normal priority: training saturates every core it may use, and the desktop (this
+        window included) should stay responsive. Set right after the start, before torch starts its threads,
+        which inherit it. The GPU does the real work, so this costs a GPU run next to nothing."""
+        import psutil
+
+        try:
+            child = psutil.Process(self.process.pid)
+            child.nice(psutil.BELOW_NORMAL_PRIORITY_CLASS if sys.platform == "win32" else CHILD_NICENESS)
+        except (psutil.Error, OSError):
+            pass  # not allowed or already gone: it runs at normal priority
 
     def _read_events(self, offset: int) -> tuple[int, bool]:
         """Emit the complete lines added since ``offset``; returns the new offset and whether Done was among them."""

@@ -44,6 +44,7 @@ class TrainPage(QWidget):
         split.setStretchFactor(0, 2)
         split.setStretchFactor(1, 3)
         self.splitter = split
+        self._sized = False
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("<h2>Train</h2>"))
         layout.addWidget(split, 1)
@@ -91,6 +92,19 @@ class TrainPage(QWidget):
 
     def _running_changed(self, running: bool) -> None:
         self.setup.setEnabled(not running)
+        self._size_halves(running)
+
+    def _size_halves(self, running: bool) -> None:
+        """Setup gets the room before a run, the plots during one (the user can drag the divider)."""
+        total = max(self.splitter.height(), 600)
+        setup = min(self.setup.sizeHint().height() + 8, int(total * (0.25 if running else 0.6)))
+        self.splitter.setSizes([setup, total - setup])
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        if not self._sized and self.height() > 300:
+            self._sized = True
+            self._size_halves(self.run.is_running())
 
     def confirm_close(self) -> bool:
         """Ask what to do with a running training before the window closes; True when it may close."""

@@ -18,7 +18,8 @@ from PySide6.QtWidgets import (
     QFileDialog, QGridLayout, QHBoxLayout, QLabel, QMessageBox, QProgressBar, QPushButton, QVBoxLayout, QWidget,
 )
 
-from alltalk_gui.core.config import TrainConfig
+from alltalk_gui.core import app_settings
+from alltalk_gui.core.config import ConfigError, TrainConfig
 from alltalk_gui.core.engines.xtts_files import REQUIRED_FILES
 from alltalk_gui.core.gpu import DeviceInfo
 from alltalk_gui.core.metadata import EVAL_CSV, TRAIN_CSV, MetadataError, read_metadata
@@ -92,6 +93,10 @@ class SetupPanel(QWidget):
         self.cards.addStretch(1)
         self.picker = ProfilePicker()
         self.picker.changed.connect(lambda _n: self._refresh_config())
+        self.profile_notes = QLabel()
+        self.profile_notes.setWordWrap(True)
+        self.profile_notes.setStyleSheet("color: palette(mid);")
+        self.profile_notes.hide()
         self.advanced = AdvancedPanel()
         self.advanced.changed.connect(self.changed)
 
@@ -126,6 +131,7 @@ class SetupPanel(QWidget):
         layout.addLayout(self.cards)
         layout.addLayout(facts)
         layout.addWidget(self.picker)
+        layout.addWidget(self.profile_notes)
         layout.addWidget(self.advanced)
 
     # -- project and facts ------------------------------------------------------------------------------------
@@ -153,7 +159,7 @@ class SetupPanel(QWidget):
     def base_model_dir(self) -> Path | None:
         try:
             return system_checks.base_model_folder()
-        except Exception:  # an unreadable settings file: the first-run page explains it
+        except app_settings.SettingsError:  # an unreadable settings file: the first-run page explains it
             return None
 
     def _refresh_base(self) -> None:
@@ -212,7 +218,7 @@ class SetupPanel(QWidget):
         for d in cuda or devices:
             self.cards.addWidget(GpuCard(d, cpu_only=not cuda))
         self.cards.addStretch(1)
-        self.picker.set_devices(devices)
+        self.picker.set_devices(devices, self.base_config())
         self.advanced.processes = self.processes
         self._refresh_config()
         self.devices_ready.emit()
@@ -234,13 +240,19 @@ class SetupPanel(QWidget):
         return TrainConfig(project_dir=str(project.root) if project else "", base_model_dir=str(folder or ""),
                            language=project.language if project else "")
 
+    def training_device(self) -> DeviceInfo | None:
+        """The device a run trains on: the GPU with the most free memory, else the CPU (None: not listed yet)."""
+        gpus = [d for d in self.devices if d.kind == "cuda"]
+        if gpus:
+            return max(gpus, key=lambda d: d.free_gib)
+        return next((d for d in self.devices if d.kind == "cpu"), None)
+
     def profile_settings(self) -> dict:
         name = self.picker.resolved()
-        views = {v.name: v for v in self.picker.source.all()}
-        return views[name].settings if name in views else {}
+        return self.picker.source.settings(name, self.training_device())[0] if name else {}
 
     def build_config(self) -> TrainConfig:
-        """The profile's config with the user's Advanced changes on top (not yet validated).
+        """The profile's config (adapted to the device) with the user's Advanced changes on top; not validated.
 
         Raises:
             ConfigError: an Advanced field cannot be read.
@@ -248,23 +260,24 @@ class SetupPanel(QWidget):
         base = self.base_config()
         name = self.picker.resolved()
         if name:
-            base = self.picker.source.apply(base, name)
+            base = self.picker.source.apply(base, name, self.training_device())
         return self.advanced.apply(base)
 
     def _refresh_config(self) -> None:
         base = self.base_config()
+        device = self.training_device()
         name = self.picker.resolved()
-        profiled = self.picker.source.apply(base, name) if name else base
+        profiled = self.picker.source.apply(base, name, device) if name else base
         self.advanced.show_config(profiled, self.profile_settings())
-        gpu = [d for d in self.devices if d.kind == "cuda"]
-        cpu = [d for d in self.devices if d.kind == "cpu"]
-        if gpu:
-            self.picker.show_estimates(base, min(d.free_gib for d in gpu), "the GPU")
-        elif cpu:
-            self.picker.show_estimates(base, cpu[0].free_gib, "RAM")
+        notes = self.picker.source.settings(name, device)[1] if name else []
+        self.profile_notes.setText(" ".join(notes))
+        self.profile_notes.setVisible(bool(notes))
+        if device is not None:
+            where = "the GPU" if device.kind == "cuda" else "RAM"
+            self.picker.show_estimates(base, device.free_gib, where, device)
         try:
             self._refresh_disk(self.build_config())
-        except Exception:  # an unreadable Advanced value: the panel says so when Start is pressed
+        except ConfigError:  # an unreadable Advanced value: the panel says so when Start is pressed
             self._refresh_disk(profiled)
         self.changed.emit()
 

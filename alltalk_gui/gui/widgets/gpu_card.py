@@ -12,6 +12,7 @@ class GpuCard(QFrame):
         self.device = device
         self.setObjectName("checkCard")  # the style sheet's card look
         self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setMinimumWidth(280)
         self.title = QLabel()
         self.details = QLabel()
         self.details.setWordWrap(True)

@@ -29,12 +29,13 @@ class LivePlot(QWidget):
         self.plot.setLabel("left", y_label)
         self.plot.setLabel("bottom", "step")
         self.plot.showGrid(x=True, y=True, alpha=0.2)
-        self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
         self.plot.setMouseEnabled(x=True, y=False)
         self.plot.setMinimumHeight(150)
         self.readout = QLabel(" ")
         self.readout.setStyleSheet("color: palette(mid); font-size: 8pt;")
         self.curves: dict[str, pg.PlotDataItem] = {}
+        self._in_legend: set[str] = set()
         self._version = -1
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -46,7 +47,8 @@ class LivePlot(QWidget):
 
     def add_curve(self, name: str, colour: str, width: float = 1.5, style=None, symbol=None) -> pg.PlotDataItem:
         pen = pg.mkPen(colour, width=width, style=style) if style is not None else pg.mkPen(colour, width=width)
-        curve = self.plot.plot([], [], pen=pen if symbol is None else None, name=name, symbol=symbol,
+        # No name here: a curve joins the legend when it has data, so a CPU run lists no GPU lines.
+        curve = self.plot.plot([], [], pen=pen if symbol is None else None, symbol=symbol,
                                symbolBrush=colour, symbolPen=colour, symbolSize=7)
         curve.setClipToView(True)
         curve.setDownsampling(auto=True, method="peak")
@@ -66,8 +68,12 @@ class LivePlot(QWidget):
             curve = self.curves[name]
             if data.x:
                 curve.setData(data.x, data.y)
+                if name not in self._in_legend:
+                    self.legend.addItem(curve, name)
+                    self._in_legend.add(name)
             elif curve.xData is not None and len(curve.xData):
                 curve.setData([], [])
+                self._drop_from_legend(name)
         self.after_refresh(history)
 
     def after_refresh(self, history: TrainingHistory) -> None:
@@ -75,9 +81,15 @@ class LivePlot(QWidget):
 
     def clear(self) -> None:
         self._version = -1
-        for curve in self.curves.values():
+        for name, curve in self.curves.items():
             curve.setData([], [])
+            self._drop_from_legend(name)
         self.readout.setText(" ")
+
+    def _drop_from_legend(self, name: str) -> None:
+        if name in self._in_legend:
+            self.legend.removeItem(self.curves[name])
+            self._in_legend.discard(name)
 
     # -- hover --------------------------------------------------------------------------------------------------
     def values_at(self, step: float) -> str:

@@ -32,37 +32,54 @@ class ProfileView:
 
 
 class ProfileSource:
-    """The core's profiles and memory estimate. ``available`` is False in a core without them."""
+    """The core's profiles and memory estimate. ``available`` is False in a core without them (``problem`` says
+    why), and then the page trains with the TrainConfig defaults."""
 
     def __init__(self) -> None:
+        self.profiles = self.memory_estimate = None
+        self.problem = ""
+        self._views: list[ProfileView] = []
         try:
             from alltalk_gui.core import memory_estimate, profiles
-        except ImportError:
-            self.profiles = self.memory_estimate = None
-        else:
-            self.profiles, self.memory_estimate = profiles, memory_estimate
+
+            self._views = [ProfileView(p.name, p.title, p.summary, p.target_gib, dict(p.settings))
+                           for p in profiles.all_profiles()]
+        except (ImportError, OSError, ValueError) as exc:  # not installed, or a damaged profile file
+            self.problem = str(exc)
+            return
+        self.profiles, self.memory_estimate = profiles, memory_estimate
 
     @property
     def available(self) -> bool:
         return self.profiles is not None
 
     def all(self) -> list[ProfileView]:
-        if self.profiles is None:
-            return []
-        return [ProfileView(p.name, p.title, p.summary, p.target_gib, dict(p.settings))
-                for p in self.profiles.all_profiles()]
+        return list(self._views)
 
-    def apply(self, config: TrainConfig, name: str) -> TrainConfig:
-        return self.profiles.apply_profile(config, name) if self.profiles is not None else config
+    def settings(self, name: str, device=None) -> tuple[dict[str, Any], list[str]]:
+        """The settings ``name`` sets on ``device`` (adapted: no bf16 on an old GPU, no 8-bit on the CPU...)
+        and a note for each adaptation."""
+        if self.profiles is None or name not in self.profiles.PROFILE_NAMES:
+            return {}, []
+        return self.profiles.profile_settings(name, device)
 
-    def auto(self, devices: list) -> tuple[str, str]:
-        choice = self.profiles.choose_auto(devices)
+    def apply(self, config: TrainConfig, name: str, device=None) -> TrainConfig:
+        if self.profiles is None or name not in self.profiles.PROFILE_NAMES:
+            return config
+        return self.profiles.apply_profile(config, name, device)
+
+    def auto(self, devices: list, config: TrainConfig | None = None) -> tuple[str, str]:
+        choice = self.profiles.choose_auto(devices, config)
         return choice.profile, choice.reason
 
     def estimate_gib(self, config: TrainConfig) -> float | None:
+        """Estimated peak GPU memory of ``config``; None when the estimate cannot be made here."""
         if self.memory_estimate is None:
             return None
-        return float(self.memory_estimate.estimate(config).total_gib)
+        try:
+            return float(self.memory_estimate.estimate(config).total_gib)
+        except (OSError, ValueError):  # e.g. the calibration data file missing from a broken install
+            return None
 
 
 def fit(estimate_gib: float | None, free_gib: float | None) -> str | None:
@@ -119,8 +136,9 @@ class ProfilePicker(QGroupBox):
         else:
             self.low_vram = QPushButton("Low VRAM")
             self.low_vram.setEnabled(False)
-            note = QLabel("Memory profiles are not part of this installation: the settings below start from "
-                          "the training defaults.")
+            note = QLabel("Memory profiles are not available in this installation "
+                          f"({self.source.problem or 'no profiles found'}): the settings below start from the "
+                          "training defaults.")
             note.setWordWrap(True)
             grid.addWidget(note, 0, 0)
         self.group.buttonToggled.connect(self._toggled)
@@ -144,20 +162,23 @@ class ProfilePicker(QGroupBox):
         if checked:
             self.changed.emit(self.choice() or "")
 
-    def set_devices(self, devices: list) -> None:
+    def set_devices(self, devices: list, config: TrainConfig | None = None) -> None:
         """Auto's choice and its reason for these devices (core.gpu.DeviceInfo)."""
         if not self.source.available or not devices:
             return
-        self.auto_choice, reason = self.source.auto(devices)
+        try:
+            self.auto_choice, reason = self.source.auto(devices, config)
+        except (OSError, ValueError) as exc:  # the estimate Auto relies on cannot be made here
+            self.auto_choice, reason = "low", f"the memory estimate is unavailable ({exc}); Low is the safe choice"
         title = self.buttons[self.auto_choice].text() if self.auto_choice in self.buttons else self.auto_choice
         self.auto_reason.setText(f"→ {title}: {reason}")
         if self.choice() == "auto":
             self.changed.emit("auto")
 
-    def show_estimates(self, base: TrainConfig, free_gib: float | None, where: str) -> None:
-        """Each profile's estimated peak against ``free_gib`` on ``where`` ("the GPU", "RAM")."""
+    def show_estimates(self, base: TrainConfig, free_gib: float | None, where: str, device=None) -> None:
+        """Each profile's estimated peak on ``device`` against ``free_gib`` on ``where`` ("the GPU", "RAM")."""
         for name, label in self.fit_labels.items():
-            estimate = self.source.estimate_gib(self.source.apply(base, name))
+            estimate = self.source.estimate_gib(self.source.apply(base, name, device))
             verdict = fit(estimate, free_gib)
             if estimate is None:
                 label.setText("")

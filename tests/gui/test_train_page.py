@@ -1,0 +1,262 @@
+"""The Train page on the tiny XTTS model, offscreen: a real training child process started from the page,
+plots and progress fed by its events, Stop -> checkpoint, Resume, a killed child reported and resumed, and
+invalid Advanced settings refused with the message shown.
+
+One run folder goes through all the run-control stages in one test, because each start of the child costs a
+torch + coqui import (10-20 s on the shared CPU).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from dataclasses import replace
+
+import pytest
+from PySide6.QtCore import QElapsedTimer, QTimer
+
+from alltalk_gui.core.checkpoints import run_checkpoints
+from alltalk_gui.core.events import Done, Memory, Started, Step
+from alltalk_gui.core.project import VoiceProject
+from alltalk_gui.gui.pages.train_page import TrainPage
+
+RUN_TIMEOUT_MS = 240_000  # a child start is a torch + coqui import; the CPU is shared
+
+# Fields the page has no control for, set so a CPU run is quick: short conditioning slices (the clips are ~3 s),
+# a memory sample every step, a checkpoint every step (so a kill always leaves one), a step limit.
+FAST = dict(device="cpu", lr=1e-3, warmup_steps=0, min_conditioning_seconds=1.0, max_conditioning_seconds=2.0,
+            memory_interval_s=0.0, save_every_steps=1, keep_last=2, epochs=30, batch_size=1, max_steps=14)
+
+
+@pytest.fixture(scope="module")
+def tiny_base(tmp_path_factory):
+    from alltalk_gui.testing.tiny_xtts import build_tiny_xtts
+
+    return build_tiny_xtts(tmp_path_factory.mktemp("tiny_base"))
+
+
+@pytest.fixture(scope="module")
+def voice_project(tmp_path_factory):
+    from alltalk_gui.testing.tiny_xtts import make_speech_dataset
+
+    project = VoiceProject.create(tmp_path_factory.mktemp("train_page") / "voice", name="Voice", language="en")
+    make_speech_dataset(project.dataset_dir, n_train=3, n_eval=1)
+    return project.root
+
+
+@pytest.fixture
+def page(qtbot, tmp_path, monkeypatch, tiny_base, voice_project):
+    monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "config"))
+    from alltalk_gui.gui import system_checks
+
+    system_checks.set_base_model_folder(tiny_base)
+    from alltalk_gui.core.gpu import list_devices
+
+    page = TrainPage()
+    qtbot.addWidget(page)
+    # Listed here rather than by the page's own child process: one torch import fewer on the shared CPU.
+    page.setup.set_devices(list_devices())
+    page.resize(1200, 900)
+    page.set_project(VoiceProject.open(voice_project))
+    page.show()  # painted as a user sees it: the latency checks include drawing the plots
+    yield page
+    if page.run.is_running():
+        page.run.supervisor.kill()
+        page.run.wait(30_000)
+
+
+def _fast(page, monkeypatch, **extra):
+    """Keep everything the page builds and add the speed settings on top."""
+    built = page.setup.build_config
+
+    monkeypatch.setattr(page.setup, "build_config", lambda: replace(built(), **{**FAST, **extra}))
+
+
+class LatencyProbe:
+    """A 20 ms timer in the GUI thread; the largest delay beyond 20 ms is how long the event loop was blocked
+    (or starved: the training child, at lower priority, shares the two CPU cores with it)."""
+
+    def __init__(self) -> None:
+        self.clock = QElapsedTimer()
+        self.timer = QTimer(interval=20)
+        self.timer.timeout.connect(self._tick)
+        self.worst_ms = 0
+        self.last = 0
+
+    def start(self) -> None:
+        self.clock.start()
+        self.last = 0
+        self.timer.start()
+
+    def _tick(self) -> None:
+        now = self.clock.elapsed()
+        self.worst_ms = max(self.worst_ms, now - self.last - 20)
+        self.last = now
+
+    def stop(self) -> None:
+        self.timer.stop()
+
+
+def _wait_exit(qtbot, page):
+    qtbot.waitUntil(lambda: not page.run.is_running() and page.run.supervisor.returncode is not None,
+                    timeout=RUN_TIMEOUT_MS)
+    qtbot.wait(50)  # let the queued child_exited reach the panel
+
+
+def _checkpoint_steps(page) -> list[int]:
+    return [c.step for c in run_checkpoints(page.run.run_dir)]
+
+
+@pytest.mark.timeout(900)
+def test_start_stop_resume_kill_resume(page, qtbot, monkeypatch):
+    _fast(page, monkeypatch)
+    run = page.run
+    assert run.start_button.isEnabled() and not run.resume_button.isEnabled()
+    probe = LatencyProbe()
+    seen: list = []
+
+    # -- start: the plots and the progress bar follow the child's events -----------------------------------------
+    run.start_button.click()
+    assert run.is_running() and not run.start_button.isEnabled() and not page.setup.isEnabled()
+    run.supervisor.event_received.connect(seen.append)
+    qtbot.waitUntil(lambda: run.history.step >= 2, timeout=RUN_TIMEOUT_MS)
+    probe.start()
+    qtbot.wait(3 * 100 + 50)  # a display tick for each plot
+    assert len(run.loss_plot.curves["train"].xData) >= 2
+    assert len(run.lr_plot.curves["learning rate"].xData) >= 2
+    assert len(run.memory_plot.curves["process RSS (CPU)"].xData) >= 1  # CPU-only machine: the RSS line
+    assert run.progress.maximum() == 14 and run.progress.value() >= 2
+    assert "step " in run.progress.format() and "samples/s" in run.progress.format()
+
+    # -- stop: finish the step, checkpoint, exit 0 -------------------------------------------------------------
+    run.stop_button.click()
+    assert not run.stop_button.isEnabled()
+    # Measured while the child trains, finishes its step, saves and reports Done; what the page does after the
+    # child has gone (summary, banner, relayout) is not "while training runs".
+    qtbot.waitUntil(lambda: any(isinstance(e, Done) for e in seen), timeout=RUN_TIMEOUT_MS)
+    probe.stop()
+    _wait_exit(qtbot, page)
+    stopped = run.done_event
+    assert run.supervisor.returncode == 0 and stopped.reason == "stopped"
+    assert _checkpoint_steps(page)[-1] == stopped.step
+    assert run.resume_button.isEnabled() and run.start_button.isEnabled()
+    assert "Stopped at step" in run.status.text() and "peak memory" in run.summary.text()
+    assert run.summary.isVisible()
+    assert any(isinstance(e, Started) for e in seen) and any(isinstance(e, Memory) for e in seen)
+    # The GUI thread kept up while the child trained and the page plotted.
+    assert probe.worst_ms < 100, probe.worst_ms
+
+    # -- resume: continues from the checkpoint ------------------------------------------------------------------
+    plotted_before = len(run.history.loss.x)
+    run.resume_button.click()
+    qtbot.waitUntil(lambda: run.history.step >= stopped.step + 2 and _checkpoint_steps(page)[-1] > stopped.step,
+                    timeout=RUN_TIMEOUT_MS)
+    assert run.history.loss.x[plotted_before] == stopped.step + 1  # the curve goes on, no step repeated
+
+    # -- kill the child: reported in plain words, the checkpoint kept, Resume offered ------------------------------
+    os.killpg(run.supervisor.pid, signal.SIGKILL)
+    _wait_exit(qtbot, page)
+    kept = _checkpoint_steps(page)[-1]
+    assert kept > stopped.step
+    banners = " ".join(run.banner_texts())
+    assert "ended by a signal" in banners and "Resume continues from it" in banners
+    assert run.resume_button.isEnabled() and run.last_error is None
+    assert "ended unexpectedly" in run.status.text()
+
+    # -- resume after the crash: runs to the end -----------------------------------------------------------------
+    last: list = []
+    run.resume_button.click()
+    run.supervisor.event_received.connect(last.append)
+    _wait_exit(qtbot, page)
+    assert next(e for e in last if isinstance(e, Started)).start_step == kept
+    assert [e.step for e in last if isinstance(e, Step)][0] == kept + 1
+    assert isinstance(last[-1], Done) and last[-1].reason == "max_steps" and last[-1].step == 14
+    assert run.history.loss.x[-1] == 14 and run.progress.value() == 14
+    assert run.to_preview.isVisible() and "Finished" in run.summary.text()
+    assert not run.resume_button.isEnabled()  # nothing left to resume
+    with qtbot.waitSignal(page.preview_requested, timeout=1000):
+        run.to_preview.click()
+
+
+def test_invalid_advanced_settings_are_refused_with_the_message(page, qtbot):
+    adv = page.setup.advanced
+    adv.setChecked(True)
+    adv.editors["optimizer"].setCurrentText("adamw8bit")
+    page.run.start_button.click()
+    assert page.run.supervisor is None  # nothing started
+    assert adv.error.isVisibleTo(page) and "optimizer=adamw8bit" in adv.error.text()
+    assert "CUDA" in adv.error.text() and adv.notes["optimizer"].text() == "(changed)"
+
+    adv.editors["optimizer"].setCurrentText("adamw")
+    adv.editors["mixed_precision"].setCurrentText("fp16")
+    page.run.start_button.click()
+    assert page.run.supervisor is None and "mixed_precision=fp16 needs a CUDA GPU" in adv.error.text()
+
+    adv.editors["mixed_precision"].setCurrentText("no")
+    adv.editors["lr"].setText("fast")
+    adv.editors["lr"].textEdited.emit("fast")
+    page.run.start_button.click()
+    assert page.run.supervisor is None and "lr must be a number" in adv.error.text()
+
+    adv.editors["lr"].setText("5e-6")
+    adv.editors["lr"].textEdited.emit("5e-6")
+    adv.editors["batch_size"].setValue(0)
+    page.run.start_button.click()
+    assert page.run.supervisor is None and "batch_size must be at least 1" in adv.error.text()
+    assert "cannot be used" in page.run.status.text()
+
+
+def test_twenty_thousand_steps_through_the_signal_path_keep_the_plots_fast(page, qtbot, tmp_path):
+    """Step and memory events emitted from another thread on the supervisor's signal, as the child's would be."""
+    from alltalk_gui.core.config import TrainConfig
+    from alltalk_gui.gui.training_supervisor import TrainingSupervisor
+
+    run = page.run
+    page.show()
+    supervisor = TrainingSupervisor(TrainConfig(project_dir=str(tmp_path), run_name="synthetic"), parent=run)
+    supervisor.event_received.connect(run.on_event)
+    total = 20_000
+    t0 = time.time()
+
+    def feed():
+        supervisor.event_received.emit(Started(run_dir=str(tmp_path), device="cpu", processes=1, train_clips=3,
+                                               eval_clips=1, steps_per_epoch=100, total_steps=total, start_step=0,
+                                               start_epoch=0, trainable_parameters=1000, config={"epochs": 200}))
+        for i in range(1, total + 1):
+            supervisor.event_received.emit(Step(step=i, epoch=i // 100, loss=3.0 / (1 + i / 1000) + (i % 7) * 0.01,
+                                                loss_text_ce=0.1, loss_mel_ce=2.0, lr=1e-5, grad_norm=1.0,
+                                                samples_per_s=4.0, step_time_s=0.01, total_steps=total,
+                                                time=t0 + i * 0.01))
+            if i % 10 == 0:
+                supervisor.event_received.emit(Memory(step=i, stats={"rss": 2.0 + (i % 50) / 100, "rss_peak": 2.6}))
+            if i % 100 == 0:
+                time.sleep(0.01)  # 10 000 steps/s: hundreds of times faster than any real run, in bursts
+
+    thread = threading.Thread(target=feed)
+    probe = LatencyProbe()
+    probe.start()
+    thread.start()
+    qtbot.waitUntil(lambda: run.history.step == total, timeout=60_000)
+    thread.join()
+    probe.stop()
+    assert len(run.history.loss.x) == total
+
+    run.refresh_plots()
+    qtbot.wait(50)  # the view ranges itself to the data once; from then on only what is in view is drawn
+    run.on_event(Step(step=total + 1, epoch=200, loss=0.5, loss_text_ce=0.1, loss_mel_ce=0.4, lr=1e-5,
+                      grad_norm=1.0, samples_per_s=4.0, step_time_s=0.01, total_steps=total + 1))
+    clock = time.perf_counter()
+    run.refresh_plots()
+    for plot in (run.memory_plot, run.loss_plot, run.lr_plot):
+        plot.plot.repaint()  # draw now, with the whole run in view
+    refresh_ms = (time.perf_counter() - clock) * 1000
+    assert len(run.loss_plot.curves["train"].xData) == total + 1
+    # Peak downsampling draws a few points per pixel, not 20 000.
+    drawn = run.loss_plot.curves["train"].curve.xData
+    assert drawn is not None and len(drawn) < total / 4
+    assert refresh_ms < 250, refresh_ms
+    # Per-event handling stayed light enough for the event loop to keep ticking.
+    assert probe.worst_ms < 100, probe.worst_ms
+    assert run.progress.value() == total + 1 and "20001/20001" in run.progress.format()
