@@ -458,6 +458,7 @@ class TrainingRun:
         elif acc.is_main_process:  # already saved at this step (e.g. interval and epoch end coincide)
             state = {k: getattr(st, k) for k in _State.__dataclass_fields__}
             atomic.write_json(final / STATE_FILE, state)
+            self._prune()  # this checkpoint may just have become the best one
         return Checkpoint(step=st.global_step, epoch=st.epoch, path=str(final), reason=reason, eval_loss=eval_loss)
 
     def _prune(self) -> None:
