@@ -81,6 +81,21 @@ class TrainConfig:
     mixed_precision: str = "no"
     # Recompute GPT-2 block activations in the backward pass: saves most activation memory for ~30 % more time.
     gradient_checkpointing: bool = False
+    # LoRA adapters (peft) of this rank on every GPT-2 block's attention and MLP layers; 0 = full fine-tune.
+    # Only the adapters train: gradients and optimizer state shrink from 441 M parameters to ~0.5 M x rank,
+    # which is what lets the "low" profile fit a 4 GB card. Quality is a little below a full fine-tune.
+    lora_rank: int = 0
+    # LoRA scaling numerator (the adapters' output is scaled by lora_alpha / lora_rank).
+    lora_alpha: float = 32.0
+    # Keep the conditioning encoder and perceiver resampler (46 M parameters) frozen and run them without
+    # autograd: saves their gradients, optimizer state and activations (~1 GiB with AdamW); the voice prompt
+    # path then stays as the base model learned it.
+    freeze_conditioning: bool = False
+    # Hold the frozen DVAE (51.6 M parameters) in half precision on CUDA: saves ~100 MB. It only encodes
+    # targets into codes, where half precision changes no code in practice.
+    dvae_half: bool = False
+    # The memory profile this config was built from ("low", "medium", "high", "auto"; "" = none). Informational.
+    profile: str = ""
     # "auto" picks CUDA when present, else CPU. "cpu" forces the CPU (slow, but any machine).
     device: str = "auto"
 
@@ -189,6 +204,13 @@ class TrainConfig:
             raise ConfigError(
                 f"optimizer={self.optimizer} (bitsandbytes) runs on CUDA GPUs only; use optimizer=adamw on this machine."
             )
+        if self.lora_rank < 0:
+            raise ConfigError(f"lora_rank cannot be negative (it is {self.lora_rank}); 0 trains the whole GPT.")
+        if self.lora_rank and self.lora_alpha <= 0:
+            raise ConfigError(f"lora_alpha must be above 0 with LoRA (it is {self.lora_alpha}).")
+        if self.dvae_half and not on_cuda:
+            raise ConfigError("dvae_half needs a CUDA GPU (half-precision convolutions are slow or missing on the "
+                              "CPU); set dvae_half=false.")
         if not 0 < self.min_audio_seconds < self.max_audio_seconds:
             raise ConfigError("min_audio_seconds must be above 0 and below max_audio_seconds.")
         if not 0 < self.min_conditioning_seconds <= self.max_conditioning_seconds:
