@@ -174,6 +174,8 @@ def test_start_stop_resume_kill_resume(page, qtbot, monkeypatch):
     assert [e.step for e in last if isinstance(e, Step)][0] == kept + 1
     assert isinstance(last[-1], Done) and last[-1].reason == "max_steps" and last[-1].step == 14
     assert run.history.loss.x[-1] == 14 and run.progress.value() == 14
+    # The steps the killed child did after its last checkpoint were done again: the curve shows each step once.
+    assert run.history.loss.x == list(range(1, 15))
     assert run.to_preview.isVisible() and "Finished" in run.summary.text()
     assert not run.resume_button.isEnabled()  # nothing left to resume
     with qtbot.waitSignal(page.preview_requested, timeout=1000):

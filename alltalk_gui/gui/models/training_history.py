@@ -27,6 +27,13 @@ class Series:
         self.x.clear()
         self.y.clear()
 
+    def cut_after(self, x: float) -> None:
+        """Drop the points beyond ``x`` (steps a resumed run will do again)."""
+        keep = len(self.x)
+        while keep and self.x[keep - 1] > x:
+            keep -= 1
+        del self.x[keep:], self.y[keep:]
+
 
 class TrainingHistory:
     """Series per plot plus the run's latest progress, built from training events (:mod:`core.events`)."""
@@ -62,6 +69,11 @@ class TrainingHistory:
             self.version += 1
 
     def _on_started(self, e) -> None:
+        # A run resumed from its checkpoint at start_step repeats the steps a crash or kill left after it: drop
+        # them, so the curves go on from the checkpoint instead of doubling back.
+        for series in (self.loss, self.loss_smooth, self.eval_loss, self.lr, self.allocated, self.reserved,
+                       self.device_used, self.rss):
+            series.cut_after(e.start_step)
         self.total_steps, self.steps_per_epoch = e.total_steps, e.steps_per_epoch
         self.epochs = int(e.config.get("epochs", 0))
         self.start_step, self.step, self.epoch = e.start_step, e.start_step, e.start_epoch
