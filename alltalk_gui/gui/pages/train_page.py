@@ -33,6 +33,7 @@ class TrainPage(QWidget):
         self.run.start_button.clicked.connect(self.start)
         self.run.resume_button.clicked.connect(self.resume)
         self.setup.changed.connect(lambda: self.setup.advanced.show_error(None))
+        self.setup.devices_ready.connect(self._devices_ready)
 
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -54,6 +55,7 @@ class TrainPage(QWidget):
         if self.run.is_running():
             return  # the main window asks before it changes projects during a run
         self.project = project
+        self.run.previews.language = project.language if project is not None else "en"
         self.setup.set_project(project)
         self.run.show_run(project.runs_dir if project is not None else None)
 
@@ -87,6 +89,10 @@ class TrainPage(QWidget):
     def resume(self) -> None:
         self.run.resume(processes=self.setup.processes)
 
+    def _devices_ready(self) -> None:
+        gpus = [d.free_gib for d in self.setup.devices if d.kind == "cuda"]
+        self.run.previews.set_default(max(gpus) if gpus else None)
+
     def is_training(self) -> bool:
         return self.run.is_running()
 
@@ -119,6 +125,7 @@ class TrainPage(QWidget):
         if box.clickedButton() is not stop:
             return False
         self.stop_and_wait()
+        self.run.previews.shutdown()
         return True
 
     def stop_and_wait(self) -> None:

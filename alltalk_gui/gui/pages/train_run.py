@@ -26,6 +26,7 @@ from alltalk_gui.core.config import TrainConfig
 from alltalk_gui.core.events import read_events
 from alltalk_gui.gui.models.training_history import TrainingHistory, hms
 from alltalk_gui.gui.training_supervisor import EVENTS_FILE, LAUNCH_CONFIG, TrainingSupervisor
+from alltalk_gui.gui.widgets.checkpoint_preview import CheckpointPreview
 from alltalk_gui.gui.widgets.log_view import LogView
 from alltalk_gui.gui.widgets.loss_plot import LossPlot
 from alltalk_gui.gui.widgets.lr_plot import LrPlot
@@ -155,10 +156,14 @@ class RunPanel(QWidget):
         end_row.addWidget(self.summary, 1)
         end_row.addWidget(self.to_preview)
 
+        self.previews = CheckpointPreview()
+        self.checkpoint_saved.connect(self.previews.checkpoint_saved)
+
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(buttons)
         layout.addWidget(self.status)
+        layout.addWidget(self.previews)
         layout.addLayout(self.banners)
         layout.addLayout(end_row)
         layout.addWidget(split, 1)
