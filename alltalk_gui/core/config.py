@@ -91,9 +91,6 @@ class TrainConfig:
     # autograd: saves their gradients, optimizer state and activations (~1 GiB with AdamW); the voice prompt
     # path then stays as the base model learned it.
     freeze_conditioning: bool = False
-    # Hold the frozen DVAE (51.6 M parameters) in half precision on CUDA: saves ~100 MB. It only encodes
-    # targets into codes, where half precision changes no code in practice.
-    dvae_half: bool = False
     # The memory profile this config was built from ("low", "medium", "high", "auto"; "" = none). Informational.
     profile: str = ""
     # "auto" picks CUDA when present, else CPU. "cpu" forces the CPU (slow, but any machine).
@@ -208,9 +205,6 @@ class TrainConfig:
             raise ConfigError(f"lora_rank cannot be negative (it is {self.lora_rank}); 0 trains the whole GPT.")
         if self.lora_rank and self.lora_alpha <= 0:
             raise ConfigError(f"lora_alpha must be above 0 with LoRA (it is {self.lora_alpha}).")
-        if self.dvae_half and not on_cuda:
-            raise ConfigError("dvae_half needs a CUDA GPU (half-precision convolutions are slow or missing on the "
-                              "CPU); set dvae_half=false.")
         if not 0 < self.min_audio_seconds < self.max_audio_seconds:
             raise ConfigError("min_audio_seconds must be above 0 and below max_audio_seconds.")
         if not 0 < self.min_conditioning_seconds <= self.max_conditioning_seconds:

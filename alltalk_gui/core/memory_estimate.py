@@ -3,7 +3,7 @@
 The estimate adds up what a fine-tune of the XTTS v2 GPT keeps on the GPU:
 
 * **weights**: the GPT in fp32 (accelerate keeps fp32 master weights under mixed precision), plus the frozen DVAE
-  in fp32 or fp16, plus, under autocast, the 16-bit copies of the weights it makes during the forward pass;
+  in fp32, plus, under autocast, the 16-bit copies of the weights it makes during the forward pass;
 * **gradients**: fp32, for the trainable parameters only (all of the GPT, the GPT without its conditioning
   encoder and perceiver, or only the LoRA adapters);
 * **optimizer state**: AdamW keeps two fp32 moments per trainable parameter (8 bytes), bitsandbytes' 8-bit AdamW
@@ -118,7 +118,7 @@ def estimate(config: TrainConfig, model: ModelSize = XTTS_V2, attention_scores: 
     """
     trainable = trainable_params(config, model)
     mixed = config.mixed_precision != "no"
-    weights = 4 * model.gpt_params + (2 if config.dvae_half else 4) * model.dvae_params
+    weights = 4 * model.gpt_params + 4 * model.dvae_params
     if config.lora_rank > 0:
         weights += 4 * trainable  # the adapters themselves
     if mixed:

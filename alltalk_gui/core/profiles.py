@@ -4,8 +4,8 @@ The profiles are data (``resources/profiles/<name>.toml``, each commented); this
 applies one to a TrainConfig, adapts it to the device it will run on, and picks one for ``auto``.
 
 Device adaptation is the only place a profile's values change: on a GPU without bf16 (before Ampere) bf16
-becomes fp16 with loss scaling, and on the CPU the CUDA-only levers (8-bit optimizers, a half-precision DVAE,
-16-bit autocast) are replaced by their plain equivalents, each with a note saying so. Values a user sets after
+becomes fp16 with loss scaling, and on the CPU the CUDA-only levers (8-bit optimizers, 16-bit
+autocast) are replaced by their plain equivalents, each with a note saying so. Values a user sets after
 applying a profile are never adapted: an impossible one is refused by ``TrainConfig.validate``.
 """
 
@@ -87,9 +87,6 @@ def profile_settings(name: str, device: DeviceInfo | None = None) -> tuple[dict[
         if settings.get("optimizer") in ("adamw8bit", "paged_adamw8bit"):
             settings["optimizer"] = "adamw"
             notes.append("8-bit optimizers need a CUDA GPU: using AdamW (more memory, which the CPU has).")
-        if settings.get("dvae_half"):
-            settings["dvae_half"] = False
-            notes.append("The DVAE stays in full precision on the CPU.")
         if settings.get("mixed_precision") not in (None, "no"):
             settings["mixed_precision"] = "no"
             notes.append("16-bit autocast is slower than fp32 on most CPUs: training in fp32.")

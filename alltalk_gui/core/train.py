@@ -147,6 +147,9 @@ class TrainingRun:
         import_coqui_trainer()
         cfg = self.config
         cfg.validate(cuda_available=torch.cuda.is_available())
+        if cfg.lora_rank:
+            raise ConfigError("lora_rank: LoRA adapters are not part of the training loop yet; set lora_rank=0 "
+                              "(the medium or high profile).")
         if cfg.optimizer != "adamw":
             import importlib.util
 
@@ -236,6 +239,12 @@ class TrainingRun:
 
         cfg, acc = self.config, self.accelerator
         gpt, xtts_config, _ = load_gpt(cfg.base_model_dir)
+        if cfg.freeze_conditioning:
+            # No gradients, optimizer state or saved activations for the voice-prompt front end: autograd keeps
+            # nothing for modules whose parameters and inputs need no gradient.
+            for module in (gpt.conditioning_encoder, getattr(gpt, "conditioning_perceiver", None)):
+                if module is not None:
+                    module.requires_grad_(False)
         if cfg.gradient_checkpointing:
             enable_activation_checkpointing(gpt)
         gpt.train()
