@@ -28,6 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("dir", help="voice project folder (its dataset/ folder is the training input)")
     p.add_argument("--base-model", metavar="DIR", help="XTTS v2 base-model folder (default: the one in the app "
                    "settings, 'base_model_dir')")
+    p.add_argument("--profile", choices=("low", "medium", "high", "auto"),
+                   help="memory profile: low (4 GB cards), medium (6-8 GB), high (12 GB), auto (picked for the "
+                        "GPU found); --epochs and --set apply on top of it")
     p.add_argument("--epochs", type=int, help="passes over the training clips (default 10)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="any TrainConfig field, e.g. --set batch_size=4 --set mixed_precision=bf16 (repeatable)")
@@ -73,6 +76,8 @@ def _build_config(args: argparse.Namespace):
                           "vocab.json, dvae.pth, mel_stats.pth).")
     config = TrainConfig(project_dir=str(project.root), base_model_dir=str(Path(base).expanduser().absolute()),
                          language=project.language)
+    if getattr(args, "profile", None):
+        config = _apply_profile(config, args.profile)
     if args.epochs is not None:
         config.epochs = args.epochs
     config = config.with_overrides(args.set)
@@ -86,6 +91,28 @@ def _build_config(args: argparse.Namespace):
         config.run_name = runs[-1].parent.name
     else:
         config.run_name = time.strftime("run_%Y%m%d_%H%M%S")
+    return config
+
+
+def _apply_profile(config, name: str):
+    """Apply a memory profile adapted to the device training will use, saying what was chosen and changed."""
+    from alltalk_gui.core.gpu import list_devices
+    from alltalk_gui.core.memory_estimate import estimate
+    from alltalk_gui.core.profiles import apply_profile, choose_auto, profile_settings
+
+    devices = list_devices()
+    gpus = [d for d in devices if d.kind == "cuda"]
+    device = max(gpus, key=lambda d: d.free_gib) if gpus else devices[-1]
+    if name == "auto":
+        choice = choose_auto(devices, config)
+        name = choice.profile
+        print(f"Profile (auto): {choice.reason}")
+    for note in profile_settings(name, device)[1]:
+        print(f"Profile {name}: {note}")
+    config = apply_profile(config, name, device)
+    if device.kind == "cuda":
+        print(f"Profile {name}: estimated peak {estimate(config).total_gib:.1f} GiB on {device.name} "
+              f"({device.free_gib:.1f} GiB free).")
     return config
 
 
