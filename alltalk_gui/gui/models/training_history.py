@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-# Exponential moving average weight of the newest loss in the smoothed curve: about the last 20 steps.
-SMOOTHING = 0.05
+# Exponential moving average weight of the newest loss in the smoothed curve: about the last 10 steps.
+SMOOTHING = 0.1
 
 
 @dataclass
@@ -89,7 +89,9 @@ class TrainingHistory:
             self.first_step_wall, self.first_step_seen = e.time - e.step_time_s, e.step - 1
         self.loss.add(e.step, e.loss)
         previous = self.loss_smooth.y[-1] if self.loss_smooth.y else e.loss
-        self.loss_smooth.add(e.step, previous + SMOOTHING * (e.loss - previous))
+        # A plain mean over the first steps (weight 1/n), then the moving average: no lag from a cold start.
+        weight = max(SMOOTHING, 1.0 / len(self.loss.x))
+        self.loss_smooth.add(e.step, previous + weight * (e.loss - previous))
         self.lr.add(e.step, e.lr)
 
     def _on_eval(self, e) -> None:

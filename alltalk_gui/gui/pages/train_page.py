@@ -34,6 +34,8 @@ class TrainPage(QWidget):
         self.run.resume_button.clicked.connect(self.resume)
         self.setup.changed.connect(lambda: self.setup.advanced.show_error(None))
         self.setup.devices_ready.connect(self._devices_ready)
+        # Opening the Advanced settings makes room for them (before a run; the plots keep theirs during one).
+        self.setup.advanced.toggled.connect(lambda: self._size_halves(self.run.is_running()))
 
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -103,7 +105,7 @@ class TrainPage(QWidget):
     def _size_halves(self, running: bool) -> None:
         """Setup gets the room before a run, the plots during one (the user can drag the divider)."""
         total = max(self.splitter.height(), 600)
-        setup = min(self.setup.sizeHint().height() + 8, int(total * (0.25 if running else 0.6)))
+        setup = min(self.setup.sizeHint().height() + 8, int(total * (0.25 if running else 0.75)))
         self.splitter.setSizes([setup, total - setup])
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)

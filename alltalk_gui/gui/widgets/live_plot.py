@@ -31,6 +31,8 @@ class LivePlot(QWidget):
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
         self.plot.setMouseEnabled(x=True, y=False)
+        # Plain numbers on the value axis: SI scaling turned 0.78 GiB into "780 (x0.001)".
+        self.plot.getAxis("left").enableAutoSIPrefix(False)
         self.plot.setMinimumHeight(150)
         self.readout = QLabel(" ")
         self.readout.setStyleSheet("color: palette(mid); font-size: 8pt;")
