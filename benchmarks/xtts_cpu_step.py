@@ -70,6 +70,7 @@ def measure(precision: str, steps: int, batch: int, seconds: float, threads: int
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         times.append(time.perf_counter() - start)
+        print(f"{precision}: step {len(times) - 1} took {times[-1]:.1f} s", file=sys.stderr, flush=True)
     return {"precision": precision, "gpt_parameters": params, "batch": batch, "clip_seconds": seconds,
             "text_tokens": text_len, "audio_codes": codes, "threads": threads, "warmup_step_s": round(times[0], 2),
             "step_s": [round(t, 2) for t in times[1:]], "mean_step_s": round(sum(times[1:]) / steps, 2),
@@ -89,23 +90,31 @@ def main() -> int:
     if args.one:
         print(json.dumps(measure(args.one, args.steps, args.batch, args.seconds, args.threads)))
         return 0
-    results = []
-    for precision in args.precisions.split(","):
-        cmd = [sys.executable, __file__, "--one", precision, "--steps", str(args.steps), "--batch", str(args.batch),
-               "--seconds", str(args.seconds), "--threads", str(args.threads)]
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
-        results.append(json.loads(out))
-        print(json.dumps(results[-1]), flush=True)
     import torch
 
     report = {"benchmark": "xtts_v2_gpt_cpu_training_step", "date": date.today().isoformat(),
-              "machine": {"cpu": platform.processor() or platform.machine(), "cores": args.threads,
-                          "torch": torch.__version__},
-              "results": results}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+              "machine": {"cpu": _cpu_name(), "cores": args.threads, "torch": torch.__version__},
+              "results": []}
+    for precision in args.precisions.split(","):
+        cmd = [sys.executable, __file__, "--one", precision, "--steps", str(args.steps), "--batch", str(args.batch),
+               "--seconds", str(args.seconds), "--threads", str(args.threads)]
+        # stderr passes through: per-step times show up while a slow precision is still running.
+        out = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True).stdout.strip().splitlines()[-1]
+        report["results"].append(json.loads(out))
+        print(out, flush=True)
+        # Written after each precision, so a long run that is stopped still keeps what it measured.
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {args.out}")
     return 0
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
 
 
 if __name__ == "__main__":
