@@ -165,6 +165,14 @@ def test_start_stop_resume_kill_resume(page, qtbot, monkeypatch):
     assert run.resume_button.isEnabled() and run.last_error is None
     assert "ended unexpectedly" in run.status.text()
 
+    # -- the app restarted: a new page on the same project finds the run, its curves and offers Resume ----------
+    again = TrainPage()
+    qtbot.addWidget(again)
+    again.set_project(VoiceProject.open(page.project.root))
+    assert again.run.resumable_run == run.run_dir and again.run.resume_button.isEnabled()
+    assert f"stopped at step {kept}" in again.run.status.text()
+    assert again.run.history.loss.x[-1] >= kept and len(again.run.loss_plot.curves["train"].xData) >= kept
+
     # -- resume after the crash: runs to the end -----------------------------------------------------------------
     last: list = []
     run.resume_button.click()
@@ -262,3 +270,35 @@ def test_twenty_thousand_steps_through_the_signal_path_keep_the_plots_fast(page,
     # Per-event handling stayed light enough for the event loop to keep ticking.
     assert probe.worst_ms < 100, probe.worst_ms
     assert run.progress.value() == total + 1 and "20001/20001" in run.progress.format()
+    # Hovering reads the values at the nearest step.
+    assert run.loss_plot.values_at(1000.2).startswith("step 1000: train 1.5")
+    assert "process RSS (CPU) 2" in run.memory_plot.values_at(1000)
+
+
+def test_warnings_become_banners_and_stay_in_the_log(page):
+    from alltalk_gui.core.events import Log
+
+    message = "Out of memory at micro-batch 4: continuing with micro-batch 2 and accumulation 8 (same effective batch)."
+    page.run.on_event(Log(level="warning", message=message))
+    page.run.on_event(Log(level="info", message="Resumed from step_0000004 (step 4)."))
+    assert page.run.banner_texts() == [message]
+    page.run.log.level.setCurrentIndex(1)  # warnings and errors only
+    assert page.run.log.shown_text() == message
+    page.run.log.level.setCurrentIndex(0)
+    page.run.log.filter.setText("resumed")
+    assert page.run.log.shown_text() == "Resumed from step_0000004 (step 4)."
+
+
+@pytest.mark.timeout(600)
+def test_a_stop_that_takes_too_long_ends_the_process(page, qtbot, monkeypatch):
+    _fast(page, monkeypatch, max_steps=0)
+    run = page.run
+    run.start_button.click()
+    qtbot.waitUntil(lambda: run.history.step >= 1, timeout=RUN_TIMEOUT_MS)
+    run.stop_timeout_s = 0.05  # far less than a step plus a checkpoint takes
+    run.stop()
+    _wait_exit(qtbot, page)
+    assert run.supervisor.returncode < 0 and run.done_event is None  # killed, not a clean stop
+    assert any("did not stop within" in line for _level, line in run.log.entries)
+    assert "ended by a signal" in " ".join(run.banner_texts())
+    assert not (run.run_dir / "STOP").exists()  # a leftover would stop the next run at once
