@@ -302,3 +302,31 @@ def test_a_stop_that_takes_too_long_ends_the_process(page, qtbot, monkeypatch):
     assert any("did not stop within" in line for _level, line in run.log.entries)
     assert "ended by a signal" in " ".join(run.banner_texts())
     assert not (run.run_dir / "STOP").exists()  # a leftover would stop the next run at once
+
+
+@pytest.mark.timeout(600)
+def test_closing_the_window_during_training_asks_what_to_do(qtbot, tmp_path, monkeypatch, tiny_base, voice_project):
+    from alltalk_gui.gui import system_checks
+    from alltalk_gui.gui.main_window import MainWindow
+
+    monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "config"))
+    system_checks.set_base_model_folder(tiny_base)
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    window.set_project(VoiceProject.open(voice_project))
+    page = window.train_page
+    _fast(page, monkeypatch, max_steps=0)
+    window.sidebar.setCurrentRow(2)
+    page.run.start_button.click()
+    qtbot.waitUntil(lambda: page.run.history.step >= 1, timeout=RUN_TIMEOUT_MS)
+
+    answers = iter(["keep", "stop"])
+    monkeypatch.setattr(page, "ask_on_close", lambda: next(answers))
+    assert not window.close()  # "Keep training": the window stays, the run goes on
+    assert window.isVisible() and page.run.is_running()
+    assert window.close()  # "Stop and save a checkpoint": stops cleanly, then closes
+    assert not page.run.is_running() and page.run.supervisor.returncode == 0
+    qtbot.wait(50)
+    assert page.run.done_event is not None and page.run.done_event.reason == "stopped"
+    assert run_checkpoints(page.run.run_dir)[-1].step == page.run.done_event.step

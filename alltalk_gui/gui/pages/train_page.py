@@ -118,17 +118,21 @@ class TrainPage(QWidget):
         """Ask what to do with a running training before the window closes; True when it may close."""
         if not self.run.is_running():
             return True
+        if self.ask_on_close() != "stop":
+            return False
+        self.stop_and_wait()
+        self.run.previews.shutdown()
+        return True
+
+    def ask_on_close(self) -> str:
+        """"stop" (checkpoint, then close) or "keep" (keep training, window stays open)."""
         box = QMessageBox(QMessageBox.Icon.Question, "Training is running",
                           "A training run is in progress. What should happen to it?", parent=self)
         stop = box.addButton("Stop and save a checkpoint", QMessageBox.ButtonRole.AcceptRole)
         box.addButton("Keep training", QMessageBox.ButtonRole.RejectRole)
         box.setDefaultButton(stop)
         box.exec()
-        if box.clickedButton() is not stop:
-            return False
-        self.stop_and_wait()
-        self.run.previews.shutdown()
-        return True
+        return "stop" if box.clickedButton() is stop else "keep"
 
     def stop_and_wait(self) -> None:
         """Stop the run (checkpoint, exit) and wait for it, killing it after the stop timeout."""
