@@ -29,11 +29,8 @@ from PySide6.QtCore import QThread, Signal
 from alltalk_gui.core import atomic
 from alltalk_gui.core.config import TrainConfig
 from alltalk_gui.core.events import Done, event_from_dict
+from alltalk_gui.gui.models.run_folders import EVENTS_FILE, STOP_FILE
 
-# The names core.train uses; not imported from it because core.train imports the dataset code and with it torch,
-# which the GUI process must not load.
-EVENTS_FILE = "events.jsonl"
-STOP_FILE = "STOP"
 LAUNCH_CONFIG = "launch_config.json"
 CHILD_NICENESS = 10  # "nice" value of the training child on Linux/macOS (0 normal, 19 lowest)
 POLL_S = 0.1  # how often the events file is read: fast enough for a live plot, cheap for the disk

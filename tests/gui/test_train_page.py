@@ -179,7 +179,7 @@ def test_start_stop_resume_kill_resume(page, qtbot, monkeypatch):
     run.supervisor.event_received.connect(last.append)
     _wait_exit(qtbot, page)
     assert next(e for e in last if isinstance(e, Started)).start_step == kept
-    assert [e.step for e in last if isinstance(e, Step)][0] == kept + 1
+    assert next(e.step for e in last if isinstance(e, Step)) == kept + 1
     assert isinstance(last[-1], Done) and last[-1].reason == "max_steps" and last[-1].step == 14
     assert run.history.loss.x[-1] == 14 and run.progress.value() == 14
     # The steps the killed child did after its last checkpoint were done again: the curve shows each step once.

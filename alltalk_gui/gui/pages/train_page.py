@@ -10,7 +10,14 @@ before it closes, and follows ``preview_requested`` to the Preview step.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QMessageBox, QScrollArea, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QLabel,
+    QMessageBox,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from alltalk_gui.core.config import ConfigError, TrainConfig
 from alltalk_gui.core.project import VoiceProject
@@ -61,7 +68,7 @@ class TrainPage(QWidget):
         self.setup.set_project(project)
         self.run.show_run(project.runs_dir if project is not None else None)
 
-    def showEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+    def showEvent(self, event) -> None:
         # Devices are listed the first time the page is shown, not at start-up: it takes a torch import.
         self.setup.scan_devices()
         if self.project is not None and not self.run.is_running():
@@ -108,7 +115,7 @@ class TrainPage(QWidget):
         setup = min(self.setup.sizeHint().height() + 8, int(total * (0.25 if running else 0.75)))
         self.splitter.setSizes([setup, total - setup])
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         if not self._sized and self.height() > 300:
             self._sized = True

@@ -15,17 +15,30 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSplitter, QSystemTrayIcon, QVBoxLayout, QWidget,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QSystemTrayIcon,
+    QVBoxLayout,
+    QWidget,
 )
-from PySide6.QtCore import Qt
 
 from alltalk_gui.core.checkpoints import run_checkpoints
 from alltalk_gui.core.config import TrainConfig
 from alltalk_gui.core.events import read_events
+from alltalk_gui.gui.models.run_folders import (
+    EVENTS_FILE,
+    newest_resumable_run,
+    run_finished,
+)
 from alltalk_gui.gui.models.training_history import TrainingHistory, hms
-from alltalk_gui.gui.training_supervisor import EVENTS_FILE, LAUNCH_CONFIG, TrainingSupervisor
+from alltalk_gui.gui.training_supervisor import LAUNCH_CONFIG, TrainingSupervisor
+from alltalk_gui.gui.widgets.banner import Banner
 from alltalk_gui.gui.widgets.checkpoint_preview import CheckpointPreview
 from alltalk_gui.gui.widgets.log_view import LogView
 from alltalk_gui.gui.widgets.loss_plot import LossPlot
@@ -37,50 +50,6 @@ from alltalk_gui.gui.widgets.memory_plot import MemoryPlot
 # busy for over 100 ms on a loaded CPU.
 REFRESH_MS = 100
 STOP_TIMEOUT_S = 300.0  # a real checkpoint of the XTTS GPT with AdamW state is ~5 GB: give a slow disk time
-
-BANNER_STYLES = {
-    "info": "background: #e3f1e7; color: #1b5e20; border: 1px solid #a5d6a7;",
-    "warning": "background: #fff4e0; color: #7a4a00; border: 1px solid #ffcc80;",
-    "error": "background: #fdecea; color: #8e1b1b; border: 1px solid #ef9a9a;",
-}
-
-
-class Banner(QLabel):
-    """One message in plain words, coloured by how much it matters."""
-
-    def __init__(self, level: str, text: str, parent: QWidget | None = None) -> None:
-        super().__init__(text, parent)
-        self.level = level
-        self.setWordWrap(True)
-        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.setStyleSheet(f"QLabel {{ {BANNER_STYLES[level]} border-radius: 4px; padding: 6px; }}")
-
-
-def newest_resumable_run(runs_dir: Path) -> Path | None:
-    """The run folder with the most recent complete checkpoint, if any."""
-    best, best_time = None, -1.0
-    if not runs_dir.is_dir():
-        return None
-    for run in runs_dir.iterdir():
-        checkpoints = run_checkpoints(run) if run.is_dir() else []
-        if checkpoints:
-            stamp = checkpoints[-1].path.stat().st_mtime
-            if stamp > best_time:
-                best, best_time = run, stamp
-    return best
-
-
-def run_finished(run_dir: Path) -> bool:
-    """Whether the run's last Done event says it ran to its end (nothing left to resume)."""
-    events = run_dir / EVENTS_FILE
-    if not events.is_file():
-        return False
-    last = None
-    for event in read_events(events):
-        if event.type == "done":
-            last = event
-    return last is not None and last.reason in ("finished", "max_steps")
-
 
 class RunPanel(QWidget):
     status_message = Signal(str)

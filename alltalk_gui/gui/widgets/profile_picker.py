@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QButtonGroup, QGridLayout, QGroupBox, QLabel, QPushButton, QRadioButton, QWidget
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QGridLayout,
+    QGroupBox,
+    QLabel,
+    QPushButton,
+    QRadioButton,
+    QWidget,
+)
 
 from alltalk_gui.core.config import TrainConfig
 

@@ -1,0 +1,23 @@
+"""A message banner in plain words, coloured by how much it matters (info, warning, error)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QWidget
+
+BANNER_STYLES = {
+    "info": "background: #e3f1e7; color: #1b5e20; border: 1px solid #a5d6a7;",
+    "warning": "background: #fff4e0; color: #7a4a00; border: 1px solid #ffcc80;",
+    "error": "background: #fdecea; color: #8e1b1b; border: 1px solid #ef9a9a;",
+}
+
+
+class Banner(QLabel):
+    """One message in plain words, coloured by how much it matters."""
+
+    def __init__(self, level: str, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.level = level
+        self.setWordWrap(True)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.setStyleSheet(f"QLabel {{ {BANNER_STYLES[level]} border-radius: 4px; padding: 6px; }}")
