@@ -330,3 +330,30 @@ def test_closing_the_window_during_training_asks_what_to_do(qtbot, tmp_path, mon
     qtbot.wait(50)
     assert page.run.done_event is not None and page.run.done_event.reason == "stopped"
     assert run_checkpoints(page.run.run_dir)[-1].step == page.run.done_event.step
+
+
+def test_gpu_memory_lines_and_the_card_total(page):
+    """A CUDA run's memory samples (as core.memory.memory_stats gives them) draw four lines and the card's total."""
+    run = page.run
+    run.history.clear()  # the project's earlier CPU runs were loaded when it opened
+    run.clear_plots()
+    for step in range(1, 6):
+        run.on_event(Memory(step=step, stats={"rss": 3.1, "rss_peak": 3.2, "cuda_allocated": 4.0 + step / 10,
+                                              "cuda_reserved": 5.0, "cuda_peak_allocated": 4.8,
+                                              "device_used": 7.5, "device_total": 11.6}))
+    run.refresh_plots()
+    plot = run.memory_plot
+    assert len(plot.curves["allocated"].xData) == 5 and len(plot.curves["card used (all programs)"].xData) == 5
+    assert plot.curves["process RSS (CPU)"].xData is None or len(plot.curves["process RSS (CPU)"].xData) == 0
+    assert plot.total_line.isVisible() and plot.total_line.value() == pytest.approx(11.6)
+    assert run.history.peak_gib == pytest.approx(5.0) and run.history.on_gpu
+
+
+def test_dataset_base_model_and_disk_are_stated(page):
+    text = page.setup.dataset_label.text()
+    assert "3 training clips" in text and "1 eval clips" in text and " min in all" in text
+    assert page.setup.base_label.text().startswith("Found in ")
+    assert "GB needed for checkpoints" in page.setup.disk_label.text()
+    cards = [page.setup.cards.itemAt(i).widget() for i in range(page.setup.cards.count())]
+    titles = [c.title.text() for c in cards if c is not None and hasattr(c, "title")]
+    assert titles and ("CPU only" in titles[0] or "GPU 0" in titles[0])

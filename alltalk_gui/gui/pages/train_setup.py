@@ -30,57 +30,19 @@ from alltalk_gui.core import app_settings
 from alltalk_gui.core.config import ConfigError, TrainConfig
 from alltalk_gui.core.engines.xtts_files import REQUIRED_FILES
 from alltalk_gui.core.gpu import DeviceInfo
-from alltalk_gui.core.metadata import EVAL_CSV, TRAIN_CSV, MetadataError, read_metadata
 from alltalk_gui.core.project import VoiceProject
 from alltalk_gui.gui import system_checks
+from alltalk_gui.gui.models.setup_facts import (
+    base_model_found,
+    checkpoint_bytes,
+    dataset_facts,
+)
 from alltalk_gui.gui.widgets.advanced_panel import AdvancedPanel
 from alltalk_gui.gui.widgets.gpu_card import GpuCard
 from alltalk_gui.gui.widgets.profile_picker import ProfilePicker
 from alltalk_gui.gui.workers import Worker
 
 GB = 1000**3
-
-
-def dataset_facts(project: VoiceProject) -> dict:
-    """Clips and minutes of the exported dataset, clips still flagged in the transcript, eval clips."""
-    import soundfile
-
-    facts = {"train": 0, "eval": 0, "minutes": 0.0, "flagged": None, "error": None}
-    folder = project.dataset_dir
-    try:
-        rows = {name: read_metadata(folder / name) for name in (TRAIN_CSV, EVAL_CSV)}
-    except MetadataError as exc:
-        facts["error"] = str(exc)
-        rows = {}
-    seconds = 0.0
-    for name, items in rows.items():
-        facts["train" if name == TRAIN_CSV else "eval"] = len(items)
-        for row in items:
-            try:
-                seconds += soundfile.info(str(folder / row.audio_file)).duration
-            except (RuntimeError, OSError):
-                pass  # a missing clip is training's to report, with its name
-    facts["minutes"] = seconds / 60
-    if project.segments_file.is_file():
-        try:
-            data = json.loads(project.segments_file.read_text(encoding="utf-8"))
-            facts["flagged"] = sum(1 for s in data.get("segments", []) if not s.get("deleted") and s.get("flags"))
-        except (OSError, ValueError):
-            pass
-    return facts
-
-
-def base_model_found(folder: Path | None) -> bool:
-    return folder is not None and all((folder / name).is_file() for name in REQUIRED_FILES)
-
-
-def checkpoint_bytes(base_model: Path | None, optimizer: str) -> int | None:
-    """About one resumable checkpoint: the GPT weights (model.pth is mostly them) plus the optimizer moments."""
-    if not base_model_found(base_model):
-        return None
-    weights = (base_model / "model.pth").stat().st_size
-    moments = 2 if "8bit" in optimizer else 8  # bytes per parameter, against 4 for an fp32 weight
-    return int(weights * (1 + moments / 4))
 
 
 class SetupPanel(QWidget):
