@@ -322,7 +322,8 @@ class RunPanel(QWidget):
         self.stop_timer.stop()
         self.timer.stop()
         for i, plot in enumerate(self.plots()):  # the last points, one plot per event-loop turn
-            QTimer.singleShot(i * REFRESH_MS, lambda p=plot: p.refresh(self.history))
+            # The plot as context: the call is dropped if the page is closed before it comes.
+            QTimer.singleShot(i * REFRESH_MS, plot, lambda p=plot: p.refresh(self.history))
         run = self.run_dir
         checkpoints = run_checkpoints(run) if run is not None else []
         done = self.done_event
