@@ -47,8 +47,6 @@ FIELDS: list[tuple[str, str, str]] = [
      "optimizer and gradient memory, a little less quality)."),
     ("freeze_conditioning", "Freeze conditioning", "Keep the voice-prompt encoder (46 M parameters) as the base "
      "model learned it: saves its gradients, optimizer state and activations (about 1 GiB with AdamW)."),
-    ("dvae_half", "DVAE in half precision", "Hold the frozen DVAE in fp16 on the GPU: saves about 100 MB. CUDA "
-     "only."),
     ("max_audio_seconds", "Max clip seconds", "Longer clips are left out. A batch is padded to its longest clip, "
      "so activation memory grows with this limit."),
     ("eval_each_epoch", "Eval each epoch", "Eval loss on the eval clips after every epoch (the eval split is "
