@@ -43,6 +43,7 @@ def main() -> int:
     from alltalk_gui.core.project import VoiceProject
     from alltalk_gui.gui.app import create_application
     from alltalk_gui.gui.main_window import MainWindow
+    from alltalk_gui.gui.style import apply_style
 
     OUT.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -50,6 +51,7 @@ def main() -> int:
         QSettings.setDefaultFormat(QSettings.Format.IniFormat)
         QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
         app = create_application()
+        apply_style(app, dark=False)
         window = MainWindow()
         window.resize(1180, 720)
         window.show()
