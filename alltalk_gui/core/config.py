@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, get_type_hints
 
+from alltalk_gui.core.dataclass_keys import unknown_keys
+
 OPTIMIZERS = ("adamw", "adamw8bit", "paged_adamw8bit")
 SCHEDULES = ("cosine", "constant")
 PRECISIONS = ("no", "bf16", "fp16")
@@ -133,8 +135,7 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TrainConfig":
         """Build from a dict (a saved ``train_config.json``); unknown keys are an error, missing ones default."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
+        unknown = unknown_keys(cls, data)
         if unknown:
             raise ConfigError(f"Unknown training setting(s): {', '.join(unknown)}.")
         return cls(**data)

@@ -19,7 +19,7 @@ import json
 import os
 import re
 import time
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,6 +27,7 @@ import numpy as np
 
 from alltalk_gui.core import atomic, audio
 from alltalk_gui.core.checkpoints import CheckpointInfo, read_checkpoint
+from alltalk_gui.core.dataclass_keys import unknown_keys
 from alltalk_gui.core.resources import resource_path
 
 OUTPUT_SAMPLE_RATE = 24000  # XTTS v2's HiFi-GAN output rate (config.audio.output_sample_rate)
@@ -72,8 +73,7 @@ class GenerationSettings:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "GenerationSettings":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
+        unknown = unknown_keys(cls, data)
         if unknown:
             raise PreviewError(f"Unknown generation setting(s): {', '.join(unknown)}.")
         return cls(**data)

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
 from alltalk_gui.core import atomic
+from alltalk_gui.core.dataclass_keys import unknown_keys
 
 SCHEMA_VERSION = 1
 PROJECT_FILE = "project.json"
@@ -67,8 +68,7 @@ class Source:
     def from_dict(cls, data: dict[str, Any], where: str) -> "Source":
         if not isinstance(data, dict):
             raise ProjectError(f"{where}: each entry of 'sources' must be an object, found {type(data).__name__}.")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
+        unknown = unknown_keys(cls, data)
         if unknown:
             raise ProjectError(f"{where}: unknown key(s) {', '.join(unknown)} in a source entry.")
         missing = [name for name in ("id", "name", "file", "audio_file", "sha256") if name not in data]
