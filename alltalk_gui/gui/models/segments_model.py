@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
 from alltalk_gui.core.segments import Change, Segment, SegmentList
+from alltalk_gui.gui.models.column_table import ColumnTableModel
 from alltalk_gui.gui.widgets.media_icons import media_icon
 
 FLAG_LABEL = {
@@ -54,8 +55,10 @@ def seconds(ms: int) -> str:
     return f"{ms / 1000:.2f}"
 
 
-class SegmentsModel(QAbstractTableModel):
+class SegmentsModel(ColumnTableModel):
     """Rows of ``segments.view(filter, sort)``. ``text_edit_requested(id, text)`` carries in-place edits."""
+
+    COLUMNS, HEADERS, HEADER_TIPS = Column, HEADERS, HEADER_TIPS
 
     text_edit_requested = Signal(str, str)
 
@@ -121,18 +124,6 @@ class SegmentsModel(QAbstractTableModel):
     # -- Qt model interface ---------------------------------------------------------------------------------
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(Column)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
-        if orientation != Qt.Orientation.Horizontal:
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[Column(section)]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return HEADER_TIPS.get(Column(section))
-        return None
 
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
         base = super().flags(index)

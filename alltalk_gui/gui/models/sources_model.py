@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
 from alltalk_gui.core.duration_guidance import format_duration
 from alltalk_gui.core.project import Source, VoiceProject
+from alltalk_gui.gui.models.column_table import ColumnTableModel
 from alltalk_gui.gui.widgets.waveform_delegate import ENVELOPE_ROLE
 
 VERDICT_LABEL = {"ok": "Good", "warning": "Check", "unusable": "Unusable"}
@@ -43,7 +44,9 @@ HEADER_TIPS = {
 }
 
 
-class SourcesModel(QAbstractTableModel):
+class SourcesModel(ColumnTableModel):
+    COLUMNS, HEADERS, HEADER_TIPS = Column, HEADERS, HEADER_TIPS
+
     def __init__(self, project: VoiceProject | None = None) -> None:
         super().__init__()
         self._project = project
@@ -63,18 +66,6 @@ class SourcesModel(QAbstractTableModel):
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() or self._project is None else len(self._project.sources)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(Column)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
-        if orientation != Qt.Orientation.Horizontal:
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[Column(section)]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return HEADER_TIPS.get(Column(section))
-        return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
