@@ -30,15 +30,14 @@ def wait(app, condition, timeout: float = 120) -> None:
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["ALLTALK_GUI_CONFIG_DIR"] = tmp
-        from PySide6.QtCore import QSettings
+        from alltalk_gui.gui.settings import use_settings_folder
 
         from alltalk_gui.gui.app import create_application
         from alltalk_gui.gui.dialogs.about_dialog import AboutDialog
         from alltalk_gui.gui.main_window import MainWindow
         from alltalk_gui.gui.style import apply_style
 
-        QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-        QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tmp)
+        use_settings_folder(tmp)
         app = create_application()
         OUT.mkdir(exist_ok=True)
         for name, dark in (("first_run.png", False), ("first_run_dark.png", True)):

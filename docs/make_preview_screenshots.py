@@ -42,7 +42,7 @@ def train_tiny_voice(root: Path) -> Path:
 
 
 def main() -> int:
-    from PySide6.QtCore import QSettings
+    from alltalk_gui.gui.settings import use_settings_folder
 
     from alltalk_gui.core.project import VoiceProject
     from alltalk_gui.gui.app import create_application
@@ -53,8 +53,7 @@ def main() -> int:
     OUT.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
-        QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-        QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+        use_settings_folder(tmp_path / "settings")
         root = train_tiny_voice(tmp_path)
         app = create_application()
         window = MainWindow()

@@ -38,7 +38,7 @@ def make_recordings(folder: Path) -> list[str]:
 
 
 def main() -> int:
-    from PySide6.QtCore import QSettings
+    from alltalk_gui.gui.settings import use_settings_folder
 
     from alltalk_gui.core.project import VoiceProject
     from alltalk_gui.gui.app import create_application
@@ -48,8 +48,7 @@ def main() -> int:
     OUT.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
-        QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-        QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+        use_settings_folder(tmp_path / "settings")
         app = create_application()
         apply_style(app, dark=False)
         window = MainWindow()

@@ -34,7 +34,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         os.environ["ALLTALK_GUI_CONFIG_DIR"] = str(tmp_path / "config")  # app settings: the base-model choice
-        from PySide6.QtCore import QSettings
+        from alltalk_gui.gui.settings import use_settings_folder
 
         from alltalk_gui.core.project import VoiceProject
         from alltalk_gui.gui import system_checks
@@ -44,8 +44,7 @@ def main() -> int:
         from alltalk_gui.gui.style import apply_style
         from alltalk_gui.testing.tiny_xtts import build_tiny_xtts, make_speech_dataset
 
-        QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-        QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+        use_settings_folder(tmp_path / "settings")
         base = build_tiny_xtts(tmp_path / "xtts_tiny")
         system_checks.set_base_model_folder(base)
         project = VoiceProject.create(tmp_path / "Grandma's voice", name="Grandma's voice")

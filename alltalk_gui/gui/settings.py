@@ -33,3 +33,10 @@ def last_folder(kind: str) -> str:
 
 def set_last_folder(kind: str, folder: str | Path) -> None:
     settings().setValue(f"folders/{kind}", str(folder))
+
+
+def use_settings_folder(folder: str | Path) -> None:
+    """Keep all QSettings in INI files under ``folder`` (tests and screenshot scripts: the user's own settings
+    stay untouched)."""
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(folder))

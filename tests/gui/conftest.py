@@ -1,7 +1,8 @@
 """GUI fixtures: every test gets its own QSettings file, so recent projects and geometry never leak."""
 
 import pytest
-from PySide6.QtCore import QSettings
+from alltalk_gui.gui import settings
+from alltalk_gui.gui.settings import use_settings_folder
 
 
 @pytest.fixture(autouse=True)
@@ -9,7 +10,6 @@ def isolated_settings(tmp_path, qapp):
     from alltalk_gui.gui.app import create_application
 
     create_application()
-    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "qsettings"))
-    QSettings().clear()
+    use_settings_folder(tmp_path / "qsettings")
+    settings.settings().clear()
     yield
