@@ -3,6 +3,9 @@ waveform drag, shortcuts; after each test the project is reopened from disk to c
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
@@ -14,6 +17,7 @@ from alltalk_gui.core.segments import SegmentList
 from alltalk_gui.gui.models.segments_model import Column
 from alltalk_gui.gui.pages.transcript_text import caret_for_time
 from alltalk_gui.gui.pages.transcript_page import TranscriptPage
+from alltalk_gui.gui.widgets.clip_player import ClipPlayer
 from tests.core.test_segments_support import add_source, make_project, segment, voice_like
 
 TEXTS = ["The quick brown fox jumps over it.", "A second sentence follows here.", "Third one is spoken slowly now.",
@@ -334,3 +338,13 @@ def test_a_damaged_segments_file_is_reported_and_left_alone(qtbot, project):
     assert "segments.json is not valid JSON" in page.notice.text()
     assert page.editor.model.rowCount() == 0
     assert project.segments_file.read_text(encoding="utf-8") == '{"segments": ['
+
+
+def test_the_clip_players_temporary_files_go_with_it(qtbot):
+    player = ClipPlayer()
+    player.play(np.zeros(2205, dtype=np.float32), 22050, 0, "c1")
+    folder = Path(player._tmp.name)
+    assert any(folder.glob("clip*.wav"))
+    player.stop()
+    player.deleteLater()
+    qtbot.waitUntil(lambda: not folder.exists(), timeout=5000)

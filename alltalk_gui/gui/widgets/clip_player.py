@@ -8,6 +8,7 @@ the editor's cursor follows it, and split uses where it stopped.
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from pathlib import Path
 
@@ -33,6 +34,8 @@ class ClipPlayer(QObject):
         self._audio.playing_changed.connect(self._on_playing_changed)
         self._audio.error.connect(self.error)
         self._tmp = tempfile.TemporaryDirectory(prefix="alltalk-clip-")
+        # Removed with the player, not whenever Python collects the wrapper (which may be never before exit).
+        self.destroyed.connect(functools.partial(_remove, self._tmp))
         self._count = 0
         self._offset_ms = 0
         self._timer = QTimer(self, interval=POLL_MS)
@@ -64,3 +67,7 @@ class ClipPlayer(QObject):
         if not key:
             self._timer.stop()
         self.playing_changed.emit(key)
+
+
+def _remove(tmp: tempfile.TemporaryDirectory, *_: object) -> None:
+    tmp.cleanup()
