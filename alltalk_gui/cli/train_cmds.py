@@ -13,6 +13,7 @@ Exit codes: 0 finished or stopped cleanly; 2 the inputs were rejected before tra
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import signal
 import subprocess
@@ -77,10 +78,8 @@ def _build_config(args: argparse.Namespace):
     config = TrainConfig(project_dir=str(project.root), base_model_dir=str(Path(base).expanduser().absolute()),
                          language=project.language)
     if getattr(args, "profile", None):
-        config = _apply_profile(config, args.profile)
-    if args.epochs is not None:
-        config.epochs = args.epochs
-    config = config.with_overrides(args.set)
+        config = _apply_profile(config, args.profile, _user_settings(config, args))
+    config = _user_settings(config, args)
     if args.run:
         config.run_name = args.run
     elif args.resume:
@@ -94,8 +93,19 @@ def _build_config(args: argparse.Namespace):
     return config
 
 
-def _apply_profile(config, name: str):
-    """Apply a memory profile adapted to the device training will use, saying what was chosen and changed."""
+def _user_settings(config, args: argparse.Namespace):
+    """``config`` with --epochs and --set applied (they win over a profile's values)."""
+    if args.epochs is not None:
+        config = dataclasses.replace(config, epochs=args.epochs)
+    return config.with_overrides(args.set)
+
+
+def _apply_profile(config, name: str, wanted):
+    """Apply a memory profile adapted to the device training will use, saying what was chosen and changed.
+
+    ``wanted`` is the config with the user's --epochs and --set as well, for auto's reason (its CPU time estimate
+    counts the epochs and max_steps asked for).
+    """
     from alltalk_gui.core.gpu import list_devices
     from alltalk_gui.core.memory_estimate import estimate
     from alltalk_gui.core.profiles import apply_profile, choose_auto, profile_settings
@@ -104,7 +114,7 @@ def _apply_profile(config, name: str):
     gpus = [d for d in devices if d.kind == "cuda"]
     device = max(gpus, key=lambda d: d.free_gib) if gpus else devices[-1]
     if name == "auto":
-        choice = choose_auto(devices, config)
+        choice = choose_auto(devices, wanted)
         name = choice.profile
         print(f"Profile (auto): {choice.reason}")
     for note in profile_settings(name, device)[1]:
@@ -283,18 +293,29 @@ def _hms(seconds: float) -> str:
 # -- gpu -----------------------------------------------------------------------------------------------------------
 
 def cmd_gpu(args: argparse.Namespace) -> int:
-    from alltalk_gui.core.gpu import list_devices
+    """Each GPU with its free memory and the other programs using it, then the CPU. Without a GPU, first about
+    how long training takes on the CPU (the default settings on cpu_estimate.REFERENCE_MINUTES of audio)."""
+    from alltalk_gui.core.gpu import list_devices, other_use
 
     devices = list_devices()
     if args.json:
         print(json.dumps([d.to_dict() for d in devices], indent=2))
         return EXIT_OK
     if not any(d.kind == "cuda" for d in devices):
-        print("No CUDA GPU found: training runs on the CPU (slowly).")
+        from alltalk_gui.core.cpu_estimate import typical_run
+
+        print(f"No CUDA GPU found: training runs on the CPU, {typical_run(devices[-1].cores).sentence()}.")
     for d in devices:
         if d.kind == "cuda":
+            driver = f"  driver {d.driver}" if d.driver else ""
             print(f"cuda:{d.index}  {d.name}  {d.free_gib:.1f} / {d.total_gib:.1f} GiB free  "
-                  f"compute {d.capability}  bf16 {'yes' if d.bf16 else 'no'}")
+                  f"compute {d.capability}  bf16 {'yes' if d.bf16 else 'no'}{driver}")
+            others = other_use(d)
+            if others:
+                print(f"        {others[0].upper()}{others[1:]}")
+            for p in d.processes:
+                used = f"{p.used_gib:.1f} GiB" if p.used_gib is not None else "amount not reported"
+                print(f"          {p.label_with_pid}  {used}")
         else:
             print(f"cpu    {d.name}  {d.cores} cores  RAM {d.free_gib:.1f} / {d.total_gib:.1f} GiB free")
     return EXIT_OK

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, get_type_hints
 
 from alltalk_gui.core.config import ConfigError, TrainConfig
-from alltalk_gui.core.gpu import DeviceInfo
+from alltalk_gui.core.cpu_estimate import estimate_for_config
+from alltalk_gui.core.gpu import DeviceInfo, cpu_cores
 from alltalk_gui.core.memory_estimate import estimate
 from alltalk_gui.core.resources import resource_path
 
@@ -102,12 +103,16 @@ def apply_profile(config: TrainConfig, name: str, device: DeviceInfo | None = No
 def choose_auto(devices: list[DeviceInfo], config: TrainConfig | None = None) -> AutoChoice:
     """The profile for ``auto``: the fastest whose estimated peak fits 90 % of the best GPU's free memory.
 
-    ``config`` supplies the settings a profile does not set (clip length above all); defaults otherwise.
+    ``config`` supplies the settings a profile does not set (clip length above all); defaults otherwise. With no
+    GPU it is High on the CPU, and the reason says how many hours that takes on the config's dataset (or on
+    :data:`~alltalk_gui.core.cpu_estimate.REFERENCE_MINUTES` of audio when there is none yet).
     """
     base = config or TrainConfig()
     gpus = [d for d in devices if d.kind == "cuda"]
     if not gpus:
-        return AutoChoice("high", "No CUDA GPU was found: training runs on the CPU and will take hours "
+        cpu = next((d for d in devices if d.kind == "cpu"), None)
+        hours = estimate_for_config(apply_profile(base, "high", cpu), cpu.cores if cpu else cpu_cores()).sentence()
+        return AutoChoice("high", f"No CUDA GPU was found: training runs on the CPU, {hours} "
                                   "(the High profile's batches, in fp32).")
     gpu = max(gpus, key=lambda d: d.free_gib)
     budget = AUTO_HEADROOM * gpu.free_gib

@@ -84,7 +84,21 @@ def test_auto_with_too_little_memory_says_what_to_do_and_cpu_only_says_it_takes_
     choice = choose_auto([gpu(1.5)])
     assert choice.profile == "low" and "close other programs" in choice.reason
     choice = choose_auto([CPU])
-    assert "CPU" in choice.reason and "hours" in choice.reason
+    assert choice.profile == "high"
+    assert choice.reason.startswith("No CUDA GPU was found: training runs on the CPU, about 12 hours for 10 epochs "
+                                    "of 6 minutes of audio on 2 cores")
+
+
+def test_auto_on_the_cpu_gives_the_hours_for_the_configs_dataset_and_epochs(tmp_path):
+    """4 epochs of 3 minutes (one 180 s clip) on 2 cores: 4 x 180 s x 12.1 s of work per second of audio."""
+    import numpy as np
+    import soundfile
+
+    (tmp_path / "dataset" / "wavs").mkdir(parents=True)
+    soundfile.write(tmp_path / "dataset" / "wavs" / "a.wav", np.zeros(180 * 22050, dtype=np.float32), 22050)
+    (tmp_path / "dataset" / "metadata_train.csv").write_text("audio_file|text|speaker_name\nwavs/a.wav|Hi.|s\n")
+    config = dataclasses.replace(BASE, project_dir=str(tmp_path), epochs=4)
+    assert "about 2.5 hours for 4 epochs of 3 minutes of audio on 2 cores" in choose_auto([CPU], config).reason
 
 
 def test_auto_uses_the_gpu_with_most_free_memory():

@@ -170,7 +170,7 @@ class SetupPanel(QWidget):
     def _scanned(self, code: int, _status) -> None:
         out = bytes(self._scan.readAllStandardOutput()).decode("utf-8", "replace")
         try:
-            self.devices = [DeviceInfo(**d) for d in json.loads(out)] if code == 0 else []
+            self.devices = [DeviceInfo.from_dict(d) for d in json.loads(out)] if code == 0 else []
         except (ValueError, TypeError):
             self.devices = []
         self._scan = None
