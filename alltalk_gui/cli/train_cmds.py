@@ -262,7 +262,7 @@ class Progress:
             self._print(f"eval after epoch {event.epoch + 1}: loss {event.loss:.4f}{'  (best so far)' if event.best else ''}")
         elif kind == "checkpoint":
             self._print(f"checkpoint ({event.reason}): {event.path}")
-        elif kind == "log":
+        elif kind in ("log", "micro_batch"):
             self._print(event.message)
         elif kind == "error":
             self._print(f"error ({event.kind}): {event.message}")
@@ -271,6 +271,10 @@ class Progress:
             final = f"{event.final_loss:.4f}" if event.final_loss is not None else "-"
             self._print(f"Done ({event.reason}) after step {event.step} in {_hms(event.elapsed_s)}: final loss "
                         f"{final}, best eval loss {best}.")
+            if event.peak_memory_gib is not None:
+                estimated = (f" (estimated {event.estimated_memory_gib:.2f} GiB)"
+                             if event.estimated_memory_gib is not None else "")
+                self._print(f"Peak memory: {event.peak_memory_gib:.2f} GiB{estimated}.")
             if event.best_checkpoint:
                 self._print(f"Best checkpoint: {event.best_checkpoint}")
             if event.last_checkpoint:

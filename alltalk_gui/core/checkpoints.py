@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# The run-folder layout written by alltalk_gui.core.train. Mirrored here rather than imported because train.py
-# imports torch at module level and the GUI lists checkpoints without loading torch; a test checks they agree.
+# The run-folder layout that alltalk_gui.core.train writes (it imports these names from here: this module needs
+# no torch, so the GUI can list checkpoints without loading it).
 CHECKPOINTS = "checkpoints"
 STATE_FILE = "train_state.json"
 CONFIG_FILE = "train_config.json"

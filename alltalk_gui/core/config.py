@@ -93,6 +93,10 @@ class TrainConfig:
     # autograd: saves their gradients, optimizer state and activations (~1 GiB with AdamW); the voice prompt
     # path then stays as the base model learned it.
     freeze_conditioning: bool = False
+    # Auto sizing (the "auto" profile on a GPU): cap this process at 90 % of the GPU memory free at the start, then
+    # find the largest micro-batch (at most batch_size x grad_accum_steps) whose forward and backward pass on the
+    # longest clips fits, and accumulate enough micro-batches to keep the effective batch. Costs a few seconds.
+    auto_micro_batch: bool = False
     # The memory profile this config was built from ("low", "medium", "high", "auto"; "" = none). Informational.
     profile: str = ""
     # "auto" picks CUDA when present, else CPU. "cpu" forces the CPU (slow, but any machine).

@@ -70,6 +70,20 @@ class Memory(Event):
 
 
 @dataclass
+class MicroBatch(Event):
+    """The micro-batch was chosen by the auto-sizing probe (``cause="probe"``) or halved after the GPU ran out of
+    memory (``cause="out_of_memory"``). The effective batch, micro_batch x grad_accum x processes, is kept."""
+
+    type: ClassVar[str] = "micro_batch"
+    cause: str
+    step: int
+    micro_batch: int
+    grad_accum: int
+    effective_batch: int
+    message: str
+
+
+@dataclass
 class Eval(Event):
     type: ClassVar[str] = "eval"
     step: int
@@ -118,10 +132,14 @@ class Done(Event):
     best_checkpoint: str | None
     last_checkpoint: str | None
     elapsed_s: float
+    # Measured peak memory of the run (GiB): CUDA max_memory_reserved on a GPU, peak RSS on the CPU; and what
+    # the estimator predicted for this config (None when the model is not the real XTTS v2 size).
+    peak_memory_gib: float | None = None
+    estimated_memory_gib: float | None = None
 
 
 EVENT_TYPES: dict[str, type[Event]] = {
-    cls.type: cls for cls in (Started, Step, Memory, Eval, Checkpoint, Log, Error, Done)
+    cls.type: cls for cls in (Started, Step, Memory, MicroBatch, Eval, Checkpoint, Log, Error, Done)
 }
 
 

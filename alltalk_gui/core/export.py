@@ -100,13 +100,14 @@ def compact_state(base_model_dir: str | os.PathLike[str], gpt_weights: str | os.
     """
 
     from alltalk_gui.core.engines.xtts_files import BaseModelError, load_checkpoint, model_state_dict
+    from alltalk_gui.core.engines.xtts_model import gpt_state
 
     base_model_dir = Path(base_model_dir)
     model_path = base_model_dir / "model.pth"
     try:
         # mmap: the real model.pth is 1.8 GB; its tensors are read from disk as torch.save writes them out.
         base = model_state_dict(load_checkpoint(model_path, mmap=True), model_path)
-        tuned = load_checkpoint(gpt_weights)
+        tuned = gpt_state(base_model_dir, gpt_weights)  # LoRA adapters merged in
     except BaseModelError as exc:
         raise ExportError(str(exc)) from exc
     state = {k: v for k, v in base.items()

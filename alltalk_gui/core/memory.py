@@ -29,7 +29,7 @@ def memory_stats(device: "str | object | None" = None, reset_peak: bool = False)
     """Current memory use in GiB.
 
     Keys: ``rss`` and ``rss_peak`` always; for a CUDA device also ``cuda_allocated``, ``cuda_reserved``,
-    ``cuda_peak_allocated`` (since the last reset) and, with NVML, ``device_used`` / ``device_total``.
+    ``cuda_peak_allocated`` and ``cuda_peak_reserved`` (since the last reset) and, with NVML, ``device_used`` / ``device_total``.
     ``reset_peak`` starts a new CUDA peak window after reading it.
     """
     import psutil
@@ -43,6 +43,7 @@ def memory_stats(device: "str | object | None" = None, reset_peak: bool = False)
     stats["cuda_allocated"] = torch.cuda.memory_allocated(dev) / GIB
     stats["cuda_reserved"] = torch.cuda.memory_reserved(dev) / GIB
     stats["cuda_peak_allocated"] = torch.cuda.max_memory_allocated(dev) / GIB
+    stats["cuda_peak_reserved"] = torch.cuda.max_memory_reserved(dev) / GIB
     if reset_peak:
         torch.cuda.reset_peak_memory_stats(dev)
     try:

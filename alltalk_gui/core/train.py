@@ -32,16 +32,17 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from alltalk_gui.core import atomic
+from alltalk_gui.core.checkpoints import CHECKPOINTS, CONFIG_FILE, STATE_FILE
 from alltalk_gui.core.config import ConfigError, TrainConfig, incompatible_for_resume
 from alltalk_gui.core.engines.xtts_files import BaseModelError, validate_base_model
-from alltalk_gui.core.events import Checkpoint, Done, Error, Eval, Event, Log, Memory, Started, Step
+from alltalk_gui.core.events import Checkpoint, Done, Error, Eval, Event, Log, Memory, MicroBatch, Started, Step
 from alltalk_gui.core.train_data import DatasetError
 
 STOP_FILE = "STOP"  # creating <run_dir>/STOP asks a running training to checkpoint and exit
-CHECKPOINTS = "checkpoints"
-STATE_FILE = "train_state.json"
-CONFIG_FILE = "train_config.json"
 EVENTS_FILE = "events.jsonl"
+MEMORY_FILE = "memory.json"  # measured peak memory of each session of a run, beside the estimate
+AUTO_MEMORY_SHARE = 0.9  # auto sizing uses at most this share of the GPU memory free at the start
+MAX_OOM_SPLIT = 64  # a micro-batch is cut into at most this many chunks after out-of-memory errors
 # Test hook for the crash-safety test: "STEP:SECONDS" makes the save at STEP wait SECONDS between writing the
 # checkpoint's files and publishing it, so a test can kill the process at exactly that moment.
 SLOW_SAVE_ENV = "ALLTALK_GUI_TEST_SLOW_SAVE"
@@ -49,6 +50,10 @@ SLOW_SAVE_ENV = "ALLTALK_GUI_TEST_SLOW_SAVE"
 
 class DiskFullError(RuntimeError):
     """Not enough free disk space for the next checkpoint."""
+
+
+class OutOfMemory(RuntimeError):
+    """The GPU ran out of memory even with the smallest micro-batch; the message says what to change."""
 
 
 class ResumeError(RuntimeError):
@@ -108,6 +113,8 @@ class TrainingRun:
         self.state = _State()
         self.accelerator = None
         self.t0 = time.time()
+        self.peaks: dict[str, float] = {}  # the run's peak memory figures (GiB), kept across memory samples
+        self.gpt_parameters = 0
 
     # ------------------------------------------------------------------------------------------------ driver
     def events(self) -> Iterator[Event]:
@@ -116,9 +123,9 @@ class TrainingRun:
             self._setup_accelerator()
             yield from self._main_only(self._setup_model_and_data())
             yield from self._main_only(self._loop())
-        except (ConfigError, BaseModelError, DatasetError, DiskFullError, ResumeError) as exc:
+        except (ConfigError, BaseModelError, DatasetError, DiskFullError, ResumeError, OutOfMemory) as exc:
             kind = {ConfigError: "config", BaseModelError: "base_model", DatasetError: "dataset",
-                    DiskFullError: "disk_full", ResumeError: "resume"}[type(exc)]
+                    DiskFullError: "disk_full", ResumeError: "resume", OutOfMemory: "out_of_memory"}[type(exc)]
             yield from self._main_only(iter([Error(kind=kind, message=str(exc)), self._done("error")]))
         except Exception as exc:
             yield from self._main_only(iter([
@@ -147,9 +154,6 @@ class TrainingRun:
         import_coqui_trainer()
         cfg = self.config
         cfg.validate(cuda_available=torch.cuda.is_available())
-        if cfg.lora_rank:
-            raise ConfigError("lora_rank: LoRA adapters are not part of the training loop yet; set lora_rank=0 "
-                              "(the medium or high profile).")
         if cfg.optimizer != "adamw":
             import importlib.util
 
@@ -175,6 +179,10 @@ class TrainingRun:
             if self.resume_from is None:
                 raise ResumeError(f"There is no complete checkpoint in {self.run_dir / CHECKPOINTS} to resume from.")
             saved = TrainConfig.load(self.resume_from / CONFIG_FILE)
+            if cfg.auto_micro_batch and saved.auto_micro_batch and (
+                    saved.batch_size * saved.grad_accum_steps == cfg.batch_size * cfg.grad_accum_steps):
+                # Auto sizing chose the saved micro-batch: keep it, for an exact continuation.
+                cfg.batch_size, cfg.grad_accum_steps = saved.batch_size, saved.grad_accum_steps
             changed = incompatible_for_resume(saved, cfg)
             if changed:
                 raise ResumeError(
@@ -229,38 +237,32 @@ class TrainingRun:
     def _setup_model_and_data(self) -> Iterator[Event]:
         import torch
 
-        from alltalk_gui.core.engines.xtts_model import (
-            LossWeights,
-            XttsFeatures,
-            enable_activation_checkpointing,
-            load_gpt,
-        )
+        from alltalk_gui.core.engines.xtts_model import LossWeights, XttsFeatures, load_gpt
+        from alltalk_gui.core.train_levers import apply_memory_levers, make_optimizer
         from alltalk_gui.core.train_data import BucketBatchSampler, ClipDataset, collate
 
         cfg, acc = self.config, self.accelerator
+        if cfg.auto_micro_batch:
+            yield from self._cap_gpu_memory()
         gpt, xtts_config, _ = load_gpt(cfg.base_model_dir)
-        if cfg.freeze_conditioning:
-            # No gradients, optimizer state or saved activations for the voice-prompt front end: autograd keeps
-            # nothing for modules whose parameters and inputs need no gradient.
-            for module in (gpt.conditioning_encoder, getattr(gpt, "conditioning_perceiver", None)):
-                if module is not None:
-                    module.requires_grad_(False)
-        if cfg.gradient_checkpointing:
-            enable_activation_checkpointing(gpt)
+        trainable = apply_memory_levers(gpt, cfg)
+        self.gpt_parameters = sum(p.numel() for p in gpt.parameters())
         gpt.train()
         # The frozen front end stays outside accelerate: it has no gradients to synchronise.
         self.features = XttsFeatures(cfg.base_model_dir, xtts_config).to(acc.device)
         self.loss_weights = LossWeights(cfg.text_ce_weight, cfg.mel_ce_weight)
         masking = bool(xtts_config.model_args.gpt_use_masking_gt_prompt_approach)
 
-        optimizer = self._make_optimizer(gpt)
         cond = dict(min_cond_samples=int(cfg.min_conditioning_seconds * 22050),
                     max_cond_samples=int(cfg.max_conditioning_seconds * 22050), masking=masking)
         self.train_set = ClipDataset(self.train_clips, seed=cfg.seed, is_eval=False, **cond)
         eval_set = ClipDataset(self.eval_clips, seed=cfg.seed, is_eval=True, **cond)
+        collate_fn = partial(collate, masking=masking)
+        if cfg.auto_micro_batch and self.resume_from is None:  # a resume keeps the micro-batch it was saved with
+            yield from self._probe_micro_batch(gpt.to(acc.device), collate_fn)
+        optimizer = make_optimizer(gpt, cfg)
         self.sampler = BucketBatchSampler([c.samples for c in self.train_clips], cfg.batch_size, seed=cfg.seed,
                                           bucket_batches=cfg.bucket_batches)
-        collate_fn = partial(collate, masking=masking)
         # Own generators: creating a DataLoader iterator draws a seed, and drawing it from the global RNG would
         # shift dropout after a resume.
         train_loader = torch.utils.data.DataLoader(
@@ -300,47 +302,90 @@ class TrainingRun:
             train_clips=len(self.train_clips), eval_clips=len(self.eval_clips),
             steps_per_epoch=self.steps_per_epoch, total_steps=self.total_steps,
             start_step=self.state.global_step, start_epoch=self.state.epoch,
-            trainable_parameters=sum(p.numel() for p in gpt.parameters() if p.requires_grad),
+            trainable_parameters=trainable,
             config=cfg.to_dict(),
         )
 
-    def _make_optimizer(self, gpt):
-        """AdamW over the GPT only, weight decay on weight matrices only (coqui's optimizer_wd_only_on_weights)."""
+    def _cap_gpu_memory(self) -> Iterator[Event]:
+        """Auto sizing promises to use at most 90 % of the GPU memory that was free at the start; the caching
+        allocator enforces the cap, so going over it is an out-of-memory error the probe and the loop handle."""
         import torch
-        from torch import nn
 
-        no_decay_types = (nn.LayerNorm, nn.GroupNorm, nn.modules.batchnorm._NormBase, nn.Embedding, nn.EmbeddingBag)
-        decay, no_decay = [], []
-        for module in gpt.modules():
-            for name, param in module.named_parameters(recurse=False):
-                if not param.requires_grad:
-                    continue
-                (no_decay if name.endswith("bias") or isinstance(module, no_decay_types) else decay).append(param)
-        groups = [{"params": decay, "weight_decay": self.config.weight_decay},
-                  {"params": no_decay, "weight_decay": 0.0}]
-        kwargs = dict(lr=self.config.lr, betas=(self.config.beta1, self.config.beta2), eps=1e-8)
-        if self.config.optimizer == "adamw":
-            return torch.optim.AdamW(groups, **kwargs)
+        device = self.accelerator.device
+        if device.type != "cuda":
+            return
+        free, total = torch.cuda.mem_get_info(device)
+        torch.cuda.set_per_process_memory_fraction(min(1.0, AUTO_MEMORY_SHARE * free / total), device)
+        yield Log(level="info", message=f"Auto sizing: using at most {AUTO_MEMORY_SHARE * free / 2**30:.1f} GiB, "
+                                        f"90 % of the {free / 2**30:.1f} GiB free on {torch.cuda.get_device_name(device)}.")
+
+    def _probe_micro_batch(self, gpt, collate_fn) -> Iterator[Event]:
+        """Find the largest micro-batch whose forward and backward pass on the longest clips fits, with
+        accelerate's ``find_executable_batch_size`` (it halves the size after each out-of-memory error), and
+        accumulate enough micro-batches to keep the effective batch."""
+        import torch
+        from accelerate.utils import find_executable_batch_size
+
+        from alltalk_gui.core.engines import xtts_model
+
+        cfg, acc = self.config, self.accelerator
+        effective = cfg.batch_size * cfg.grad_accum_steps
+        longest = sorted(range(len(self.train_clips)), key=lambda i: self.train_clips[i].samples, reverse=True)
+        # The optimizer's moments only appear at its first step: the probe holds their size so that it counts them.
+        moments = sum(p.numel() for p in gpt.parameters() if p.requires_grad) * (8 if cfg.optimizer == "adamw" else 2)
+
+        @find_executable_batch_size(starting_batch_size=effective)
+        def fits(micro: int) -> int:
+            batch = collate_fn([self.train_set[longest[i % len(longest)]] for i in range(micro)])
+            held = torch.empty(moments, dtype=torch.uint8, device=acc.device)
+            try:
+                with acc.autocast():
+                    loss = xtts_model.gpt_loss(gpt, self.features(batch), self.loss_weights)["loss"]
+                loss.backward()
+            finally:
+                del held
+                gpt.zero_grad(set_to_none=True)
+            return micro
+
         try:
-            import bitsandbytes as bnb
-        except ImportError as exc:
-            raise ConfigError(
-                f"optimizer={self.config.optimizer} needs the bitsandbytes package (pip install bitsandbytes), "
-                "which is not installed; use optimizer=adamw."
-            ) from exc
-        cls = bnb.optim.AdamW8bit if self.config.optimizer == "adamw8bit" else bnb.optim.PagedAdamW8bit
-        return cls(groups, **kwargs)
+            micro = fits()
+        except RuntimeError as exc:
+            if "No executable batch size found" not in str(exc):
+                raise
+            raise OutOfMemory(self._out_of_memory_advice("even one clip of the longest length")) from None
+        # Every process must train with the same micro-batch: the smallest that fit anywhere.
+        micro = int(acc.gather(torch.tensor([micro], device=acc.device)).min())
+        accum = math.ceil(effective / micro)
+        cfg.batch_size, cfg.grad_accum_steps = micro, accum
+        acc.gradient_accumulation_steps = accum
+        seconds = self.train_clips[longest[0]].samples / 22050
+        yield MicroBatch(cause="probe", step=0, micro_batch=micro, grad_accum=accum,
+                         effective_batch=micro * accum * acc.num_processes,
+                         message=f"Auto sizing: {micro} clip(s) of the longest length ({seconds:.1f} s) fit per "
+                                 f"micro-batch; {accum} micro-batch(es) per step keep the effective batch of "
+                                 f"{micro * accum * acc.num_processes}.")
+
+    def _out_of_memory_advice(self, what: str) -> str:
+        cfg = self.config
+        lower = {"high": "medium", "medium": "low", "auto": "low"}.get(cfg.profile)
+        if lower:
+            change = f"Choose the {lower.capitalize()} VRAM profile"
+        elif cfg.profile == "low":
+            change = "Close other programs that use the GPU, or lower max_audio_seconds (shorter clips)"
+        else:
+            change = "Choose the Low VRAM profile (LoRA, 8-bit optimizer, checkpointing)"
+        return (f"The GPU ran out of memory with {what}. {change}, and start a new run; "
+                "clips of at most 8 s (max_audio_seconds) also need less memory.")
 
     # ------------------------------------------------------------------------------------------------ loop
     def _loop(self) -> Iterator[Event]:
         import torch
 
-        from alltalk_gui.core.engines.xtts_model import gpt_loss
-        from alltalk_gui.core.memory import memory_stats
-
         cfg, acc, st = self.config, self.accelerator, self.state
         last_memory = 0.0
         reason = "finished"
+        self.split = 1  # each micro-batch runs as this many chunks, raised after an out-of-memory error
+        window: list[dict[str, Any]] = []  # this optimizer step's micro-batches, to redo after an out-of-memory error
         if st.batches_done >= len(self.train_loader):  # the checkpoint was taken at the end of an epoch
             st.epoch, st.batches_done = st.epoch + 1, 0
         while st.epoch < cfg.epochs and reason == "finished":
@@ -351,10 +396,16 @@ class TrainingRun:
             sums = torch.zeros(4, device=acc.device)  # loss, text, mel, samples over this step's micro-batches
             step_start = time.time()
             for batch in loader:
+                window.append(batch)
                 with acc.accumulate(self.gpt):
-                    inputs = self.features(batch)
-                    losses = gpt_loss(self.gpt, inputs, self.loss_weights)
-                    acc.backward(losses["loss"])
+                    try:
+                        batch_sums, redone = yield from self._forward_backward(window)
+                    except OutOfMemory as exc:
+                        st.batches_done -= len(window) - 1  # the unfinished step is trained again after a resume
+                        self.oom_message = str(exc)
+                        reason = "out_of_memory"
+                        break
+                    sums = batch_sums if redone else sums + batch_sums
                     if acc.sync_gradients:
                         # clip_grad_norm_ unscales fp16 gradients first and returns the norm before clipping.
                         max_norm = cfg.max_grad_norm if cfg.max_grad_norm > 0 else float("inf")
@@ -363,14 +414,11 @@ class TrainingRun:
                     self.scheduler.step()
                     # Free the gradients right away: no need for this memory until the next backward.
                     self.optimizer.zero_grad(set_to_none=True)
-                n = inputs["text_inputs"].shape[0]
-                sums += torch.stack([losses["loss"].detach().float() * n, losses["loss_text_ce"].detach().float() * n,
-                                     losses["loss_mel_ce"].detach().float() * n,
-                                     torch.tensor(float(n), device=acc.device)])
                 st.batches_done += 1
                 if not acc.sync_gradients:
                     continue
 
+                window.clear()
                 st.global_step += 1
                 totals = acc.reduce(sums, reduction="sum")  # losses of all processes
                 elapsed = time.time() - step_start
@@ -384,7 +432,7 @@ class TrainingRun:
                 )
                 if time.time() - last_memory >= cfg.memory_interval_s:
                     last_memory = time.time()
-                    yield Memory(step=st.global_step, stats=memory_stats(acc.device, reset_peak=True))
+                    yield Memory(step=st.global_step, stats=self._sample_memory())
                 sums.zero_()
                 step_start = time.time()
 
@@ -402,9 +450,88 @@ class TrainingRun:
                     yield from self._evaluate()
                 yield self._save("epoch", eval_loss=st.history[-1]["loss"] if st.history else None)
                 st.epoch, st.batches_done = st.epoch + 1, 0
-        if reason != "finished":
+        if reason == "out_of_memory":
+            yield self._save("out_of_memory")
+            yield Error(kind="out_of_memory", message=self.oom_message)
+            reason = "error"
+        elif reason != "finished":
             yield self._save(reason if reason == "stopped" else "final")
         yield self._done(reason)
+
+    def _forward_backward(self, window: list[dict[str, Any]]) -> Iterator[Event]:
+        """Forward and backward pass of the newest micro-batch in ``window``; returns ``(sums, redone)``.
+
+        When memory runs out, the step's gradients so far are dropped and every micro-batch of ``window`` is done
+        again in twice as many chunks, each chunk's loss weighted by its share of its micro-batch: the gradient
+        is that of the same effective batch. ``sums`` then covers the whole window (``redone`` is True). When a
+        micro-batch is down to one clip and still does not fit, :class:`OutOfMemory` is raised.
+        """
+        import gc
+
+        import torch
+        from accelerate.utils.memory import should_reduce_batch_size
+
+        cfg, acc = self.config, self.accelerator
+        todo, redone = window[-1:], False
+        while True:
+            try:
+                return self._backward_in_chunks(todo), redone
+            except Exception as exc:  # only out-of-memory errors are handled; the rest are raised again
+                if not should_reduce_batch_size(exc):
+                    raise
+            # Outside the except block the traceback, and the failed pass's tensors it holds, are gone.
+            self.gpt.zero_grad(set_to_none=True)  # a backward that failed half-way may have added part of its gradients
+            gc.collect()
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+            micro = math.ceil(cfg.batch_size / self.split)
+            if micro <= 1 or self.split >= MAX_OOM_SPLIT:
+                raise OutOfMemory(self._out_of_memory_advice("one clip per micro-batch"))
+            self.split *= 2
+            micro = math.ceil(cfg.batch_size / self.split)
+            accum = cfg.grad_accum_steps * self.split
+            yield MicroBatch(
+                cause="out_of_memory", step=self.state.global_step + 1, micro_batch=micro, grad_accum=accum,
+                effective_batch=cfg.batch_size * cfg.grad_accum_steps * acc.num_processes,
+                message=f"Out of GPU memory at step {self.state.global_step + 1}: retrying with micro-batches of "
+                        f"{micro} clip(s) and {accum} accumulated per step (the effective batch is unchanged).",
+            )
+            todo, redone = window, True
+
+    def _backward_in_chunks(self, batches: list[dict[str, Any]]):
+        """Forward and backward passes over ``batches``, each cut into ``self.split`` chunks; gradients are
+        synchronised across processes only on the last chunk. Returns the (loss, text, mel, clips) sums."""
+        import contextlib
+
+        import torch
+
+        from alltalk_gui.core.engines import xtts_model
+        from alltalk_gui.core.train_data import split_batch
+
+        acc = self.accelerator
+        chunks = [(chunk, len(chunk["filenames"]) / len(batch["filenames"]))
+                  for batch in batches for chunk in (split_batch(batch, self.split) if self.split > 1 else [batch])]
+        sums = torch.zeros(4, device=acc.device)
+        for i, (chunk, share) in enumerate(chunks):
+            last = i == len(chunks) - 1
+            with contextlib.nullcontext() if last else acc.no_sync(self.gpt):
+                inputs = self.features(chunk)
+                losses = xtts_model.gpt_loss(self.gpt, inputs, self.loss_weights)
+                acc.backward(losses["loss"] * share if share != 1 else losses["loss"])
+            n = inputs["text_inputs"].shape[0]
+            sums += torch.stack([losses["loss"].detach().float() * n, losses["loss_text_ce"].detach().float() * n,
+                                 losses["loss_mel_ce"].detach().float() * n, torch.tensor(float(n), device=acc.device)])
+        return sums
+
+    def _sample_memory(self) -> dict[str, float]:
+        """A memory sample; the run's peaks are kept across samples (each sample starts a new CUDA peak window)."""
+        from alltalk_gui.core.memory import memory_stats
+
+        stats = memory_stats(self.accelerator.device, reset_peak=True)
+        for key in ("cuda_peak_reserved", "cuda_peak_allocated", "rss_peak"):
+            if key in stats:
+                self.peaks[key] = max(self.peaks.get(key, 0.0), stats[key])
+        return stats
 
     def _should_stop(self) -> bool:
         """Stop when asked by the caller or a STOP file; all processes agree through accelerate's trigger."""
@@ -491,9 +618,41 @@ class TrainingRun:
         best = None
         if st.best_checkpoint and hasattr(self, "run_dir"):
             best = str(self.run_dir / CHECKPOINTS / st.best_checkpoint)
+        peak, estimated = self._record_memory() if self.gpt_parameters else (None, None)
         return Done(step=st.global_step, epoch=st.epoch, reason=reason, final_loss=st.last_loss,
                     best_eval_loss=st.best_eval_loss, best_checkpoint=best,
-                    last_checkpoint=str(last) if last else None, elapsed_s=time.time() - self.t0)
+                    last_checkpoint=str(last) if last else None, elapsed_s=time.time() - self.t0,
+                    peak_memory_gib=peak, estimated_memory_gib=estimated)
+
+    def _record_memory(self) -> tuple[float | None, float | None]:
+        """Write the run's measured peak memory next to the estimator's prediction (``memory.json`` in the run
+        folder, one entry per session of the run), so that the estimate can be checked against real runs."""
+        from alltalk_gui.core.memory_estimate import XTTS_V2, estimate
+
+        self._sample_memory()
+        acc, cfg = self.accelerator, self.config
+        on_gpu = acc.device.type == "cuda"
+        peak = self.peaks.get("cuda_peak_reserved" if on_gpu else "rss_peak")
+        # The estimator describes the real XTTS v2 GPT; a run on another size (the tests' tiny model) gets none.
+        predicted = None
+        if self.gpt_parameters == XTTS_V2.gpt_params:
+            predicted = estimate(cfg, attention_scores=not on_gpu).total_gib
+        if acc.is_main_process:
+            path = self.run_dir / MEMORY_FILE
+            try:
+                sessions = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
+            except ValueError:
+                sessions = []
+            sessions.append({
+                "date": time.strftime("%Y-%m-%d %H:%M:%S"), "device": str(acc.device), "profile": cfg.profile,
+                "micro_batch": math.ceil(cfg.batch_size / getattr(self, "split", 1)),
+                "grad_accum": cfg.grad_accum_steps * getattr(self, "split", 1), "processes": acc.num_processes,
+                "max_audio_seconds": cfg.max_audio_seconds, "steps": self.state.global_step,
+                "measured_peak_gib": peak, "measured": dict(self.peaks), "estimated_peak_gib": predicted,
+                "measure": "cuda max_memory_reserved" if on_gpu else "peak RSS",
+            })
+            atomic.write_json(path, sessions)
+        return (round(peak, 3) if peak is not None else None), predicted
 
 
 def _lr_factor(step: int, *, warmup: int, total: int, schedule: str) -> float:

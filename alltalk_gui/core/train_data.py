@@ -238,6 +238,26 @@ def collate(items: list[dict[str, Any]], masking: bool = True) -> dict[str, Any]
     }
 
 
+def split_batch(batch: dict[str, Any], parts: int) -> list[dict[str, Any]]:
+    """Cut a collated batch into ``parts`` smaller batches (the last may be smaller), each trimmed to its own
+    longest text and audio: what the training loop runs when a whole micro-batch does not fit in memory."""
+    size = len(batch["filenames"])
+    step = max(1, math.ceil(size / parts))
+    out = []
+    for start in range(0, size, step):
+        rows = slice(start, start + step)
+        text_len, wav_len = int(batch["text_lengths"][rows].max()), int(batch["wav_lengths"][rows].max())
+        out.append({
+            "padded_text": batch["padded_text"][rows, :text_len], "text_lengths": batch["text_lengths"][rows],
+            "wav": batch["wav"][rows, :, :wav_len], "wav_lengths": batch["wav_lengths"][rows],
+            "conditioning": batch["conditioning"][rows],
+            "cond_idxs": None if batch["cond_idxs"] is None else batch["cond_idxs"][rows],
+            "cond_lens": None if batch["cond_lens"] is None else batch["cond_lens"][rows],
+            "filenames": batch["filenames"][rows],
+        })
+    return out
+
+
 class BucketBatchSampler(Sampler[list[int]]):
     """Length-bucketed batches: every clip exactly once per epoch, order fixed by (seed, epoch).
 

@@ -46,11 +46,14 @@ def test_medium_on_the_cpu_swaps_the_8bit_optimizer_and_set_overrides_the_profil
     assert saved["grad_accum_steps"] == 1  # --set wins over the profile
 
 
-def test_low_is_refused_before_training_naming_lora(setup):
+def test_low_trains_lora_adapters(setup):
     project, tiny = setup
-    result = cli("train", str(project), "--base-model", str(tiny), "--profile", "low", "--run", "low", *FAST)
-    assert result.returncode == 2 and "lora_rank" in result.stderr + result.stdout
-    assert not (project / "runs" / "low" / "checkpoints").exists()
+    result = cli("train", str(project), "--base-model", str(tiny), "--profile", "low", "--run", "low",
+                 "--set", "max_steps=1", *FAST)
+    assert result.returncode == 0, result.stderr + result.stdout
+    saved = json.loads((project / "runs" / "low" / "train_config.json").read_text())
+    assert saved["profile"] == "low" and saved["lora_rank"] == 16
+    assert (project / "runs" / "low" / "checkpoints").is_dir()
 
 
 def test_unknown_profile_is_a_usage_error(setup):

@@ -6,7 +6,6 @@ import shutil
 
 import pytest
 
-from alltalk_gui.core import checkpoints, train
 from alltalk_gui.core.checkpoints import CheckpointError, list_checkpoints, read_checkpoint, resolve_checkpoint
 from alltalk_gui.core.project import VoiceProject
 from tests.trained_voice import trained_voice
@@ -15,11 +14,6 @@ from tests.trained_voice import trained_voice
 @pytest.fixture(scope="module")
 def voice(tmp_path_factory):
     return trained_voice(tmp_path_factory)
-
-
-def test_layout_names_agree_with_the_training_loop():
-    assert (checkpoints.CHECKPOINTS, checkpoints.STATE_FILE, checkpoints.CONFIG_FILE) == (
-        train.CHECKPOINTS, train.STATE_FILE, train.CONFIG_FILE)
 
 
 def test_latest_best_path_and_run_folder(voice):

@@ -213,10 +213,8 @@ def test_thread_count_survives_importing_coqui_trainer():
 
 
 def test_optimizer_matches_coqui_adamw_with_decay_on_weights_only(tiny, monkeypatch):
-    from types import SimpleNamespace
-
     from alltalk_gui.core.config import TrainConfig
-    from alltalk_gui.core.train import TrainingRun
+    from alltalk_gui.core.train_levers import make_optimizer
 
     coqui = _coqui_trainer(tiny, monkeypatch)
     coqui.config.optimizer = "AdamW"
@@ -225,7 +223,7 @@ def test_optimizer_matches_coqui_adamw_with_decay_on_weights_only(tiny, monkeypa
     theirs = coqui.get_optimizer()
 
     gpt, _, _ = load_gpt(tiny)
-    ours = TrainingRun._make_optimizer(SimpleNamespace(config=TrainConfig()), gpt)
+    ours = make_optimizer(gpt, TrainConfig())
     names = {id(p): n for n, p in gpt.named_parameters()}
     our_groups = [sorted(names[id(p)] for p in g["params"]) for g in ours.param_groups]
     assert our_groups == [sorted(n) for n in theirs._group_names]

@@ -277,12 +277,17 @@ def test_twenty_thousand_steps_through_the_signal_path_keep_the_plots_fast(page,
 
 
 def test_warnings_become_banners_and_stay_in_the_log(page):
-    from alltalk_gui.core.events import Log
+    from alltalk_gui.core.events import Log, MicroBatch
 
-    message = "Out of memory at micro-batch 4: continuing with micro-batch 2 and accumulation 8 (same effective batch)."
-    page.run.on_event(Log(level="warning", message=message))
+    message = ("Out of GPU memory at step 5: retrying with micro-batches of 2 clip(s) and 8 accumulated per step "
+               "(the effective batch is unchanged).")
+    page.run.on_event(MicroBatch(cause="probe", step=0, micro_batch=4, grad_accum=4, effective_batch=16,
+                                 message="Auto sizing: 4 clip(s) of the longest length (11.0 s) fit per micro-batch."))
+    page.run.on_event(MicroBatch(cause="out_of_memory", step=5, micro_batch=2, grad_accum=8, effective_batch=16,
+                                 message=message))
     page.run.on_event(Log(level="info", message="Resumed from step_0000004 (step 4)."))
     assert page.run.banner_texts() == [message]
+    assert "Auto sizing: 4 clip(s)" in page.run.log.shown_text()
     page.run.log.level.setCurrentIndex(1)  # warnings and errors only
     assert page.run.log.shown_text() == message
     page.run.log.level.setCurrentIndex(0)

@@ -8,6 +8,8 @@ frozen, as in coqui's ``GPTTrainer``. This module provides:
   the GPT's inputs, by running coqui's own ``GPTTrainer.format_batch_on_device`` on it;
 * :func:`gpt_loss` - the weighted text + mel cross entropy exactly as ``GPTTrainer.train_step`` defines it;
 * :func:`enable_activation_checkpointing` - recompute GPT-2 block activations in the backward pass;
+* :func:`add_lora_adapters` - peft LoRA adapters on the GPT-2 blocks (the "low" profile trains only these);
+  :func:`load_gpt` merges them back into plain weights when it reads a LoRA checkpoint;
 * :func:`load_inference_model` / :func:`synthesize` - a full ``Xtts`` with fine-tuned GPT weights, for previews
   and export.
 """
@@ -15,6 +17,7 @@ frozen, as in coqui's ``GPTTrainer``. This module provides:
 from __future__ import annotations
 
 import functools
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,11 +115,61 @@ def load_gpt(base_model: str | os.PathLike[str], gpt_weights: str | os.PathLike[
         if gpt_weights.suffix != ".safetensors":
             state = {k.removeprefix("gpt."): v for k, v in model_state_dict(state, gpt_weights).items()
                      if k.startswith("gpt.")}
+    lora = _lora_rank(state)
+    tuner = add_lora_adapters(gpt, lora, _lora_alpha(Path(gpt_weights))) if lora else None
     try:
         gpt.load_state_dict(state, strict=True)
     except RuntimeError as exc:
         raise BaseModelError(f"The GPT weights do not fit the model in {base_model}: {str(exc).splitlines()[0]}") from exc
+    if tuner is not None:
+        gpt = tuner.merge_and_unload()  # W + B·A·alpha/rank: a plain GPT that inference and export can use
     return gpt, config, tokenizer
+
+
+def gpt_state(base_model: str | os.PathLike[str], gpt_weights: str | os.PathLike[str]) -> dict[str, torch.Tensor]:
+    """The plain GPT tensors of a checkpoint's ``gpt_weights``: as stored, or with LoRA adapters merged in."""
+    state = load_checkpoint(gpt_weights)
+    if not _lora_rank(state):
+        return state
+    return load_gpt(base_model, gpt_weights)[0].state_dict()
+
+
+# -- LoRA (peft) -----------------------------------------------------------------------------------------------
+
+# The four linear layers of every GPT-2 block: attention in/out and the MLP. The conditioning encoder, the
+# perceiver and the text/mel heads stay as they are.
+LORA_TARGETS = r"gpt\.h\.\d+\.(attn\.c_attn|attn\.c_proj|mlp\.c_fc|mlp\.c_proj)"
+LORA_CONFIG_FILE = "train_config.json"  # a LoRA checkpoint's alpha is read from the config saved beside it
+
+
+def add_lora_adapters(gpt: nn.Module, rank: int, alpha: float):
+    """Put rank-``rank`` LoRA adapters on the GPT-2 blocks, in place, and make only them trainable.
+
+    Returns:
+        peft's ``LoraModel`` around ``gpt``; its ``merge_and_unload()`` folds the adapters back into the weights.
+    """
+    from peft import LoraConfig
+    from peft.tuners.lora import LoraModel
+
+    # GPT-2 keeps these layers as transformers' Conv1D, whose weight is (in, out): fan_in_fan_out tells peft.
+    config = LoraConfig(r=rank, lora_alpha=alpha, target_modules=LORA_TARGETS, fan_in_fan_out=True,
+                        lora_dropout=0.0, bias="none")
+    return LoraModel(gpt, config, "default")
+
+
+def _lora_rank(state: dict[str, torch.Tensor]) -> int:
+    """The adapters' rank if ``state`` holds LoRA adapters (peft's ``lora_A`` is rank x in), else 0."""
+    first = next((v for k, v in state.items() if ".lora_A." in k), None)
+    return int(first.shape[0]) if first is not None else 0
+
+
+def _lora_alpha(gpt_weights: Path) -> float:
+    config = gpt_weights.parent / LORA_CONFIG_FILE
+    try:
+        return float(json.loads(config.read_text(encoding="utf-8"))["lora_alpha"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise BaseModelError(f"{gpt_weights} holds LoRA adapters but {config} (which gives their lora_alpha) "
+                             f"cannot be read: {exc}") from exc
 
 
 class XttsFeatures(nn.Module):

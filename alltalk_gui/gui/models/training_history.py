@@ -108,7 +108,7 @@ class TrainingHistory:
             if "device_total" in s:
                 self.device_total = s["device_total"]
             self.peak_gib = max(self.peak_gib, s.get("cuda_peak_allocated", s["cuda_allocated"]),
-                                s.get("cuda_reserved", 0.0))
+                                s.get("cuda_reserved", 0.0), s.get("cuda_peak_reserved", 0.0))
         else:
             self.rss.add(e.step, s.get("rss", 0.0))
             self.peak_gib = max(self.peak_gib, s.get("rss_peak", s.get("rss", 0.0)))

@@ -272,6 +272,10 @@ class RunPanel(QWidget):
             self.log.append(event.message, event.level)
             if event.level == "warning":
                 self.add_banner("warning", event.message)
+        elif kind == "micro_batch":
+            self.log.append(event.message, "warning" if event.cause == "out_of_memory" else "info")
+            if event.cause == "out_of_memory":
+                self.add_banner("warning", event.message)
         elif kind == "error":
             self.last_error = event.message
             self.log.append(event.message, "error")
@@ -351,6 +355,8 @@ class RunPanel(QWidget):
         final = f"{done.final_loss:.4f}" if done.final_loss is not None else "–"
         best = f"{done.best_eval_loss:.4f}" if done.best_eval_loss is not None else "–"
         peak = f"{self.history.peak_gib:.2f} GiB {'on the GPU' if self.history.on_gpu else 'of RAM'}"
+        if done.estimated_memory_gib is not None:
+            peak += f" (estimated before the run: {done.estimated_memory_gib:.2f} GiB)"
         elapsed = hms(time.time() - self._run_started_wall)
         if done.reason == "stopped":
             self.status.setText(f"Stopped at step {done.step} and saved a checkpoint. Resume continues from it.")

@@ -1,0 +1,61 @@
+"""The memory levers that act on the model and optimiser: LoRA, frozen conditioning, activation checkpointing,
+8-bit AdamW. The training loop and ``benchmarks/memory_profiles.py`` both use these two functions, so the
+benchmark measures exactly what a profile does in a real run.
+
+(The other levers - mixed precision, micro-batch and accumulation, clip length - are accelerate and data
+settings that :class:`alltalk_gui.core.train.TrainingRun` passes on directly.)
+"""
+
+from __future__ import annotations
+
+from alltalk_gui.core.config import ConfigError, TrainConfig
+
+
+def apply_memory_levers(gpt, config: TrainConfig) -> int:
+    """Switch on ``config``'s model-side levers in place; returns the number of trainable parameters."""
+    from alltalk_gui.core.engines.xtts_model import add_lora_adapters, enable_activation_checkpointing
+
+    if config.lora_rank:
+        # Only the adapters train: no gradients or optimizer state for the 441 M base weights.
+        add_lora_adapters(gpt, config.lora_rank, config.lora_alpha)
+    elif config.freeze_conditioning:
+        # No gradients, optimizer state or saved activations for the voice-prompt front end: autograd keeps
+        # nothing for modules whose parameters and inputs need no gradient.
+        for module in (gpt.conditioning_encoder, getattr(gpt, "conditioning_perceiver", None)):
+            if module is not None:
+                module.requires_grad_(False)
+    if config.gradient_checkpointing:
+        enable_activation_checkpointing(gpt)
+    return sum(p.numel() for p in gpt.parameters() if p.requires_grad)
+
+
+def make_optimizer(gpt, config: TrainConfig):
+    """AdamW (torch or bitsandbytes 8-bit) over the trainable parameters, weight decay on weight matrices only
+    (coqui's ``optimizer_wd_only_on_weights``).
+
+    Raises:
+        ConfigError: an 8-bit optimizer without bitsandbytes installed.
+    """
+    import torch
+    from torch import nn
+
+    no_decay_types = (nn.LayerNorm, nn.GroupNorm, nn.modules.batchnorm._NormBase, nn.Embedding, nn.EmbeddingBag)
+    decay, no_decay = [], []
+    for module in gpt.modules():
+        for name, param in module.named_parameters(recurse=False):
+            if not param.requires_grad:
+                continue
+            (no_decay if name.endswith("bias") or isinstance(module, no_decay_types) else decay).append(param)
+    groups = [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    kwargs = dict(lr=config.lr, betas=(config.beta1, config.beta2), eps=1e-8)
+    if config.optimizer == "adamw":
+        return torch.optim.AdamW(groups, **kwargs)
+    try:
+        import bitsandbytes as bnb
+    except ImportError as exc:
+        raise ConfigError(
+            f"optimizer={config.optimizer} needs the bitsandbytes package (pip install bitsandbytes), "
+            "which is not installed; use optimizer=adamw."
+        ) from exc
+    cls = bnb.optim.AdamW8bit if config.optimizer == "adamw8bit" else bnb.optim.PagedAdamW8bit
+    return cls(groups, **kwargs)
