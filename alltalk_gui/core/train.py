@@ -324,18 +324,17 @@ class TrainingRun:
         accelerate's ``find_executable_batch_size`` (it halves the size after each out-of-memory error), and
         accumulate enough micro-batches to keep the effective batch."""
         import torch
-        from accelerate.utils import find_executable_batch_size
 
         from alltalk_gui.core.engines import xtts_model
+        from alltalk_gui.core.train_levers import largest_micro_batch, optimizer_state_bytes
 
         cfg, acc = self.config, self.accelerator
         effective = cfg.batch_size * cfg.grad_accum_steps
         longest = sorted(range(len(self.train_clips)), key=lambda i: self.train_clips[i].samples, reverse=True)
         # The optimizer's moments only appear at its first step: the probe holds their size so that it counts them.
-        moments = sum(p.numel() for p in gpt.parameters() if p.requires_grad) * (8 if cfg.optimizer == "adamw" else 2)
+        moments = optimizer_state_bytes(gpt, cfg)
 
-        @find_executable_batch_size(starting_batch_size=effective)
-        def fits(micro: int) -> int:
+        def fits(micro: int) -> None:
             batch = collate_fn([self.train_set[longest[i % len(longest)]] for i in range(micro)])
             held = torch.empty(moments, dtype=torch.uint8, device=acc.device)
             try:
@@ -345,14 +344,10 @@ class TrainingRun:
             finally:
                 del held
                 gpt.zero_grad(set_to_none=True)
-            return micro
 
-        try:
-            micro = fits()
-        except RuntimeError as exc:
-            if "No executable batch size found" not in str(exc):
-                raise
-            raise OutOfMemory(self._out_of_memory_advice("even one clip of the longest length")) from None
+        micro = largest_micro_batch(fits, effective)
+        if not micro:
+            raise OutOfMemory(self._out_of_memory_advice("even one clip of the longest length"))
         # Every process must train with the same micro-batch: the smallest that fit anywhere.
         micro = int(acc.gather(torch.tensor([micro], device=acc.device)).min())
         accum = math.ceil(effective / micro)

@@ -1,12 +1,14 @@
 """The memory levers that act on the model and optimiser: LoRA, frozen conditioning, activation checkpointing,
-8-bit AdamW. The training loop and ``benchmarks/memory_profiles.py`` both use these two functions, so the
-benchmark measures exactly what a profile does in a real run.
+8-bit AdamW, and auto sizing's micro-batch probe. The training loop and ``benchmarks/memory_profiles.py`` both
+use these functions, so the benchmark measures exactly what a profile does in a real run.
 
 (The other levers - mixed precision, micro-batch and accumulation, clip length - are accelerate and data
 settings that :class:`alltalk_gui.core.train.TrainingRun` passes on directly.)
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 from alltalk_gui.core.config import ConfigError, TrainConfig
 
@@ -59,3 +61,31 @@ def make_optimizer(gpt, config: TrainConfig):
         ) from exc
     cls = bnb.optim.AdamW8bit if config.optimizer == "adamw8bit" else bnb.optim.PagedAdamW8bit
     return cls(groups, **kwargs)
+
+
+def optimizer_state_bytes(gpt, config: TrainConfig) -> int:
+    """Bytes of optimizer state for ``gpt``'s trainable parameters: two fp32 moments (AdamW) or two 8-bit ones."""
+    per_param = 8 if config.optimizer == "adamw" else 2
+    return per_param * sum(p.numel() for p in gpt.parameters() if p.requires_grad)
+
+
+def largest_micro_batch(fits: Callable[[int], None], effective: int) -> int:
+    """The largest micro-batch, from ``effective`` down by halves, for which ``fits(size)`` (one forward and
+    backward pass on the longest clips) runs without an out-of-memory error: accelerate's
+    ``find_executable_batch_size``, which frees memory between tries.
+
+    Returns 0 when not even one clip fits.
+    """
+    from accelerate.utils import find_executable_batch_size
+
+    @find_executable_batch_size(starting_batch_size=effective)
+    def probe(size: int) -> int:
+        fits(size)
+        return size
+
+    try:
+        return probe()
+    except RuntimeError as exc:
+        if "No executable batch size found" not in str(exc):
+            raise
+        return 0
