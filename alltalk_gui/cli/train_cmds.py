@@ -113,13 +113,14 @@ def _apply_profile(config, name: str, wanted):
     devices = list_devices()
     gpus = [d for d in devices if d.kind == "cuda"]
     device = max(gpus, key=lambda d: d.free_gib) if gpus else devices[-1]
-    if name == "auto":
+    auto = name == "auto"
+    if auto:
         choice = choose_auto(devices, wanted)
         name = choice.profile
         print(f"Profile (auto): {choice.reason}")
     for note in profile_settings(name, device)[1]:
         print(f"Profile {name}: {note}")
-    config = apply_profile(config, name, device)
+    config = apply_profile(config, name, device, auto=auto)
     if device.kind == "cuda":
         print(f"Profile {name}: estimated peak {estimate(config).total_gib:.1f} GiB on {device.name} "
               f"({device.free_gib:.1f} GiB free).")

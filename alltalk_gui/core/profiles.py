@@ -94,10 +94,16 @@ def profile_settings(name: str, device: DeviceInfo | None = None) -> tuple[dict[
     return settings, notes
 
 
-def apply_profile(config: TrainConfig, name: str, device: DeviceInfo | None = None) -> TrainConfig:
-    """A copy of ``config`` with profile ``name``'s settings (adapted to ``device`` when given)."""
+def apply_profile(config: TrainConfig, name: str, device: DeviceInfo | None = None, *,
+                  auto: bool = False) -> TrainConfig:
+    """A copy of ``config`` with profile ``name``'s settings (adapted to ``device`` when given).
+
+    ``auto``: the profile was picked by :func:`choose_auto`; on a GPU the run then also sizes its micro-batch
+    itself (``auto_micro_batch``: at most 90 % of the free memory, the largest micro-batch that fits).
+    """
     settings, _ = profile_settings(name, device)
-    return dataclasses.replace(config, **settings, profile=name)
+    sized = auto and device is not None and device.kind == "cuda"
+    return dataclasses.replace(config, **settings, profile=name, auto_micro_batch=sized)
 
 
 def choose_auto(devices: list[DeviceInfo], config: TrainConfig | None = None) -> AutoChoice:

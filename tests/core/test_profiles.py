@@ -127,3 +127,11 @@ def test_a_broken_profile_file_names_the_problem(tmp_path, monkeypatch, body, me
 def test_unknown_profile_name():
     with pytest.raises(ProfileError, match="choose one of low, medium, high or auto"):
         load_profile("ultra")
+
+
+def test_auto_on_a_gpu_also_sizes_the_micro_batch_and_a_chosen_profile_does_not():
+    gpu = DeviceInfo(kind="cuda", index=0, name="RTX 3060", total_gib=12.0, free_gib=11.0, bf16=True, capability="8.6")
+    cpu = DeviceInfo(kind="cpu", index=0, name="CPU", total_gib=24.0, free_gib=20.0, bf16=True, cores=2)
+    assert apply_profile(TrainConfig(), "medium", gpu, auto=True).auto_micro_batch
+    assert not apply_profile(TrainConfig(), "medium", gpu).auto_micro_batch
+    assert not apply_profile(TrainConfig(), "high", cpu, auto=True).auto_micro_batch  # no probe on the CPU

@@ -230,14 +230,14 @@ class SetupPanel(QWidget):
         base = self.base_config()
         name = self.picker.resolved()
         if name:
-            base = self.picker.source.apply(base, name, self.training_device())
+            base = self.picker.source.apply(base, name, self.training_device(), auto=self.picker.choice() == "auto")
         return self.advanced.apply(base)
 
     def _refresh_config(self) -> None:
         base = self.base_config()
         device = self.training_device()
         name = self.picker.resolved()
-        profiled = self.picker.source.apply(base, name, device) if name else base
+        profiled = self.picker.source.apply(base, name, device, auto=self.picker.choice() == "auto") if name else base
         self.advanced.show_config(profiled, self.profile_settings())
         notes = self.picker.source.settings(name, device)[1] if name else []
         self.profile_notes.setText(" ".join(notes))

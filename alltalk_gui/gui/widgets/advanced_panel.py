@@ -37,6 +37,8 @@ FIELDS: list[tuple[str, str, str]] = [
      "memory knob."),
     ("grad_accum_steps", "Accumulation", "Micro-batches summed before each optimizer step. Raises the effective "
      "batch at no memory cost, proportionally more time per step."),
+    ("auto_micro_batch", "Auto micro-batch", "Before training, find the largest micro-batch that fits in 90 % of "
+     "the free GPU memory and accumulate the rest, keeping the effective batch (Auto does this on a GPU)."),
     ("mixed_precision", "Precision", "no = fp32; bf16 = half the activation memory on Ampere+ GPUs and modern "
      "CPUs; fp16 = older GPUs (CUDA only)."),
     ("gradient_checkpointing", "Activation checkpointing", "Recompute activations in the backward pass: saves "

@@ -71,10 +71,11 @@ class ProfileSource:
             return {}, []
         return self.profiles.profile_settings(name, device)
 
-    def apply(self, config: TrainConfig, name: str, device=None) -> TrainConfig:
+    def apply(self, config: TrainConfig, name: str, device=None, auto: bool = False) -> TrainConfig:
+        """``config`` with profile ``name``; ``auto``: Auto picked it (on a GPU the run then sizes its micro-batch)."""
         if self.profiles is None or name not in self.profiles.PROFILE_NAMES:
             return config
-        return self.profiles.apply_profile(config, name, device)
+        return self.profiles.apply_profile(config, name, device, auto=auto)
 
     def auto(self, devices: list, config: TrainConfig | None = None) -> tuple[str, str]:
         choice = self.profiles.choose_auto(devices, config)
