@@ -10,8 +10,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-# Exponential moving average weight of the newest loss in the smoothed curve: about the last 10 steps.
-SMOOTHING = 0.1
+# The smoothed loss is an exponential moving average whose time constant is this share of the run's steps
+# (within 2 and 100 steps): it follows the fast early fall of a short run and still calms a long run's noise.
+SMOOTHING_SHARE = 0.025
 
 
 @dataclass
@@ -90,7 +91,8 @@ class TrainingHistory:
         self.loss.add(e.step, e.loss)
         previous = self.loss_smooth.y[-1] if self.loss_smooth.y else e.loss
         # A plain mean over the first steps (weight 1/n), then the moving average: no lag from a cold start.
-        weight = max(SMOOTHING, 1.0 / len(self.loss.x))
+        span = min(100.0, max(2.0, SMOOTHING_SHARE * (self.total_steps or 0)))
+        weight = max(1.0 / span, 1.0 / len(self.loss.x))
         self.loss_smooth.add(e.step, previous + weight * (e.loss - previous))
         self.lr.add(e.step, e.lr)
 
