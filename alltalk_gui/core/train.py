@@ -227,6 +227,10 @@ class TrainingRun:
         from accelerate.utils import set_seed
 
         cfg = self.config
+        # Growable allocator segments: less fragmentation when batches of varying clip lengths come and go. Read
+        # by the CUDA caching allocator when it starts, which is at the first allocation below; a user's own
+        # setting wins.
+        os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
         self.accelerator = Accelerator(
             mixed_precision=cfg.mixed_precision,
             gradient_accumulation_steps=cfg.grad_accum_steps,
