@@ -353,6 +353,9 @@ def test_gpu_memory_lines_and_the_card_total(page):
     assert plot.curves["process RSS (CPU)"].xData is None or len(plot.curves["process RSS (CPU)"].xData) == 0
     assert plot.total_line.isVisible() and plot.total_line.value() == pytest.approx(11.6)
     assert run.history.peak_gib == pytest.approx(5.0) and run.history.on_gpu
+    plot.plot.getViewBox().updateAutoRange()
+    low, high = plot.plot.getViewBox().viewRange()[1]
+    assert low <= 0.0 and high >= 11.6  # from zero to the card's total: the limit line is in view
 
 
 def test_dataset_base_model_and_disk_are_stated(page):

@@ -27,6 +27,10 @@ class MemoryPlot(LivePlot):
                                           labelOpts={"position": 0.05, "color": "#c62828", "anchors": [(0, 1), (0, 1)]})
         self.total_line.hide()
         self.plot.addItem(self.total_line)
+        # Invisible, but counted by auto-range: the axis starts at 0 and reaches the card's total, so a few MB of
+        # change never fill the plot as if memory were climbing, and the limit line is always in view.
+        self.scale_anchor = pg.PlotDataItem([], [], pen=pg.mkPen(None))
+        self.plot.addItem(self.scale_anchor)
 
     def series(self, history: TrainingHistory) -> dict[str, Series]:
         return {"allocated": history.allocated, "reserved": history.reserved,
@@ -38,7 +42,13 @@ class MemoryPlot(LivePlot):
             self.total_line.show()
         else:
             self.total_line.hide()
+        first = (history.allocated.x or history.rss.x or [None])[0]
+        if first is None:
+            self.scale_anchor.setData([], [])
+        else:
+            self.scale_anchor.setData([first, first], [0.0, history.device_total or 0.0])
 
     def clear(self) -> None:
         super().clear()
         self.total_line.hide()
+        self.scale_anchor.setData([], [])
