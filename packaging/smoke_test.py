@@ -5,7 +5,8 @@ Usage: ``python packaging/smoke_test.py DIST/alltalk-gui/alltalk-gui [--timeout 
 It runs the frozen executable twice, offscreen (``QT_QPA_PLATFORM=offscreen``), with a fresh home, config
 and settings folder so nothing of the builder's own settings leaks in:
 
-1. ``alltalk-gui --help``: the headless CLI must print its usage and exit 0.
+1. ``alltalk-gui --help``: the headless CLI must print its usage and exit 0; then ``alltalk-gui -m alltalk_gui
+   gpu --json``, the way the app starts its child processes (training, the GPU scan), must print the device list.
 2. ``alltalk-gui``: the desktop app. Being a first start, it shows the first-run page, whose checks load torch
    and, since the test chooses a tiny XTTS v2 base-model folder for it, coqui-tts: the parts of the build most
    likely to miss a module or a data file. The test passes only when the log says both
@@ -57,6 +58,20 @@ def check_cli(exe: Path, env: dict[str, str], timeout: float) -> None:
     if done.returncode != 0 or bad or "usage" not in output.lower():
         raise SystemExit(f"FAIL: '{exe.name} --help' exited {done.returncode}:\n{output}")
     print(f"ok: {exe.name} --help")
+
+
+def check_child_module(exe: Path, env: dict[str, str], timeout: float) -> None:
+    """The app runs its child processes as ``sys.executable -m MODULE``: the frozen program must do the same."""
+    done = subprocess.run([str(exe), "-m", "alltalk_gui", "gpu", "--json"], capture_output=True, text=True, env=env,
+                          timeout=timeout)
+    try:
+        devices = json.loads(done.stdout)
+    except ValueError:
+        devices = None
+    if done.returncode != 0 or not isinstance(devices, list) or not devices:
+        raise SystemExit(f"FAIL: '{exe.name} -m alltalk_gui gpu --json' exited {done.returncode}:\n"
+                         f"{done.stdout}{done.stderr}")
+    print(f"ok: {exe.name} -m alltalk_gui gpu --json ({len(devices)} device(s))")
 
 
 def prepare_base_model(home: Path) -> Path | None:
@@ -134,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for each run (default 300)")
     parser.add_argument("--no-first-run", action="store_true",
                         help="only wait for the ready line (skip the first-run checks that load torch)")
+    parser.add_argument("--no-child-module", action="store_true",
+                        help="skip the '-m alltalk_gui' check (for a plain alltalk-gui script, which is not frozen)")
     args = parser.parse_args(argv)
     exe = args.executable.absolute()
     if not exe.is_file():
@@ -143,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         home = Path(tmp)
         env = isolated_env(home)
         check_cli(exe, env, args.timeout)
+        if not args.no_child_module:
+            check_child_module(exe, env, args.timeout)
         model = None if args.no_first_run else prepare_base_model(home)
         run_app(exe, env, args.timeout, not args.no_first_run, model)
     print(f"PASS: frozen app smoke test ({time.monotonic() - started:.0f} s)")

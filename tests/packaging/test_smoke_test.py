@@ -24,7 +24,8 @@ def run_smoke(executable: Path, *extra: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_passes_on_the_app_and_sees_its_first_run_checks():
-    done = run_smoke(Path(sys.prefix) / "bin" / "alltalk-gui")
+    # A plain console script is not frozen: entry.py's '-m' handling is tested in test_entry.py.
+    done = run_smoke(Path(sys.prefix) / "bin" / "alltalk-gui", "--no-child-module")
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert "PASS" in done.stdout
     assert "base model: XTTS v2 base model in" in done.stdout  # the tiny model was loaded through coqui-tts
@@ -40,13 +41,13 @@ def stand_in(tmp_path: Path, body: str) -> Path:
 def test_fails_on_a_missing_module(tmp_path):
     exe = stand_in(tmp_path, "echo 'Traceback (most recent call last):'\n"
                              "echo \"ModuleNotFoundError: No module named 'ko_speech_tools.data'\"\nsleep 30\n")
-    done = run_smoke(exe, "--no-first-run")
+    done = run_smoke(exe, "--no-first-run", "--no-child-module")
     assert done.returncode != 0
     assert "No module named 'ko_speech_tools.data'" in done.stdout + done.stderr
 
 
 def test_fails_when_the_app_exits_before_it_is_ready(tmp_path):
-    done = run_smoke(stand_in(tmp_path, "echo starting\nexit 0\n"), "--no-first-run")
+    done = run_smoke(stand_in(tmp_path, "echo starting\nexit 0\n"), "--no-first-run", "--no-child-module")
     assert done.returncode != 0
     assert "exited" in done.stdout + done.stderr
 
@@ -58,3 +59,10 @@ def test_fails_when_the_cli_is_broken(tmp_path):
     done = run_smoke(exe, "--no-first-run")
     assert done.returncode != 0
     assert "--help" in done.stdout + done.stderr
+
+
+def test_fails_when_the_frozen_app_cannot_run_its_child_processes(tmp_path):
+    exe = stand_in(tmp_path, "echo 'alltalk-gui: error: unrecognized arguments: -m'\nexit 2\n")
+    done = run_smoke(exe, "--no-first-run")
+    assert done.returncode != 0
+    assert "-m alltalk_gui gpu --json' exited 2" in done.stdout + done.stderr
