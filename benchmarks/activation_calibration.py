@@ -24,14 +24,13 @@ from datetime import date
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from xtts_cpu_step import TEXT_TOKENS, XTTS_V2  # noqa: E402  (the one description of the real architecture)
+# The one description of the real architecture and of a typical clip (text tokens per second, prompt length).
+from real_size import CONDITIONING_S, TEXT_TOKENS, TEXT_TOKENS_PER_S, XTTS_V2  # noqa: E402
 
 CLIP_SECONDS = (6.0, 11.6)
 # Every GPT-2 block saves the same for a given sequence, so a few blocks measure the per-block figure exactly
 # in a fraction of the memory; the estimate multiplies it by the real model's 30.
 MEASURED_LAYERS = 3
-TEXT_TOKENS_PER_S = 10  # BPE tokens per second of read speech (~14 characters/s)
-CONDITIONING_S = 6.0  # coqui draws a 3-6 s slice; the longest is what sizes memory
 
 
 def measure(precision: str, clip_s: float) -> dict:

@@ -16,17 +16,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
 from datetime import date
 from pathlib import Path
 
-XTTS_V2 = dict(gpt_layers=30, gpt_n_model_channels=1024, gpt_n_heads=16, gpt_num_audio_tokens=1026,
-               gpt_start_audio_token=1024, gpt_stop_audio_token=1025, gpt_use_perceiver_resampler=True,
-               gpt_max_audio_tokens=605, gpt_max_text_tokens=402, gpt_max_prompt_tokens=70)
-TEXT_TOKENS = 6681  # the published vocab.json; [START] is the last id, [STOP] is 0
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The one description of the real architecture and of its random inputs.
+from real_size import TEXT_TOKENS, XTTS_V2, cpu_name, gpt_inputs  # noqa: E402
 
 
 def measure(precision: str, steps: int, batch: int, seconds: float, threads: int) -> dict:
@@ -48,19 +46,9 @@ def measure(precision: str, steps: int, batch: int, seconds: float, threads: int
     optimizer = torch.optim.AdamW(gpt.parameters(), lr=5e-6, betas=(0.9, 0.96), weight_decay=1e-2)
     gpt, optimizer = acc.prepare(gpt, optimizer)
 
-    samples = int(seconds * 22050)
-    codes = samples // 1024 + 1
-    cond_frames = samples // 256 + 1
     text_len = 80
-    inputs = {
-        "text_inputs": torch.randint(1, TEXT_TOKENS - 1, (batch, text_len), dtype=torch.int32),
-        "text_lengths": torch.full((batch,), text_len, dtype=torch.long),
-        "audio_codes": torch.randint(0, 1024, (batch, codes)),
-        "wav_lengths": torch.full((batch,), samples, dtype=torch.long),
-        "cond_mels": torch.randn(batch, 1, 80, cond_frames),
-        "cond_idxs": torch.tensor([[0, samples // 2]] * batch),
-        "cond_lens": None,
-    }
+    inputs = gpt_inputs(batch, seconds, text_len)
+    codes = inputs["audio_codes"].shape[1]
     times = []
     for _ in range(steps + 1):  # the first step allocates optimizer state and warms up kernels: not counted
         start = time.perf_counter()
@@ -93,7 +81,7 @@ def main() -> int:
     import torch
 
     report = {"benchmark": "xtts_v2_gpt_cpu_training_step", "date": date.today().isoformat(),
-              "machine": {"cpu": _cpu_name(), "cores": args.threads, "torch": torch.__version__},
+              "machine": {"cpu": cpu_name(), "cores": args.threads, "torch": torch.__version__},
               "results": []}
     for precision in args.precisions.split(","):
         cmd = [sys.executable, __file__, "--one", precision, "--steps", str(args.steps), "--batch", str(args.batch),
@@ -107,14 +95,6 @@ def main() -> int:
         Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {args.out}")
     return 0
-
-
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or platform.machine()
 
 
 if __name__ == "__main__":
