@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import re
 import subprocess
 import sys
@@ -65,7 +64,6 @@ FULL = {"clip_seconds": 11.0, "steps": 10, "warmup": 2}
 # --quick: small enough that all cases finish in minutes on a 2-core CPU; the values used are recorded.
 QUICK = {"clip_seconds": 3.0, "steps": 2, "warmup": 1, "micro_batch": 2, "grad_accum": 1}
 GIB = 1024**3
-ALLOC_CONF = "expandable_segments:True"  # what alltalk_gui.core.train sets for training
 # Every record has these keys (None where a case was skipped or failed before measuring them).
 FIELDS = ("date", "device", "profile", "peak_reserved_gib", "peak_allocated_gib", "peak_rss_gib", "estimated_gib",
           "samples_per_s", "step_s", "micro_batch", "grad_accum", "clip_s", "steps", "final_loss", "precision",
@@ -86,11 +84,13 @@ def _arch(name: str) -> dict[str, Any]:
 
 def run_case(case: str, opts: argparse.Namespace) -> dict[str, Any]:
     """Build the model for ``case``, train ``opts.warmup + opts.steps`` optimizer steps, return its record."""
+    alloc_conf = None
     if case != BASELINE:
-        # As TrainingRun._setup_accelerator: growable allocator segments unless the user set their own. Read when
-        # the CUDA allocator starts (the first allocation), so set before anything touches the GPU. AllTalk's
-        # trainer leaves the allocator at torch's default, and so does the baseline case.
-        os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", ALLOC_CONF)
+        # As training does (before anything touches the GPU). AllTalk's trainer leaves the allocator at torch's
+        # default, and so does the baseline case.
+        from alltalk_gui.core.memory import use_expandable_segments
+
+        alloc_conf = use_expandable_segments()
     import torch
 
     from alltalk_gui.core.engines.xtts_model import import_coqui_trainer
@@ -104,7 +104,7 @@ def run_case(case: str, opts: argparse.Namespace) -> dict[str, Any]:
               "profile": case, "arch": opts.arch, "quick": opts.quick, "torch": torch.__version__, "threads": threads,
               "tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32), "clip_s": opts.clip_seconds,
               "steps": opts.steps, "warmup_steps": opts.warmup,
-              "cuda_alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF"), "notes": []}
+              "cuda_alloc_conf": alloc_conf, "notes": []}
     from accelerate.utils.memory import should_reduce_batch_size
 
     from alltalk_gui.core.config import ConfigError

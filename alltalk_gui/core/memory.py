@@ -10,6 +10,18 @@ import os
 import sys
 
 GIB = 1024**3
+ALLOC_CONF_NAMES = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF")  # torch 2.9's name, and the older one
+
+
+def use_expandable_segments() -> str:
+    """Ask the CUDA caching allocator for growable segments: less fragmentation when batches of varying clip
+    lengths come and go. It reads the setting when it starts (at the first CUDA allocation), so call this before
+    anything touches the GPU; a user's own setting, under either name, wins. Returns the setting in effect."""
+    for name in ALLOC_CONF_NAMES:
+        if name in os.environ:
+            return os.environ[name]
+    os.environ[ALLOC_CONF_NAMES[0]] = "expandable_segments:True"
+    return os.environ[ALLOC_CONF_NAMES[0]]
 
 
 def peak_rss_gib() -> float:

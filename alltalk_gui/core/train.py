@@ -226,11 +226,10 @@ class TrainingRun:
         from accelerate import Accelerator
         from accelerate.utils import set_seed
 
+        from alltalk_gui.core.memory import use_expandable_segments
+
         cfg = self.config
-        # Growable allocator segments: less fragmentation when batches of varying clip lengths come and go. Read
-        # by the CUDA caching allocator when it starts, which is at the first allocation below; a user's own
-        # setting wins.
-        os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+        use_expandable_segments()  # before the first CUDA allocation, which comes below
         self.accelerator = Accelerator(
             mixed_precision=cfg.mixed_precision,
             gradient_accumulation_steps=cfg.grad_accum_steps,
@@ -318,10 +317,12 @@ class TrainingRun:
         device = self.accelerator.device
         if device.type != "cuda":
             return
-        free, total = torch.cuda.mem_get_info(device)
-        torch.cuda.set_per_process_memory_fraction(min(1.0, AUTO_MEMORY_SHARE * free / total), device)
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        free, total = torch.cuda.mem_get_info(index)
+        # (It takes a device index: a torch.device("cuda") without one is refused.)
+        torch.cuda.set_per_process_memory_fraction(min(1.0, AUTO_MEMORY_SHARE * free / total), index)
         yield Log(level="info", message=f"Auto sizing: using at most {AUTO_MEMORY_SHARE * free / 2**30:.1f} GiB, "
-                                        f"90 % of the {free / 2**30:.1f} GiB free on {torch.cuda.get_device_name(device)}.")
+                                        f"90 % of the {free / 2**30:.1f} GiB free on {torch.cuda.get_device_name(index)}.")
 
     def _probe_micro_batch(self, gpt, collate_fn) -> Iterator[Event]:
         """Find the largest micro-batch whose forward and backward pass on the longest clips fits, with
@@ -409,6 +410,12 @@ class TrainingRun:
                         # clip_grad_norm_ unscales fp16 gradients first and returns the norm before clipping.
                         max_norm = cfg.max_grad_norm if cfg.max_grad_norm > 0 else float("inf")
                         grad_norm = acc.clip_grad_norm_(self.gpt.parameters(), max_norm)
+                        # A NaN or infinite gradient would spoil every weight it touched: skip this update.
+                        # (fp16 is left to its loss scaler, which skips such steps and lowers its scale.)
+                        if cfg.mixed_precision != "fp16" and not torch.isfinite(grad_norm):
+                            self.optimizer.zero_grad(set_to_none=True)
+                            yield Log(level="warning", message=f"Step {st.global_step + 1}: the gradient was not a "
+                                      "finite number, so this update was skipped; training goes on.")
                     self.optimizer.step()
                     self.scheduler.step()
                     # Free the gradients right away: no need for this memory until the next backward.

@@ -165,6 +165,9 @@ def load_dataset(dataset_dir: str | os.PathLike[str], tokenizer, language: str, 
     return train, evals
 
 
+PROMPT_MASK_SAMPLES = 256  # coqui's perceiver_cond_length_compression, which its loss mask divides by
+
+
 class ClipDataset(Dataset):
     """One item per clip: text tokens, waveform and a conditioning slice, as coqui's GPT trainer expects them."""
 
@@ -205,7 +208,11 @@ class ClipDataset(Dataset):
         length = (self.min_cond + self.max_cond) // 2 if self.is_eval else rng.randint(self.min_cond, self.max_cond)
         if total - length < 0:
             length = total // 2
-        start = 0 if self.is_eval else rng.randint(0, total - length)
+        # coqui masks the conditioning span from the mel loss at sample/256 positions on a code (1024-sample)
+        # axis, so a slice starting in the first 256 samples masks the clip's whole row: the clip then teaches
+        # nothing, and alone in a micro-batch it makes the loss NaN. Such starts are not drawn.
+        first = min(PROMPT_MASK_SAMPLES, total - length)
+        start = 0 if self.is_eval else rng.randint(first, total - length)
         piece = wav[:, start:start + length]
         piece = torch.nn.functional.pad(piece, (0, self.max_cond - piece.shape[-1]))
         return piece, [start, start + length]

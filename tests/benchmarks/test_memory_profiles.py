@@ -47,8 +47,9 @@ def test_profile_and_baseline_cases_on_the_tiny_model(mp, tmp_path, monkeypatch)
     from TTS.tts.layers.xtts.trainer import gpt_trainer
 
     # A profile case sets the allocator setting training uses; the test puts the environment back afterwards.
-    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "")
-    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF")
+    for name in ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
 
     arch = mp._arch("tiny")
     mp.write_front_end_files(tmp_path, text_tokens=arch["text_tokens"],

@@ -1,4 +1,4 @@
-"""Out-of-memory recovery and auto sizing on the tiny model. This machine has no GPU, so the GPU's
+"""Out-of-memory recovery, auto sizing and the skipping of non-finite updates on the tiny model. This machine has no GPU, so the GPU's
 out-of-memory error is injected: ``gpt_loss`` raises ``torch.OutOfMemoryError`` (with CUDA's own message) for
 micro-batches above a size, from a chosen call on, exactly where a real one would come from the forward pass."""
 
@@ -11,9 +11,9 @@ import torch
 
 from alltalk_gui.core.config import TrainConfig
 from alltalk_gui.core.engines import xtts_model
-from alltalk_gui.core.events import Checkpoint, Done, Error, MicroBatch, Started, Step
+from alltalk_gui.core.events import Checkpoint, Done, Error, Log, MicroBatch, Started, Step
 from alltalk_gui.core.train import MEMORY_FILE, latest_checkpoint, train
-from alltalk_gui.core.train_data import collate, split_batch
+from alltalk_gui.core.train_data import ClipDataset, collate, split_batch
 from alltalk_gui.testing.tiny_xtts import build_tiny_xtts, make_speech_dataset
 
 
@@ -135,3 +135,41 @@ def test_the_measured_peak_is_recorded_for_each_session(setup):
     sessions = json.loads((project / "runs" / "peak" / MEMORY_FILE).read_text())
     assert len(sessions) == 1 and sessions[0]["measured_peak_gib"] == pytest.approx(done.peak_memory_gib, abs=1e-3)
     assert sessions[0]["measure"] == "peak RSS" and sessions[0]["micro_batch"] == 4
+
+
+def test_a_nan_loss_skips_that_update_and_training_goes_on(setup, monkeypatch):
+    project, tiny = setup
+    real, calls = xtts_model.gpt_loss, []
+
+    def nan_at_third_call(gpt, inputs, weights, **kw):
+        calls.append(1)
+        losses = real(gpt, inputs, weights, **kw)
+        if len(calls) == 3:  # the first micro-batch of step 2
+            losses = {k: v * float("nan") for k, v in losses.items()}
+        return losses
+
+    monkeypatch.setattr(xtts_model, "gpt_loss", nan_at_third_call)
+    events = list(train(_config(project, tiny, "nan")))
+    assert events[-1].reason == "max_steps"
+    warnings = [e for e in events if isinstance(e, Log) and e.level == "warning"]
+    assert len(warnings) == 1 and "Step 2" in warnings[0].message and "skipped" in warnings[0].message
+    from safetensors.torch import load_file
+
+    weights = load_file(str(latest_checkpoint(project / "runs" / "nan") / "model.safetensors"))
+    assert all(torch.isfinite(t).all() for t in weights.values())
+
+
+def test_conditioning_slices_never_start_where_coqui_would_mask_the_whole_clip(setup):
+    """coqui's mask starts at start // 256 on the 1024-sample code axis: a start below 256 masks every target."""
+    from alltalk_gui.core.engines.xtts_files import load_tokenizer
+    from alltalk_gui.core.train_data import load_dataset
+
+    project, tiny = setup
+    clips, _ = load_dataset(project / "dataset", load_tokenizer(tiny), "en", max_audio_seconds=11.6,
+                            min_audio_seconds=0.5, max_text_tokens=200)
+    starts = []
+    for epoch in range(200):
+        dataset = ClipDataset(clips, seed=1, is_eval=False, min_cond_samples=22050, max_cond_samples=44100)
+        dataset.set_epoch(epoch)
+        starts += [dataset._conditioning(torch.zeros(1, clip.samples), i)[1][0] for i, clip in enumerate(clips)]
+    assert min(starts) >= 256 and len(set(starts)) > 100
