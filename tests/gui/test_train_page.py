@@ -190,6 +190,24 @@ def test_start_stop_resume_kill_resume(page, qtbot, monkeypatch):
         run.to_preview.click()
 
 
+@pytest.mark.timeout(600)
+def test_one_click_low_vram_trains_lora_adapters(page, qtbot, monkeypatch):
+    page.setup.picker.low_vram.click()
+    assert page.setup.picker.choice() == "low"
+    _fast(page, monkeypatch, max_steps=2, save_every_steps=0)
+    run = page.run
+    seen: list = []
+    run.start_button.click()
+    run.supervisor.event_received.connect(seen.append)
+    _wait_exit(qtbot, page)
+    assert run.supervisor.returncode == 0 and run.done_event.reason == "max_steps", run.log.shown_text()[-2000:]
+    started = next(e for e in seen if isinstance(e, Started))
+    assert started.config["profile"] == "low" and started.config["lora_rank"] == 16
+    assert started.config["gradient_checkpointing"] and started.config["freeze_conditioning"]
+    assert 0 < started.trainable_parameters < 1_000_000  # the adapters only, not the whole (tiny) GPT
+    assert _checkpoint_steps(page)[-1] == 2 and "Finished" in run.summary.text()
+
+
 def test_invalid_advanced_settings_are_refused_with_the_message(page, qtbot):
     adv = page.setup.advanced
     adv.setChecked(True)
