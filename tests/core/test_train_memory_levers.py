@@ -106,3 +106,15 @@ def test_a_lora_checkpoint_without_its_config_is_refused_clearly(setup, tmp_path
     with pytest.raises(BaseModelError, match="lora_alpha"):
         load_gpt(tiny, lonely)
     assert weights.is_file()
+
+
+def test_a_lora_run_resumes_exactly(setup):
+    """2 steps, a resume, 2 more steps give the losses of 4 steps straight: the adapters, their optimizer state
+    and the data position all come back from the checkpoint."""
+    project, tiny = setup
+    settings = dict(lora_rank=4, lr=5e-3, epochs=2, save_every_steps=1, eval_each_epoch=False)
+    straight = [e.loss for e in train(_config(project, tiny, "lora_a", **settings, max_steps=4)) if isinstance(e, Step)]
+    first = [e.loss for e in train(_config(project, tiny, "lora_b", **settings, max_steps=2)) if isinstance(e, Step)]
+    second = [e.loss for e in train(_config(project, tiny, "lora_b", **settings, max_steps=4), resume=True)
+              if isinstance(e, Step)]
+    assert len(straight) == 4 and first + second == pytest.approx(straight, rel=1e-6)
