@@ -12,16 +12,19 @@ import shutil  # noqa: E402
 
 import pytest  # noqa: E402
 
+SESSION_PREFIX = "session_"  # a tmp_path_factory folder shared by several test modules
 
 @pytest.fixture(scope="module", autouse=True)
 def _module_temporaries_go_with_the_module(request, tmp_path_factory):
     """Remove the folders a test module's fixtures made (tiny XTTS models are ~90 MB each) once the module is
     done, unless one of its tests failed: pytest itself would keep them all until the session ends, and on a
-    small CI disk that was gigabytes. (A passing test's own tmp_path goes at once: tmp_path_retention_policy.)"""
+    small CI disk that was gigabytes. (A passing test's own tmp_path goes at once: tmp_path_retention_policy.)
+    Folders named with :data:`SESSION_PREFIX` hold what several modules share and stay for the session."""
     base = tmp_path_factory.getbasetemp()
     before = set(base.iterdir())
     failed = request.session.testsfailed
     yield
     if request.session.testsfailed == failed:
         for path in set(base.iterdir()) - before:
-            shutil.rmtree(path, ignore_errors=True)
+            if not path.name.startswith(SESSION_PREFIX):
+                shutil.rmtree(path, ignore_errors=True)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.conftest import SESSION_PREFIX
+
 _CACHE: dict[str, "TrainedVoice"] = {}
 
 
@@ -29,7 +31,7 @@ def trained_voice(tmp_path_factory) -> TrainedVoice:
     from alltalk_gui.core.train import train
     from alltalk_gui.testing.tiny_xtts import build_tiny_xtts, make_speech_dataset
 
-    root = tmp_path_factory.mktemp("trained_voice")
+    root = tmp_path_factory.mktemp(f"{SESSION_PREFIX}trained_voice")  # kept for the session (tests/conftest.py)
     base = build_tiny_xtts(root / "tiny_base")
     project = VoiceProject.create(root / "voice", name="Test Voice", language="en")
     make_speech_dataset(project.dataset_dir, n_train=3, n_eval=1)
