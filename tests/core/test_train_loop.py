@@ -12,12 +12,8 @@ from safetensors.torch import load_file
 from alltalk_gui.core.config import TrainConfig
 from alltalk_gui.core.events import Checkpoint, Done, Eval, Memory, Started, Step
 from alltalk_gui.core.train import CHECKPOINTS, STATE_FILE, latest_checkpoint, train
-from alltalk_gui.testing.tiny_xtts import build_tiny_xtts, make_speech_dataset
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
-    return build_tiny_xtts(tmp_path_factory.mktemp("tiny_xtts"))
+from alltalk_gui.testing.tiny_xtts import make_speech_dataset
+from tests.core.tiny_training import fast_config
 
 
 @pytest.fixture(scope="module")
@@ -27,13 +23,7 @@ def project(tmp_path_factory) -> Path:
     return root
 
 
-def _config(project: Path, tiny: Path, run: str, **kw) -> TrainConfig:
-    base = dict(project_dir=str(project), base_model_dir=str(tiny), run_name=run, device="cpu", language="en",
-                lr=1e-3, warmup_steps=0, memory_interval_s=0.0,
-                # Shorter conditioning slices than coqui's 3-6 s keep the CPU steps fast; the clips are ~3 s anyway.
-                min_conditioning_seconds=1.0, max_conditioning_seconds=2.0)
-    base.update(kw)
-    return TrainConfig(**base)
+_config = fast_config
 
 
 def _run(config: TrainConfig, **kw) -> list:

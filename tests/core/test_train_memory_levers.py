@@ -16,22 +16,19 @@ from alltalk_gui.core.engines.xtts_model import gpt_state, gpt_state_from_model_
 from alltalk_gui.core.events import Done, Started, Step
 from alltalk_gui.core.export import compact_state
 from alltalk_gui.core.train import latest_checkpoint, train
-from alltalk_gui.testing.tiny_xtts import build_tiny_xtts, make_speech_dataset
+from alltalk_gui.testing.tiny_xtts import make_speech_dataset
+from tests.core.tiny_training import fast_config
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory) -> tuple[Path, Path]:
-    tiny = build_tiny_xtts(tmp_path_factory.mktemp("tiny_xtts"))
+def setup(tmp_path_factory, tiny) -> tuple[Path, Path]:
     project = tmp_path_factory.mktemp("project")
     make_speech_dataset(project / "dataset", n_train=2, n_eval=1)
     return project, tiny
 
 
 def _config(project: Path, tiny: Path, run: str, **kw) -> TrainConfig:
-    settings = dict(project_dir=str(project), base_model_dir=str(tiny), run_name=run, device="cpu", language="en",
-                    lr=1e-3, warmup_steps=0, memory_interval_s=0.0, batch_size=1, epochs=1, max_steps=2,
-                    min_conditioning_seconds=1.0, max_conditioning_seconds=2.0)
-    return TrainConfig(**{**settings, **kw})
+    return fast_config(project, tiny, run, **{"batch_size": 1, "epochs": 1, "max_steps": 2, **kw})
 
 
 def test_freeze_conditioning_trains_the_gpt_but_not_its_voice_prompt_front_end(setup):

@@ -14,22 +14,20 @@ from alltalk_gui.core.engines import xtts_model
 from alltalk_gui.core.events import Checkpoint, Done, Error, Log, MicroBatch, Started, Step
 from alltalk_gui.core.train import MEMORY_FILE, latest_checkpoint, train
 from alltalk_gui.core.train_data import ClipDataset, collate, split_batch
-from alltalk_gui.testing.tiny_xtts import build_tiny_xtts, make_speech_dataset
+from alltalk_gui.testing.tiny_xtts import make_speech_dataset
+from tests.core.tiny_training import fast_config
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory) -> tuple[Path, Path]:
-    tiny = build_tiny_xtts(tmp_path_factory.mktemp("tiny_xtts"))
+def setup(tmp_path_factory, tiny) -> tuple[Path, Path]:
     project = tmp_path_factory.mktemp("project")
     make_speech_dataset(project / "dataset", n_train=8, n_eval=1)
     return project, tiny
 
 
 def _config(project: Path, tiny: Path, run: str, **kw) -> TrainConfig:
-    settings = dict(project_dir=str(project), base_model_dir=str(tiny), run_name=run, device="cpu", language="en",
-                    lr=1e-3, warmup_steps=0, memory_interval_s=0.0, batch_size=4, grad_accum_steps=2, epochs=5,
-                    max_steps=3, min_conditioning_seconds=1.0, max_conditioning_seconds=2.0, eval_each_epoch=False)
-    return TrainConfig(**{**settings, **kw})
+    return fast_config(project, tiny, run, **{"batch_size": 4, "grad_accum_steps": 2, "epochs": 5, "max_steps": 3,
+                                               "eval_each_epoch": False, **kw})
 
 
 class InjectedOutOfMemory:

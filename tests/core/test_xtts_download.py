@@ -22,12 +22,6 @@ from alltalk_gui.core.engines.xtts_download import (
     download_base_model,
     licence_accepted,
 )
-from alltalk_gui.testing.tiny_xtts import build_tiny_xtts
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
-    return build_tiny_xtts(tmp_path_factory.mktemp("tiny_xtts"))
 
 
 @pytest.fixture(autouse=True)

@@ -22,11 +22,6 @@ from alltalk_gui.testing.tiny_xtts import TINY, TINY_DVAE, build_tiny_xtts, make
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
-    return build_tiny_xtts(tmp_path_factory.mktemp("tiny_xtts"))
-
-
-@pytest.fixture(scope="module")
 def speech(tmp_path_factory) -> Path:
     return make_speech_dataset(tmp_path_factory.mktemp("speech") / "dataset", n_train=4, n_eval=1)
 
