@@ -98,25 +98,43 @@ def gpt_state_from_model_file(path: str | os.PathLike[str]) -> dict[str, torch.T
 
 def load_gpt(base_model: str | os.PathLike[str], gpt_weights: str | os.PathLike[str] | None = None):
     """Build the GPT and load weights: the base model's, or ``gpt_weights`` (a training checkpoint's
-    ``model.safetensors`` or any ``.pth`` with GPT weights) when given.
+    ``model.safetensors`` or any ``.pth`` with GPT weights) when given. LoRA adapters in a checkpoint are merged.
 
     Returns:
         ``(gpt, config, tokenizer)``
     """
     base_model = Path(base_model)
+    if gpt_weights is None:
+        return _gpt_with_state(base_model, gpt_state_from_model_file(base_model / "model.pth"))
+    gpt_weights = Path(gpt_weights)
+    return _gpt_with_state(base_model, _read_gpt_weights(gpt_weights), gpt_weights)
+
+
+def gpt_state(base_model: str | os.PathLike[str], gpt_weights: str | os.PathLike[str]) -> dict[str, torch.Tensor]:
+    """The plain GPT tensors of a checkpoint's ``gpt_weights``: as stored, or with LoRA adapters merged in."""
+    gpt_weights = Path(gpt_weights)
+    state = _read_gpt_weights(gpt_weights)
+    if not _lora_rank(state):
+        return state
+    return _gpt_with_state(Path(base_model), state, gpt_weights)[0].state_dict()
+
+
+def _read_gpt_weights(gpt_weights: Path) -> dict[str, torch.Tensor]:
+    """The GPT tensors of a checkpoint (``model.safetensors``: as stored) or of a coqui ``.pth`` (``gpt.*``)."""
+    state = load_checkpoint(gpt_weights)
+    if gpt_weights.suffix == ".safetensors":
+        return state
+    return {k.removeprefix("gpt."): v for k, v in model_state_dict(state, gpt_weights).items() if k.startswith("gpt.")}
+
+
+def _gpt_with_state(base_model: Path, state: dict[str, torch.Tensor], gpt_weights: Path | None = None):
+    """``(gpt, config, tokenizer)`` with ``state`` loaded strictly; LoRA adapters in it are merged into plain weights
+    (their alpha is read beside ``gpt_weights``)."""
     config = load_xtts_config(base_model)
     tokenizer = load_tokenizer(base_model)
     gpt = build_gpt(config, tokenizer)
-    if gpt_weights is None:
-        state = gpt_state_from_model_file(base_model / "model.pth")
-    else:
-        gpt_weights = Path(gpt_weights)
-        state = load_checkpoint(gpt_weights)
-        if gpt_weights.suffix != ".safetensors":
-            state = {k.removeprefix("gpt."): v for k, v in model_state_dict(state, gpt_weights).items()
-                     if k.startswith("gpt.")}
     lora = _lora_rank(state)
-    tuner = add_lora_adapters(gpt, lora, _lora_alpha(Path(gpt_weights))) if lora else None
+    tuner = add_lora_adapters(gpt, lora, _lora_alpha(gpt_weights)) if lora else None
     try:
         gpt.load_state_dict(state, strict=True)
     except RuntimeError as exc:
@@ -126,20 +144,11 @@ def load_gpt(base_model: str | os.PathLike[str], gpt_weights: str | os.PathLike[
     return gpt, config, tokenizer
 
 
-def gpt_state(base_model: str | os.PathLike[str], gpt_weights: str | os.PathLike[str]) -> dict[str, torch.Tensor]:
-    """The plain GPT tensors of a checkpoint's ``gpt_weights``: as stored, or with LoRA adapters merged in."""
-    state = load_checkpoint(gpt_weights)
-    if not _lora_rank(state):
-        return state
-    return load_gpt(base_model, gpt_weights)[0].state_dict()
-
-
 # -- LoRA (peft) -----------------------------------------------------------------------------------------------
 
 # The four linear layers of every GPT-2 block: attention in/out and the MLP. The conditioning encoder, the
 # perceiver and the text/mel heads stay as they are.
 LORA_TARGETS = r"gpt\.h\.\d+\.(attn\.c_attn|attn\.c_proj|mlp\.c_fc|mlp\.c_proj)"
-LORA_CONFIG_FILE = "train_config.json"  # a LoRA checkpoint's alpha is read from the config saved beside it
 
 
 def add_lora_adapters(gpt: nn.Module, rank: int, alpha: float):
@@ -163,8 +172,13 @@ def _lora_rank(state: dict[str, torch.Tensor]) -> int:
     return int(first.shape[0]) if first is not None else 0
 
 
-def _lora_alpha(gpt_weights: Path) -> float:
-    config = gpt_weights.parent / LORA_CONFIG_FILE
+def _lora_alpha(gpt_weights: Path | None) -> float:
+    """A LoRA checkpoint's alpha, from the training config saved beside its weights."""
+    from alltalk_gui.core.checkpoints import CONFIG_FILE
+
+    if gpt_weights is None:
+        raise BaseModelError("The base model's GPT weights hold LoRA adapters, which a base model never has.")
+    config = gpt_weights.parent / CONFIG_FILE
     try:
         return float(json.loads(config.read_text(encoding="utf-8"))["lora_alpha"])
     except (OSError, ValueError, KeyError) as exc:
