@@ -10,7 +10,7 @@ clips of one length:
   (``XttsFeatures``: mel spectrograms and DVAE codes), ``gpt_loss``, ``acc.backward``, gradient clipping,
   optimizer step, gradients freed.
 * ``auto`` (CUDA): the profile ``choose_auto`` picks for this GPU, with auto sizing as the training loop does it:
-  the allocator capped at 90 % of the free memory, then ``largest_micro_batch`` probes the micro-batch on clips
+  the allocator capped at 90 % of the free memory, then ``probe_micro_batch`` probes the micro-batch on clips
   of the benchmark's length, and accumulation keeps the effective batch of 8. On the CPU ``choose_auto`` always
   picks High and none of auto sizing applies, so the case is recorded as skipped (a note says why) instead of
   running High a second time.
@@ -137,12 +137,7 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     from alltalk_gui.core.engines.xtts_model import LossWeights, XttsFeatures, build_gpt_from_args, gpt_loss
     from alltalk_gui.core.gpu import list_devices
     from alltalk_gui.core.profiles import AUTO_HEADROOM, choose_auto, profile_settings
-    from alltalk_gui.core.train_levers import (
-        apply_memory_levers,
-        largest_micro_batch,
-        make_optimizer,
-        optimizer_state_bytes,
-    )
+    from alltalk_gui.core.train_levers import apply_memory_levers, cap_gpu_memory, make_optimizer, probe_micro_batch
 
     on_cuda = device.kind == "cuda"
     base = TrainConfig(max_audio_seconds=opts.clip_seconds, device=device.kind)
@@ -165,11 +160,8 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
                       cpu=not on_cuda)
     if case == "auto" and on_cuda:
         # As TrainingRun._cap_gpu_memory: the caching allocator enforces the cap, so the probe meets it as OOM.
-        # A single-process Accelerator's device is torch.device("cuda") with no index, which this one call refuses.
-        index = acc.device.index if acc.device.index is not None else torch.cuda.current_device()
-        free, total = torch.cuda.mem_get_info(index)
-        torch.cuda.set_per_process_memory_fraction(min(1.0, AUTO_HEADROOM * free / total), index)
-        notes.append(f"auto sizing: allocator capped at {AUTO_HEADROOM * free / GIB:.1f} GiB "
+        cap, free = cap_gpu_memory(acc.device, AUTO_HEADROOM)
+        notes.append(f"auto sizing: allocator capped at {cap / GIB:.1f} GiB "
                      f"({AUTO_HEADROOM:.0%} of {free / GIB:.1f} GiB free).")
     arch = _arch(opts.arch)
     torch.manual_seed(0)
@@ -185,20 +177,9 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     if case == "auto" and on_cuda:
         # As TrainingRun._probe_micro_batch, on clips of the benchmark's length.
         gpt.to(acc.device)
-        moments = optimizer_state_bytes(gpt, config)  # held during the probe: the optimizer's state comes later
-
-        def fits(micro: int) -> None:
-            batch = _to_device(raw_batch(micro, opts.clip_seconds, arch["text_tokens"]), acc.device)
-            held = torch.empty(moments, dtype=torch.uint8, device=acc.device)
-            try:
-                with acc.autocast():
-                    loss = gpt_loss(gpt, features(batch), weights)["loss"]
-                loss.backward()
-            finally:
-                del held
-                gpt.zero_grad(set_to_none=True)
-
-        micro = largest_micro_batch(fits, effective)
+        micro = probe_micro_batch(
+            gpt, lambda size: _to_device(raw_batch(size, opts.clip_seconds, arch["text_tokens"]), acc.device),
+            features, weights, config, acc, effective)
         result["probe_peak_reserved_gib"] = round(torch.cuda.max_memory_reserved(acc.device) / GIB, 3)
         if not micro:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory: auto sizing found no micro-batch that fits")

@@ -41,7 +41,6 @@ from alltalk_gui.core.train_data import DatasetError
 STOP_FILE = "STOP"  # creating <run_dir>/STOP asks a running training to checkpoint and exit
 EVENTS_FILE = "events.jsonl"
 MEMORY_FILE = "memory.json"  # measured peak memory of each session of a run, beside the estimate
-AUTO_MEMORY_SHARE = 0.9  # auto sizing uses at most this share of the GPU memory free at the start
 MAX_OOM_SPLIT = 64  # a micro-batch is cut into at most this many chunks after out-of-memory errors
 # Test hook for the crash-safety test: "STEP:SECONDS" makes the save at STEP wait SECONDS between writing the
 # checkpoint's files and publishing it, so a test can kill the process at exactly that moment.
@@ -114,6 +113,7 @@ class TrainingRun:
         self.accelerator = None
         self.t0 = time.time()
         self.peaks: dict[str, float] = {}  # the run's peak memory figures (GiB), kept across memory samples
+        self.split = 1  # each micro-batch runs as this many chunks, raised after an out-of-memory error
         self.gpt_parameters = 0
 
     # ------------------------------------------------------------------------------------------------ driver
@@ -310,19 +310,18 @@ class TrainingRun:
         )
 
     def _cap_gpu_memory(self) -> Iterator[Event]:
-        """Auto sizing promises to use at most 90 % of the GPU memory that was free at the start; the caching
-        allocator enforces the cap, so going over it is an out-of-memory error the probe and the loop handle."""
+        """Auto sizing uses at most 90 % of the GPU memory that was free at the start (see ``cap_gpu_memory``)."""
         import torch
 
+        from alltalk_gui.core.profiles import AUTO_HEADROOM
+        from alltalk_gui.core.train_levers import cap_gpu_memory
+
         device = self.accelerator.device
-        if device.type != "cuda":
-            return
-        index = device.index if device.index is not None else torch.cuda.current_device()
-        free, total = torch.cuda.mem_get_info(index)
-        # (It takes a device index: a torch.device("cuda") without one is refused.)
-        torch.cuda.set_per_process_memory_fraction(min(1.0, AUTO_MEMORY_SHARE * free / total), index)
-        yield Log(level="info", message=f"Auto sizing: using at most {AUTO_MEMORY_SHARE * free / 2**30:.1f} GiB, "
-                                        f"90 % of the {free / 2**30:.1f} GiB free on {torch.cuda.get_device_name(index)}.")
+        capped = cap_gpu_memory(device, AUTO_HEADROOM)
+        if capped is not None:
+            cap, free = capped
+            yield Log(level="info", message=f"Auto sizing: using at most {cap / 2**30:.1f} GiB, {AUTO_HEADROOM:.0%} "
+                                            f"of the {free / 2**30:.1f} GiB free on {torch.cuda.get_device_name(device)}.")
 
     def _probe_micro_batch(self, gpt, collate_fn) -> Iterator[Event]:
         """Find the largest micro-batch whose forward and backward pass on the longest clips fits, with
@@ -330,27 +329,14 @@ class TrainingRun:
         accumulate enough micro-batches to keep the effective batch."""
         import torch
 
-        from alltalk_gui.core.engines import xtts_model
-        from alltalk_gui.core.train_levers import largest_micro_batch, optimizer_state_bytes
+        from alltalk_gui.core.train_levers import probe_micro_batch
 
         cfg, acc = self.config, self.accelerator
         effective = cfg.batch_size * cfg.grad_accum_steps
         longest = sorted(range(len(self.train_clips)), key=lambda i: self.train_clips[i].samples, reverse=True)
-        # The optimizer's moments only appear at its first step: the probe holds their size so that it counts them.
-        moments = optimizer_state_bytes(gpt, cfg)
-
-        def fits(micro: int) -> None:
-            batch = collate_fn([self.train_set[longest[i % len(longest)]] for i in range(micro)])
-            held = torch.empty(moments, dtype=torch.uint8, device=acc.device)
-            try:
-                with acc.autocast():
-                    loss = xtts_model.gpt_loss(gpt, self.features(batch), self.loss_weights)["loss"]
-                loss.backward()
-            finally:
-                del held
-                gpt.zero_grad(set_to_none=True)
-
-        micro = largest_micro_batch(fits, effective)
+        micro = probe_micro_batch(
+            gpt, lambda size: collate_fn([self.train_set[longest[i % len(longest)]] for i in range(size)]),
+            self.features, self.loss_weights, cfg, acc, effective)
         if not micro:
             raise OutOfMemory(self._out_of_memory_advice("even one clip of the longest length"))
         # Every process must train with the same micro-batch: the smallest that fit anywhere.
@@ -384,7 +370,6 @@ class TrainingRun:
         cfg, acc, st = self.config, self.accelerator, self.state
         last_memory = 0.0
         reason = "finished"
-        self.split = 1  # each micro-batch runs as this many chunks, raised after an out-of-memory error
         window: list[dict[str, Any]] = []  # this optimizer step's micro-batches, to redo after an out-of-memory error
         if st.batches_done >= len(self.train_loader):  # the checkpoint was taken at the end of an epoch
             st.epoch, st.batches_done = st.epoch + 1, 0
@@ -490,8 +475,7 @@ class TrainingRun:
             gc.collect()
             if torch.cuda.is_available():
                 torch.cuda.empty_cache()
-            micro = math.ceil(cfg.batch_size / self.split)
-            if micro <= 1 or self.split >= MAX_OOM_SPLIT:
+            if math.ceil(cfg.batch_size / self.split) <= 1 or self.split >= MAX_OOM_SPLIT:
                 raise OutOfMemory(self._out_of_memory_advice("one clip per micro-batch"))
             self.split *= 2
             micro = math.ceil(cfg.batch_size / self.split)
@@ -524,9 +508,7 @@ class TrainingRun:
                 inputs = self.features(chunk)
                 losses = xtts_model.gpt_loss(self.gpt, inputs, self.loss_weights)
                 acc.backward(losses["loss"] * share if share != 1 else losses["loss"])
-            n = inputs["text_inputs"].shape[0]
-            sums += torch.stack([losses["loss"].detach().float() * n, losses["loss_text_ce"].detach().float() * n,
-                                 losses["loss_mel_ce"].detach().float() * n, torch.tensor(float(n), device=acc.device)])
+            sums += _loss_sums(losses, inputs["text_inputs"].shape[0])
         return sums
 
     def _sample_memory(self) -> dict[str, float]:
@@ -558,9 +540,7 @@ class TrainingRun:
             for batch in self.eval_loader:
                 inputs = self.features(batch)
                 losses = gpt_loss(self.gpt, inputs, self.loss_weights, eval_mode=True)
-                n = inputs["text_inputs"].shape[0]
-                sums += torch.stack([losses["loss"].float() * n, losses["loss_text_ce"].float() * n,
-                                     losses["loss_mel_ce"].float() * n, torch.tensor(float(n), device=acc.device)])
+                sums += _loss_sums(losses, inputs["text_inputs"].shape[0])
         self.gpt.train()
         totals = acc.reduce(sums, reduction="sum")
         loss = float(totals[0] / totals[3])
@@ -651,14 +631,24 @@ class TrainingRun:
                 sessions = []
             sessions.append({
                 "date": time.strftime("%Y-%m-%d %H:%M:%S"), "device": str(acc.device), "profile": cfg.profile,
-                "micro_batch": math.ceil(cfg.batch_size / getattr(self, "split", 1)),
-                "grad_accum": cfg.grad_accum_steps * getattr(self, "split", 1), "processes": acc.num_processes,
+                "micro_batch": math.ceil(cfg.batch_size / self.split),
+                "grad_accum": cfg.grad_accum_steps * self.split, "processes": acc.num_processes,
                 "max_audio_seconds": cfg.max_audio_seconds, "steps": self.state.global_step,
                 "measured_peak_gib": peak, "measured": dict(self.peaks), "estimated_peak_gib": predicted,
                 "measure": "cuda max_memory_reserved" if on_gpu else "peak RSS",
             })
             atomic.write_json(path, sessions)
         return (round(peak, 3) if peak is not None else None), predicted
+
+
+def _loss_sums(losses: dict[str, Any], clips: int):
+    """(loss, text loss, mel loss) x clips, and clips: what a step or an eval adds up over its batches."""
+    import torch
+
+    loss = losses["loss"].detach()
+    return torch.stack([loss.float() * clips, losses["loss_text_ce"].detach().float() * clips,
+                        losses["loss_mel_ce"].detach().float() * clips,
+                        torch.tensor(float(clips), device=loss.device)])
 
 
 def _lr_factor(step: int, *, warmup: int, total: int, schedule: str) -> float:

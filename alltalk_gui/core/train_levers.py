@@ -69,6 +69,49 @@ def optimizer_state_bytes(gpt, config: TrainConfig) -> int:
     return per_param * sum(p.numel() for p in gpt.parameters() if p.requires_grad)
 
 
+def cap_gpu_memory(device, share: float) -> tuple[int, int] | None:
+    """Cap this process's CUDA caching allocator at ``share`` of the memory free on ``device`` now, so that going
+    over it is an out-of-memory error that the probe and the training loop handle. Returns ``(cap, free)`` in
+    bytes; None on a device that is not CUDA."""
+    import torch
+
+    device = torch.device(device)
+    if device.type != "cuda":
+        return None
+    # The call takes an index: a torch.device("cuda") without one (a one-process accelerator's) is refused.
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    free, total = torch.cuda.mem_get_info(index)
+    torch.cuda.set_per_process_memory_fraction(min(1.0, share * free / total), index)
+    return int(share * free), free
+
+
+def probe_micro_batch(gpt, make_batch: Callable[[int], dict], features, loss_weights, config: TrainConfig,
+                      accelerator, effective: int) -> int:
+    """The largest micro-batch, at most ``effective``, whose forward and backward pass fits (0: not even one).
+
+    ``make_batch(size)`` gives a raw batch of the longest clips. The optimizer's moments only appear at its first
+    step, so each try holds their size in memory too; gradients are dropped after each try.
+    """
+    import torch
+
+    from alltalk_gui.core.engines.xtts_model import gpt_loss
+
+    moments = optimizer_state_bytes(gpt, config)
+
+    def fits(size: int) -> None:
+        batch = make_batch(size)
+        held = torch.empty(moments, dtype=torch.uint8, device=accelerator.device)
+        try:
+            with accelerator.autocast():
+                loss = gpt_loss(gpt, features(batch), loss_weights)["loss"]
+            loss.backward()
+        finally:
+            del held
+            gpt.zero_grad(set_to_none=True)
+
+    return largest_micro_batch(fits, effective)
+
+
 def largest_micro_batch(fits: Callable[[int], None], effective: int) -> int:
     """The largest micro-batch, from ``effective`` down by halves, for which ``fits(size)`` (one forward and
     backward pass on the longest clips) runs without an out-of-memory error: accelerate's
