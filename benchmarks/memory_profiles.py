@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from real_size import DVAE_V2, TEXT_TOKENS, XTTS_V2, cpu_name, raw_batch, write_front_end_files  # noqa: E402
+from real_size import DVAE_V2, TEXT_TOKENS, XTTS_V2, raw_batch, write_front_end_files  # noqa: E402
 
 CASES = ("low", "medium", "high", "auto", "alltalk-baseline")
 BASELINE = "alltalk-baseline"
@@ -377,7 +377,7 @@ def _device_info(kind: str):
 def _device_label(device) -> str:
     if device.kind == "cuda":
         return f"{device.name} ({device.total_gib:.0f} GiB, CUDA {device.capability})"
-    return f"CPU: {cpu_name()}, {device.cores} cores, {device.total_gib:.0f} GiB RAM"
+    return f"CPU: {device.name}, {device.cores} cores, {device.total_gib:.0f} GiB RAM"
 
 
 # ------------------------------------------------------------------------------------------------ the run (parent)

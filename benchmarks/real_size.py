@@ -9,12 +9,10 @@ architecture and random weights. This module is the one description of that arch
   for benchmarks that also run the front end (mel spectrograms and DVAE codes);
 * :func:`write_front_end_files` - ``vocab.json``, ``dvae.pth`` and ``mel_stats.pth`` with the real shapes and
   random contents, for code that reads those files (our ``XttsFeatures``, coqui's ``GPTTrainer``);
-* :func:`cpu_name`.
 """
 
 from __future__ import annotations
 
-import platform
 from pathlib import Path
 
 XTTS_V2 = dict(gpt_layers=30, gpt_n_model_channels=1024, gpt_n_heads=16, gpt_num_audio_tokens=1026,
@@ -103,11 +101,3 @@ def write_front_end_files(folder: str | Path, *, text_tokens: int = TEXT_TOKENS,
     # Log-mel magnitudes of speech sit around -1 .. -10; any non-zero constants normalise equally well here.
     torch.save(torch.linspace(-2.0, -6.0, 80), folder / "mel_stats.pth")
     return folder
-
-
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or platform.machine()

@@ -24,7 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # The one description of the real architecture and of its random inputs.
-from real_size import TEXT_TOKENS, XTTS_V2, cpu_name, gpt_inputs  # noqa: E402
+from real_size import TEXT_TOKENS, XTTS_V2, gpt_inputs  # noqa: E402
+
+from alltalk_gui.core.gpu import cpu_name  # noqa: E402
 
 
 def measure(precision: str, steps: int, batch: int, seconds: float, threads: int) -> dict:

@@ -159,7 +159,7 @@ def _cpu_device() -> DeviceInfo:
     import psutil
 
     vm = psutil.virtual_memory()
-    return DeviceInfo(kind="cpu", index=0, name=_cpu_name(), total_gib=round(vm.total / GIB, 2),
+    return DeviceInfo(kind="cpu", index=0, name=cpu_name(), total_gib=round(vm.total / GIB, 2),
                       free_gib=round(vm.available / GIB, 2), bf16=True, cores=cpu_cores(), source="psutil")
 
 
@@ -168,7 +168,8 @@ def cpu_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _cpu_name() -> str:
+def cpu_name() -> str:
+    """The processor's model name (e.g. "AMD EPYC"), for the device list and benchmark records."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
             for line in f:
