@@ -8,8 +8,8 @@ import json
 import subprocess
 import sys
 
-from alltalk_gui.core.config import TrainConfig
 from alltalk_gui.testing.tiny_xtts import build_tiny_xtts, make_speech_dataset
+from tests.core.tiny_training import fast_config
 from tests.packaging.conftest import ROOT
 
 ENTRY = ROOT / "packaging" / "entry.py"
@@ -28,9 +28,7 @@ def test_the_gpu_scan_runs_as_a_child_module():
 def test_the_training_runner_trains_as_a_child_module(tmp_path):
     tiny = build_tiny_xtts(tmp_path / "tiny")
     make_speech_dataset(tmp_path / "project" / "dataset", n_train=2, n_eval=1)
-    config = TrainConfig(project_dir=str(tmp_path / "project"), base_model_dir=str(tiny), run_name="child",
-                         device="cpu", language="en", max_steps=1, batch_size=1, min_conditioning_seconds=1.0,
-                         max_conditioning_seconds=2.0)
+    config = fast_config(tmp_path / "project", tiny, "child", max_steps=1, batch_size=1)
     config_file = tmp_path / "config.json"
     config_file.write_text(json.dumps(config.to_dict()))
     events = tmp_path / "events.jsonl"
