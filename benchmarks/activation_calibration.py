@@ -1,6 +1,6 @@
 """Measure what autograd keeps for the backward pass of the real-size XTTS v2 GPT, per clip, by clip length.
 
-This is the activation term of :mod:`alltalk_gui.core.memory_estimate`. It runs one forward pass of the
+This is the activation term of :mod:`alltalk_gui.core.engines.xtts.memory_estimate`. It runs one forward pass of the
 real-size GPT (random weights, 441 M parameters) at batch 1 under ``torch.autograd.graph.saved_tensors_hooks``
 and adds up the bytes of every distinct tensor saved for backward, sorted into: the GPT-2 blocks, the
 conditioning encoder + perceiver, and the rest (embeddings, heads, losses). Weights and autocast's 16-bit copies
@@ -37,7 +37,7 @@ def measure(precision: str, clip_s: float) -> dict:
     import torch
     from TTS.tts.configs.xtts_config import XttsArgs
 
-    from alltalk_gui.core.engines.xtts_model import build_gpt_from_args, gpt_loss
+    from alltalk_gui.core.engines.xtts.model import build_gpt_from_args, gpt_loss
 
     torch.manual_seed(0)
     gpt = build_gpt_from_args(XttsArgs(**{**XTTS_V2, "gpt_layers": MEASURED_LAYERS}), number_text_tokens=TEXT_TOKENS,

@@ -4,7 +4,7 @@ All in one run, each case builds the real-size model (random weights) and trains
 clips of one length:
 
 * ``low`` / ``medium`` / ``high``: the profile's settings, adapted to the device by ``profile_settings`` (on the
-  CPU: fp32 and torch AdamW instead of bf16 and 8-bit AdamW), trained exactly as ``alltalk_gui.core.train`` does
+  CPU: fp32 and torch AdamW instead of bf16 and 8-bit AdamW), trained exactly as ``alltalk_gui.core.training.loop`` does
   it: ``apply_memory_levers`` (LoRA / frozen conditioning / activation checkpointing), ``make_optimizer``,
   accelerate with the profile's mixed precision and gradient accumulation, our frozen front end
   (``XttsFeatures``: mel spectrograms and DVAE codes), ``gpt_loss``, ``acc.backward``, gradient clipping,
@@ -28,7 +28,7 @@ batches are padded to their longest clip).
 Each case runs in its own process so its peak is its own; the JSON list is rewritten after every case, so a run
 that is stopped keeps what it measured. Records: peak ``torch.cuda.max_memory_reserved`` / ``_allocated`` (CUDA)
 or peak RSS (CPU), mean step time (an optimizer step: ``micro_batch x grad_accum`` clips), samples/s, the final
-loss and the estimator's prediction (``alltalk_gui.core.memory_estimate``) for the same settings.
+loss and the estimator's prediction (``alltalk_gui.core.engines.xtts.memory_estimate``) for the same settings.
 
     python benchmarks/memory_profiles.py --device cuda   # the GPU run: 11 s clips, effective batch 8, 10 steps
     python benchmarks/memory_profiles.py --quick         # CPU smoke run: 2 clips of 3 s, 1 + 2 steps (~3 min, 2 cores)
@@ -73,7 +73,7 @@ FIELDS = ("date", "device", "profile", "peak_reserved_gib", "peak_allocated_gib"
 def _arch(name: str) -> dict[str, Any]:
     """GPT arguments, text tokens and DVAE widths of the real model, or (for tests only) the tiny one."""
     if name == "tiny":
-        from alltalk_gui.testing.tiny_xtts import TINY, TINY_DVAE
+        from alltalk_gui.core.engines.xtts.tiny_model import TINY, TINY_DVAE
 
         return {"gpt": dict(TINY), "text_tokens": 120, "dvae": dict(TINY_DVAE)}
     return {"gpt": {**XTTS_V2, "gpt_use_masking_gt_prompt_approach": True}, "text_tokens": TEXT_TOKENS,
@@ -88,13 +88,13 @@ def run_case(case: str, opts: argparse.Namespace) -> dict[str, Any]:
     if case != BASELINE:
         # As training does (before anything touches the GPU). AllTalk's trainer leaves the allocator at torch's
         # default, and so does the baseline case.
-        from alltalk_gui.core.memory import use_expandable_segments
+        from alltalk_gui.core.machine.memory import use_expandable_segments
 
         alloc_conf = use_expandable_segments()
     import torch
 
-    from alltalk_gui.core.engines.xtts_model import import_coqui_trainer
-    from alltalk_gui.core.gpu import cpu_cores
+    from alltalk_gui.core.engines.xtts.model import import_coqui_trainer
+    from alltalk_gui.core.machine.gpu import cpu_cores
 
     threads = cpu_cores()
     torch.set_num_threads(threads)
@@ -107,7 +107,7 @@ def run_case(case: str, opts: argparse.Namespace) -> dict[str, Any]:
               "cuda_alloc_conf": alloc_conf, "notes": []}
     from accelerate.utils.memory import should_reduce_batch_size
 
-    from alltalk_gui.core.config import ConfigError
+    from alltalk_gui.core.training.config import ConfigError
 
     try:
         if case == BASELINE:
@@ -125,7 +125,7 @@ def run_case(case: str, opts: argparse.Namespace) -> dict[str, Any]:
 
 
 def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> dict[str, Any]:
-    """A profile trained the way ``alltalk_gui.core.train.TrainingRun`` trains it."""
+    """A profile trained the way ``alltalk_gui.core.training.loop.TrainingRun`` trains it."""
     import dataclasses
     import gc
 
@@ -133,11 +133,11 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     from accelerate import Accelerator
     from TTS.tts.configs.xtts_config import XttsArgs, XttsConfig
 
-    from alltalk_gui.core.config import TrainConfig
-    from alltalk_gui.core.engines.xtts_model import LossWeights, XttsFeatures, build_gpt_from_args, gpt_loss
-    from alltalk_gui.core.gpu import list_devices
-    from alltalk_gui.core.profiles import AUTO_HEADROOM, choose_auto, profile_settings
-    from alltalk_gui.core.train_levers import apply_memory_levers, cap_gpu_memory, make_optimizer, probe_micro_batch
+    from alltalk_gui.core.training.config import TrainConfig
+    from alltalk_gui.core.engines.xtts.model import LossWeights, XttsFeatures, build_gpt_from_args, gpt_loss
+    from alltalk_gui.core.machine.gpu import list_devices
+    from alltalk_gui.core.training.profiles import AUTO_HEADROOM, choose_auto, profile_settings
+    from alltalk_gui.core.training.levers import apply_memory_levers, cap_gpu_memory, make_optimizer, probe_micro_batch
 
     on_cuda = device.kind == "cuda"
     base = TrainConfig(max_audio_seconds=opts.clip_seconds, device=device.kind)
@@ -227,8 +227,8 @@ def _baseline(opts: argparse.Namespace, device) -> dict[str, Any]:
 
     import torch
 
-    from alltalk_gui.core.config import TrainConfig
-    from alltalk_gui.core.engines.xtts_model import import_coqui_trainer
+    from alltalk_gui.core.training.config import TrainConfig
+    from alltalk_gui.core.engines.xtts.model import import_coqui_trainer
 
     gpt_trainer = import_coqui_trainer()
     arch = _arch(opts.arch)
@@ -322,7 +322,7 @@ def _estimate(config, opts: argparse.Namespace, on_cuda: bool) -> float | None:
     CPU attention does) on the CPU. None for the tiny test model, which the estimator does not describe."""
     import dataclasses
 
-    from alltalk_gui.core.memory_estimate import estimate
+    from alltalk_gui.core.engines.xtts.memory_estimate import estimate
 
     if opts.arch != "xtts_v2":
         return None
@@ -331,7 +331,7 @@ def _estimate(config, opts: argparse.Namespace, on_cuda: bool) -> float | None:
 
 
 def _peaks(device) -> dict[str, Any]:
-    from alltalk_gui.core.memory import peak_rss_gib
+    from alltalk_gui.core.machine.memory import peak_rss_gib
 
     peaks: dict[str, Any] = {"peak_rss_gib": round(peak_rss_gib(), 3), "peak_reserved_gib": None,
                              "peak_allocated_gib": None}
@@ -368,7 +368,7 @@ def _resolve_device(kind: str) -> str:
 
 def _device_info(kind: str):
     """``DeviceInfo`` of the CUDA device torch uses (index 0), or of the CPU."""
-    from alltalk_gui.core.gpu import list_devices
+    from alltalk_gui.core.machine.gpu import list_devices
 
     devices = list_devices()
     return next(d for d in devices if d.kind == kind and d.index == 0)
@@ -387,9 +387,9 @@ def prepare(opts: argparse.Namespace) -> dict[str, Any]:
     can include its parent's): resolve the device, describe it, write the random front-end files."""
     import torch
 
-    from alltalk_gui.core.config import TrainConfig
-    from alltalk_gui.core.gpu import list_devices
-    from alltalk_gui.core.profiles import choose_auto
+    from alltalk_gui.core.training.config import TrainConfig
+    from alltalk_gui.core.machine.gpu import list_devices
+    from alltalk_gui.core.training.profiles import choose_auto
 
     kind = _resolve_device(opts.device)
     device = _device_info(kind)

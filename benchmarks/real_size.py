@@ -5,7 +5,7 @@ architecture and random weights. This module is the one description of that arch
 (:data:`XTTS_V2`, :data:`TEXT_TOKENS`, :data:`DVAE_V2`), plus:
 
 * :func:`gpt_inputs` - random GPT inputs shaped like a real batch (what the frozen front end would produce);
-* :func:`raw_batch` - a random batch of waveforms in the layout of ``alltalk_gui.core.train_data.collate``,
+* :func:`raw_batch` - a random batch of waveforms in the layout of ``alltalk_gui.core.training.data.collate``,
   for benchmarks that also run the front end (mel spectrograms and DVAE codes);
 * :func:`write_front_end_files` - ``vocab.json``, ``dvae.pth`` and ``mel_stats.pth`` with the real shapes and
   random contents, for code that reads those files (our ``XttsFeatures``, coqui's ``GPTTrainer``);

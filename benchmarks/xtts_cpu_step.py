@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # The one description of the real architecture and of its random inputs.
 from real_size import TEXT_TOKENS, XTTS_V2, gpt_inputs  # noqa: E402
 
-from alltalk_gui.core.gpu import cpu_name  # noqa: E402
+from alltalk_gui.core.machine.gpu import cpu_name  # noqa: E402
 
 
 def measure(precision: str, steps: int, batch: int, seconds: float, threads: int) -> dict:
@@ -34,8 +34,8 @@ def measure(precision: str, steps: int, batch: int, seconds: float, threads: int
     from accelerate import Accelerator
     from TTS.tts.configs.xtts_config import XttsArgs
 
-    from alltalk_gui.core.engines.xtts_model import build_gpt_from_args, gpt_loss
-    from alltalk_gui.core.memory import peak_rss_gib
+    from alltalk_gui.core.engines.xtts.model import build_gpt_from_args, gpt_loss
+    from alltalk_gui.core.machine.memory import peak_rss_gib
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)

@@ -33,7 +33,7 @@ def main() -> int:
         from alltalk_gui.gui.settings import use_settings_folder
 
         from alltalk_gui.gui.app import create_application
-        from alltalk_gui.gui.dialogs.about_dialog import AboutDialog
+        from alltalk_gui.gui.start.about_dialog import AboutDialog
         from alltalk_gui.gui.main_window import MainWindow
         from alltalk_gui.gui.style import apply_style
 

@@ -26,10 +26,10 @@ def wait(app, condition) -> None:
 
 
 def train_tiny_voice(root: Path) -> Path:
-    from alltalk_gui.core.config import TrainConfig
-    from alltalk_gui.core.project import VoiceProject
-    from alltalk_gui.core.train import train
-    from alltalk_gui.testing.tiny_xtts import build_tiny_xtts, make_speech_dataset
+    from alltalk_gui.core.training.config import TrainConfig
+    from alltalk_gui.core.project.folder import VoiceProject
+    from alltalk_gui.core.training.loop import train
+    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts, make_speech_dataset
 
     base = build_tiny_xtts(root / "xtts_tiny")
     project = VoiceProject.create(root / "Grandma's voice", name="Grandma's voice")
@@ -44,10 +44,10 @@ def train_tiny_voice(root: Path) -> Path:
 def main() -> int:
     from alltalk_gui.gui.settings import use_settings_folder
 
-    from alltalk_gui.core.project import VoiceProject
+    from alltalk_gui.core.project.folder import VoiceProject
     from alltalk_gui.gui.app import create_application
     from alltalk_gui.gui.main_window import MainWindow
-    from alltalk_gui.gui.pages.preview_page import PreviewPage
+    from alltalk_gui.gui.preview.preview_page import PreviewPage
     from alltalk_gui.testing.tiny_whisper import faster_tiny_en
 
     OUT.mkdir(exist_ok=True)

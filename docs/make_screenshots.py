@@ -40,7 +40,7 @@ def make_recordings(folder: Path) -> list[str]:
 def main() -> int:
     from alltalk_gui.gui.settings import use_settings_folder
 
-    from alltalk_gui.core.project import VoiceProject
+    from alltalk_gui.core.project.folder import VoiceProject
     from alltalk_gui.gui.app import create_application
     from alltalk_gui.gui.main_window import MainWindow
     from alltalk_gui.gui.style import apply_style

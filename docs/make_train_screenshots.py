@@ -36,13 +36,13 @@ def main() -> int:
         os.environ["ALLTALK_GUI_CONFIG_DIR"] = str(tmp_path / "config")  # app settings: the base-model choice
         from alltalk_gui.gui.settings import use_settings_folder
 
-        from alltalk_gui.core.project import VoiceProject
-        from alltalk_gui.gui import system_checks
+        from alltalk_gui.core.project.folder import VoiceProject
+        from alltalk_gui.gui.start import system_checks
         from alltalk_gui.gui.app import create_application
         from alltalk_gui.gui.main_window import MainWindow
-        from alltalk_gui.gui.pages.train_page import TrainPage
+        from alltalk_gui.gui.train.train_page import TrainPage
         from alltalk_gui.gui.style import apply_style
-        from alltalk_gui.testing.tiny_xtts import build_tiny_xtts, make_speech_dataset
+        from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts, make_speech_dataset
 
         use_settings_folder(tmp_path / "settings")
         base = build_tiny_xtts(tmp_path / "xtts_tiny")

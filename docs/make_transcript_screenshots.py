@@ -35,12 +35,12 @@ def wait(app, condition) -> None:
 def main() -> int:
     from alltalk_gui.gui.settings import use_settings_folder
 
-    from alltalk_gui.core.project import VoiceProject
+    from alltalk_gui.core.project.folder import VoiceProject
     from alltalk_gui.gui.app import create_application
     from alltalk_gui.gui.main_window import MainWindow
     from alltalk_gui.gui.style import apply_style
-    from alltalk_gui.gui.pages.transcribe_panel import FASTER
-    from alltalk_gui.gui.pages.transcript_page import TranscriptPage
+    from alltalk_gui.gui.transcript.transcribe_panel import FASTER
+    from alltalk_gui.gui.transcript.transcript_page import TranscriptPage
     from alltalk_gui.testing.speech import synthesize
     from alltalk_gui.testing.tiny_whisper import faster_tiny_en
 

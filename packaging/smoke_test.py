@@ -77,7 +77,7 @@ def check_child_module(exe: Path, env: dict[str, str], timeout: float) -> None:
 def prepare_base_model(home: Path) -> Path | None:
     """A tiny XTTS v2 base model, chosen in the app settings, so the first-run check loads coqui-tts."""
     try:
-        from alltalk_gui.testing.tiny_xtts import build_tiny_xtts
+        from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
     except ImportError as exc:  # not run from the development environment
         print(f"note: no tiny base model ({exc}); the base-model check will only report 'not chosen'")
         return None

@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
-    from alltalk_gui.core.project import ProjectError
+    from alltalk_gui.core.project.folder import ProjectError
 
     try:
         return int(args.func(args))

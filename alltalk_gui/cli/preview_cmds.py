@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 from alltalk_gui.cli import EXIT_OK, EXIT_USAGE
-from alltalk_gui.core.checkpoints import CheckpointError, CheckpointInfo, list_checkpoints, resolve_checkpoint
-from alltalk_gui.core.export import FORMATS, ExportError, ExportOptions, export_voice
-from alltalk_gui.core.preview import GenerationSettings, PreviewError
-from alltalk_gui.core.project import VoiceProject
-from alltalk_gui.core.references import ReferenceClipError, choose_references
+from alltalk_gui.core.training.checkpoints import CheckpointError, CheckpointInfo, list_checkpoints, resolve_checkpoint
+from alltalk_gui.core.voice.export import FORMATS, ExportError, ExportOptions, export_voice
+from alltalk_gui.core.voice.preview import GenerationSettings, PreviewError
+from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.core.voice.references import ReferenceClipError, choose_references
 
 _ERRORS = (CheckpointError, PreviewError, ReferenceClipError, ExportError)
 
@@ -98,7 +98,7 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
-    from alltalk_gui.core.preview import PreviewEngine, generate_preview
+    from alltalk_gui.core.voice.preview import PreviewEngine, generate_preview
 
     project = VoiceProject.open(args.dir)
     try:
@@ -141,9 +141,9 @@ def cmd_preview(args: argparse.Namespace) -> int:
 
 
 def _checker(model: str, device: str):
-    from alltalk_gui.core.transcribe import TranscriptionError
-    from alltalk_gui.core.wer import IntelligibilityChecker
-    from alltalk_gui.core.whisper_models import ModelError
+    from alltalk_gui.core.transcription.transcribe import TranscriptionError
+    from alltalk_gui.core.transcription.wer import IntelligibilityChecker
+    from alltalk_gui.core.transcription.model_files import ModelError
 
     try:
         return IntelligibilityChecker(model=model, device=device)

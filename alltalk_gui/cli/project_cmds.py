@@ -7,9 +7,9 @@ import json
 import sys
 
 from alltalk_gui.cli import EXIT_OK, EXIT_SOME_REJECTED
-from alltalk_gui.core.duration_guidance import format_duration, guidance
-from alltalk_gui.core.importer import import_files
-from alltalk_gui.core.project import VoiceProject
+from alltalk_gui.core.project.duration_guidance import format_duration, guidance
+from alltalk_gui.core.project.importer import import_files
+from alltalk_gui.core.project.folder import VoiceProject
 
 
 def register(sub: argparse._SubParsersAction) -> None:

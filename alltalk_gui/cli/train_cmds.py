@@ -67,8 +67,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _build_config(args: argparse.Namespace):
     from alltalk_gui.core import app_settings
-    from alltalk_gui.core.config import ConfigError, TrainConfig
-    from alltalk_gui.core.project import VoiceProject
+    from alltalk_gui.core.training.config import ConfigError, TrainConfig
+    from alltalk_gui.core.project.folder import VoiceProject
 
     project = VoiceProject.open(args.dir)  # ProjectError -> exit 2 with its message
     base = args.base_model or app_settings.get("base_model_dir")
@@ -106,9 +106,9 @@ def _apply_profile(config, name: str, wanted):
     ``wanted`` is the config with the user's --epochs and --set as well, for auto's reason (its CPU time estimate
     counts the epochs and max_steps asked for).
     """
-    from alltalk_gui.core.gpu import list_devices
-    from alltalk_gui.core.memory_estimate import estimate
-    from alltalk_gui.core.profiles import apply_profile, choose_auto, profile_settings
+    from alltalk_gui.core.machine.gpu import list_devices
+    from alltalk_gui.core.engines.xtts.memory_estimate import estimate
+    from alltalk_gui.core.training.profiles import apply_profile, choose_auto, profile_settings
 
     devices = list_devices()
     gpus = [d for d in devices if d.kind == "cuda"]
@@ -128,7 +128,7 @@ def _apply_profile(config, name: str, wanted):
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from alltalk_gui.core.config import ConfigError
+    from alltalk_gui.core.training.config import ConfigError
 
     try:
         config = _build_config(args)
@@ -144,7 +144,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def _train_here(config, args) -> int:
-    from alltalk_gui.core.runner import StopFlag, exit_code, run_to_sink
+    from alltalk_gui.core.training.runner import StopFlag, exit_code, run_to_sink
 
     stop = StopFlag()
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -165,9 +165,9 @@ def _train_here(config, args) -> int:
 def _train_launched(config, args) -> int:
     """N processes under accelerate launch; this process only follows the events file."""
     from alltalk_gui.core import atomic
-    from alltalk_gui.core.events import Done, event_from_dict
-    from alltalk_gui.core.runner import exit_code
-    from alltalk_gui.core.train import EVENTS_FILE
+    from alltalk_gui.core.training.events import Done, event_from_dict
+    from alltalk_gui.core.training.runner import exit_code
+    from alltalk_gui.core.training.loop import EVENTS_FILE
 
     run_dir = config.run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -184,7 +184,7 @@ def _train_launched(config, args) -> int:
     else:
         cmd += ["--multi_gpu", "--num_processes", str(args.processes), "--num_machines", "1",
                 "--mixed_precision", config.mixed_precision, "--dynamo_backend", "no"]
-    cmd += ["-m", "alltalk_gui.core.runner", "--config", str(config_file), "--events", str(events_path)]
+    cmd += ["-m", "alltalk_gui.core.training.runner", "--config", str(config_file), "--events", str(events_path)]
     if args.resume:
         cmd.append("--resume")
     progress = Progress()
@@ -300,14 +300,14 @@ def _hms(seconds: float) -> str:
 def cmd_gpu(args: argparse.Namespace) -> int:
     """Each GPU with its free memory and the other programs using it, then the CPU. Without a GPU, first about
     how long training takes on the CPU (the default settings on cpu_estimate.REFERENCE_MINUTES of audio)."""
-    from alltalk_gui.core.gpu import list_devices, other_use
+    from alltalk_gui.core.machine.gpu import list_devices, other_use
 
     devices = list_devices()
     if args.json:
         print(json.dumps([d.to_dict() for d in devices], indent=2))
         return EXIT_OK
     if not any(d.kind == "cuda" for d in devices):
-        from alltalk_gui.core.cpu_estimate import typical_run
+        from alltalk_gui.core.machine.cpu_estimate import typical_run
 
         print(f"No CUDA GPU found: training runs on the CPU, {typical_run(devices[-1].cores).sentence()}.")
     for d in devices:
@@ -329,7 +329,7 @@ def cmd_gpu(args: argparse.Namespace) -> int:
 # -- make-test-model -----------------------------------------------------------------------------------------------
 
 def cmd_make_test_model(args: argparse.Namespace) -> int:
-    from alltalk_gui.testing.tiny_xtts import build_tiny_xtts
+    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
 
     folder = build_tiny_xtts(args.dir, seed=args.seed)
     print(f"Wrote a tiny random XTTS v2 test model to {folder} (for tests and smoke runs; it is not a voice).")
@@ -340,8 +340,8 @@ def cmd_make_test_model(args: argparse.Namespace) -> int:
 
 def cmd_download(args: argparse.Namespace) -> int:
     from alltalk_gui.core import app_settings
-    from alltalk_gui.core.engines import xtts_download as dl
-    from alltalk_gui.core.engines.xtts_files import BaseModelError
+    from alltalk_gui.core.engines.xtts import download as dl
+    from alltalk_gui.core.engines.xtts.files import BaseModelError
 
     if not dl.licence_accepted():
         print(dl.LICENCE_SUMMARY)

@@ -8,11 +8,11 @@ import sys
 from typing import Any
 
 from alltalk_gui.cli import EXIT_OK, EXIT_SOME_REJECTED, EXIT_USAGE
-from alltalk_gui.core.clip_flags import DEFAULT_MAX_S, DEFAULT_MIN_S
-from alltalk_gui.core.clip_text_check import base_model_vocab
-from alltalk_gui.core.duration_guidance import format_duration
-from alltalk_gui.core.project import VoiceProject
-from alltalk_gui.core.whisper_models import BACKENDS, OPENAI
+from alltalk_gui.core.transcript.flags import DEFAULT_MAX_S, DEFAULT_MIN_S
+from alltalk_gui.core.engines.xtts.text_check import base_model_vocab
+from alltalk_gui.core.project.duration_guidance import format_duration
+from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.core.transcription.model_files import BACKENDS, OPENAI
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,8 +51,8 @@ def _fail(message: str) -> int:
 
 
 def cmd_transcribe(args: argparse.Namespace) -> int:
-    from alltalk_gui.core import whisper_models
-    from alltalk_gui.core.transcribe import (TranscribeOptions, TranscriptionError, default_model, resolve_device,
+    from alltalk_gui.core.transcription import model_files as whisper_models
+    from alltalk_gui.core.transcription.transcribe import (TranscribeOptions, TranscriptionError, default_model, resolve_device,
                                              transcribe_project)
 
     project = VoiceProject.open(args.dir)
@@ -86,7 +86,7 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
 
 
 def cmd_segments(args: argparse.Namespace) -> int:
-    from alltalk_gui.core.segments import SegmentList, SegmentsError
+    from alltalk_gui.core.transcript.segments import SegmentList, SegmentsError
 
     project = VoiceProject.open(args.dir)
     try:
@@ -113,8 +113,8 @@ def cmd_segments(args: argparse.Namespace) -> int:
 
 
 def cmd_dataset(args: argparse.Namespace) -> int:
-    from alltalk_gui.core.dataset_export import ClipsRefused, DatasetError, export_dataset
-    from alltalk_gui.core.segments import SegmentsError
+    from alltalk_gui.core.dataset.export import ClipsRefused, DatasetError, export_dataset
+    from alltalk_gui.core.transcript.segments import SegmentsError
 
     project = VoiceProject.open(args.dir)
     try:

@@ -43,7 +43,7 @@ def run_app(argv: list[str] | None = None) -> int:
     splash.show()
     splash.show_message("Loading the interface…")
     from alltalk_gui.gui.main_window import MainWindow
-    from alltalk_gui.gui.pages.first_run_page import first_run_pending
+    from alltalk_gui.gui.start.first_run_page import first_run_pending
 
     window = MainWindow()
     window.show()

@@ -16,16 +16,16 @@ from PySide6.QtWidgets import (
     QFileDialog, QHBoxLayout, QListWidget, QListWidgetItem, QMainWindow, QMessageBox, QStackedWidget, QWidget,
 )
 
-from alltalk_gui.core.project import ProjectError, VoiceProject
+from alltalk_gui.core.project.folder import ProjectError, VoiceProject
 from alltalk_gui.gui import settings
-from alltalk_gui.gui.dialogs.about_dialog import AboutDialog
-from alltalk_gui.gui.dialogs.new_project_dialog import NewProjectDialog
-from alltalk_gui.gui.pages.first_run_page import FirstRunPage
-from alltalk_gui.gui.pages.import_page import ImportPage
-from alltalk_gui.gui.pages.preview_page import PreviewPage
-from alltalk_gui.gui.pages.train_page import TrainPage
-from alltalk_gui.gui.pages.transcript_page import TranscriptPage
-from alltalk_gui.gui.pages.welcome_page import WelcomePage
+from alltalk_gui.gui.start.about_dialog import AboutDialog
+from alltalk_gui.gui.start.new_project_dialog import NewProjectDialog
+from alltalk_gui.gui.start.first_run_page import FirstRunPage
+from alltalk_gui.gui.sources.import_page import ImportPage
+from alltalk_gui.gui.preview.preview_page import PreviewPage
+from alltalk_gui.gui.train.train_page import TrainPage
+from alltalk_gui.gui.transcript.transcript_page import TranscriptPage
+from alltalk_gui.gui.start.welcome_page import WelcomePage
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """``alltalk-gui gpu``: on this machine (no GPU) the real command states the CPU training time; with GPUs (as
-NVML describes them; see tests/core/test_gpu.py for the fake driver) each card is listed with the other
+NVML describes them; see tests/core/machine/test_gpu.py for the fake driver) each card is listed with the other
 programs using it, in the table and in --json."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import sys
 import pytest
 
 from alltalk_gui.cli import train_cmds
-from alltalk_gui.core import gpu
-from alltalk_gui.core.gpu import DeviceInfo, GpuProcess
+from alltalk_gui.core.machine import gpu
+from alltalk_gui.core.machine.gpu import DeviceInfo, GpuProcess
 
 CARDS = [
     DeviceInfo(kind="cuda", index=0, name="NVIDIA GeForce RTX 3060", total_gib=12.0, free_gib=9.8, bf16=True,

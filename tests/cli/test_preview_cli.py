@@ -11,7 +11,7 @@ import soundfile as sf
 import torch
 
 from alltalk_gui.cli import main
-from alltalk_gui.core.project import VoiceProject
+from alltalk_gui.core.project.folder import VoiceProject
 from tests.trained_voice import trained_voice, whisper_tiny_en
 
 

@@ -14,7 +14,7 @@ import soundfile as sf
 from alltalk_gui.cli import main
 from alltalk_gui.testing.speech import espeak_available
 from alltalk_gui.testing.tiny_whisper import faster_tiny_en
-from tests.core.test_segments_support import SENTENCES, make_vocab, spoken_sentences
+from tests.core.transcript.test_segments_support import SENTENCES, make_vocab, spoken_sentences
 
 pytestmark = pytest.mark.skipif(not espeak_available(), reason="espeak-ng is not installed")
 

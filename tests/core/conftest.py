@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from alltalk_gui.testing.tiny_xtts import build_tiny_xtts
+from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,10 @@ from PySide6.QtCore import QTimer, qVersion
 from PySide6.QtWidgets import QApplication, QLabel
 
 from alltalk_gui import __version__
-from alltalk_gui.gui.dialogs import about_dialog
-from alltalk_gui.gui.dialogs.about_dialog import AboutDialog, licence_of, version_rows
+from alltalk_gui.gui.start import about_dialog
+from alltalk_gui.gui.start.about_dialog import AboutDialog, licence_of, version_rows
 from alltalk_gui.gui.main_window import MainWindow
-from alltalk_gui.gui.pages import first_run_page
+from alltalk_gui.gui.start import first_run_page
 
 
 def wait_gpu(qtbot, dialog: AboutDialog) -> None:
@@ -21,7 +21,7 @@ def wait_gpu(qtbot, dialog: AboutDialog) -> None:
 
 
 def test_versions_come_from_metadata_without_importing_torch():
-    code = ("import sys; from alltalk_gui.gui.dialogs.about_dialog import version_rows; rows = dict(version_rows()); "
+    code = ("import sys; from alltalk_gui.gui.start.about_dialog import version_rows; rows = dict(version_rows()); "
             "print(rows['torch']); sys.exit(1 if 'torch' in sys.modules else 0)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr

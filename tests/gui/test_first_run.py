@@ -9,12 +9,13 @@ from collections import namedtuple
 import pytest
 from PySide6.QtCore import Qt
 
-from alltalk_gui.core import app_settings, gpu
-from alltalk_gui.gui import system_checks
+from alltalk_gui.core import app_settings
+from alltalk_gui.core.machine import gpu
+from alltalk_gui.gui.start import system_checks
 from alltalk_gui.gui.main_window import MainWindow
-from alltalk_gui.gui.pages import first_run_page
-from alltalk_gui.gui.pages.first_run_page import FirstRunPage, default_profile, first_run_pending
-from alltalk_gui.gui.system_checks import OK, PROBLEM, WARNING
+from alltalk_gui.gui.start import first_run_page
+from alltalk_gui.gui.start.first_run_page import FirstRunPage, default_profile, first_run_pending
+from alltalk_gui.gui.start.system_checks import OK, PROBLEM, WARNING
 
 
 @pytest.fixture(autouse=True)
@@ -25,7 +26,7 @@ def app_config(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
-    from alltalk_gui.testing.tiny_xtts import build_tiny_xtts
+    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
 
     return build_tiny_xtts(tmp_path_factory.mktemp("tiny_xtts"))
 

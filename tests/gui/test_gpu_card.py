@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from alltalk_gui.core.gpu import DeviceInfo, GpuProcess
-from alltalk_gui.gui.pages.train_setup import SetupPanel
-from alltalk_gui.gui.widgets.gpu_card import GpuCard
+from alltalk_gui.core.machine.gpu import DeviceInfo, GpuProcess
+from alltalk_gui.gui.train.train_setup import SetupPanel
+from alltalk_gui.gui.train.gpu_card import GpuCard
 
 BUSY = DeviceInfo(kind="cuda", index=0, name="NVIDIA GeForce RTX 3060", total_gib=12.0, free_gib=9.8, bf16=True,
                   capability="8.6", driver="550.54.14", source="nvml", other_processes_gib=1.9,

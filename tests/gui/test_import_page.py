@@ -10,11 +10,11 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QMessageBox
 
-from alltalk_gui.core.duration_guidance import format_duration
-from alltalk_gui.core.project import VoiceProject
+from alltalk_gui.core.project.duration_guidance import format_duration
+from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.gui import settings
 from alltalk_gui.gui.main_window import STEPS, MainWindow
-from alltalk_gui.gui.models.sources_model import Column
+from alltalk_gui.gui.sources.sources_model import Column
 from alltalk_gui.testing.speech import synthesize
 
 

@@ -10,8 +10,8 @@ from dataclasses import replace
 
 import pytest
 
-from alltalk_gui.core.project import VoiceProject
-from alltalk_gui.gui.pages.preview_page import PreviewPage, error_text
+from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.gui.preview.preview_page import PreviewPage, error_text
 from tests.trained_voice import trained_voice, whisper_tiny_en
 
 GENERATION_TIMEOUT_MS = 240_000  # the CPU is shared in CI; a tiny take is a few seconds on an idle machine
@@ -152,13 +152,13 @@ def test_without_checkpoints_the_page_says_train_first(qtbot, tmp_path):
 
 def test_error_text_keeps_only_the_message():
     tb = ("Traceback (most recent call last):\n  File \"x.py\", line 1\n"
-          "alltalk_gui.core.export.ExportError: /x/voice already exists and is not empty.\n")
+          "alltalk_gui.core.voice.export.ExportError: /x/voice already exists and is not empty.\n")
     assert error_text(tb) == "/x/voice already exists and is not empty."
 
 
 def test_page_is_step_4_and_opening_it_loads_no_torch():
     code = ("import sys; from alltalk_gui.gui.main_window import STEPS; "
-            "from alltalk_gui.gui.pages.preview_page import PreviewPage; assert STEPS[3].page is PreviewPage; "
+            "from alltalk_gui.gui.preview.preview_page import PreviewPage; assert STEPS[3].page is PreviewPage; "
             "bad = [m for m in ('torch', 'TTS', 'whisper', 'faster_whisper') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -17,10 +17,10 @@ from dataclasses import replace
 import pytest
 from PySide6.QtCore import QElapsedTimer, QTimer
 
-from alltalk_gui.core.checkpoints import run_checkpoints
-from alltalk_gui.core.events import Done, Memory, Started, Step
-from alltalk_gui.core.project import VoiceProject
-from alltalk_gui.gui.pages.train_page import TrainPage
+from alltalk_gui.core.training.checkpoints import run_checkpoints
+from alltalk_gui.core.training.events import Done, Memory, Started, Step
+from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.gui.train.train_page import TrainPage
 
 RUN_TIMEOUT_MS = 240_000  # a child start is a torch + coqui import; the CPU is shared
 
@@ -32,14 +32,14 @@ FAST = dict(device="cpu", lr=1e-3, warmup_steps=0, min_conditioning_seconds=1.0,
 
 @pytest.fixture(scope="module")
 def tiny_base(tmp_path_factory):
-    from alltalk_gui.testing.tiny_xtts import build_tiny_xtts
+    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
 
     return build_tiny_xtts(tmp_path_factory.mktemp("tiny_base"))
 
 
 @pytest.fixture(scope="module")
 def voice_project(tmp_path_factory):
-    from alltalk_gui.testing.tiny_xtts import make_speech_dataset
+    from alltalk_gui.core.engines.xtts.tiny_model import make_speech_dataset
 
     project = VoiceProject.create(tmp_path_factory.mktemp("train_page") / "voice", name="Voice", language="en")
     make_speech_dataset(project.dataset_dir, n_train=3, n_eval=1)
@@ -49,10 +49,10 @@ def voice_project(tmp_path_factory):
 @pytest.fixture
 def page(qtbot, tmp_path, monkeypatch, tiny_base, voice_project):
     monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "config"))
-    from alltalk_gui.gui import system_checks
+    from alltalk_gui.gui.start import system_checks
 
     system_checks.set_base_model_folder(tiny_base)
-    from alltalk_gui.core.gpu import list_devices
+    from alltalk_gui.core.machine.gpu import list_devices
 
     page = TrainPage()
     qtbot.addWidget(page)
@@ -238,8 +238,8 @@ def test_invalid_advanced_settings_are_refused_with_the_message(page, qtbot):
 
 def test_twenty_thousand_steps_through_the_signal_path_keep_the_plots_fast(page, qtbot, tmp_path):
     """Step and memory events emitted from another thread on the supervisor's signal, as the child's would be."""
-    from alltalk_gui.core.config import TrainConfig
-    from alltalk_gui.gui.training_supervisor import TrainingSupervisor
+    from alltalk_gui.core.training.config import TrainConfig
+    from alltalk_gui.gui.train.training_supervisor import TrainingSupervisor
 
     run = page.run
     page.show()
@@ -295,7 +295,7 @@ def test_twenty_thousand_steps_through_the_signal_path_keep_the_plots_fast(page,
 
 
 def test_warnings_become_banners_and_stay_in_the_log(page):
-    from alltalk_gui.core.events import Log, MicroBatch
+    from alltalk_gui.core.training.events import Log, MicroBatch
 
     message = ("Out of GPU memory at step 5: retrying with micro-batches of 2 clip(s) and 8 accumulated per step "
                "(the effective batch is unchanged).")
@@ -330,7 +330,7 @@ def test_a_stop_that_takes_too_long_ends_the_process(page, qtbot, monkeypatch):
 
 @pytest.mark.timeout(600)
 def test_closing_the_window_during_training_asks_what_to_do(qtbot, tmp_path, monkeypatch, tiny_base, voice_project):
-    from alltalk_gui.gui import system_checks
+    from alltalk_gui.gui.start import system_checks
     from alltalk_gui.gui.main_window import MainWindow
 
     monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "config"))

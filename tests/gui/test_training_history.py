@@ -6,8 +6,8 @@ import math
 import random
 import statistics
 
-from alltalk_gui.core.events import Started, Step
-from alltalk_gui.gui.models.training_history import TrainingHistory
+from alltalk_gui.core.training.events import Started, Step
+from alltalk_gui.gui.train.training_history import TrainingHistory
 
 
 def _history(total: int, loss) -> TrainingHistory:

@@ -11,14 +11,14 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
-from alltalk_gui.core.duration_guidance import format_duration
-from alltalk_gui.core.project import VoiceProject
-from alltalk_gui.core.segments import SegmentList
-from alltalk_gui.gui.models.segments_model import Column
-from alltalk_gui.gui.pages.transcript_text import caret_for_time
-from alltalk_gui.gui.pages.transcript_page import TranscriptPage
-from alltalk_gui.gui.widgets.clip_player import ClipPlayer
-from tests.core.test_segments_support import add_source, make_project, segment, voice_like
+from alltalk_gui.core.project.duration_guidance import format_duration
+from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.core.transcript.segments import SegmentList
+from alltalk_gui.gui.transcript.segments_model import Column
+from alltalk_gui.gui.transcript.transcript_text import caret_for_time
+from alltalk_gui.gui.transcript.transcript_page import TranscriptPage
+from alltalk_gui.gui.transcript.clip_player import ClipPlayer
+from tests.core.transcript.test_segments_support import add_source, make_project, segment, voice_like
 
 TEXTS = ["The quick brown fox jumps over it.", "A second sentence follows here.", "Third one is spoken slowly now.",
          "Another file starts with this."]

@@ -13,14 +13,14 @@ import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from alltalk_gui.core import whisper_models
-from alltalk_gui.core.importer import import_files
-from alltalk_gui.core.project import VoiceProject
-from alltalk_gui.core.segments import SegmentList
+from alltalk_gui.core.transcription import model_files as whisper_models
+from alltalk_gui.core.project.importer import import_files
+from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.core.transcript.segments import SegmentList
 from alltalk_gui.gui.main_window import MainWindow
-from alltalk_gui.gui.models.segments_model import Column
-from alltalk_gui.gui.pages.transcribe_panel import FASTER
-from alltalk_gui.gui.pages.transcript_page import TranscriptPage
+from alltalk_gui.gui.transcript.segments_model import Column
+from alltalk_gui.gui.transcript.transcribe_panel import FASTER
+from alltalk_gui.gui.transcript.transcript_page import TranscriptPage
 from alltalk_gui.testing.speech import espeak_available, synthesize
 from alltalk_gui.testing.tiny_whisper import faster_tiny_en
 
@@ -191,7 +191,7 @@ def test_dataset_export_from_the_page(page, qtbot, project, monkeypatch):
 
 
 def test_refused_clips_are_named_before_export(page, qtbot, project, monkeypatch, tmp_path):
-    from tests.core.test_segments_support import segment
+    from tests.core.transcript.test_segments_support import segment
 
     SegmentList.create(project, [segment("c00001", project.sources[0].id, 0, 3000, "Fine clip here."),
                                  segment("c00002", project.sources[0].id, 3000, 6000, "")])
@@ -223,7 +223,7 @@ def test_the_main_window_step_and_new_recordings(qtbot, tmp_path, project):
     assert isinstance(page, TranscriptPage) and page.project is project
     assert page.editor.model.rowCount() == 0 and page.panel.transcribe_button.text() == "Transcribe"
 
-    from tests.core.test_segments_support import segment
+    from tests.core.transcript.test_segments_support import segment
 
     SegmentList.create(project, [segment("c00001", project.sources[0].id, 0, 3000, "The weather was calm.")])
     window.set_project(VoiceProject.open(project.root))

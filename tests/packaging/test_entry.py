@@ -8,8 +8,8 @@ import json
 import subprocess
 import sys
 
-from alltalk_gui.testing.tiny_xtts import build_tiny_xtts, make_speech_dataset
-from tests.core.tiny_training import fast_config
+from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts, make_speech_dataset
+from tests.core.training.tiny_training import fast_config
 from tests.packaging.conftest import ROOT
 
 ENTRY = ROOT / "packaging" / "entry.py"
@@ -32,7 +32,7 @@ def test_the_training_runner_trains_as_a_child_module(tmp_path):
     config_file = tmp_path / "config.json"
     config_file.write_text(json.dumps(config.to_dict()))
     events = tmp_path / "events.jsonl"
-    done = entry("-u", "-m", "alltalk_gui.core.runner", "--config", str(config_file), "--events", str(events))
+    done = entry("-u", "-m", "alltalk_gui.core.training.runner", "--config", str(config_file), "--events", str(events))
     assert done.returncode == 0, done.stderr[-3000:]
     last = json.loads(events.read_text().splitlines()[-1])
     assert last["type"] == "done" and last["reason"] == "max_steps"

@@ -1,0 +1,1 @@
+"""Audio files: decoding any recording, levels and verdicts, working copies, clip audio."""

@@ -1,0 +1,202 @@
+"""Export the kept clips as a coqui/AllTalk training dataset.
+
+Writes ``dataset/wavs/<clip id>.wav`` (mono, 22 050 Hz, 16-bit, cut from the working copies) and
+``dataset/metadata_train.csv`` / ``dataset/metadata_eval.csv`` through :mod:`alltalk_gui.core.dataset.metadata`, with
+a seeded train/eval split that always leaves at least one clip on each side.
+
+Nothing is dropped silently: deleted clips are left out by the user's choice (and counted), and clips whose
+flags make them unusable for XTTS (too long, empty text, text it cannot encode) are refused by name. By default
+a refusal stops the export before anything is written; ``skip_refused=True`` exports the others and still
+lists the refused ones in the report.
+
+The new dataset is built in a temporary folder beside ``dataset/`` and swapped in at the end, so an export
+that fails or is killed half-way leaves the previous dataset as it was. A kill leaves hidden ``.dataset-*``
+folders behind; :func:`recover_interrupted_export` (run at the start of every export) puts a previous dataset
+back if the kill came between the two renames of the swap, and removes the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from alltalk_gui.core.audio import decode as audio
+from alltalk_gui.core.audio.clips import ClipAudio, ClipAudioError
+from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataRow, write_metadata
+from alltalk_gui.core.transcript.segments import Segment, SegmentList
+
+DEFAULT_EVAL_SPLIT = 0.15
+
+
+class DatasetError(Exception):
+    """The dataset cannot be exported; the message says why. Nothing was written."""
+
+
+class ClipsRefused(DatasetError):
+    """Some kept clips cannot be used for training; ``.refused`` names them with the reasons."""
+
+    def __init__(self, refused: list["Refusal"]) -> None:
+        lines = "\n".join(f"  {r.describe()}" for r in refused)
+        super().__init__(f"{len(refused)} clip(s) cannot be used for training; fix or delete them, or export the "
+                         f"others only:\n{lines}")
+        self.refused = refused
+
+
+@dataclass(frozen=True)
+class Refusal:
+    clip_id: str
+    source: str          # the original file name
+    start_s: float
+    reasons: tuple[str, ...]
+
+    def describe(self) -> str:
+        return f"{self.clip_id} ({self.source} at {self.start_s:.1f} s): {'; '.join(self.reasons)}"
+
+
+@dataclass
+class ExportReport:
+    dataset_dir: Path
+    train: int
+    eval: int
+    seconds_of_audio: float
+    refused: list[Refusal] = field(default_factory=list)
+    deleted: int = 0
+
+
+def refusals(segments: SegmentList) -> list[Refusal]:
+    """The kept clips that the export would refuse, with their reasons."""
+    out = []
+    for s in segments:
+        if s.deleted:
+            continue
+        reasons = [f.reason for f in s.blocking_flags]
+        if "|" in s.text:
+            reasons.append("The text contains '|', which the metadata format uses as its separator.")
+        if reasons:
+            out.append(Refusal(s.id, segments.source_name(s.source_id), s.start_ms / 1000, tuple(reasons)))
+    return out
+
+
+def split_train_eval(ids: list[str], eval_split: float, seed: int) -> tuple[list[str], list[str]]:
+    """Seeded split of clip ids: at least one on each side; the same ids, split and seed give the same result.
+
+    Raises:
+        DatasetError: fewer than two clips, or ``eval_split`` outside (0, 1).
+    """
+    if not 0 < eval_split < 1:
+        raise DatasetError(f"The eval split must be between 0 and 1 (e.g. 0.15), not {eval_split}.")
+    if len(ids) < 2:
+        raise DatasetError(f"A dataset needs at least 2 usable clips (one to train on, one to evaluate); this "
+                           f"project has {len(ids)}.")
+    shuffled = sorted(ids)
+    random.Random(seed).shuffle(shuffled)
+    n_eval = min(len(ids) - 1, max(1, round(len(ids) * eval_split)))
+    return sorted(shuffled[n_eval:]), sorted(shuffled[:n_eval])
+
+
+def speaker_name(project: Any) -> str:
+    """The project name as a metadata-safe speaker name (letters, digits, _ and -)."""
+    return re.sub(r"[^\w-]+", "_", project.name).strip("_") or "speaker"
+
+
+def export_dataset(project: Any, eval_split: float = DEFAULT_EVAL_SPLIT, seed: int = 0, skip_refused: bool = False,
+                   segments: SegmentList | None = None, progress: Callable[[int, int], None] | None = None,
+                   vocab_file: str | os.PathLike[str] | None = None) -> ExportReport:
+    """Write ``project/dataset`` from the kept clips of segments.json.
+
+    Args:
+        segments: an already open list (the GUI's, flagged as it is); else segments.json is read and its flags
+            rechecked, with ``vocab_file`` (the base model's vocab.json) for the text check when given.
+        skip_refused: export the usable clips even if some are refused (they are still listed in the report).
+        progress: ``progress(clips written, clips to write)``.
+
+    Raises:
+        ClipsRefused: some kept clips are unusable and ``skip_refused`` is False (nothing written).
+        DatasetError: no transcript, fewer than two usable clips, bad split, or a clip's audio is missing.
+        segments.SegmentsError: segments.json is corrupt.
+    """
+    if segments is None:
+        if not project.segments_file.exists():
+            raise DatasetError("The project has no transcript yet; transcribe it first.")
+        segments = SegmentList.open(project, vocab_file=vocab_file)
+        segments.recheck()
+    refused = refusals(segments)
+    if refused and not skip_refused:
+        raise ClipsRefused(refused)
+    refused_ids = {r.clip_id for r in refused}
+    usable = [s for s in segments if not s.deleted and s.id not in refused_ids]
+    train_ids, eval_ids = split_train_eval([s.id for s in usable], eval_split, seed)
+    by_id = {s.id: s for s in usable}
+    speaker = speaker_name(project)
+
+    target = project.dataset_dir
+    target.parent.mkdir(parents=True, exist_ok=True)
+    recover_interrupted_export(project)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        (staging / "wavs").mkdir()
+        clip_audio = ClipAudio(project)
+        seconds = 0.0
+        for done, segment in enumerate(usable, start=1):
+            seconds += _write_clip(clip_audio, segment, staging / "wavs" / f"{segment.id}.wav", segments)
+            if progress is not None:
+                progress(done, len(usable))
+        for name, ids in ((TRAIN_CSV, train_ids), (EVAL_CSV, eval_ids)):
+            write_metadata(staging / name, [_row(by_id[i], speaker) for i in ids])
+        _swap_in(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return ExportReport(target, len(train_ids), len(eval_ids), seconds, refused,
+                        sum(1 for s in segments if s.deleted))
+
+
+def recover_interrupted_export(project: Any) -> None:
+    """Clean up after an export that was killed: restore ``dataset/`` from its set-aside copy if the kill came
+    between the swap's two renames, then remove leftover staging and set-aside folders."""
+    target = project.dataset_dir
+    if not target.parent.is_dir():
+        return
+    set_aside = sorted(target.parent.glob(f".{target.name}-old-*"))
+    if not target.exists() and set_aside:
+        set_aside[-1].rename(target)
+    for leftover in target.parent.glob(f".{target.name}-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _row(segment: Segment, speaker: str) -> MetadataRow:
+    # coqui reads the CSV with Python's csv module, where '"' starts a quoted field; XTTS's text cleaning
+    # removes double quotes anyway, so dropping them changes nothing the model sees.
+    text = " ".join(segment.text.replace('"', "").split())
+    return MetadataRow(f"wavs/{segment.id}.wav", text, speaker)
+
+
+def _write_clip(clip_audio: ClipAudio, segment: Segment, path: Path, segments: SegmentList) -> float:
+    try:
+        samples, rate = clip_audio.clip(segment.source_id, segment.start_ms, segment.end_ms)
+    except ClipAudioError as exc:
+        raise DatasetError(f"Cannot export clip {segment.id}: {exc}") from exc
+    if rate != audio.WORKING_SAMPLE_RATE:
+        samples = audio.resample(samples, rate, audio.WORKING_SAMPLE_RATE)
+    if samples.size == 0:
+        raise DatasetError(f"Clip {segment.id} ({segments.source_name(segment.source_id)}) lies outside its "
+                           "recording; trim it.")
+    audio.write_wav(path, samples, audio.WORKING_SAMPLE_RATE, subtype="PCM_16")
+    return samples.size / audio.WORKING_SAMPLE_RATE
+
+
+def _swap_in(staging: Path, target: Path) -> None:
+    """Replace ``target`` by ``staging`` with two renames; the old dataset is removed only after the swap."""
+    old = None
+    if target.exists():
+        old = target.with_name(f".{target.name}-old-{staging.name[-8:]}")
+        target.rename(old)
+    staging.rename(target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

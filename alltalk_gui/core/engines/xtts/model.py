@@ -1,0 +1,333 @@
+"""XTTS v2 model pieces for training and inference, built from coqui-tts classes (never copies of them).
+
+Training only updates the GPT (coqui's ``GPT``); the DVAE that turns audio into codes and the mel front ends are
+frozen, as in coqui's ``GPTTrainer``. This module provides:
+
+* :func:`build_gpt` / :func:`load_gpt` - the GPT with the base model's (or a checkpoint's) weights;
+* :class:`XttsFeatures` - the frozen front end that turns a raw batch (waveforms, conditioning clips, text) into
+  the GPT's inputs, by running coqui's own ``GPTTrainer.format_batch_on_device`` on it;
+* :func:`gpt_loss` - the weighted text + mel cross entropy exactly as ``GPTTrainer.train_step`` defines it;
+* :func:`enable_activation_checkpointing` - recompute GPT-2 block activations in the backward pass;
+* :func:`add_lora_adapters` - peft LoRA adapters on the GPT-2 blocks (the "low" profile trains only these);
+  :func:`load_gpt` merges them back into plain weights when it reads a LoRA checkpoint;
+* :func:`load_inference_model` / :func:`synthesize` - a full ``Xtts`` with fine-tuned GPT weights, for previews
+  and export.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from alltalk_gui.core.engines.xtts.files import (
+    BaseModelError,
+    dvae_shape,
+    load_checkpoint,
+    load_tokenizer,
+    load_xtts_config,
+    model_state_dict,
+)
+
+SAMPLE_RATE = 22050  # the GPT, the DVAE and the conditioning front end all work at 22 050 Hz
+
+
+def import_coqui_trainer():
+    """Import coqui's ``gpt_trainer`` module and undo its side effect on the thread count.
+
+    Importing ``TTS.tts.layers.xtts.trainer.dataset`` calls ``torch.set_num_threads(1)`` at import time, which
+    would make every CPU step run on one core.
+    """
+    threads = torch.get_num_threads()
+    from TTS.tts.layers.xtts.trainer import gpt_trainer
+
+    torch.set_num_threads(threads)
+    return gpt_trainer
+
+
+def build_gpt(config, tokenizer, checkpointing: bool = False) -> nn.Module:
+    """coqui's ``GPT`` with the architecture in ``config.model_args`` and the tokenizer's text tokens.
+
+    Mirrors ``Xtts.init_models``, which takes the number of text tokens and the start/stop ids from the
+    tokenizer rather than from config.json.
+    """
+    return build_gpt_from_args(
+        config.model_args, number_text_tokens=tokenizer.get_number_tokens(),
+        start_text_token=tokenizer.tokenizer.token_to_id("[START]"),
+        stop_text_token=tokenizer.tokenizer.token_to_id("[STOP]"), checkpointing=checkpointing,
+    )
+
+
+def build_gpt_from_args(args, *, number_text_tokens: int, start_text_token: int, stop_text_token: int,
+                        checkpointing: bool = False) -> nn.Module:
+    """coqui's ``GPT`` from ``XttsArgs`` and explicit text-token numbers (benchmarks build the real-size GPT
+    this way without a vocabulary file)."""
+    from TTS.tts.layers.xtts.gpt import GPT
+
+    return GPT(
+        layers=args.gpt_layers,
+        model_dim=args.gpt_n_model_channels,
+        start_text_token=start_text_token,
+        stop_text_token=stop_text_token,
+        heads=args.gpt_n_heads,
+        max_text_tokens=args.gpt_max_text_tokens,
+        max_mel_tokens=args.gpt_max_audio_tokens,
+        max_prompt_tokens=args.gpt_max_prompt_tokens,
+        number_text_tokens=number_text_tokens,
+        num_audio_tokens=args.gpt_num_audio_tokens,
+        start_audio_token=args.gpt_start_audio_token,
+        stop_audio_token=args.gpt_stop_audio_token,
+        use_perceiver_resampler=args.gpt_use_perceiver_resampler,
+        code_stride_len=args.gpt_code_stride_len,
+        checkpointing=checkpointing,
+    )
+
+
+def gpt_state_from_model_file(path: str | os.PathLike[str]) -> dict[str, torch.Tensor]:
+    """The ``gpt.*`` tensors of a coqui ``model.pth``, without the prefix."""
+    path = Path(path)
+    state = model_state_dict(load_checkpoint(path), path)
+    return {k[4:]: v for k, v in state.items() if k.startswith("gpt.") and not k.startswith("gpt.gpt_inference.")}
+
+
+def load_gpt(base_model: str | os.PathLike[str], gpt_weights: str | os.PathLike[str] | None = None):
+    """Build the GPT and load weights: the base model's, or ``gpt_weights`` (a training checkpoint's
+    ``model.safetensors`` or any ``.pth`` with GPT weights) when given. LoRA adapters in a checkpoint are merged.
+
+    Returns:
+        ``(gpt, config, tokenizer)``
+    """
+    base_model = Path(base_model)
+    if gpt_weights is None:
+        return _gpt_with_state(base_model, gpt_state_from_model_file(base_model / "model.pth"))
+    gpt_weights = Path(gpt_weights)
+    return _gpt_with_state(base_model, _read_gpt_weights(gpt_weights), gpt_weights)
+
+
+def gpt_state(base_model: str | os.PathLike[str], gpt_weights: str | os.PathLike[str]) -> dict[str, torch.Tensor]:
+    """The plain GPT tensors of a checkpoint's ``gpt_weights``: as stored, or with LoRA adapters merged in."""
+    gpt_weights = Path(gpt_weights)
+    state = _read_gpt_weights(gpt_weights)
+    if not _lora_rank(state):
+        return state
+    return _gpt_with_state(Path(base_model), state, gpt_weights)[0].state_dict()
+
+
+def _read_gpt_weights(gpt_weights: Path) -> dict[str, torch.Tensor]:
+    """The GPT tensors of a checkpoint (``model.safetensors``: as stored) or of a coqui ``.pth`` (``gpt.*``)."""
+    state = load_checkpoint(gpt_weights)
+    if gpt_weights.suffix == ".safetensors":
+        return state
+    return {k.removeprefix("gpt."): v for k, v in model_state_dict(state, gpt_weights).items() if k.startswith("gpt.")}
+
+
+def _gpt_with_state(base_model: Path, state: dict[str, torch.Tensor], gpt_weights: Path | None = None):
+    """``(gpt, config, tokenizer)`` with ``state`` loaded strictly; LoRA adapters in it are merged into plain weights
+    (their alpha is read beside ``gpt_weights``)."""
+    config = load_xtts_config(base_model)
+    tokenizer = load_tokenizer(base_model)
+    gpt = build_gpt(config, tokenizer)
+    lora = _lora_rank(state)
+    tuner = add_lora_adapters(gpt, lora, _lora_alpha(gpt_weights)) if lora else None
+    try:
+        gpt.load_state_dict(state, strict=True)
+    except RuntimeError as exc:
+        raise BaseModelError(f"The GPT weights do not fit the model in {base_model}: {str(exc).splitlines()[0]}") from exc
+    if tuner is not None:
+        gpt = tuner.merge_and_unload()  # W + B·A·alpha/rank: a plain GPT that inference and export can use
+    return gpt, config, tokenizer
+
+
+# -- LoRA (peft) -----------------------------------------------------------------------------------------------
+
+# The four linear layers of every GPT-2 block: attention in/out and the MLP. The conditioning encoder, the
+# perceiver and the text/mel heads stay as they are.
+LORA_TARGETS = r"gpt\.h\.\d+\.(attn\.c_attn|attn\.c_proj|mlp\.c_fc|mlp\.c_proj)"
+
+
+def add_lora_adapters(gpt: nn.Module, rank: int, alpha: float):
+    """Put rank-``rank`` LoRA adapters on the GPT-2 blocks, in place, and make only them trainable.
+
+    Returns:
+        peft's ``LoraModel`` around ``gpt``; its ``merge_and_unload()`` folds the adapters back into the weights.
+    """
+    from peft import LoraConfig
+    from peft.tuners.lora import LoraModel
+
+    # GPT-2 keeps these layers as transformers' Conv1D, whose weight is (in, out): fan_in_fan_out tells peft.
+    config = LoraConfig(r=rank, lora_alpha=alpha, target_modules=LORA_TARGETS, fan_in_fan_out=True,
+                        lora_dropout=0.0, bias="none")
+    return LoraModel(gpt, config, "default")
+
+
+def _lora_rank(state: dict[str, torch.Tensor]) -> int:
+    """The adapters' rank if ``state`` holds LoRA adapters (peft's ``lora_A`` is rank x in), else 0."""
+    first = next((v for k, v in state.items() if ".lora_A." in k), None)
+    return int(first.shape[0]) if first is not None else 0
+
+
+def _lora_alpha(gpt_weights: Path | None) -> float:
+    """A LoRA checkpoint's alpha, from the training config saved beside its weights."""
+    from alltalk_gui.core.training.checkpoints import CONFIG_FILE
+
+    if gpt_weights is None:
+        raise BaseModelError("The base model's GPT weights hold LoRA adapters, which a base model never has.")
+    config = gpt_weights.parent / CONFIG_FILE
+    try:
+        return float(json.loads(config.read_text(encoding="utf-8"))["lora_alpha"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise BaseModelError(f"{gpt_weights} holds LoRA adapters but {config} (which gives their lora_alpha) "
+                             f"cannot be read: {exc}") from exc
+
+
+class XttsFeatures(nn.Module):
+    """The frozen front end: conditioning mel spectrograms and DVAE audio codes, as in coqui's ``GPTTrainer``.
+
+    The attribute names are the ones ``GPTTrainer.format_batch_on_device`` reads, so that method runs on this
+    object unchanged and our batches go through exactly the same preprocessing as coqui's.
+    """
+
+    def __init__(self, base_model: str | os.PathLike[str], config=None) -> None:
+        super().__init__()
+        from TTS.tts.layers.tortoise.arch_utils import TorchMelSpectrogram
+        from TTS.tts.layers.xtts.dvae import DiscreteVAE
+
+        base_model = Path(base_model)
+        self.config = config if config is not None else load_xtts_config(base_model)
+        mel_norm_file = str(base_model / "mel_stats.pth")  # a local path: coqui's default is a URL
+        if self.config.model_args.gpt_use_perceiver_resampler:
+            style = dict(filter_length=2048, hop_length=256, win_length=1024)
+        else:
+            style = dict(filter_length=4096, hop_length=1024, win_length=4096)
+        self.torch_mel_spectrogram_style_encoder = TorchMelSpectrogram(
+            **style, normalize=False, sampling_rate=self.config.audio.sample_rate, mel_fmin=0, mel_fmax=8000,
+            n_mel_channels=80, mel_norm_file=mel_norm_file,
+        )
+        dvae_path = base_model / "dvae.pth"
+        dvae_state = load_checkpoint(dvae_path)
+        shape = dvae_shape(dvae_state, dvae_path)
+        # The real DVAE's hyper-parameters are the ones GPTTrainer hard-codes; the tiny test model shrinks the widths.
+        self.dvae = DiscreteVAE(
+            channels=80, normalization=None, positional_dims=1, num_tokens=shape.num_tokens,
+            codebook_dim=shape.codebook_dim, hidden_dim=shape.hidden_dim, num_resnet_blocks=shape.num_resnet_blocks,
+            kernel_size=3, num_layers=shape.num_layers, use_transposed_convs=False,
+        )
+        self.dvae.load_state_dict(dvae_state, strict=False)
+        self.torch_mel_spectrogram_dvae = TorchMelSpectrogram(
+            mel_norm_file=mel_norm_file, sampling_rate=self.config.audio.dvae_sample_rate
+        )
+        self.requires_grad_(False)
+        self.eval()
+
+    def train(self, mode: bool = True) -> "XttsFeatures":
+        # Always frozen: BatchNorm-free, but the DVAE's codebook statistics must never update.
+        return super().train(False)
+
+    @torch.no_grad()
+    def forward(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """Raw batch (``padded_text``, ``wav``, ``conditioning``, lengths, ``cond_idxs``) -> GPT inputs."""
+        gpt_trainer = import_coqui_trainer()
+        return gpt_trainer.GPTTrainer.format_batch_on_device(self, dict(batch))
+
+
+@dataclass(frozen=True)
+class LossWeights:
+    """coqui's defaults (GPTArgs): the text loss only keeps the text embeddings from drifting."""
+
+    text_ce: float = 0.01
+    mel_ce: float = 1.0
+
+
+def gpt_loss(gpt: nn.Module, inputs: dict[str, Any], weights: LossWeights = LossWeights(),
+             eval_mode: bool = False) -> dict[str, torch.Tensor]:
+    """The GPTTrainer objective: ``text_ce * w_text + mel_ce * w_mel``.
+
+    ``gpt`` may be the bare GPT or its DDP/FSDP wrapper; call through the wrapper so gradients synchronise.
+    ``eval_mode`` drops the conditioning mask, as ``GPTTrainer.eval_step`` does, for comparable eval losses.
+
+    Returns:
+        ``{"loss", "loss_text_ce", "loss_mel_ce"}`` (the last two already weighted, like coqui's).
+    """
+    cond_idxs = None if eval_mode or inputs.get("cond_idxs") is None else inputs["cond_idxs"].clone()
+    loss_text, loss_mel, _ = gpt(
+        inputs["text_inputs"], inputs["text_lengths"], inputs["audio_codes"], inputs["wav_lengths"],
+        cond_mels=inputs["cond_mels"], cond_idxs=cond_idxs, cond_lens=inputs.get("cond_lens"),
+    )
+    text = loss_text * weights.text_ce
+    mel = loss_mel * weights.mel_ce
+    return {"loss": text + mel, "loss_text_ce": text, "loss_mel_ce": mel}
+
+
+def enable_activation_checkpointing(gpt: nn.Module) -> int:
+    """Recompute each GPT-2 block's activations in the backward pass instead of keeping them.
+
+    Saves most of the activation memory (which grows with batch size x clip length) for about a third more
+    compute. coqui's config has no switch for it, and ``gradient_checkpointing_enable()`` fails because coqui
+    deletes the GPT-2 ``wte`` embedding, so it is turned on block by block, the way transformers' own
+    ``GradientCheckpointingLayer`` expects.
+
+    Returns:
+        The number of blocks switched.
+    """
+    from torch.utils.checkpoint import checkpoint
+
+    blocks = list(gpt.gpt.h)
+    for block in blocks:
+        block.gradient_checkpointing = True
+        block._gradient_checkpointing_func = functools.partial(checkpoint, use_reentrant=False)
+    gpt.gpt.config.use_cache = False
+    return len(blocks)
+
+
+# -- inference (previews, export) --------------------------------------------------------------------------------
+
+def load_inference_model(base_model: str | os.PathLike[str], gpt_weights: str | os.PathLike[str] | None = None,
+                         device: str | torch.device = "cpu"):
+    """A full coqui ``Xtts`` (GPT + HiFi-GAN) ready for inference, with fine-tuned GPT weights if given.
+
+    Loads ``model.pth`` weights-only ourselves: coqui's ``Xtts.load_checkpoint`` may rewrite an old
+    ``model.pth`` in place, and a user's base model must never change.
+    """
+    from TTS.tts.models.xtts import Xtts
+
+    base_model = Path(base_model)
+    config = load_xtts_config(base_model)
+    model = Xtts(config)
+    model.tokenizer = load_tokenizer(base_model)
+    model.init_models()
+    state = model_state_dict(load_checkpoint(base_model / "model.pth"), base_model / "model.pth")
+    state = {k: v for k, v in state.items()
+             if k.split(".")[0] not in ("torch_mel_spectrogram_style_encoder", "torch_mel_spectrogram_dvae", "dvae")}
+    model.load_state_dict(state, strict=False)
+    model.mel_stats.copy_(load_checkpoint(base_model / "mel_stats.pth"))
+    if gpt_weights is not None:
+        gpt, _, _ = load_gpt(base_model, gpt_weights)
+        model.gpt.load_state_dict(gpt.state_dict())
+    model.to(device)
+    model.gpt.init_gpt_for_inference(kv_cache=config.model_args.kv_cache, use_deepspeed=False)
+    model.hifigan_decoder.eval()
+    model.gpt.eval()
+    return model
+
+
+@torch.inference_mode()
+def synthesize(model, text: str, reference: torch.Tensor, language: str = "en", **generate: Any) -> torch.Tensor:
+    """Speak ``text`` in the voice of ``reference`` (mono float tensor at 22 050 Hz, shape ``(1, samples)``).
+
+    The reference is passed as samples (load it with soundfile) because coqui's path-based loader needs FFmpeg.
+    ``generate`` goes to ``Xtts.inference`` (temperature, top_p, max_new_tokens, ...).
+
+    Returns:
+        The waveform at the model's output rate (24 000 Hz for XTTS v2), 1-D float tensor.
+    """
+    device = next(model.parameters()).device
+    cond_latent = model.get_gpt_cond_latents(reference.to(device), SAMPLE_RATE, length=6, chunk_length=6)
+    speaker = model.get_speaker_embedding(reference.to(device), SAMPLE_RATE)
+    out = model.inference(text, language, cond_latent, speaker, **generate)
+    return torch.as_tensor(out["wav"])

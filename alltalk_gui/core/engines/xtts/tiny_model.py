@@ -1,0 +1,144 @@
+"""A tiny, randomly initialised XTTS v2 base-model folder for tests and smoke runs.
+
+It has the real folder's file set (``model.pth``, ``config.json``, ``vocab.json``, ``dvae.pth``,
+``mel_stats.pth``) and loads through exactly the code paths a real base model does, but every network is
+small and random: a 2-layer GPT of width 64, a narrow DVAE with 62 audio codes, a BPE vocabulary of about 120
+tokens trained here with ``tokenizers``. It speaks noise; it never pretends to be a voice, and its
+``config.json`` says so in ``run_description``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from alltalk_gui.core import atomic
+
+# Small enough that a CPU step takes well under a second, large enough to exercise every code path
+# (perceiver resampler, conditioning encoder, masking of the conditioning segment).
+TINY = {
+    "gpt_layers": 2,
+    "gpt_n_model_channels": 64,
+    "gpt_n_heads": 4,
+    "gpt_num_audio_tokens": 64,  # 62 DVAE codes + start + stop
+    "gpt_start_audio_token": 62,
+    "gpt_stop_audio_token": 63,
+    "gpt_use_perceiver_resampler": True,
+    "gpt_use_masking_gt_prompt_approach": True,
+    "decoder_input_dim": 64,  # HiFi-GAN takes the GPT's latents, so it follows the GPT width
+}
+TINY_DVAE = {"codebook_dim": 32, "hidden_dim": 32, "num_resnet_blocks": 1}
+
+_SPECIALS = ["[STOP]", "[UNK]", "[SPACE]"]
+_CORPUS = (
+    "the quick brown fox jumps over the lazy dog. a voice model learns from a few minutes of speech, "
+    "one clip at a time! is it ready? yes: it's training now; twenty one, two, three, four, five. "
+    "pack my box with five dozen liquor jugs. how vexingly quick daft zebras jump. sphinx of black quartz, "
+    "judge my vow. hello world - this is a test of the tiny model."
+)
+
+
+def build_tiny_vocab(path: str | os.PathLike[str]) -> None:
+    """Train a small byte-pair vocabulary with the special tokens XTTS expects and write it to ``path``."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from TTS.tts.configs.xtts_config import XttsConfig
+
+    languages = [f"[{lang}]" for lang in XttsConfig().languages]
+    tokenizer = Tokenizer(models.BPE(unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    trainer = trainers.BpeTrainer(
+        vocab_size=120,
+        # [START] last, like the real vocabulary, so the GPT's text tokens are 0 .. id([START]).
+        special_tokens=_SPECIALS + languages + ["[START]"],
+        initial_alphabet=list("abcdefghijklmnopqrstuvwxyz.,!?'-;:"),
+        show_progress=False,
+    )
+    tokenizer.train_from_iterator([_CORPUS] * 4, trainer=trainer)
+    with atomic.atomic_path(path) as tmp:
+        tokenizer.save(str(tmp))
+
+
+def build_tiny_xtts(folder: str | os.PathLike[str], seed: int = 0) -> Path:
+    """Write a tiny random XTTS v2 base model into ``folder`` (created if needed) and return the folder.
+
+    Deterministic for a given ``seed``. Takes a few seconds: most of it is HiFi-GAN, whose size coqui fixes.
+    """
+    import torch
+    from TTS.tts.configs.xtts_config import XttsConfig
+    from TTS.tts.layers.xtts.dvae import DiscreteVAE
+    from TTS.tts.models.xtts import Xtts
+
+    from alltalk_gui.core.engines.xtts.files import load_tokenizer
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    build_tiny_vocab(folder / "vocab.json")
+    tokenizer = load_tokenizer(folder)
+
+    config = XttsConfig()
+    for key, value in TINY.items():
+        setattr(config.model_args, key, value)
+    config.model_args.gpt_number_text_tokens = tokenizer.get_number_tokens()
+    config.model_args.gpt_start_text_token = tokenizer.tokenizer.token_to_id("[START]")
+    config.model_args.gpt_stop_text_token = tokenizer.tokenizer.token_to_id("[STOP]")
+    config.model_args.tokenizer_file = "vocab.json"
+    config.run_description = "alltalk_gui tiny random test model: not a voice"
+    atomic.write_json(folder / "config.json", config.to_dict())
+
+    torch.manual_seed(seed)
+    model = Xtts(config)
+    model.tokenizer = tokenizer
+    model.init_models()
+    # Log-mel magnitudes of speech sit around -1 .. -10; any non-zero constants normalise equally well here.
+    mel_stats = torch.linspace(-2.0, -6.0, 80)
+    model.mel_stats.copy_(mel_stats)
+    state = {k: v.contiguous() for k, v in model.state_dict().items()}
+    with atomic.atomic_path(folder / "model.pth") as tmp:
+        torch.save({"config": config.to_dict(), "model": state}, tmp)
+
+    dvae = DiscreteVAE(
+        channels=80, normalization=None, positional_dims=1, num_tokens=TINY["gpt_num_audio_tokens"] - 2,
+        kernel_size=3, num_layers=2, use_transposed_convs=False, **TINY_DVAE,
+    )
+    with atomic.atomic_path(folder / "dvae.pth") as tmp:
+        torch.save(dvae.state_dict(), tmp)
+    with atomic.atomic_path(folder / "mel_stats.pth") as tmp:
+        torch.save(mel_stats, tmp)
+    return folder
+
+
+
+SENTENCES = [
+    "the quick brown fox jumps over the lazy dog.",
+    "pack my box with five dozen liquor jugs.",
+    "how vexingly quick daft zebras jump!",
+    "sphinx of black quartz, judge my vow.",
+    "a voice model learns from a few minutes of speech.",
+    "is it ready? yes, it is training now.",
+    "hello world, this is a test of the tiny model.",
+    "one clip at a time, the model learns the voice.",
+    "the lazy dog sleeps while the fox jumps.",
+    "five quick zebras judge the black box.",
+]
+
+
+def make_speech_dataset(dataset_dir: str | os.PathLike[str], n_train: int = 8, n_eval: int = 2,
+                        speaker: str = "tester") -> Path:
+    """Write a small dataset folder (``wavs/`` + both metadata CSVs) of espeak-ng sentences, 2 - 4 s each.
+
+    The layout is exactly what the dataset export writes, so training reads it the same way.
+    """
+    from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataRow, write_metadata
+    from alltalk_gui.testing.speech import synthesize
+
+    dataset_dir = Path(dataset_dir)
+    (dataset_dir / "wavs").mkdir(parents=True, exist_ok=True)
+    rows = []
+    for i in range(n_train + n_eval):
+        text = SENTENCES[i % len(SENTENCES)]
+        name = f"wavs/clip_{i:03d}.wav"
+        synthesize(text, dataset_dir / name, words_per_minute=150 + 10 * (i % 3))
+        rows.append(MetadataRow(name, text, speaker))
+    write_metadata(dataset_dir / TRAIN_CSV, rows[:n_train])
+    write_metadata(dataset_dir / EVAL_CSV, rows[n_train:])
+    return dataset_dir

@@ -1,0 +1,266 @@
+"""A voice project: one folder holding everything about one voice.
+
+Layout (later steps add their own folders)::
+
+    project.json      name, language, schema version, settings, the list of imported sources
+    project.json.bak  the previous project.json, kept by every save
+    sources/          the original files, copied byte for byte and never modified
+    audio/            normalised working copies (mono, 22 050 Hz) made from the sources
+    segments.json     the clips and their transcripts (transcription step)
+    dataset/          metadata_train.csv, metadata_eval.csv, wavs/ (dataset export; training input)
+    runs/             training runs: events, checkpoints
+    previews/         generated preview sentences
+    exports/          exported voice models
+
+Every write goes through :mod:`alltalk_gui.core.atomic`. A ``project.json`` that cannot be read or does not
+validate raises :class:`ProjectError` and is never overwritten: the project object is simply not created.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from alltalk_gui.core import atomic
+from alltalk_gui.core.dataclass_keys import unknown_keys
+
+SCHEMA_VERSION = 1
+PROJECT_FILE = "project.json"
+BACKUP_FILE = "project.json.bak"
+
+_TOP_LEVEL_KEYS = {"schema_version", "name", "language", "created", "settings", "sources"}
+
+
+class ProjectError(Exception):
+    """A project folder or its project.json cannot be used. The message says why and what to do."""
+
+
+@dataclass
+class Source:
+    """One imported recording.
+
+    ``name`` is the original file name as the user had it; ``file`` and ``audio_file`` are paths relative to
+    the project folder. ``analysis`` holds the numbers from :func:`alltalk_gui.core.audio.decode.analyse` and
+    ``verdict`` / ``reasons`` the plain-language judgement made from them.
+    """
+
+    id: str
+    name: str
+    file: str
+    audio_file: str
+    sha256: str
+    size_bytes: int
+    imported_at: str
+    original_path: str = ""
+    analysis: dict[str, Any] = field(default_factory=dict)
+    verdict: str = "ok"
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def duration_s(self) -> float:
+        return float(self.analysis.get("duration_s", 0.0))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], where: str) -> "Source":
+        if not isinstance(data, dict):
+            raise ProjectError(f"{where}: each entry of 'sources' must be an object, found {type(data).__name__}.")
+        unknown = unknown_keys(cls, data)
+        if unknown:
+            raise ProjectError(f"{where}: unknown key(s) {', '.join(unknown)} in a source entry.")
+        missing = [name for name in ("id", "name", "file", "audio_file", "sha256") if name not in data]
+        if missing:
+            raise ProjectError(f"{where}: a source entry is missing {', '.join(missing)}.")
+        return cls(**data)
+
+
+def _migrate_0_to_1(data: dict[str, Any]) -> dict[str, Any]:
+    """Files written before the schema was versioned had no ``schema_version``, ``settings`` or ``created``."""
+    data = dict(data)
+    data.setdefault("settings", {})
+    data.setdefault("created", _now())
+    data.setdefault("sources", [])
+    data["schema_version"] = 1
+    return data
+
+
+# MIGRATIONS[n] turns a schema-n dict into a schema-(n+1) dict. Add one entry per schema change.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _migrate_0_to_1}
+
+
+class VoiceProject:
+    """An open project folder. Create with :meth:`create` or :meth:`open`; change, then :meth:`save`."""
+
+    def __init__(self, root: Path, name: str, language: str, created: str,
+                 settings: dict[str, Any] | None = None, sources: list[Source] | None = None) -> None:
+        self.root = Path(root)
+        self.name = name
+        self.language = language
+        self.created = created
+        self.settings: dict[str, Any] = settings or {}
+        self.sources: list[Source] = sources or []
+
+    # -- folders -------------------------------------------------------------------------------------------
+    @property
+    def project_file(self) -> Path:
+        return self.root / PROJECT_FILE
+
+    @property
+    def sources_dir(self) -> Path:
+        return self.root / "sources"
+
+    @property
+    def audio_dir(self) -> Path:
+        return self.root / "audio"
+
+    @property
+    def segments_file(self) -> Path:
+        return self.root / "segments.json"
+
+    @property
+    def dataset_dir(self) -> Path:
+        return self.root / "dataset"
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.root / "runs"
+
+    @property
+    def previews_dir(self) -> Path:
+        return self.root / "previews"
+
+    @property
+    def exports_dir(self) -> Path:
+        return self.root / "exports"
+
+    def path(self, relative: str) -> Path:
+        """Absolute path of a project-relative path stored in project.json."""
+        return self.root / relative
+
+    # -- life cycle -----------------------------------------------------------------------------------------
+    @classmethod
+    def create(cls, root: str | os.PathLike[str], name: str | None = None, language: str = "en") -> "VoiceProject":
+        """Create a new project in ``root`` (created if needed; must not already hold a project).
+
+        Raises:
+            ProjectError: ``root`` already holds a project.json, or is a file, or cannot be written.
+        """
+        root = Path(root).expanduser().absolute()
+        if (root / PROJECT_FILE).exists():
+            raise ProjectError(f"{root} already holds a voice project. Open it instead of creating a new one.")
+        if root.exists() and not root.is_dir():
+            raise ProjectError(f"{root} is a file, not a folder.")
+        language = _check_language(language)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            project = cls(root, name or root.name, language, _now())
+            project.ensure_folders()
+            project.save()
+        except OSError as exc:
+            raise ProjectError(f"Cannot create a project in {root}: {exc.strerror or exc}.") from exc
+        return project
+
+    @classmethod
+    def open(cls, root: str | os.PathLike[str]) -> "VoiceProject":
+        """Open the project in ``root``, migrating an older schema in memory (saved on the next save).
+
+        Raises:
+            ProjectError: no project there, or project.json is unreadable, not JSON, from a newer app, or invalid.
+        """
+        root = Path(root).expanduser().absolute()
+        file = root / PROJECT_FILE
+        if not file.is_file():
+            raise ProjectError(f"{root} is not a voice project (no {PROJECT_FILE}). Create one with 'New project'.")
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ProjectError(f"Cannot read {file}: {exc}. The file was left as it is.") from exc
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ProjectError(
+                f"{file} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}). "
+                f"It was left as it is; fix it by hand or restore {BACKUP_FILE}."
+            ) from exc
+        data = _migrate(data, file)
+        return cls._from_dict(root, data, file)
+
+    def save(self) -> None:
+        """Write project.json atomically, keeping the previous version as project.json.bak."""
+        if self.project_file.exists():
+            atomic.copy_file(self.project_file, self.root / BACKUP_FILE)
+        atomic.write_json(self.project_file, self.to_dict())
+
+    def ensure_folders(self) -> None:
+        self.sources_dir.mkdir(exist_ok=True)
+        self.audio_dir.mkdir(exist_ok=True)
+
+    # -- sources --------------------------------------------------------------------------------------------
+    def source(self, source_id: str) -> Source:
+        for src in self.sources:
+            if src.id == source_id:
+                return src
+        raise KeyError(source_id)
+
+    def find_by_hash(self, sha256: str) -> Source | None:
+        return next((s for s in self.sources if s.sha256 == sha256), None)
+
+    def usable_duration_s(self) -> float:
+        """Seconds of audio in sources whose verdict is not 'unusable'."""
+        return sum(s.duration_s for s in self.sources if s.verdict != "unusable")
+
+    # -- (de)serialisation ----------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "name": self.name,
+            "language": self.language,
+            "created": self.created,
+            "settings": self.settings,
+            "sources": [asdict(s) for s in self.sources],
+        }
+
+    @classmethod
+    def _from_dict(cls, root: Path, data: dict[str, Any], file: Path) -> "VoiceProject":
+        unknown = sorted(set(data) - _TOP_LEVEL_KEYS)
+        if unknown:
+            raise ProjectError(f"{file}: unknown key(s) {', '.join(unknown)}. It was left as it is.")
+        for key, kind in (("name", str), ("language", str), ("created", str), ("settings", dict), ("sources", list)):
+            if not isinstance(data.get(key), kind):
+                raise ProjectError(
+                    f"{file}: '{key}' must be a {kind.__name__}, found {type(data.get(key)).__name__}. "
+                    "It was left as it is."
+                )
+        sources = [Source.from_dict(s, str(file)) for s in data["sources"]]
+        return cls(root, data["name"], data["language"], data["created"], data["settings"], sources)
+
+
+def _migrate(data: Any, file: Path) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise ProjectError(f"{file} must hold a JSON object, found {type(data).__name__}. It was left as it is.")
+    version = data.get("schema_version", 0)
+    if not isinstance(version, int) or version < 0:
+        raise ProjectError(f"{file}: 'schema_version' must be a whole number, found {version!r}.")
+    if version > SCHEMA_VERSION:
+        raise ProjectError(
+            f"{file} was written by a newer AllTalk GUI (schema {version}); this version reads up to schema "
+            f"{SCHEMA_VERSION}. Update the app. The file was left as it is."
+        )
+    while version < SCHEMA_VERSION:
+        data = MIGRATIONS[version](data)
+        version = data["schema_version"]
+    return data
+
+
+def _check_language(language: str) -> str:
+    language = language.strip()
+    if not language or not language.replace("-", "").isalpha() or len(language) > 8:
+        raise ProjectError(f"'{language}' is not a language code; use one such as en, de, fr or zh-cn.")
+    return language.lower()
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

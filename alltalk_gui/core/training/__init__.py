@@ -1,0 +1,1 @@
+"""Training: TrainConfig, profiles, the loop, data, memory levers, runner, events and checkpoints."""

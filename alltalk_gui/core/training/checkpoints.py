@@ -1,0 +1,175 @@
+"""Find a project's training checkpoints and pick one: ``latest``, ``best`` or a path.
+
+Training (:mod:`alltalk_gui.core.training.loop`) writes each checkpoint as ``runs/<run>/checkpoints/step_N/``: the GPT
+weights as ``model.safetensors`` (accelerate's ``save_state``), optimizer state, ``train_config.json`` and, last
+of all, ``train_state.json``, whose presence marks the checkpoint complete. Preview and export only need the
+GPT weights plus the base model named in ``train_config.json``; this module reads those two JSON files and
+nothing else, so it needs neither torch nor the model.
+
+"best" means the lowest eval loss among the checkpoints of the chosen run that were taken right after an
+eval (the epoch-end ones). Eval losses of different runs are not compared: a run may use another dataset.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# The run-folder layout that alltalk_gui.core.training.loop writes (it imports these names from here: this module needs
+# no torch, so the GUI can list checkpoints without loading it).
+CHECKPOINTS = "checkpoints"
+STATE_FILE = "train_state.json"
+CONFIG_FILE = "train_config.json"
+WEIGHTS_FILE = "model.safetensors"  # what accelerate's save_state names the (single) prepared model
+CHOICES = ("latest", "best")
+
+
+class CheckpointError(Exception):
+    """No usable checkpoint: none yet, an unknown name, or a checkpoint whose files are missing."""
+
+
+@dataclass(frozen=True)
+class CheckpointInfo:
+    """One complete training checkpoint."""
+
+    path: Path
+    run: str
+    step: int
+    epoch: int
+    eval_loss: float | None  # the eval loss measured at this step, if there was an eval
+    base_model_dir: Path
+    language: str
+    config: dict[str, Any]  # the run's TrainConfig as saved in the checkpoint
+
+    @property
+    def weights(self) -> Path:
+        return self.path / WEIGHTS_FILE
+
+    @property
+    def label(self) -> str:
+        loss = f", eval loss {self.eval_loss:.3f}" if self.eval_loss is not None else ""
+        return f"{self.run} · step {self.step}{loss}"
+
+
+def read_checkpoint(folder: str | os.PathLike[str]) -> CheckpointInfo:
+    """Describe the checkpoint in ``folder``.
+
+    Raises:
+        CheckpointError: not a complete checkpoint (no train_state.json, train_config.json or weights).
+    """
+    folder = Path(folder).expanduser().absolute()
+    if not folder.is_dir():
+        raise CheckpointError(f"{folder} is not a checkpoint folder (it does not exist).")
+    for name in (STATE_FILE, CONFIG_FILE, WEIGHTS_FILE):
+        if not (folder / name).is_file():
+            raise CheckpointError(
+                f"{folder} is not a complete training checkpoint: {name} is missing. Pick a folder "
+                f"runs/<run>/{CHECKPOINTS}/step_N of a project."
+            )
+    try:
+        state = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
+        config = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CheckpointError(f"The checkpoint {folder} cannot be read: {exc}") from exc
+    step = int(state.get("global_step", 0))
+    eval_loss = next((float(h["loss"]) for h in state.get("history", []) if h.get("step") == step), None)
+    run = folder.parent.parent.name if folder.parent.name == CHECKPOINTS else folder.parent.name
+    return CheckpointInfo(
+        path=folder, run=run, step=step, epoch=int(state.get("epoch", 0)), eval_loss=eval_loss,
+        base_model_dir=Path(config.get("base_model_dir", "")).expanduser(),
+        language=str(config.get("language") or ""), config=config,
+    )
+
+
+def run_checkpoints(run_dir: str | os.PathLike[str]) -> list[CheckpointInfo]:
+    """The complete checkpoints of one run, oldest step first (half-written ``.tmp-*`` folders are skipped)."""
+    root = Path(run_dir) / CHECKPOINTS
+    if not root.is_dir():
+        return []
+    found = []
+    for folder in root.glob("step_*"):
+        try:
+            found.append(read_checkpoint(folder))
+        except CheckpointError:
+            continue  # being written or damaged: never offered
+    return sorted(found, key=lambda c: c.step)
+
+
+def list_checkpoints(project_dir: str | os.PathLike[str]) -> list[CheckpointInfo]:
+    """Every complete checkpoint of every run in ``project_dir/runs``, newest run last."""
+    runs = Path(project_dir) / "runs"
+    if not runs.is_dir():
+        return []
+    out: list[CheckpointInfo] = []
+    for run in sorted((p for p in runs.iterdir() if p.is_dir()), key=_run_time):
+        out.extend(run_checkpoints(run))
+    return out
+
+
+def resolve_checkpoint(project_dir: str | os.PathLike[str], which: str = "latest",
+                       run: str | None = None) -> CheckpointInfo:
+    """Pick a checkpoint.
+
+    Args:
+        project_dir: the voice project folder.
+        which: ``latest`` (newest checkpoint of the newest run), ``best`` (lowest eval loss in that run), or a
+            path: a checkpoint folder, or a run folder (its newest checkpoint).
+        run: restrict ``latest``/``best`` to this run name.
+
+    Raises:
+        CheckpointError: there is no checkpoint yet, the run does not exist, no checkpoint has an eval loss
+            (for ``best``), or the path is not a checkpoint.
+    """
+    project_dir = Path(project_dir)
+    if which not in CHOICES:
+        path = Path(which).expanduser()
+        if not path.is_absolute() and not path.exists():
+            path = project_dir / path
+        if (path / CHECKPOINTS).is_dir():  # a run folder
+            found = run_checkpoints(path)
+            if not found:
+                raise CheckpointError(f"The run {path} has no complete checkpoint yet.")
+            return found[-1]
+        return read_checkpoint(path)
+
+    runs_dir = project_dir / "runs"
+    if run is not None:
+        if not (runs_dir / run).is_dir():
+            known = sorted(p.name for p in runs_dir.iterdir() if p.is_dir()) if runs_dir.is_dir() else []
+            raise CheckpointError(f"There is no run '{run}' in {runs_dir}. Runs: {', '.join(known) or 'none'}.")
+        candidates = run_checkpoints(runs_dir / run)
+    else:
+        candidates = []
+        for run_dir in sorted((p for p in runs_dir.iterdir() if p.is_dir()), key=_run_time,
+                              reverse=True) if runs_dir.is_dir() else []:
+            candidates = run_checkpoints(run_dir)
+            if candidates:
+                break
+    if not candidates:
+        raise CheckpointError(
+            f"There is no training checkpoint in {runs_dir} yet. Train the voice first "
+            "(the Train step, or: alltalk-gui train DIR)."
+        )
+    if which == "latest":
+        return candidates[-1]
+    evaluated = [c for c in candidates if c.eval_loss is not None]
+    if not evaluated:
+        raise CheckpointError(
+            f"No checkpoint of run '{candidates[-1].run}' has an eval loss yet (evals run at the end of each "
+            "epoch), so there is no 'best' one. Use 'latest' or let the run finish an epoch."
+        )
+    return min(evaluated, key=lambda c: (c.eval_loss, -c.step))
+
+
+def _run_time(run_dir: Path) -> float:
+    """When a run last produced a checkpoint (its folder's modification time otherwise)."""
+    times = []
+    for path in [run_dir, *(run_dir / CHECKPOINTS).glob(f"step_*/{STATE_FILE}")]:
+        try:
+            times.append(path.stat().st_mtime)
+        except OSError:  # pruned by a running training in the meantime
+            continue
+    return max(times, default=0.0)

@@ -1,0 +1,185 @@
+"""Training events: plain dataclasses that leave the training loop through one narrow interface.
+
+The loop yields them; :class:`JsonlSink` appends each as one JSON line (with a ``type`` field) to the run's
+``events.jsonl``; the CLI prints them and the GUI re-emits them as Qt signals. :func:`event_from_dict` turns a
+JSON line back into the dataclass, so a reader in another process (the GUI's training worker) sees the same
+objects the loop produced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, ClassVar, Iterator
+
+
+@dataclass
+class Event:
+    type: ClassVar[str] = "event"
+    time: float = field(default_factory=time.time, kw_only=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **asdict(self)}
+
+
+@dataclass
+class Started(Event):
+    """The run is set up: what will happen, on what."""
+
+    type: ClassVar[str] = "started"
+    run_dir: str
+    device: str
+    processes: int
+    train_clips: int
+    eval_clips: int
+    steps_per_epoch: int
+    total_steps: int
+    start_step: int
+    start_epoch: int
+    trainable_parameters: int
+    config: dict[str, Any]
+
+
+@dataclass
+class Step(Event):
+    """One optimizer step. ``loss`` is the mean over the step's micro-batches (all processes)."""
+
+    type: ClassVar[str] = "step"
+    step: int
+    epoch: int
+    loss: float
+    loss_text_ce: float
+    loss_mel_ce: float
+    lr: float
+    grad_norm: float
+    samples_per_s: float
+    step_time_s: float
+    total_steps: int
+
+
+@dataclass
+class Memory(Event):
+    """A memory sample (GiB); keys as :func:`alltalk_gui.core.machine.memory.memory_stats` gives them."""
+
+    type: ClassVar[str] = "memory"
+    step: int
+    stats: dict[str, float]
+
+
+@dataclass
+class MicroBatch(Event):
+    """The micro-batch was chosen by the auto-sizing probe (``cause="probe"``) or halved after the GPU ran out of
+    memory (``cause="out_of_memory"``). The effective batch, micro_batch x grad_accum x processes, is kept."""
+
+    type: ClassVar[str] = "micro_batch"
+    cause: str
+    step: int
+    micro_batch: int
+    grad_accum: int
+    effective_batch: int
+    message: str
+
+
+@dataclass
+class Eval(Event):
+    type: ClassVar[str] = "eval"
+    step: int
+    epoch: int
+    loss: float
+    loss_text_ce: float
+    loss_mel_ce: float
+    clips: int
+    best: bool
+
+
+@dataclass
+class Checkpoint(Event):
+    type: ClassVar[str] = "checkpoint"
+    step: int
+    epoch: int
+    path: str
+    reason: str  # "interval", "epoch", "stop", "final"
+    eval_loss: float | None = None
+
+
+@dataclass
+class Log(Event):
+    type: ClassVar[str] = "log"
+    level: str  # "info", "warning"
+    message: str
+
+
+@dataclass
+class Error(Event):
+    """Training could not go on. ``kind`` lets a front end react (e.g. "disk_full", "dataset", "base_model")."""
+
+    type: ClassVar[str] = "error"
+    kind: str
+    message: str
+
+
+@dataclass
+class Done(Event):
+    type: ClassVar[str] = "done"
+    step: int
+    epoch: int
+    reason: str  # "finished", "max_steps", "stopped", "error"
+    final_loss: float | None
+    best_eval_loss: float | None
+    best_checkpoint: str | None
+    last_checkpoint: str | None
+    elapsed_s: float
+    # Measured peak memory of the run (GiB): CUDA max_memory_reserved on a GPU, peak RSS on the CPU; and what
+    # the estimator predicted for this config (None when the model is not the real XTTS v2 size).
+    peak_memory_gib: float | None = None
+    estimated_memory_gib: float | None = None
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.type: cls for cls in (Started, Step, Memory, MicroBatch, Eval, Checkpoint, Log, Error, Done)
+}
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """Rebuild an event from its JSON form (unknown extra keys are ignored, for forward compatibility)."""
+    cls = EVENT_TYPES[data["type"]]
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in names})
+
+
+class JsonlSink:
+    """Appends events to a JSON-lines file, one flushed line per event.
+
+    Appending whole lines with one ``write`` keeps the file readable while it grows; a reader sees complete
+    lines or nothing of the last one.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "a", encoding="utf-8")
+
+    def write(self, event: Event) -> None:
+        self._file.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> "JsonlSink":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_events(path: str | os.PathLike[str]) -> Iterator[Event]:
+    """Events from a JSON-lines file, skipping a torn last line."""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.endswith("\n"):
+                break
+            yield event_from_dict(json.loads(line))

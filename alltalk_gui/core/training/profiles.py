@@ -1,0 +1,151 @@
+"""Memory profiles: named sets of TrainConfig values that fit XTTS v2 fine-tuning on 4, 6-8 and 12 GB cards.
+
+The profiles are data (``resources/profiles/<name>.toml``, each commented); this module reads and checks them,
+applies one to a TrainConfig, adapts it to the device it will run on, and picks one for ``auto``.
+
+Device adaptation is the only place a profile's values change: on a GPU without bf16 (before Ampere) bf16
+becomes fp16 with loss scaling, and on the CPU the CUDA-only levers (8-bit optimizers, 16-bit
+autocast) are replaced by their plain equivalents, each with a note saying so. Values a user sets after
+applying a profile are never adapted: an impossible one is refused by ``TrainConfig.validate``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any, get_type_hints
+
+from alltalk_gui.core.training.config import ConfigError, TrainConfig
+from alltalk_gui.core.machine.cpu_estimate import estimate_for_config
+from alltalk_gui.core.machine.gpu import DeviceInfo, cpu_cores
+from alltalk_gui.core.engines.xtts.memory_estimate import estimate
+from alltalk_gui.core.resources import resource_path
+
+PROFILE_NAMES = ("low", "medium", "high")
+# auto leaves this share of the free memory unused: other programs, the desktop and allocator spikes need it.
+AUTO_HEADROOM = 0.90
+
+_PROFILE_KEYS = {"title", "summary", "target_gib", "settings"}
+
+
+class ProfileError(ValueError):
+    """A profile file is missing or malformed; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    title: str
+    summary: str  # the trade-off in one sentence
+    target_gib: float  # the GPU memory it is designed to fit
+    settings: dict[str, Any] = field(default_factory=dict)  # TrainConfig fields it sets
+
+
+@dataclass(frozen=True)
+class AutoChoice:
+    profile: str
+    reason: str
+
+
+def load_profile(name: str) -> Profile:
+    """Read and check ``resources/profiles/<name>.toml``.
+
+    Raises:
+        ProfileError: unknown name, unreadable TOML, unknown keys, or a setting TrainConfig does not have or
+            of the wrong type.
+    """
+    if name not in PROFILE_NAMES:
+        raise ProfileError(f"Unknown profile '{name}'; choose one of {', '.join(PROFILE_NAMES)} or auto.")
+    path = resource_path("profiles", f"{name}.toml")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ProfileError(f"{path}: {exc}") from exc
+    unknown = sorted(set(data) - _PROFILE_KEYS)
+    missing = sorted(_PROFILE_KEYS - set(data))
+    if unknown or missing:
+        raise ProfileError(f"{path}: unknown key(s) {unknown} / missing key(s) {missing}.")
+    _check_settings(path.name, data["settings"])
+    return Profile(name, str(data["title"]), str(data["summary"]), float(data["target_gib"]), dict(data["settings"]))
+
+
+def all_profiles() -> list[Profile]:
+    return [load_profile(name) for name in PROFILE_NAMES]
+
+
+def profile_settings(name: str, device: DeviceInfo | None = None) -> tuple[dict[str, Any], list[str]]:
+    """The profile's settings adapted to ``device`` (None: as written), and a note for each adaptation."""
+    settings = dict(load_profile(name).settings)
+    notes: list[str] = []
+    if device is None:
+        return settings, notes
+    on_cuda = device.kind == "cuda"
+    if settings.get("mixed_precision") == "bf16" and on_cuda and not device.bf16:
+        settings["mixed_precision"] = "fp16"
+        notes.append(f"{device.name} has no bf16: using fp16 with loss scaling.")
+    if not on_cuda:
+        if settings.get("optimizer") in ("adamw8bit", "paged_adamw8bit"):
+            settings["optimizer"] = "adamw"
+            notes.append("8-bit optimizers need a CUDA GPU: using AdamW (more memory, which the CPU has).")
+        if settings.get("mixed_precision") not in (None, "no"):
+            settings["mixed_precision"] = "no"
+            notes.append("16-bit autocast is slower than fp32 on most CPUs: training in fp32.")
+    return settings, notes
+
+
+def apply_profile(config: TrainConfig, name: str, device: DeviceInfo | None = None, *,
+                  auto: bool = False) -> TrainConfig:
+    """A copy of ``config`` with profile ``name``'s settings (adapted to ``device`` when given).
+
+    ``auto``: the profile was picked by :func:`choose_auto`; on a GPU the run then also sizes its micro-batch
+    itself (``auto_micro_batch``: at most 90 % of the free memory, the largest micro-batch that fits).
+    """
+    settings, _ = profile_settings(name, device)
+    sized = auto and device is not None and device.kind == "cuda"
+    return dataclasses.replace(config, **settings, profile=name, auto_micro_batch=sized)
+
+
+def choose_auto(devices: list[DeviceInfo], config: TrainConfig | None = None) -> AutoChoice:
+    """The profile for ``auto``: the fastest whose estimated peak fits 90 % of the best GPU's free memory.
+
+    ``config`` supplies the settings a profile does not set (clip length above all); defaults otherwise. With no
+    GPU it is High on the CPU, and the reason says how many hours that takes on the config's dataset (or on
+    :data:`~alltalk_gui.core.machine.cpu_estimate.REFERENCE_MINUTES` of audio when there is none yet).
+    """
+    base = config or TrainConfig()
+    gpus = [d for d in devices if d.kind == "cuda"]
+    if not gpus:
+        cpu = next((d for d in devices if d.kind == "cpu"), None)
+        hours = estimate_for_config(apply_profile(base, "high", cpu), cpu.cores if cpu else cpu_cores()).sentence()
+        return AutoChoice("high", f"No CUDA GPU was found: training runs on the CPU, {hours} "
+                                  "(the High profile's batches, in fp32).")
+    gpu = max(gpus, key=lambda d: d.free_gib)
+    budget = AUTO_HEADROOM * gpu.free_gib
+    for name in reversed(PROFILE_NAMES):  # high, medium, low
+        need = estimate(apply_profile(base, name, gpu)).total_gib
+        if need <= budget:
+            return AutoChoice(name, f"{load_profile(name).title}: needs about {need:.1f} GiB; {gpu.name} has "
+                                    f"{gpu.free_gib:.1f} GiB free (using at most {budget:.1f}).")
+    need = estimate(apply_profile(base, "low", gpu)).total_gib
+    return AutoChoice("low", f"Even Low VRAM needs about {need:.1f} GiB and {gpu.name} has only "
+                             f"{gpu.free_gib:.1f} GiB free: close other programs using the GPU, or train on the CPU.")
+
+
+def _check_settings(file: str, settings: Any) -> None:
+    if not isinstance(settings, dict):
+        raise ProfileError(f"{file}: [settings] must be a table.")
+    hints = get_type_hints(TrainConfig)
+    for key, value in settings.items():
+        if key not in hints or key == "profile":
+            raise ProfileError(f"{file}: '{key}' is not a training setting.")
+        kind = hints[key]
+        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            ok = True
+        if not ok:
+            raise ProfileError(f"{file}: '{key}' must be a {kind.__name__}, found {value!r}.")
+    try:
+        dataclasses.replace(TrainConfig(project_dir="-", base_model_dir="-"), **settings).validate(cuda_available=True)
+    except ConfigError as exc:
+        raise ProfileError(f"{file}: {exc}") from exc

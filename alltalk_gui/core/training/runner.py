@@ -1,0 +1,91 @@
+"""Training child-process entry: runs :func:`alltalk_gui.core.training.loop.train` and writes its events as JSON lines.
+
+The GUI's training worker and ``alltalk-gui train --processes N`` start it as::
+
+    accelerate launch [--multi_gpu | --cpu] --num_processes N -m alltalk_gui.core.training.runner --config CONFIG.json \\
+        [--resume] [--events FILE]
+
+(or plain ``python -m alltalk_gui.core.training.runner ...`` for one process). Every process trains; only the main
+process yields events, so the events file is written once. SIGTERM / SIGINT (and a ``STOP`` file in the run
+folder) make the loop finish its step, save a checkpoint and exit with code 0; the exit code is 2 when the
+inputs were rejected before training and 1 when training failed after it started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+from typing import Callable, Iterator
+
+from alltalk_gui.core.training.config import TrainConfig
+from alltalk_gui.core.training.events import Done, Error, Event, JsonlSink
+from alltalk_gui.core.training.loop import EVENTS_FILE, train
+
+class StopFlag:
+    """Set by a signal handler; polled by the training loop once per step."""
+
+    def __init__(self) -> None:
+        self.stopping = False
+
+    def __call__(self) -> bool:
+        return self.stopping
+
+    def install(self) -> None:
+        def handler(signum, frame):  # noqa: ARG001 - signal handler signature
+            self.stopping = True
+
+        signal.signal(signal.SIGTERM, handler)
+        signal.signal(signal.SIGINT, handler)
+
+
+def run_to_sink(config: TrainConfig, *, resume: bool, events_path: str | Path | None,
+                stop: Callable[[], bool] | None = None) -> Iterator[Event]:
+    """Run training, appending every event to ``events_path`` (default ``<run>/events.jsonl``) as it passes.
+
+    Yields the same events, so a caller in the same process (the CLI) can show progress too.
+    """
+    sink = None
+    try:
+        for event in train(config, resume=resume, stop=stop):
+            if sink is None:
+                path = Path(events_path) if events_path else config.run_dir / EVENTS_FILE
+                sink = JsonlSink(path)
+            sink.write(event)
+            yield event
+    finally:
+        if sink is not None:
+            sink.close()
+
+
+def exit_code(events: list[Event]) -> int:
+    """0 for a run that finished or stopped cleanly, 2 if its inputs were rejected, 1 if it failed later."""
+    done = next((e for e in reversed(events) if isinstance(e, Done)), None)
+    if done is None or done.reason != "error":
+        return 0
+    error = next((e for e in reversed(events) if isinstance(e, Error)), None)
+    started = any(e.type == "started" for e in events)
+    return 1 if started or (error and error.kind == "crash") else 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m alltalk_gui.core.training.runner",
+                                     description="Run one XTTS training (under accelerate launch for several processes).")
+    parser.add_argument("--config", required=True, help="TrainConfig as JSON (run_name must be set)")
+    parser.add_argument("--resume", action="store_true", help="continue from the run's newest checkpoint")
+    parser.add_argument("--events", help="JSON-lines events file (default <run>/events.jsonl)")
+    args = parser.parse_args(argv)
+    config = TrainConfig.load(args.config)
+    if not config.run_name:
+        # Every process must agree on the run folder, so the launcher names it, never the processes.
+        print("runner: the config must name the run (run_name).", file=sys.stderr)
+        return 2
+    stop = StopFlag()
+    stop.install()
+    events = list(run_to_sink(config, resume=args.resume, events_path=args.events, stop=stop))
+    return exit_code(events)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

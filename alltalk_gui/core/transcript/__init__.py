@@ -1,0 +1,1 @@
+"""The transcript as training clips: segments, cutting at pauses and the flags the editor shows."""

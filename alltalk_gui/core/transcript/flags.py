@@ -1,0 +1,171 @@
+"""Flags on training clips: what is wrong with a clip, in words the transcript editor can show and filter on.
+
+A flag is a short code (for filtering) plus a reason (for people). Flags are never stored as the truth: the
+:class:`ClipChecker` recomputes them from the clip itself after every edit, so fixing a clip clears its flag.
+
+Three flags make a clip unusable for XTTS training and are refused by the dataset export (:data:`BLOCKING`):
+too long (XTTS cannot take more than 255 995 samples), empty text, and text the XTTS tokenizer cannot encode.
+The others are warnings: the clip can be trained on, but it is probably worth a look.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from alltalk_gui.core.engines.xtts.text_check import TextChecker
+
+# XTTS v2 refuses training samples longer than this (coqui's XttsConfig max_wav_length at 22 050 Hz).
+XTTS_MAX_SAMPLES = 255_995
+XTTS_SAMPLE_RATE = 22_050
+XTTS_MAX_MS = XTTS_MAX_SAMPLES * 1000 // XTTS_SAMPLE_RATE  # 11 609 ms
+
+DEFAULT_MIN_S = 2.0
+DEFAULT_MAX_S = 11.0
+
+TOO_SHORT = "too_short"
+TOO_LONG = "too_long"
+LOW_CONFIDENCE = "low_confidence"
+NON_SPEECH = "non_speech"
+CLIPPED = "clipped"
+UNENCODABLE = "unencodable"
+EMPTY_TEXT = "empty_text"
+DUPLICATE_TEXT = "duplicate_text"
+
+ALL_FLAGS = (TOO_SHORT, TOO_LONG, LOW_CONFIDENCE, NON_SPEECH, CLIPPED, UNENCODABLE, EMPTY_TEXT, DUPLICATE_TEXT)
+# Flags the dataset export refuses; the rest only warn.
+BLOCKING = frozenset({TOO_LONG, EMPTY_TEXT, UNENCODABLE})
+
+LOW_CONFIDENCE_BELOW = 0.5   # mean word probability from Whisper
+NO_SPEECH_ABOVE = 0.6        # Whisper's no-speech probability for the window the clip came from
+MIN_WORDS_PER_S = 0.5        # real speech has 2-4 words a second; music with a hallucinated word has far fewer
+CLIPPED_FRACTION_ABOVE = 0.001
+NOISE_FLATNESS_ABOVE = 0.3   # spectral flatness: ~0.01-0.1 for voice, ~0.5+ for hiss and broadband noise
+STEADY_LOW_ENERGY_BELOW = 0.08  # share of quiet 50 ms frames: 0.2-0.35 in speech, ~0 in music and hum
+
+# What Whisper writes when it hears music or other non-speech instead of words.
+_NON_SPEECH_TEXT = re.compile(r"♪|♫|[\[(]\s*(music|applause|laughter|silence|noise|no speech|inaudible)\s*[\])]",
+                              re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Flag:
+    code: str    # one of ALL_FLAGS
+    reason: str  # one sentence for the user, with the numbers that triggered it
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Flag":
+        return cls(str(data["code"]), str(data["reason"]))
+
+
+@dataclass(frozen=True)
+class ClipFacts:
+    """What the checker needs to know about one clip (kept free of the Segment class so tests stay small)."""
+
+    duration_ms: int
+    text: str
+    word_probabilities: tuple[float, ...] = ()
+    no_speech_prob: float | None = None
+    # From the working audio (see clip_audio.AudioStats); None when the audio was not available.
+    peak: float | None = None
+    clipped_fraction: float | None = None
+    flatness: float | None = None
+    low_energy_ratio: float | None = None
+
+
+@functools.lru_cache(maxsize=4096)  # called for every clip after every edit
+def normalise_for_duplicates(text: str) -> str:
+    """Lower case, punctuation and repeated spaces removed: 'Hello, world!' and 'hello world' are duplicates."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = "".join(ch if ch.isalnum() or ch.isspace() else " " for ch in text)
+    return " ".join(text.split())
+
+
+class ClipChecker:
+    """Computes the flags of clips for one project language and length range.
+
+    Args:
+        language: the project's language code (en, de, zh-cn...).
+        min_s / max_s: the wanted clip length; ``max_s`` is capped at the XTTS limit.
+        text_checker: decides which characters XTTS cannot encode; built from ``language`` if not given.
+    """
+
+    def __init__(self, language: str = "en", min_s: float = DEFAULT_MIN_S, max_s: float = DEFAULT_MAX_S,
+                 text_checker: TextChecker | None = None) -> None:
+        if min_s <= 0 or max_s <= min_s:
+            raise ValueError(f"Clip length range {min_s}-{max_s} s is invalid: the minimum must be above 0 and "
+                             "below the maximum.")
+        self.language = language
+        self.min_ms = int(round(min_s * 1000))
+        self.max_ms = min(int(round(max_s * 1000)), XTTS_MAX_MS)
+        self.text_checker = text_checker or TextChecker(language)
+
+    def flags(self, clip: ClipFacts, duplicate_of: str | None = None) -> list[Flag]:
+        """Flags for one clip; ``duplicate_of`` names another kept clip with the same text, if any."""
+        out: list[Flag] = []
+        seconds = clip.duration_ms / 1000
+        if clip.duration_ms < self.min_ms:
+            out.append(Flag(TOO_SHORT, f"{seconds:.1f} s is shorter than the {self.min_ms / 1000:.1f} s minimum; "
+                                       "merge it with a neighbour or delete it."))
+        if clip.duration_ms > self.max_ms:
+            limit = "the XTTS limit" if self.max_ms == XTTS_MAX_MS else "the maximum"
+            out.append(Flag(TOO_LONG, f"{seconds:.1f} s is longer than {limit} of {self.max_ms / 1000:.1f} s; "
+                                      "split it."))
+        text = clip.text.strip()
+        if not text:
+            out.append(Flag(EMPTY_TEXT, "The clip has no text; type what is said or delete the clip."))
+        else:
+            problem = self.text_checker.problem(text)
+            if problem:
+                out.append(Flag(UNENCODABLE, problem))
+        if clip.word_probabilities:
+            mean = sum(clip.word_probabilities) / len(clip.word_probabilities)
+            if mean < LOW_CONFIDENCE_BELOW:
+                out.append(Flag(LOW_CONFIDENCE, f"The speech recogniser was unsure of this text (mean word "
+                                                f"confidence {mean:.2f}); listen and correct it."))
+        reason = self._non_speech_reason(clip, seconds)
+        if reason:
+            out.append(Flag(NON_SPEECH, reason))
+        if clip.clipped_fraction is not None and clip.clipped_fraction > CLIPPED_FRACTION_ABOVE:
+            out.append(Flag(CLIPPED, f"{clip.clipped_fraction:.1%} of the samples are at full scale (clipped "
+                                     "recording); the distortion will be learned as part of the voice."))
+        if duplicate_of is not None and text:
+            out.append(Flag(DUPLICATE_TEXT, f"Same text as clip {duplicate_of}; keep one of them."))
+        return out
+
+    def _non_speech_reason(self, clip: ClipFacts, seconds: float) -> str | None:
+        if _NON_SPEECH_TEXT.search(clip.text):
+            return "The speech recogniser marked this as music or non-speech."
+        if clip.no_speech_prob is not None and clip.no_speech_prob > NO_SPEECH_ABOVE:
+            return f"The speech recogniser thinks this is probably not speech (p = {clip.no_speech_prob:.2f})."
+        words = len(clip.text.split())
+        if seconds >= 3 and words / seconds < MIN_WORDS_PER_S:
+            return (f"Only {words} word(s) in {seconds:.1f} s: probably music, noise or a long silence with a "
+                    "stray word.")
+        if clip.flatness is not None and clip.flatness > NOISE_FLATNESS_ABOVE:
+            return f"The sound is noise-like (spectral flatness {clip.flatness:.2f}), not a voice."
+        if clip.low_energy_ratio is not None and clip.low_energy_ratio < STEADY_LOW_ENERGY_BELOW:
+            return (f"The sound is steady, without the dips between syllables that speech has (only "
+                    f"{clip.low_energy_ratio:.0%} quiet moments): music, a hum, or speech over music?")
+        return None
+
+
+def duplicate_map(items: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """``(clip id, text)`` pairs -> {clip id: id of the first earlier clip with the same normalised text}."""
+    first: dict[str, str] = {}
+    out: dict[str, str] = {}
+    for clip_id, text in items:
+        key = normalise_for_duplicates(text)
+        if not key:
+            continue
+        if key in first:
+            out[clip_id] = first[key]
+        else:
+            first[key] = clip_id
+    return out

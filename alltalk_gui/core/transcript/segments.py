@@ -1,0 +1,629 @@
+"""The transcript of a project as training clips: :class:`Segment` and the editable :class:`SegmentList`.
+
+A segment is a span of one source's working audio plus the text spoken in it. The transcript editor (GUI) and
+the ``segments`` command (CLI) both work on a :class:`SegmentList`, which
+
+* offers every edit as a method (split, merge, trim/move, text, delete/restore, find and replace) that
+  returns a :class:`Change`. A change holds the affected segments before and after, so undo is
+  ``segment_list.undo(change)`` and redo ``segment_list.redo(change)`` - exactly what a ``QUndoCommand`` needs;
+* recomputes every clip's flags after each edit (see :mod:`alltalk_gui.core.transcript.flags`);
+* saves ``segments.json`` atomically after each edit, so killing the app at any moment loses at most the edit
+  in progress;
+* tells subscribers about each change (plain callbacks; the Qt table model turns them into signals).
+
+This module stays light to import (no torch, no Qt): the GUI imports it at start-up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+from alltalk_gui.core import atomic
+from alltalk_gui.core.audio.clips import AudioStats, ClipAudio, ClipAudioError
+from alltalk_gui.core.transcript.flags import BLOCKING, ClipChecker, ClipFacts, Flag, duplicate_map
+from alltalk_gui.core.project.duration_guidance import Guidance, guidance
+
+SCHEMA_VERSION = 1
+FILTERS = ("all", "kept", "flagged", "deleted")
+SORT_KEYS = ("time", "duration", "text", "flags", "confidence")
+
+
+class SegmentsError(Exception):
+    """segments.json cannot be read or does not validate. It is never overwritten when this is raised."""
+
+
+class SegmentEditError(ValueError):
+    """An edit is impossible (unknown clip, split outside the clip, overlap...). Nothing was changed."""
+
+
+@dataclass(frozen=True)
+class Word:
+    """One recognised word with its time span in the source (ms) and the recogniser's confidence (0-1)."""
+
+    start_ms: int
+    end_ms: int
+    text: str
+    probability: float = 1.0
+
+    def to_list(self) -> list[Any]:
+        return [self.start_ms, self.end_ms, self.text, round(self.probability, 4)]
+
+    @classmethod
+    def from_list(cls, data: list[Any]) -> "Word":
+        start, end, text, probability = data
+        return cls(int(start), int(end), str(text), float(probability))
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One training clip: ``[start_ms, end_ms)`` of source ``source_id`` and its text.
+
+    ``words`` are the recogniser's word timings (hints for splitting; kept unchanged by text edits).
+    ``flags`` are recomputed by the SegmentList after every edit; ``deleted`` clips stay in the list so that
+    they can be restored, but are not exported.
+    """
+
+    id: str
+    source_id: str
+    start_ms: int
+    end_ms: int
+    text: str
+    words: tuple[Word, ...] = ()
+    no_speech_prob: float | None = None
+    audio: AudioStats | None = None
+    flags: tuple[Flag, ...] = ()
+    deleted: bool = False
+
+    @property
+    def duration_ms(self) -> int:
+        return self.end_ms - self.start_ms
+
+    @property
+    def flag_codes(self) -> tuple[str, ...]:
+        return tuple(f.code for f in self.flags)
+
+    @property
+    def blocking_flags(self) -> tuple[Flag, ...]:
+        """Flags that keep this clip out of a dataset (too long, empty text, unencodable)."""
+        return tuple(f for f in self.flags if f.code in BLOCKING)
+
+    def words_inside(self) -> tuple[Word, ...]:
+        """Words whose middle lies inside the clip's current span."""
+        return tuple(w for w in self.words if self.start_ms <= (w.start_ms + w.end_ms) // 2 < self.end_ms)
+
+    @property
+    def confidence(self) -> float | None:
+        inside = self.words_inside()
+        return sum(w.probability for w in inside) / len(inside) if inside else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "source_id": self.source_id, "start_ms": self.start_ms, "end_ms": self.end_ms,
+            "text": self.text, "deleted": self.deleted,
+            "flags": [f.to_dict() for f in self.flags],
+            "no_speech_prob": self.no_speech_prob,
+            "audio": self.audio.to_dict() if self.audio else None,
+            "words": [w.to_list() for w in self.words],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Segment":
+        return cls(
+            id=str(data["id"]), source_id=str(data["source_id"]), start_ms=int(data["start_ms"]),
+            end_ms=int(data["end_ms"]), text=str(data["text"]), deleted=bool(data.get("deleted", False)),
+            flags=tuple(Flag.from_dict(f) for f in data.get("flags", [])),
+            no_speech_prob=None if data.get("no_speech_prob") is None else float(data["no_speech_prob"]),
+            audio=AudioStats.from_dict(data["audio"]) if data.get("audio") else None,
+            words=tuple(Word.from_list(w) for w in data.get("words", [])),
+        )
+
+
+@dataclass(frozen=True)
+class Change:
+    """One edit: the segments it removed (``before``) and the ones it put in their place (``after``).
+
+    Segments are matched by id. ``list.undo(change)`` puts ``before`` back; ``list.redo(change)`` applies it
+    again. An edit that changed nothing has both tuples empty.
+    """
+
+    description: str
+    before: tuple[Segment, ...] = ()
+    after: tuple[Segment, ...] = ()
+
+    def inverse(self) -> "Change":
+        return Change(f"Undo {self.description}", self.after, self.before)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.before and not self.after
+
+    @property
+    def ids(self) -> set[str]:
+        return {s.id for s in self.before} | {s.id for s in self.after}
+
+
+@dataclass(frozen=True)
+class Summary:
+    clips: int               # all clips, deleted included
+    kept: int                # not deleted
+    deleted: int
+    flagged: int             # kept clips with at least one flag
+    blocked: int             # kept clips the dataset export would refuse
+    kept_duration_s: float
+    guidance: Guidance       # kept duration against the 3-10 minute guidance
+
+
+@dataclass
+class SegmentList:
+    """The editable list of clips of one project. Build with :meth:`open` or :meth:`create`.
+
+    Args:
+        segments: the clips, any order (kept sorted by source, then start time).
+        path: where to save (``project/segments.json``); None keeps the list in memory only (tests).
+        checker: computes flags; its language and length range are saved with the list.
+        audio: reads clip audio for the audio-based flags; None skips those flags.
+        source_order: source ids in project order (sorting); source_names: id -> original file name.
+        meta: how the list was made (backend, model, language...), saved as "transcription".
+
+    Not thread-safe: use one list from one thread (the GUI thread). The first flag computation imports coqui's
+    text cleaning (about 2 s); call :meth:`warm_up` from a worker thread beforehand to keep the first edit quick.
+    """
+
+    segments: list[Segment] = field(default_factory=list)
+    path: Path | None = None
+    checker: ClipChecker = field(default_factory=ClipChecker)
+    audio: ClipAudio | None = None
+    source_order: list[str] = field(default_factory=list)
+    source_names: dict[str, str] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+    next_number: int = 1
+
+    def __post_init__(self) -> None:
+        self._listeners: list[Callable[[Change], None]] = []
+        self._sort()
+        numbers = [int(m.group(1)) for s in self.segments if (m := re.fullmatch(r"c(\d+)", s.id))]
+        self.next_number = max([self.next_number, *(n + 1 for n in numbers)])
+
+    # -- construction and persistence ------------------------------------------------------------------------
+    @classmethod
+    def create(cls, project: Any, segments: Iterable[Segment], meta: dict[str, Any] | None = None,
+               checker: ClipChecker | None = None, audio: ClipAudio | None = None) -> "SegmentList":
+        """A new list for ``project`` (replacing any previous transcript), flagged and saved."""
+        checker = checker or ClipChecker(project.language)
+        result = cls(list(segments), path=project.segments_file, checker=checker,
+                     audio=audio if audio is not None else ClipAudio(project),
+                     source_order=[s.id for s in project.sources],
+                     source_names={s.id: s.name for s in project.sources}, meta=dict(meta or {}))
+        result._refresh(set(result.ids()), {})
+        result.save()
+        return result
+
+    @classmethod
+    def open(cls, project: Any, checker: ClipChecker | None = None, audio: ClipAudio | None = None,
+             vocab_file: str | os.PathLike[str] | None = None) -> "SegmentList":
+        """Load ``project``'s segments.json; an empty list if the project has not been transcribed yet.
+
+        ``vocab_file`` (the base model's vocab.json) makes the tokenizer check exact.
+
+        Raises:
+            SegmentsError: the file is unreadable, not JSON, from a newer app or malformed (left untouched).
+        """
+        path = project.segments_file
+        data = read_file(path) if path.exists() else {"segments": [], "settings": {}}
+        settings = data.get("settings", {})
+        if checker is None:
+            from alltalk_gui.core.engines.xtts.text_check import TextChecker
+
+            language = settings.get("language", project.language)
+            kwargs = {k: float(settings[k]) for k in ("min_s", "max_s") if k in settings}
+            checker = ClipChecker(language, text_checker=TextChecker(language, vocab_file), **kwargs)
+        return cls([Segment.from_dict(s) for s in data["segments"]], path=path, checker=checker,
+                   audio=audio if audio is not None else ClipAudio(project),
+                   source_order=[s.id for s in project.sources],
+                   source_names={s.id: s.name for s in project.sources},
+                   meta=data.get("transcription", {}), next_number=int(data.get("next_number", 1)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "settings": {"language": self.checker.language, "min_s": self.checker.min_ms / 1000,
+                         "max_s": self.checker.max_ms / 1000},
+            "transcription": self.meta,
+            "next_number": self.next_number,
+            "segments": [s.to_dict() for s in self.segments],
+        }
+
+    def save(self) -> None:
+        """Write segments.json atomically (no-op for an in-memory list).
+
+        One clip per line: readable and diff-friendly, and several times faster to write than indented JSON
+        (which Python encodes in pure Python), so saving after every edit stays quick with hundreds of clips.
+        """
+        if self.path is None:
+            return
+        data = self.to_dict()
+        clips = ",\n    ".join(json.dumps(s, ensure_ascii=False) for s in data.pop("segments"))
+        head = json.dumps(data, indent=2, ensure_ascii=False)
+        atomic.write_text(self.path, f'{head[:-2]},\n  "segments": [\n    {clips}\n  ]\n}}\n' if clips
+                          else f'{head[:-2]},\n  "segments": []\n}}\n')
+
+    def warm_up(self) -> None:
+        """Load what the flag checks need (coqui's text cleaning, the vocabulary) now; safe from any thread."""
+        self.checker.text_checker.warm_up()
+
+    def subscribe(self, callback: Callable[[Change], None]) -> Callable[[], None]:
+        """Call ``callback(change)`` after every applied and saved change; returns a function that unsubscribes."""
+        self._listeners.append(callback)
+        return lambda: self._listeners.remove(callback)
+
+    # -- queries ---------------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.segments)
+
+    def __iter__(self) -> Iterator[Segment]:
+        return iter(self.segments)
+
+    def __getitem__(self, segment_id: str) -> Segment:
+        for segment in self.segments:
+            if segment.id == segment_id:
+                return segment
+        raise SegmentEditError(f"There is no clip {segment_id}.")
+
+    def ids(self) -> list[str]:
+        return [s.id for s in self.segments]
+
+    def index_of(self, segment_id: str) -> int:
+        for i, segment in enumerate(self.segments):
+            if segment.id == segment_id:
+                return i
+        raise SegmentEditError(f"There is no clip {segment_id}.")
+
+    def source_name(self, source_id: str) -> str:
+        return self.source_names.get(source_id, source_id)
+
+    def view(self, filter: str = "all", sort_by: str = "time", descending: bool = False) -> list[Segment]:
+        """The clips to show: ``filter`` is all | kept | flagged (kept with flags) | deleted; sorted by
+        time (source order, then start) | duration | text | flags (most first) | confidence."""
+        if filter not in FILTERS:
+            raise ValueError(f"Unknown filter '{filter}'; use one of {', '.join(FILTERS)}.")
+        if sort_by not in SORT_KEYS:
+            raise ValueError(f"Unknown sort key '{sort_by}'; use one of {', '.join(SORT_KEYS)}.")
+        chosen = [s for s in self.segments if filter == "all"
+                  or (filter == "kept" and not s.deleted)
+                  or (filter == "flagged" and not s.deleted and s.flags)
+                  or (filter == "deleted" and s.deleted)]
+        keys: dict[str, Callable[[Segment], Any]] = {
+            "time": self._order_key,
+            "duration": lambda s: s.duration_ms,
+            "text": lambda s: s.text.casefold(),
+            "flags": lambda s: -len(s.flags),
+            "confidence": lambda s: s.confidence if s.confidence is not None else 2.0,
+        }
+        return sorted(chosen, key=keys[sort_by], reverse=descending)
+
+    def find(self, needle: str, case_sensitive: bool = False, whole_word: bool = False,
+             include_deleted: bool = False) -> list[str]:
+        """Ids of the clips whose text contains ``needle``."""
+        pattern = _pattern(needle, case_sensitive, whole_word)
+        return [s.id for s in self.segments if (include_deleted or not s.deleted) and pattern.search(s.text)]
+
+    def next_in_source(self, segment_id: str) -> Segment | None:
+        """The clip after ``segment_id`` in the same source (deleted or not), or None at the end."""
+        i = self.index_of(segment_id)
+        if i + 1 < len(self.segments) and self.segments[i + 1].source_id == self.segments[i].source_id:
+            return self.segments[i + 1]
+        return None
+
+    def previous_in_source(self, segment_id: str) -> Segment | None:
+        i = self.index_of(segment_id)
+        if i > 0 and self.segments[i - 1].source_id == self.segments[i].source_id:
+            return self.segments[i - 1]
+        return None
+
+    def summary(self) -> Summary:
+        kept = [s for s in self.segments if not s.deleted]
+        seconds = sum(s.duration_ms for s in kept) / 1000
+        return Summary(clips=len(self.segments), kept=len(kept), deleted=len(self.segments) - len(kept),
+                       flagged=sum(1 for s in kept if s.flags), blocked=sum(1 for s in kept if s.blocking_flags),
+                       kept_duration_s=seconds, guidance=guidance(seconds))
+
+    def suggest_split(self, segment_id: str) -> tuple[int, int]:
+        """Where to split a clip: (time in ms, character position) at the longest pause between its words.
+
+        When the words no longer match the (edited) text, the time is the middle of the clip and the text is
+        split at the space nearest its middle.
+        """
+        segment = self[segment_id]
+        words = segment.words_inside()
+        if len(words) >= 2 and _words_match(words, segment.text):
+            gaps = [(words[i + 1].start_ms - words[i].end_ms, i) for i in range(len(words) - 1)]
+            gap, i = max(gaps)
+            at_ms = (words[i].end_ms + words[i + 1].start_ms) // 2
+            return at_ms, _char_after_words(segment.text, i + 1)
+        middle = len(segment.text) // 2
+        spaces = [m.start() for m in re.finditer(r"\s", segment.text)]
+        char = min(spaces, key=lambda p: abs(p - middle)) if spaces else middle
+        return (segment.start_ms + segment.end_ms) // 2, char
+
+    # -- edits: each returns the Change it made, already flagged, saved and announced ------------------------
+    def set_text(self, segment_id: str, text: str) -> Change:
+        old = self[segment_id]
+        text = " ".join(text.split())
+        if text == old.text:
+            return Change("edit text")
+        return self._commit(Change(f"edit text of {segment_id}", (old,), (replace(old, text=text),)))
+
+    def split(self, segment_id: str, at_ms: int, char_pos: int) -> Change:
+        """Split a clip at ``at_ms`` (inside it) with its text split at character ``char_pos``.
+
+        The first part keeps the id; the second gets a new one. Words go to the side their middle falls on.
+        """
+        old = self[segment_id]
+        if not old.start_ms < at_ms < old.end_ms:
+            raise SegmentEditError(f"Cannot split clip {segment_id} at {at_ms / 1000:.2f} s: the split must lie "
+                                   f"inside it ({old.start_ms / 1000:.2f}-{old.end_ms / 1000:.2f} s).")
+        if not 0 <= char_pos <= len(old.text):
+            raise SegmentEditError(f"Cannot split the text of clip {segment_id} at character {char_pos}: it has "
+                                   f"{len(old.text)} characters.")
+        left_words = tuple(w for w in old.words if (w.start_ms + w.end_ms) // 2 < at_ms)
+        right_words = tuple(w for w in old.words if (w.start_ms + w.end_ms) // 2 >= at_ms)
+        first = replace(old, end_ms=at_ms, text=old.text[:char_pos].strip(), words=left_words)
+        second = replace(old, id=self._new_id(), start_ms=at_ms, text=old.text[char_pos:].strip(),
+                         words=right_words)
+        return self._commit(Change(f"split {segment_id}", (old,), (first, second)))
+
+    def merge_with_next(self, segment_id: str) -> Change:
+        """Join a clip with the next kept clip of the same source (its text appended with a space).
+
+        Raises:
+            SegmentEditError: no next clip in this source, or a deleted clip lies between (its audio would be
+            inside the merged clip: restore it or trim first).
+        """
+        first = self[segment_id]
+        following = self.next_in_source(segment_id)
+        if following is None:
+            raise SegmentEditError(f"Clip {segment_id} is the last of '{self.source_name(first.source_id)}'; "
+                                   "there is nothing after it to merge with.")
+        if following.deleted:
+            raise SegmentEditError(f"The clip after {segment_id} ({following.id}) is deleted; restore it to merge, "
+                                   "or trim instead.")
+        text = f"{first.text} {following.text}".strip()
+        probs = [p for p in (first.no_speech_prob, following.no_speech_prob) if p is not None]
+        merged = replace(first, end_ms=following.end_ms, text=text, words=first.words + following.words,
+                         no_speech_prob=min(probs) if probs else None)
+        return self._commit(Change(f"merge {segment_id} with {following.id}", (first, following), (merged,)))
+
+    def set_bounds(self, segment_id: str, start_ms: int | None = None, end_ms: int | None = None) -> Change:
+        """Trim or extend a clip (either end); it may not overlap a kept neighbour or leave its source."""
+        old = self[segment_id]
+        start = old.start_ms if start_ms is None else int(start_ms)
+        end = old.end_ms if end_ms is None else int(end_ms)
+        if start < 0 or end <= start:
+            raise SegmentEditError(f"Clip {segment_id} cannot run from {start / 1000:.2f} s to {end / 1000:.2f} s: "
+                                   "the start must be at least 0 and before the end.")
+        limit = self._source_duration_ms(old.source_id)
+        if limit is not None and end > limit:
+            raise SegmentEditError(f"Clip {segment_id} cannot end at {end / 1000:.2f} s: "
+                                   f"'{self.source_name(old.source_id)}' is only {limit / 1000:.2f} s long.")
+        for other in self.segments:
+            if (other.id != segment_id and not other.deleted and other.source_id == old.source_id
+                    and other.start_ms < end and start < other.end_ms):
+                raise SegmentEditError(f"Clip {segment_id} would overlap clip {other.id} "
+                                       f"({other.start_ms / 1000:.2f}-{other.end_ms / 1000:.2f} s).")
+        if (start, end) == (old.start_ms, old.end_ms):
+            return Change("trim")
+        return self._commit(Change(f"trim {segment_id}", (old,), (replace(old, start_ms=start, end_ms=end),)))
+
+    def move(self, segment_id: str, delta_ms: int) -> Change:
+        """Shift both ends of a clip by ``delta_ms`` (same checks as :meth:`set_bounds`)."""
+        old = self[segment_id]
+        return self.set_bounds(segment_id, old.start_ms + delta_ms, old.end_ms + delta_ms)
+
+    def delete(self, segment_id: str) -> Change:
+        """Mark a clip deleted (kept in the file, left out of the dataset, restorable)."""
+        old = self[segment_id]
+        if old.deleted:
+            return Change("delete")
+        return self._commit(Change(f"delete {segment_id}", (old,), (replace(old, deleted=True),)))
+
+    def restore(self, segment_id: str) -> Change:
+        """Bring a deleted clip back; refused if a kept clip now overlaps it."""
+        old = self[segment_id]
+        if not old.deleted:
+            return Change("restore")
+        for other in self.segments:
+            if (not other.deleted and other.source_id == old.source_id
+                    and other.start_ms < old.end_ms and old.start_ms < other.end_ms):
+                raise SegmentEditError(f"Cannot restore clip {segment_id}: clip {other.id} now covers part of its "
+                                       "audio. Trim that clip first.")
+        return self._commit(Change(f"restore {segment_id}", (old,), (replace(old, deleted=False),)))
+
+    def replace_all(self, needle: str, replacement: str, case_sensitive: bool = False, whole_word: bool = False,
+                    include_deleted: bool = False) -> Change:
+        """Replace ``needle`` by ``replacement`` in every clip's text; one Change covering all of them."""
+        if not needle:
+            raise SegmentEditError("Type the text to find.")
+        pattern = _pattern(needle, case_sensitive, whole_word)
+        before, after = [], []
+        for segment in self.segments:
+            if segment.deleted and not include_deleted:
+                continue
+            text = " ".join(pattern.sub(lambda _m: replacement, segment.text).split())
+            if text != segment.text:
+                before.append(segment)
+                after.append(replace(segment, text=text))
+        if not before:
+            return Change("replace")
+        return self._commit(Change(f"replace '{needle}' with '{replacement}' in {len(before)} clip(s)",
+                                   tuple(before), tuple(after)))
+
+    def recheck(self) -> Change:
+        """Recompute every clip's flags with the current checker (e.g. after a base model was chosen, whose
+        vocabulary makes the text check exact). Saves and notifies only if some flag changed. Not an edit to
+        undo: the returned Change lists the clips whose flags changed."""
+        before = {s.id: s for s in self.segments}
+        self._refresh(set(), {})
+        changed = [s for s in self.segments if s.flags != before[s.id].flags]
+        change = Change("recheck flags", tuple(before[s.id] for s in changed), tuple(changed))
+        if changed:
+            self.save()
+            for listener in list(self._listeners):
+                listener(change)
+        return change
+
+    def undo(self, change: Change) -> Change:
+        """Reverse ``change`` (which must be the latest change to its clips); returns the inverse applied."""
+        return self._commit(change.inverse())
+
+    def redo(self, change: Change) -> Change:
+        return self._commit(change)
+
+    # -- internals -------------------------------------------------------------------------------------------
+    def _commit(self, change: Change) -> Change:
+        """Apply a change, recompute flags, save, tell subscribers. All or nothing in memory and on disk."""
+        if change.is_empty:
+            return change
+        current = {s.id: s for s in self.segments}
+        for old in change.before:
+            if old.id not in current:
+                raise SegmentEditError(f"Clip {old.id} is no longer in the list; this change cannot be applied.")
+        added_ids = {s.id for s in change.after} - {s.id for s in change.before}
+        clash = added_ids & set(current)
+        if clash:
+            raise SegmentEditError(f"Clip(s) {', '.join(sorted(clash))} already exist; this change cannot be "
+                                   "applied.")
+        saved = (list(self.segments), self.next_number)
+        removed = {s.id for s in change.before}
+        previous = {s.id: current[s.id] for s in change.before}
+        self.segments = [s for s in self.segments if s.id not in removed] + list(change.after)
+        self._sort()
+        try:
+            self._refresh({s.id for s in change.after}, previous)
+            self.save()
+        except BaseException:
+            self.segments, self.next_number = saved
+            raise
+        applied = Change(change.description, change.before, tuple(self[s.id] for s in change.after))
+        for listener in list(self._listeners):
+            listener(applied)
+        return applied
+
+    def _refresh(self, touched: set[str], previous: dict[str, Segment]) -> None:
+        """Re-measure the audio of touched clips whose span changed, then recompute every clip's flags."""
+        for i, segment in enumerate(self.segments):
+            if segment.id in touched:
+                self.segments[i] = replace(segment, audio=self._measure(segment, previous.get(segment.id)))
+        duplicates = duplicate_map((s.id, s.text) for s in self.segments if not s.deleted)
+        for i, segment in enumerate(self.segments):
+            inside = segment.words_inside()
+            facts = ClipFacts(
+                duration_ms=segment.duration_ms, text=segment.text,
+                word_probabilities=tuple(w.probability for w in inside), no_speech_prob=segment.no_speech_prob,
+                peak=segment.audio.peak if segment.audio else None,
+                clipped_fraction=segment.audio.clipped_fraction if segment.audio else None,
+                flatness=segment.audio.flatness if segment.audio else None,
+                low_energy_ratio=segment.audio.low_energy_ratio if segment.audio else None)
+            flags = tuple(self.checker.flags(facts, duplicates.get(segment.id)))
+            if flags != segment.flags:
+                self.segments[i] = replace(segment, flags=flags)
+
+    def _measure(self, segment: Segment, previous: Segment | None) -> AudioStats | None:
+        same_span = (previous is not None and previous.source_id == segment.source_id
+                     and (previous.start_ms, previous.end_ms) == (segment.start_ms, segment.end_ms))
+        if same_span and previous is not None and previous.audio is not None:
+            return previous.audio
+        if self.audio is None:
+            return segment.audio if same_span else None
+        try:
+            return self.audio.stats(segment.source_id, segment.start_ms, segment.end_ms)
+        except ClipAudioError:
+            return None  # audio gone: the audio-based flags cannot be computed; text edits still work
+
+    def _source_duration_ms(self, source_id: str) -> int | None:
+        if self.audio is None:
+            return None
+        try:
+            return self.audio.duration_ms(source_id)
+        except ClipAudioError:
+            return None
+
+    def _new_id(self) -> str:
+        self.next_number += 1
+        return new_segment_id(self.next_number - 1)
+
+    def _order_key(self, segment: Segment) -> tuple[int, str, int, str]:
+        try:
+            rank = self.source_order.index(segment.source_id)
+        except ValueError:
+            rank = len(self.source_order)
+        return rank, segment.source_id, segment.start_ms, segment.id
+
+    def _sort(self) -> None:
+        self.segments.sort(key=self._order_key)
+
+
+def new_segment_id(number: int) -> str:
+    """The id of the ``number``-th clip of a fresh list (c00001, c00002...)."""
+    return f"c{number:05d}"
+
+
+def read_file(path: Path) -> dict[str, Any]:
+    """Read and validate segments.json.
+
+    Raises:
+        SegmentsError: with the file name and what is wrong; the file is left as it is.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SegmentsError(f"Cannot read {path}: {exc}. The file was left as it is.") from exc
+    except json.JSONDecodeError as exc:
+        raise SegmentsError(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}). It was "
+                            "left as it is; fix it by hand or transcribe again.") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("segments"), list):
+        raise SegmentsError(f"{path} must hold an object with a 'segments' list. It was left as it is.")
+    version = data.get("schema_version", 1)
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise SegmentsError(f"{path} was written by a newer AllTalk GUI (schema {version}); update the app. It was "
+                            "left as it is.")
+    seen: set[str] = set()
+    for number, item in enumerate(data["segments"], start=1):
+        try:
+            segment = Segment.from_dict(item)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise SegmentsError(f"{path}: clip number {number} is malformed ({type(exc).__name__}: {exc}). The "
+                                "file was left as it is.") from exc
+        if segment.end_ms <= segment.start_ms or segment.start_ms < 0:
+            raise SegmentsError(f"{path}: clip {segment.id} has an impossible span {segment.start_ms}-"
+                                f"{segment.end_ms} ms. The file was left as it is.")
+        if segment.id in seen:
+            raise SegmentsError(f"{path}: clip id {segment.id} appears twice. The file was left as it is.")
+        seen.add(segment.id)
+    return data
+
+
+def _pattern(needle: str, case_sensitive: bool, whole_word: bool) -> re.Pattern[str]:
+    body = re.escape(needle)
+    if whole_word:
+        body = rf"(?<!\w){body}(?!\w)"
+    return re.compile(body, 0 if case_sensitive else re.IGNORECASE)
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^\w]", "", text.casefold())
+
+
+def _words_match(words: tuple[Word, ...], text: str) -> bool:
+    # Same letters and one recognised word per whitespace-separated token: word i is token i of the text.
+    return len(words) == len(text.split()) and _norm("".join(w.text for w in words)) == _norm(text)
+
+
+def _char_after_words(text: str, count: int) -> int:
+    """Character position in ``text`` just after its ``count``-th whitespace-separated word."""
+    spans = [m.end() for m in re.finditer(r"\S+", text)]
+    return spans[count - 1] if 0 < count <= len(spans) else len(text)

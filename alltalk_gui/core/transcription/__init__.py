@@ -1,0 +1,1 @@
+"""Speech recognition: Whisper backends behind one factory, the child process, model files and WER."""

@@ -1,0 +1,411 @@
+"""Preview: hear the new voice, and the base model saying the same sentence with the same references (A/B).
+
+:class:`PreviewEngine` keeps the loaded models (the base model and one fine-tuned checkpoint) so that a second
+sentence does not pay for loading again; it is meant for one worker thread. :func:`generate_preview` writes
+each result into the project's ``previews/`` as a wav plus a JSON file with everything needed to reproduce it
+(text, language, checkpoint, references, generation settings, seed) and, when a Whisper model is given, the
+word error rate of what Whisper heard (:mod:`alltalk_gui.core.transcription.wer`). :func:`generate_ab` makes the pair with
+the same seed, so the difference you hear is the fine-tuning, not the dice. :func:`checkpoint_preview` is the
+hook for "a preview sentence at each checkpoint" during training.
+
+Generation settings default to the base model's own (``config.json``: temperature, length and repetition
+penalty, top-k, top-p), which is what coqui's ``Xtts.synthesize`` and AllTalk use; speed defaults to 1.
+Reading them needs no torch, so the GUI can fill its advanced panel before any model is loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from alltalk_gui.core import atomic
+from alltalk_gui.core.audio import decode as audio
+from alltalk_gui.core.training.checkpoints import CheckpointInfo, read_checkpoint
+from alltalk_gui.core.dataclass_keys import unknown_keys
+from alltalk_gui.core.resources import resource_path
+
+OUTPUT_SAMPLE_RATE = 24000  # XTTS v2's HiFi-GAN output rate (config.audio.output_sample_rate)
+CHECKPOINT_PREVIEW_MIN_GPU_GIB = 16.0  # below this, previews during training start switched off
+BASE_LABEL = "base"
+TUNED_LABEL = "fine-tuned"
+
+ProgressCallback = Callable[[str, float], None]
+
+
+class PreviewError(Exception):
+    """A preview cannot be made; the message says why (empty text, unknown language, bad setting...)."""
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """What ``Xtts.inference`` samples with. Defaults: XTTS v2's released config.json."""
+
+    temperature: float = 0.75          # randomness of the GPT's sampling; lower is flatter and steadier
+    length_penalty: float = 1.0        # only matters with beam search; kept for completeness
+    repetition_penalty: float = 5.0    # discourages repeated audio codes (stutters, long "uhhh"s)
+    top_k: int = 50                    # sample among the k most likely codes
+    top_p: float = 0.85                # ... and among those, the smallest set holding this probability
+    speed: float = 1.0                 # stretches the GPT latents before the vocoder: 1.2 is 20 % faster
+    seed: int = 0                      # the same seed gives the same sampling: A/B compares like with like
+    max_new_tokens: int = 0            # cap on audio codes (about 1/21 s each); 0 = the model's own limit
+
+    @classmethod
+    def from_base_model(cls, base_model_dir: str | os.PathLike[str] | None) -> "GenerationSettings":
+        """The base model's sampling defaults from its config.json (plain JSON: no torch, no coqui)."""
+        defaults = cls()
+        try:
+            config = json.loads((Path(base_model_dir or "") / "config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return defaults
+        changes = {}
+        for name in ("temperature", "length_penalty", "repetition_penalty", "top_p"):
+            if isinstance(config.get(name), (int, float)):
+                changes[name] = float(config[name])
+        if isinstance(config.get("top_k"), int):
+            changes["top_k"] = int(config["top_k"])
+        return replace(defaults, **changes)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "GenerationSettings":
+        unknown = unknown_keys(cls, data)
+        if unknown:
+            raise PreviewError(f"Unknown generation setting(s): {', '.join(unknown)}.")
+        return cls(**data)
+
+    def validate(self) -> None:
+        """Raises PreviewError naming the setting that is out of range."""
+        if not 0.01 <= self.temperature <= 2.0:
+            raise PreviewError(f"temperature must be between 0.01 and 2 (it is {self.temperature}).")
+        if not 0.0 < self.top_p <= 1.0:
+            raise PreviewError(f"top_p must be above 0 and at most 1 (it is {self.top_p}).")
+        if self.top_k < 1:
+            raise PreviewError(f"top_k must be at least 1 (it is {self.top_k}).")
+        if not 1.0 <= self.repetition_penalty <= 50.0:
+            raise PreviewError(f"repetition_penalty must be between 1 and 50 (it is {self.repetition_penalty}).")
+        if not 0.25 <= self.speed <= 4.0:
+            raise PreviewError(f"speed must be between 0.25 and 4 (it is {self.speed}).")
+        if self.max_new_tokens < 0:
+            raise PreviewError("max_new_tokens cannot be negative.")
+
+    def generate_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {k: getattr(self, k) for k in
+                                  ("temperature", "length_penalty", "repetition_penalty", "top_k", "top_p", "speed")}
+        if self.max_new_tokens:
+            kwargs["max_new_tokens"] = self.max_new_tokens
+        return kwargs
+
+
+@dataclass
+class PreviewResult:
+    wav: Path
+    info: Path                          # the JSON file beside the wav
+    label: str                          # "base" or "fine-tuned"
+    text: str
+    language: str
+    checkpoint: str | None              # checkpoint folder, None for the base model
+    checkpoint_label: str
+    references: list[str]
+    settings: GenerationSettings
+    sample_rate: int
+    duration_s: float
+    generation_s: float
+    wer: float | None = None
+    transcript: str | None = None
+    wer_note: str = ""                  # why there is no WER, when there is none
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["wav"], data["info"] = self.wav.name, self.info.name
+        return data
+
+    @classmethod
+    def from_file(cls, info: Path) -> "PreviewResult":
+        """Read a preview's JSON file (the wav named in it sits beside it).
+
+        Raises:
+            PreviewError: not a preview file, or its wav is gone.
+        """
+        try:
+            data = json.loads(info.read_text(encoding="utf-8"))
+            data.pop("base_model", None)
+            data["settings"] = GenerationSettings.from_dict(data["settings"])
+            data["wav"], data["info"] = info.parent / data["wav"], info
+            result = cls(**data)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise PreviewError(f"{info.name} is not a preview description: {exc}") from exc
+        if not result.wav.is_file():
+            raise PreviewError(f"The audio of {info.name} ({result.wav.name}) is missing.")
+        return result
+
+
+def load_previews(folder: str | os.PathLike[str], limit: int = 20) -> list[list[PreviewResult]]:
+    """The newest ``limit`` preview rows saved in ``folder``, newest first; an A/B pair (same stem, ``_base`` and
+    ``_fine-tuned``) is one row, base first. Unreadable files and files whose wav was deleted are skipped."""
+    rows: dict[str, list[PreviewResult]] = {}
+    for info in Path(folder).glob("*.json"):
+        try:
+            result = PreviewResult.from_file(info)
+        except PreviewError:
+            continue
+        key = info.stem.removesuffix(f"_{result.label}")
+        rows.setdefault(key, []).append(result)
+    ordered = sorted(rows.items(), key=lambda item: max(r.info.stat().st_mtime for r in item[1]), reverse=True)
+    return [sorted(results, key=lambda r: r.label != BASE_LABEL) for _key, results in ordered[:limit]]
+
+
+# -- default sentences --------------------------------------------------------------------------------------------
+
+def _resources_dir() -> Path | None:
+    """The ``preview_sentences`` folder's parent in this installation, or None in a broken install."""
+    try:
+        return resource_path("preview_sentences").parent
+    except FileNotFoundError:
+        return None
+
+
+def default_sentences(language: str) -> list[str]:
+    """The preview sentences shipped for ``language`` (``resources/preview_sentences/<code>.txt``, one per line;
+    ``de-at`` falls back to ``de``). Empty when there are none: the user types their own."""
+    root = _resources_dir()
+    if root is None:
+        return []
+    language = language.lower()
+    for code in (language, language.split("-")[0]):
+        path = root / "preview_sentences" / f"{code}.txt"
+        if path.is_file():
+            lines = path.read_text(encoding="utf-8").splitlines()
+            return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    return []
+
+
+# -- generation ---------------------------------------------------------------------------------------------------
+
+class PreviewEngine:
+    """Loaded XTTS models for previews: the base model and the last fine-tuned checkpoint used.
+
+    Use from one thread at a time. ``device``: ``auto`` (CUDA when available), ``cpu`` or ``cuda``.
+    """
+
+    def __init__(self, device: str = "auto") -> None:
+        self.device = device
+        self._models: dict[tuple[str, str], Any] = {}
+
+    def _resolve_device(self) -> str:
+        import torch
+
+        if self.device == "auto":
+            return "cuda" if torch.cuda.is_available() else "cpu"
+        if self.device == "cuda" and not torch.cuda.is_available():
+            raise PreviewError("device is 'cuda' but no CUDA GPU is available; use auto or cpu.")
+        return self.device
+
+    def model(self, base_model_dir: Path, weights: Path | None):
+        """The inference model for (base, weights), loading it if needed. At most the base model and one
+        fine-tuned model stay loaded: memory for the real model is about 2 GB each.
+
+        Raises:
+            PreviewError: the base model or weights cannot be loaded.
+        """
+        import torch
+
+        from alltalk_gui.core.engines.xtts.files import BaseModelError
+        from alltalk_gui.core.engines.xtts.model import load_inference_model
+
+        key = (str(base_model_dir), str(weights) if weights else "")
+        if key not in self._models:
+            if weights is not None:  # drop the previous fine-tuned model, keep the base
+                for old in [k for k in self._models if k[1]]:
+                    del self._models[old]
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()  # give the dropped model's memory back before loading the next
+            for name in ("model.pth", "config.json", "vocab.json", "mel_stats.pth"):
+                if not (base_model_dir / name).is_file():
+                    raise PreviewError(f"The base model folder {base_model_dir} is missing {name}.")
+            threads = torch.get_num_threads()
+            try:
+                self._models[key] = load_inference_model(base_model_dir, weights, device=self._resolve_device())
+            except BaseModelError as exc:
+                raise PreviewError(str(exc)) from exc
+            finally:
+                torch.set_num_threads(threads)  # some coqui imports set it to 1
+        return self._models[key]
+
+    def synthesize(self, base_model_dir: Path, weights: Path | None, text: str, reference: np.ndarray,
+                   language: str, settings: GenerationSettings) -> np.ndarray:
+        """Speak ``text``; returns mono float32 at 24 kHz.
+
+        Raises:
+            PreviewError: empty text, a language or characters the model does not know, bad settings.
+        """
+        import torch
+
+        from alltalk_gui.core.engines.xtts.model import synthesize
+
+        text = " ".join(text.split())
+        if not text:
+            raise PreviewError("The text is empty: type a sentence to hear.")
+        settings.validate()
+        model = self.model(base_model_dir, weights)
+        _check_text(model.tokenizer, text, language)
+        kwargs = settings.generate_kwargs()
+        limit = model.tokenizer.char_limits.get(language.split("-")[0], 250)
+        # XTTS cannot take more than ~400 text tokens at once; long text is split into sentences, as coqui does.
+        kwargs["enable_text_splitting"] = len(text) > limit
+        torch.manual_seed(settings.seed)
+        ref = torch.from_numpy(np.ascontiguousarray(reference, dtype=np.float32)).unsqueeze(0)
+        wav = synthesize(model, text, ref, language, **kwargs)
+        out = wav.detach().float().cpu().numpy().reshape(-1)
+        if out.size == 0 or not np.isfinite(out).all():
+            raise PreviewError("The model produced no usable audio for this text (empty or invalid samples).")
+        return np.clip(out, -1.0, 1.0).astype(np.float32)
+
+
+def _check_text(tokenizer, text: str, language: str) -> None:
+    code = language.split("-")[0]
+    try:
+        tokens = tokenizer.encode(text, code)
+    except NotImplementedError:
+        raise PreviewError(f"The model does not support the language '{language}'.") from None
+    unk = tokenizer.tokenizer.token_to_id("[UNK]")
+    if unk in tokens:
+        cleaned = tokenizer.preprocess_text(text, code)
+        bad = sorted({ch for ch in set(cleaned) - {" "} if unk in tokenizer.tokenizer.encode(ch).ids})
+        shown = ", ".join(f"'{c}'" for c in bad) or "some characters"
+        raise PreviewError(f"The model's vocabulary does not know {shown}; spell them out or remove them.")
+
+
+def _slug(text: str, limit: int = 32) -> str:
+    words = re.sub(r"[^\w]+", "_", text.lower(), flags=re.UNICODE).strip("_")
+    return words[:limit].rstrip("_") or "preview"
+
+
+def _unique_stem(folder: Path, stem: str) -> str:
+    candidate, n = stem, 2
+    while (folder / f"{candidate}.wav").exists() or (folder / f"{candidate}.json").exists():
+        candidate, n = f"{stem}_{n}", n + 1
+    return candidate
+
+
+def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike[str],
+                     checkpoint: CheckpointInfo | None, text: str, references: list[str | os.PathLike[str]],
+                     language: str, settings: GenerationSettings, out_dir: str | os.PathLike[str],
+                     stem: str | None = None, checker: Any = None, out_file: str | os.PathLike[str] | None = None,
+                     progress: ProgressCallback | None = None) -> PreviewResult:
+    """Generate one preview and save it (wav + JSON) into ``out_dir`` (or exactly ``out_file``).
+
+    Args:
+        checkpoint: the fine-tuned checkpoint, or None for the base model alone.
+        references: reference clips (see :mod:`alltalk_gui.core.voice.references`).
+        checker: an :class:`alltalk_gui.core.transcription.wer.IntelligibilityChecker`; None skips the WER.
+        stem: file name without extension; default ``<time>_<words of the text>_<label>``.
+
+    Raises:
+        PreviewError: see :meth:`PreviewEngine.synthesize`; ReferenceClipError: a reference cannot be read.
+    """
+    from alltalk_gui.core.voice.references import load_references
+
+    report = progress or (lambda _what, _fraction: None)
+    label = TUNED_LABEL if checkpoint is not None else BASE_LABEL
+    base = Path(base_model_dir)
+    if not " ".join(text.split()):
+        raise PreviewError("The text is empty: type a sentence to hear.")
+    settings.validate()
+    reference = load_references(list(references))
+    report(f"Loading the {label} model", 0.1)
+    engine.model(base, checkpoint.weights if checkpoint else None)
+    report(f"Speaking with the {label} model", 0.3)
+    started = time.perf_counter()
+    wav = engine.synthesize(base, checkpoint.weights if checkpoint else None, text, reference, language, settings)
+    elapsed = time.perf_counter() - started
+
+    if out_file is not None:
+        wav_path = Path(out_file)
+        wav_path.parent.mkdir(parents=True, exist_ok=True)
+        info_path = wav_path.with_suffix(".json")
+    else:
+        folder = Path(out_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        name = _unique_stem(folder, stem or f"{time.strftime('%Y%m%d-%H%M%S')}_{_slug(text)}_{label}")
+        wav_path, info_path = folder / f"{name}.wav", folder / f"{name}.json"
+    audio.write_wav(wav_path, wav, OUTPUT_SAMPLE_RATE)
+    result = PreviewResult(
+        wav=wav_path, info=info_path, label=label, text=" ".join(text.split()), language=language,
+        checkpoint=str(checkpoint.path) if checkpoint else None,
+        checkpoint_label=checkpoint.label if checkpoint else "base model",
+        references=[str(r) for r in references], settings=settings, sample_rate=OUTPUT_SAMPLE_RATE,
+        duration_s=wav.size / OUTPUT_SAMPLE_RATE, generation_s=elapsed,
+    )
+    if checker is not None:
+        report("Listening with Whisper", 0.8)
+        try:
+            heard = checker.check(wav, OUTPUT_SAMPLE_RATE, result.text, language)
+            result.wer, result.transcript = heard.wer, heard.transcript
+        except Exception as exc:  # the check is an aid: a Whisper failure must not cost the user the take
+            result.wer_note = f"Whisper could not transcribe it ({str(exc).strip() or type(exc).__name__})"
+    else:
+        result.wer_note = "no Whisper model"
+    atomic.write_json(info_path, {**result.to_dict(), "base_model": str(base)})
+    report("Done", 1.0)
+    return result
+
+
+def generate_ab(engine: PreviewEngine, *, checkpoint: CheckpointInfo, text: str,
+                references: list[str | os.PathLike[str]], language: str, settings: GenerationSettings,
+                out_dir: str | os.PathLike[str], checker: Any = None,
+                base_model_dir: str | os.PathLike[str] | None = None,
+                progress: ProgressCallback | None = None) -> tuple[PreviewResult, PreviewResult]:
+    """The same sentence, references and seed from the base model and from ``checkpoint``: (base, fine-tuned)."""
+    report = progress or (lambda _what, _fraction: None)
+    base = Path(base_model_dir) if base_model_dir else checkpoint.base_model_dir
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    # One free stem for both takes (a number before the label), so the pair is recognisable as a pair later.
+    first = stem = f"{time.strftime('%Y%m%d-%H%M%S')}_{_slug(text)}"
+    n = 2
+    while any((folder / f"{stem}_{label}{ext}").exists() for label in (BASE_LABEL, TUNED_LABEL)
+              for ext in (".wav", ".json")):
+        stem, n = f"{first}_{n}", n + 1
+    both = []
+    for i, (label, ckpt) in enumerate(((BASE_LABEL, None), (TUNED_LABEL, checkpoint))):
+        both.append(generate_preview(
+            engine, base_model_dir=base, checkpoint=ckpt, text=text, references=references, language=language,
+            settings=settings, out_dir=folder, stem=f"{stem}_{label}", checker=checker,
+            progress=lambda what, f, i=i: report(what, (i + f) / 2),
+        ))
+    return both[0], both[1]
+
+
+def checkpoint_previews_by_default(gpu_memory_gib: float | None) -> bool:
+    """Whether "a preview at each checkpoint" should start switched on: only with a GPU of at least
+    :data:`CHECKPOINT_PREVIEW_MIN_GPU_GIB`. Loading the inference model beside a training run costs about 2 GB of
+    GPU memory (and, on a CPU, minutes per checkpoint), which a small card does not have to spare."""
+    return gpu_memory_gib is not None and gpu_memory_gib >= CHECKPOINT_PREVIEW_MIN_GPU_GIB
+
+
+def checkpoint_preview(checkpoint_dir: str | os.PathLike[str], text: str,
+                       references: list[str | os.PathLike[str]], *, language: str | None = None,
+                       out_dir: str | os.PathLike[str] | None = None, engine: PreviewEngine | None = None,
+                       settings: GenerationSettings | None = None, checker: Any = None) -> PreviewResult:
+    """A preview of one training checkpoint, for the training loop or the Train page to call after a save.
+
+    Written to ``out_dir`` (default: the project's ``previews/<run>/``) as ``step_<N>.wav`` + ``.json``. Pass the
+    same ``engine`` every time: the base model's vocoder stays loaded and only the GPT weights change. The
+    caller decides whether to call it at all (it costs a model load per checkpoint: off by default on small GPUs).
+    """
+    checkpoint = read_checkpoint(checkpoint_dir)
+    if out_dir is None:
+        project = Path(checkpoint.config.get("project_dir") or checkpoint.path.parents[3])
+        out_dir = project / "previews" / checkpoint.run
+    return generate_preview(
+        engine or PreviewEngine(), base_model_dir=checkpoint.base_model_dir, checkpoint=checkpoint, text=text,
+        references=references, language=language or checkpoint.language or "en",
+        settings=settings or GenerationSettings.from_base_model(checkpoint.base_model_dir), out_dir=out_dir,
+        stem=f"step_{checkpoint.step:07d}", checker=checker,
+    )

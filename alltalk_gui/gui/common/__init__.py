@@ -1,0 +1,1 @@
+"""Pieces shared by several steps: workers, table base model, banner, icons, audio player."""

@@ -1,1 +1,0 @@
-"""Dialogs: new project, about."""

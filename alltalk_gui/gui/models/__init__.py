@@ -1,1 +1,0 @@
-"""Thin QAbstractTableModel adapters over the core's pure models."""

@@ -1,0 +1,1 @@
+"""Step 4, Preview & export: generation, A/B comparison and export."""

@@ -1,0 +1,117 @@
+"""One row of the preview list: the sentence, and its takes side by side (base model | fine-tuned), each with a
+play button, its waveform and the word error rate of what Whisper heard."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+import soundfile as sf
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QStyle, QToolButton, QVBoxLayout, QWidget
+
+from alltalk_gui.core.voice.preview import PreviewResult
+
+WAVE_POINTS = 600   # min/max pairs drawn: enough for a sharp outline, cheap to draw
+WAVE_HEIGHT = 64
+COLOURS = {"base": "#757575", "fine-tuned": "#2e7d32"}
+
+
+def envelope(samples: np.ndarray, points: int = WAVE_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """(x, y) of a min/max outline: for each of ``points`` chunks its minimum then its maximum."""
+    if samples.size == 0:
+        return np.zeros(0), np.zeros(0)
+    chunks = np.array_split(samples, min(points, samples.size))
+    y = np.ravel([(c.min(), c.max()) for c in chunks])
+    x = np.repeat(np.linspace(0.0, samples.size, len(chunks)), 2)
+    return x, y
+
+
+def wer_text(result: PreviewResult) -> str:
+    if result.wer is None:
+        return f"WER: – ({result.wer_note})" if result.wer_note else "WER: –"
+    heard = result.transcript or "(nothing)"
+    return f"WER {result.wer:.2f} · heard: “{heard}”"
+
+
+class TakeView(QFrame):
+    """One take: label, play button, waveform, WER. ``play_requested`` carries the wav path."""
+
+    play_requested = Signal(str)
+
+    def __init__(self, result: PreviewResult, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.result = result
+        self.setObjectName("take")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        title = "Base model" if result.label == "base" else f"Fine-tuned · {result.checkpoint_label}"
+        self.title = QLabel(f"<b>{title}</b>")
+        self.play_button = QToolButton()
+        self.play_button.setAutoRaise(True)
+        self.play_button.setToolTip(f"Play {result.wav.name}")
+        self.play_button.clicked.connect(lambda: self.play_requested.emit(str(result.wav)))
+        self.set_playing(False)
+        samples, _rate = sf.read(str(result.wav), dtype="float32", always_2d=True)
+        samples = samples[:, 0]
+        peak = float(np.abs(samples).max()) if samples.size else 0.0
+        level = f"peak {20 * np.log10(peak):.0f} dBFS" if peak > 0 else "silent"
+        self.info = QLabel(f"{result.duration_s:.1f} s · {level} · made in {result.generation_s:.1f} s")
+        self.wer_label = QLabel(wer_text(result))
+        self.wer_label.setObjectName("wer")
+        self.wer_label.setWordWrap(True)
+        self.wer_label.setToolTip("Word error rate of Whisper's transcript against the sentence: 0 = every word "
+                                  "heard right. A number to compare takes by, not a verdict.")
+
+        self.plot = pg.PlotWidget(background=None)
+        self.plot.setFixedHeight(WAVE_HEIGHT)
+        self.plot.setMenuEnabled(False)
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.hideButtons()
+        self.plot.hideAxis("left")
+        self.plot.hideAxis("bottom")
+        # Scaled to the take's own peak (the level is in the label): a quiet take still shows its shape.
+        self.plot.setYRange(-max(peak, 1e-4), max(peak, 1e-4), padding=0.05)
+        x, y = envelope(samples)
+        self.plot.plot(x, y, pen=pg.mkPen(COLOURS.get(result.label, "#1565c0"), width=1))
+        self.plot.setXRange(0, max(samples.size, 1), padding=0)
+
+        top = QHBoxLayout()
+        top.addWidget(self.play_button)
+        top.addWidget(self.title, 1)
+        top.addWidget(self.info)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 4, 6, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.plot)
+        layout.addWidget(self.wer_label)
+
+    def set_playing(self, playing: bool) -> None:
+        icon = QStyle.StandardPixmap.SP_MediaStop if playing else QStyle.StandardPixmap.SP_MediaPlay
+        self.play_button.setIcon(self.style().standardIcon(icon))
+
+
+class AbRow(QFrame):
+    """The sentence over its takes (one, or base | fine-tuned side by side)."""
+
+    play_requested = Signal(str)
+
+    def __init__(self, results: list[PreviewResult], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("abRow")
+        self.results = results
+        text = QLabel(f"“{results[0].text}” <span style='color:palette(mid)'>({results[0].language})</span>")
+        text.setTextFormat(Qt.TextFormat.RichText)
+        text.setWordWrap(True)
+        self.takes = [TakeView(r) for r in results]
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        for take in self.takes:
+            take.play_requested.connect(self.play_requested)
+            row.addWidget(take, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 6, 0, 6)
+        layout.addWidget(text)
+        layout.addLayout(row)
+
+    def update_playing(self, path: str) -> None:
+        for take in self.takes:
+            take.set_playing(bool(path) and path == str(take.result.wav))

@@ -1,0 +1,122 @@
+"""The export form: format, model name, output folder, precision and extra files, and the Export button.
+
+It only collects choices (:meth:`ExportPanel.options`); the page runs the export in a worker and reports back
+through :meth:`ExportPanel.show_result` / :meth:`show_error`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QFileDialog, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar,
+    QPushButton, QWidget,
+)
+
+from alltalk_gui.core.voice.export import ExportOptions, ExportResult
+from alltalk_gui.gui import settings
+
+FORMAT_LABELS = {"alltalk": "AllTalk (models/xtts/<name>)", "coqui": "coqui-tts model folder"}
+
+
+class ExportPanel(QGroupBox):
+    """``export_requested`` fires when the user clicks Export with an output folder chosen."""
+
+    export_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Export", parent)
+        self.format = QComboBox()
+        for key, label in FORMAT_LABELS.items():
+            self.format.addItem(label, key)
+        self.format.currentIndexChanged.connect(self._update_training_files)
+        self.name = QLineEdit()
+        self.name.setPlaceholderText("folder name")
+        self.folder = QLineEdit()
+        self.folder.setPlaceholderText("e.g. …/alltalk_tts/models/xtts")
+        self.folder.textChanged.connect(self._update_button)
+        browse = QPushButton("Choose…")
+        browse.clicked.connect(self._choose_folder)
+        self.half = QCheckBox("Half precision (half the size)")
+        self.training_files = QCheckBox("Include dvae.pth and mel_stats.pth (to keep training elsewhere)")
+        self.overwrite = QCheckBox("Replace an existing folder of that name")
+        self.button = QPushButton("Export")
+        self.button.clicked.connect(self.export_requested)
+        self.progress = QProgressBar()
+        self.progress.hide()
+        self.result = QLabel()
+        self.result.setWordWrap(True)
+        self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        grid = QGridLayout(self)
+        grid.addWidget(QLabel("Format"), 0, 0)
+        grid.addWidget(self.format, 0, 1)
+        grid.addWidget(QLabel("Name"), 0, 2)
+        grid.addWidget(self.name, 0, 3)
+        grid.addWidget(QLabel("Into"), 1, 0)
+        into = QHBoxLayout()
+        into.addWidget(self.folder, 1)
+        into.addWidget(browse)
+        grid.addLayout(into, 1, 1, 1, 3)
+        grid.addWidget(self.half, 2, 1)
+        grid.addWidget(self.overwrite, 2, 2, 1, 2)
+        grid.addWidget(self.training_files, 3, 1, 1, 3)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.button)
+        buttons.addWidget(self.progress, 1)
+        grid.addLayout(buttons, 4, 0, 1, 4)
+        grid.addWidget(self.result, 5, 0, 1, 4)
+        grid.setColumnStretch(1, 1)
+        grid.setColumnStretch(3, 1)
+        self.folder.setText(settings.last_folder("export") if settings.settings().contains("folders/export") else "")
+        self._update_training_files()
+        self._update_button()
+
+    def set_default_name(self, name: str) -> None:
+        if not self.name.text():
+            self.name.setText(name)
+
+    def options(self, references: list[Path]) -> ExportOptions:
+        return ExportOptions(format=self.format.currentData(), name=self.name.text().strip(),
+                             half=self.half.isChecked(), training_files=self.training_files.isChecked(),
+                             references=list(references), overwrite=self.overwrite.isChecked())
+
+    def out_dir(self) -> Path:
+        return Path(self.folder.text().strip()).expanduser()
+
+    def set_busy(self, busy: bool) -> None:
+        self.button.setEnabled(not busy and bool(self.folder.text().strip()))
+        self.progress.setVisible(busy)
+        if busy:
+            self.progress.setRange(0, 100)
+            self.progress.setValue(0)
+            self.result.clear()
+
+    def show_progress(self, done: int, total: int, what: str) -> None:
+        self.progress.setValue(done)
+        self.progress.setFormat(f"{what} (%p%)")
+
+    def show_result(self, result: ExportResult) -> None:
+        notes = "".join(f"<br><span style='color:#b26a00'>{w}</span>" for w in result.warnings)
+        self.result.setText(f"<span style='color:#2e7d32'>Exported to <b>{result.folder}</b></span> "
+                            f"(model.pth {result.model_bytes / 1e6:.1f} MB, {len(result.files)} files){notes}")
+
+    def show_error(self, message: str) -> None:
+        self.result.setText(f"<span style='color:#c62828'>{message}</span>")
+
+    def _choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Export into which folder?", self.folder.text() or
+                                                  settings.last_folder("export"))
+        if folder:
+            self.folder.setText(folder)
+            settings.set_last_folder("export", folder)
+
+    def _update_training_files(self) -> None:
+        # AllTalk lists a model folder only when dvae.pth and mel_stats.pth are in it: always included there.
+        alltalk = self.format.currentData() == "alltalk"
+        self.training_files.setEnabled(not alltalk)
+        if alltalk:
+            self.training_files.setChecked(True)
+
+    def _update_button(self) -> None:
+        self.button.setEnabled(bool(self.folder.text().strip()))

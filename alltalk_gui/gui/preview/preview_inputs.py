@@ -1,0 +1,132 @@
+"""What to preview: the checkpoint (latest, best or any), the reference clips (the dataset's cleanest 3-10 s clips,
+or files the user picks), the language and the sentence (the shipped sentences for that language, or typed).
+
+Reads checkpoints and reference clips through the core (JSON and audio files only: no torch). ``changed`` fires
+when the checkpoint or the references change, so the page can update its buttons and defaults.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QWidget
+
+from alltalk_gui.core.training.checkpoints import CheckpointError, CheckpointInfo, list_checkpoints, resolve_checkpoint
+from alltalk_gui.core.voice.preview import default_sentences
+from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.core.voice.references import candidate_references
+from alltalk_gui.gui import settings
+
+LANGUAGES = ["en", "de", "fr", "es", "it", "pt", "pl", "tr", "ru", "nl", "cs", "ar", "zh-cn", "ja", "hu", "ko", "hi"]
+REFERENCE_COUNT = 3
+
+
+class PreviewInputs(QWidget):
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.project: VoiceProject | None = None
+        self.checkpoints: list[CheckpointInfo] = []
+        self.references: list[Path] = []
+        self.checkpoint_box = QComboBox()
+        self.checkpoint_box.currentIndexChanged.connect(self.changed)
+        refresh = QPushButton("Refresh")
+        refresh.setToolTip("Look for new checkpoints (training writes them as it goes)")
+        refresh.clicked.connect(self.refresh)
+        self.reference_label = QLabel()
+        self.reference_label.setWordWrap(True)
+        choose = QPushButton("Choose…")
+        choose.clicked.connect(self._choose_references)
+        auto = QPushButton("Automatic")
+        auto.setToolTip("The cleanest 3-10 s clips of the dataset")
+        auto.clicked.connect(self.auto_references)
+        self.language_box = QComboBox()
+        self.language_box.setEditable(True)
+        self.language_box.addItems(LANGUAGES)
+        self.language_box.currentTextChanged.connect(self._fill_sentences)
+        self.text_box = QComboBox()
+        self.text_box.setEditable(True)
+        self.text_box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.text_box.lineEdit().setPlaceholderText("Type a sentence, or pick one")
+
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.addWidget(QLabel("Checkpoint"), 0, 0)
+        grid.addWidget(self.checkpoint_box, 0, 1)
+        grid.addWidget(refresh, 0, 2)
+        grid.addWidget(QLabel("References"), 1, 0)
+        grid.addWidget(self.reference_label, 1, 1)
+        refs = QHBoxLayout()
+        refs.addWidget(choose)
+        refs.addWidget(auto)
+        grid.addLayout(refs, 1, 2)
+        grid.addWidget(QLabel("Language"), 2, 0)
+        grid.addWidget(self.language_box, 2, 1, Qt.AlignmentFlag.AlignLeft)
+        grid.addWidget(QLabel("Text"), 3, 0)
+        grid.addWidget(self.text_box, 3, 1, 1, 2)
+        grid.setColumnStretch(1, 1)
+        self._fill_sentences(self.language_box.currentText())
+
+    def set_project(self, project: VoiceProject | None) -> None:
+        self.project = project
+        if project is not None:
+            self.language_box.setCurrentText(project.language)
+        self.auto_references()
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Re-read the checkpoints (training may have written new ones), keeping the selection if it still exists."""
+        previous = self.checkpoint_box.currentData()
+        self.checkpoint_box.blockSignals(True)
+        self.checkpoint_box.clear()
+        self.checkpoints = list_checkpoints(self.project.root) if self.project else []
+        if self.project and self.checkpoints:
+            for which in ("latest", "best"):
+                try:
+                    found = resolve_checkpoint(self.project.root, which)
+                except CheckpointError:  # no eval yet: no "best"
+                    continue
+                self.checkpoint_box.addItem(f"{which.capitalize()}: {found.label}", str(found.path))
+            for checkpoint in reversed(self.checkpoints):
+                self.checkpoint_box.addItem(checkpoint.label, str(checkpoint.path))
+        index = self.checkpoint_box.findData(previous) if previous else -1
+        self.checkpoint_box.setCurrentIndex(max(index, 0))
+        self.checkpoint_box.blockSignals(False)
+        self.changed.emit()
+
+    def selected_checkpoint(self) -> CheckpointInfo | None:
+        path = self.checkpoint_box.currentData()
+        return next((c for c in self.checkpoints if str(c.path) == path), None)
+
+    def text(self) -> str:
+        return " ".join(self.text_box.currentText().split())
+
+    def language(self) -> str:
+        return self.language_box.currentText().strip() or (self.project.language if self.project else "en")
+
+    def auto_references(self) -> None:
+        found = candidate_references(self.project.dataset_dir) if self.project else []
+        self.set_references([c.path for c in found[:REFERENCE_COUNT]])
+
+    def set_references(self, paths: list[Path]) -> None:
+        self.references = list(paths)
+        self.reference_label.setText(", ".join(p.name for p in paths) if paths else
+                                     "<i>none: export the dataset, or choose clips</i>")
+        self.changed.emit()
+
+    def _choose_references(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(self, "Reference clips of the voice", settings.last_folder("refs"),
+                                                "Audio (*.wav *.flac *.mp3 *.ogg *.m4a);;All files (*)")
+        if files:
+            settings.set_last_folder("refs", Path(files[0]).parent)
+            self.set_references([Path(f) for f in files])
+
+    def _fill_sentences(self, language: str) -> None:
+        typed = self.text_box.currentText()
+        sentences = default_sentences(language)
+        self.text_box.clear()
+        self.text_box.addItems(sentences)
+        if typed and typed not in sentences:  # keep what the user typed
+            self.text_box.setCurrentText(typed)

@@ -1,0 +1,225 @@
+"""Step 4, Preview & Export: hear the new voice, compare it with the base model, export it.
+
+Pick a checkpoint (latest, best or any), the reference clips (chosen from the dataset; changeable), language
+and sentence; Generate speaks it with the fine-tuned checkpoint, Compare also with the base model and the same
+seed. Generation runs in a worker thread with progress; each result is a row with play buttons, waveforms and
+Whisper's word error rate, saved in the project's ``previews/``. The export form below writes the AllTalk or
+coqui-tts model folder, also in a worker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication, Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QScrollArea, QVBoxLayout, QWidget
+
+from alltalk_gui.core.training.checkpoints import CheckpointInfo
+from alltalk_gui.core.voice.preview import GenerationSettings, PreviewResult, load_previews
+from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.gui.preview.preview_worker import PreviewRequest, PreviewSession, export_worker, preview_worker
+from alltalk_gui.gui.preview.ab_row import AbRow
+from alltalk_gui.gui.common.audio_player import AudioPlayer
+from alltalk_gui.gui.preview.export_panel import ExportPanel
+from alltalk_gui.gui.preview.generation_panel import GenerationPanel
+from alltalk_gui.gui.preview.preview_inputs import PreviewInputs
+from alltalk_gui.gui.common.workers import Worker
+
+
+def error_text(traceback_text: str) -> str:
+    """The message of the exception at the end of a worker's traceback, without the module path."""
+    last = next((line for line in reversed(traceback_text.strip().splitlines()) if line.strip()), "")
+    kind, sep, message = last.partition(": ")
+    return message if sep and kind.rsplit(".", 1)[-1].endswith("Error") else last
+
+
+class PreviewPage(QWidget):
+    status_message = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.project: VoiceProject | None = None
+        self.worker: Worker | None = None
+        self.export_job: Worker | None = None
+        self.session = PreviewSession()
+        self.whisper_model: str | None = None  # None: the transcription step's default model, when on disk
+        self.rows: list[AbRow] = []
+        self.player = AudioPlayer(self)
+        self.player.playing_changed.connect(lambda path: [row.update_playing(path) for row in self.rows])
+        self.player.error.connect(self.status_message)
+        self._build()
+        app = QCoreApplication.instance()
+        if app is not None:  # a generation or export cannot be interrupted: let it end before the app goes
+            app.aboutToQuit.connect(self.shutdown)
+
+    # -- layout ---------------------------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.inputs = PreviewInputs()
+        self.inputs.changed.connect(self._inputs_changed)
+        # Short names for the inputs the page and its tests use most.
+        self.checkpoint_box, self.text_box = self.inputs.checkpoint_box, self.inputs.text_box
+        self.language_box = self.inputs.language_box
+
+        self.generation = GenerationPanel()
+        self.generate_button = QPushButton("Generate")
+        self.generate_button.setToolTip("Speak the text with the chosen checkpoint")
+        self.generate_button.clicked.connect(lambda: self.generate(ab=False))
+        self.compare_button = QPushButton("Compare with base (A/B)")
+        self.compare_button.setToolTip("Speak it with the base model and the checkpoint, same references and seed")
+        self.compare_button.clicked.connect(lambda: self.generate(ab=True))
+        self.progress = QProgressBar()
+        self.progress.hide()
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.generate_button)
+        buttons.addWidget(self.compare_button)
+        buttons.addWidget(self.progress, 1)
+
+        self.rows_box = QWidget()
+        self.rows_layout = QVBoxLayout(self.rows_box)
+        self.placeholder = QLabel("Generated takes appear here, newest first, with their waveforms and the word "
+                                  "error rate of what Whisper heard. They are saved in the project's previews/ "
+                                  "folder.")
+        self.placeholder.setWordWrap(True)
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setStyleSheet("color: palette(mid);")
+        self.rows_layout.addWidget(self.placeholder)
+        self.rows_layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.rows_box)
+        self.export_panel = ExportPanel()
+        self.export_panel.export_requested.connect(self.export)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel("<h2>Preview &amp; export</h2>"))
+        layout.addWidget(self.inputs)
+        layout.addWidget(self.generation)
+        layout.addLayout(buttons)
+        layout.addWidget(self.message)
+        layout.addWidget(scroll, 1)
+        layout.addWidget(self.export_panel)
+
+    # -- project --------------------------------------------------------------------------------------------
+    def set_project(self, project: VoiceProject | None) -> None:
+        self.player.stop()
+        self.project = project
+        for row in self.rows:
+            row.deleteLater()
+        self.rows = []
+        self.placeholder.show()
+        if project is not None:
+            self.export_panel.set_default_name(project.name)
+            for results in reversed(load_previews(project.previews_dir)):  # earlier takes, newest on top
+                self._add_row(results)
+        self.inputs.set_project(project)
+
+    @property
+    def references(self) -> list[Path]:
+        return self.inputs.references
+
+    def refresh(self) -> None:
+        """Re-read the checkpoints (training may have written new ones)."""
+        self.inputs.refresh()
+
+    def selected_checkpoint(self) -> CheckpointInfo | None:
+        return self.inputs.selected_checkpoint()
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        if self.project is not None and not self.is_busy():
+            self.refresh()
+        super().showEvent(event)
+
+    # -- inputs ---------------------------------------------------------------------------------------------
+    def _inputs_changed(self) -> None:
+        checkpoint = self.selected_checkpoint()
+        self.generation.set_defaults(GenerationSettings.from_base_model(checkpoint.base_model_dir if checkpoint
+                                                                        else None))
+        self._update_buttons()
+        if self.project is not None and checkpoint is None:
+            self.message.setText("No training checkpoint yet: train the voice first (step 3), then come back.")
+        elif checkpoint is not None and not checkpoint.base_model_dir.is_dir():
+            self.message.setText(f"The base model {checkpoint.base_model_dir} this checkpoint was trained from "
+                                 "is missing.")
+        else:
+            self.message.clear()
+
+    def _update_buttons(self) -> None:
+        ready = self.selected_checkpoint() is not None and bool(self.references) and not self.is_busy()
+        self.generate_button.setEnabled(ready)
+        self.compare_button.setEnabled(ready)
+        self.export_panel.setEnabled(self.selected_checkpoint() is not None)
+
+    def shutdown(self) -> None:
+        """Wait for a running generation or export (neither can be cut short safely) and stop playback."""
+        self.player.stop()
+        for worker in (self.worker, self.export_job):
+            if worker is not None and worker.is_running():
+                worker.wait(10 * 60 * 1000)
+
+    def is_busy(self) -> bool:
+        return any(w is not None and w.is_running() for w in (self.worker, self.export_job))
+
+    # -- generation -----------------------------------------------------------------------------------------
+    def generate(self, ab: bool) -> None:
+        checkpoint = self.selected_checkpoint()
+        if self.project is None or checkpoint is None or self.is_busy():
+            return
+        text = self.inputs.text()
+        if not text:
+            self.message.setText("Type a sentence to hear first.")
+            return
+        request = PreviewRequest(checkpoint=checkpoint, text=text, references=list(self.references),
+                                 language=self.inputs.language(),
+                                 settings=self.generation.settings(), out_dir=self.project.previews_dir, ab=ab,
+                                 whisper_model=self.whisper_model)
+        self.worker = preview_worker(self.session, request, self)
+        self.worker.progress.connect(self._on_progress)
+        self.worker.finished.connect(self._on_generated)
+        self.worker.failed.connect(self._on_failed)
+        self.progress.setRange(0, 100)
+        self.progress.setValue(0)
+        self.progress.show()
+        self.message.clear()
+        self.worker.start()
+        self._update_buttons()
+
+    def _on_progress(self, done: int, total: int, what: str) -> None:
+        self.progress.setValue(done)
+        self.progress.setFormat(f"{what} (%p%)")
+
+    def _on_generated(self, results: list[PreviewResult]) -> None:
+        self.progress.hide()
+        self._add_row(results)
+        self.status_message.emit(f"Saved {', '.join(r.wav.name for r in results)} in previews/.")
+        self._update_buttons()
+
+    def _add_row(self, results: list[PreviewResult]) -> None:
+        row = AbRow(results)
+        row.play_requested.connect(self.player.toggle)
+        self.rows.insert(0, row)
+        self.placeholder.hide()
+        self.rows_layout.insertWidget(0, row)  # newest on top
+
+    def _on_failed(self, traceback_text: str) -> None:
+        self.progress.hide()
+        self.message.setText(f"<span style='color:#c62828'>{error_text(traceback_text)}</span>")
+        self._update_buttons()
+
+    # -- export ---------------------------------------------------------------------------------------------
+    def export(self) -> None:
+        checkpoint = self.selected_checkpoint()
+        if self.project is None or checkpoint is None or self.is_busy():
+            return
+        panel = self.export_panel
+        self.export_job = export_worker(checkpoint, panel.out_dir(), panel.options(self.references),
+                                        self.project.name, self)
+        self.export_job.progress.connect(panel.show_progress)
+        self.export_job.finished.connect(lambda result: (panel.set_busy(False), panel.show_result(result),
+                                                         self._update_buttons()))
+        self.export_job.failed.connect(lambda tb: (panel.set_busy(False), panel.show_error(error_text(tb)),
+                                                   self._update_buttons()))
+        panel.set_busy(True)
+        self.export_job.start()
+        self._update_buttons()

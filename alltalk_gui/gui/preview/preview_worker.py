@@ -1,0 +1,86 @@
+"""Background jobs of the Preview & Export page: generating previews (one take or an A/B pair) and exporting.
+
+The models stay loaded between previews in a :class:`PreviewSession`, which lives as long as the page; the
+jobs run one at a time in :class:`alltalk_gui.gui.common.workers.Worker` threads. torch, coqui and Whisper are only
+imported inside the jobs, so opening the app never loads them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject
+
+from alltalk_gui.core.training.checkpoints import CheckpointInfo
+from alltalk_gui.core.voice.export import ExportOptions, ExportResult, export_voice
+from alltalk_gui.core.voice.preview import GenerationSettings, PreviewResult
+from alltalk_gui.gui.common.workers import Worker, _Job
+
+
+@dataclass
+class PreviewRequest:
+    checkpoint: CheckpointInfo
+    text: str
+    references: list[Path]
+    language: str
+    settings: GenerationSettings
+    out_dir: Path
+    ab: bool = False                     # also the base model, same seed
+    whisper_model: str | None = None     # None: the transcription step's default, if it is on disk
+
+
+@dataclass
+class PreviewSession:
+    """What stays loaded between previews: the XTTS models and the Whisper checker."""
+
+    device: str = "auto"
+    engine: Any = None
+    checker: Any = None
+    checker_note: str = ""
+    _checker_for: Any = field(default=False, repr=False)  # the whisper_model the checker was made for
+
+
+def preview_worker(session: PreviewSession, request: PreviewRequest, parent: QObject | None = None) -> Worker:
+    """``finished`` carries the list of PreviewResults: [fine-tuned] or [base, fine-tuned]."""
+
+    def job(j: _Job) -> list[PreviewResult]:
+        from alltalk_gui.core.voice.preview import PreviewEngine, generate_ab, generate_preview
+        from alltalk_gui.core.transcription.wer import find_checker
+
+        def progress(what: str, fraction: float) -> None:
+            j.progress.emit(int(fraction * 100), 100, what)
+
+        if session.engine is None:
+            progress("Loading XTTS", 0.0)
+            session.engine = PreviewEngine(session.device)
+        if session._checker_for != request.whisper_model:
+            progress("Loading Whisper for the intelligibility check", 0.02)
+            session.checker, session.checker_note = find_checker(request.whisper_model, "cpu")
+            session._checker_for = request.whisper_model
+        common = dict(text=request.text, references=request.references, language=request.language,
+                      settings=request.settings, out_dir=request.out_dir, checker=session.checker,
+                      progress=progress)
+        if request.ab:
+            results = list(generate_ab(session.engine, checkpoint=request.checkpoint, **common))
+        else:
+            results = [generate_preview(session.engine, base_model_dir=request.checkpoint.base_model_dir,
+                                        checkpoint=request.checkpoint, **common)]
+        for result in results:
+            if result.wer is None:
+                result.wer_note = session.checker_note or result.wer_note
+        return results
+
+    return Worker(job, parent)
+
+
+def export_worker(checkpoint: CheckpointInfo, out_dir: Path, options: ExportOptions, project_name: str,
+                  parent: QObject | None = None) -> Worker:
+    """``finished`` carries the ExportResult."""
+
+    def job(j: _Job) -> ExportResult:
+        return export_voice(checkpoint, out_dir, options, project_name=project_name,
+                            progress=lambda what, fraction: j.progress.emit(int(fraction * 100), 100, what))
+
+    return Worker(job, parent)

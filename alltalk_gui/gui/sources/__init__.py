@@ -1,0 +1,1 @@
+"""Step 1, Import: the recordings table and its waveform thumbnails."""

@@ -1,0 +1,277 @@
+"""Step 1, Import: add recordings (buttons or drag and drop), see each one's analysis, play it.
+
+The import itself runs in a worker thread; the table refreshes after every file so a long batch shows
+progress as it goes. Files that are refused are listed with their reasons under the table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView, QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel, QListWidget, QProgressBar,
+    QPushButton, QStyle, QTableView, QToolButton, QVBoxLayout, QWidget,
+)
+
+from alltalk_gui.core.audio import decode as audio
+from alltalk_gui.core.project.duration_guidance import format_duration, guidance
+from alltalk_gui.core.project.importer import ImportReport
+from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.gui import settings
+from alltalk_gui.gui.sources.sources_model import Column, SourcesModel
+from alltalk_gui.gui.common.audio_player import AudioPlayer
+from alltalk_gui.gui.sources.waveform_delegate import WaveformDelegate
+from alltalk_gui.gui.common.workers import Worker, import_worker
+
+GUIDANCE_COLOUR = {"empty": "palette(mid)", "short": "#b26a00", "good": "#2e7d32", "long": "#1565c0"}
+
+
+def _file_filter() -> str:
+    patterns = " ".join(f"*{ext}" for ext in sorted(audio.SUPPORTED_EXTENSIONS))
+    return f"Audio and video ({patterns});;All files (*)"
+
+
+class ImportPage(QWidget):
+    """The Import step. ``sources_changed`` fires after every import so other steps can update."""
+
+    sources_changed = Signal()
+    status_message = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.project: VoiceProject | None = None
+        self.worker: Worker | None = None
+        self.player = AudioPlayer(self)
+        self.player.playing_changed.connect(self._update_play_buttons)
+        self.player.error.connect(self.status_message)
+        self.setAcceptDrops(True)
+        self._build()
+
+    # -- layout ---------------------------------------------------------------------------------------------
+    def _build(self) -> None:
+        title = QLabel("<h2>Import recordings</h2>")
+        intro = QLabel("Add 3 to 10 minutes of one person speaking: wav, flac, mp3, ogg/opus, m4a or the sound "
+                       "of a video. Your files are copied into the project and never changed.")
+        intro.setWordWrap(True)
+
+        self.drop_zone = QFrame(objectName="dropZone")
+        self.drop_zone.setFrameShape(QFrame.Shape.StyledPanel)
+        self.drop_zone.setStyleSheet("#dropZone { border: 2px dashed palette(mid); border-radius: 8px; }")
+        drop_label = QLabel("Drop audio or video files, or whole folders, here")
+        drop_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.add_files_button = QPushButton("Add files…")
+        self.add_folder_button = QPushButton("Add folder…")
+        self.add_files_button.clicked.connect(self._choose_files)
+        self.add_folder_button.clicked.connect(self._choose_folder)
+        zone = QHBoxLayout(self.drop_zone)
+        zone.addWidget(drop_label, 1)
+        zone.addWidget(self.add_files_button)
+        zone.addWidget(self.add_folder_button)
+
+        self.progress = QProgressBar()
+        self.progress_label = QLabel()
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(self._cancel)
+        self.progress_row = QWidget()
+        row = QHBoxLayout(self.progress_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.progress_label)
+        row.addWidget(self.progress, 1)
+        row.addWidget(self.cancel_button)
+        self.progress_row.hide()
+
+        self.model = SourcesModel()
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setItemDelegateForColumn(Column.WAVEFORM, WaveformDelegate(self.table))
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(34)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(Column.WAVEFORM, QHeaderView.ResizeMode.Fixed)
+        header.setSectionResizeMode(Column.VERDICT, QHeaderView.ResizeMode.Stretch)
+        self.table.setColumnWidth(Column.WAVEFORM, 150)
+        self.table.doubleClicked.connect(lambda index: self._toggle_play(index.row()))
+        self.model.modelReset.connect(self._install_play_buttons)
+
+        self.rejected_title = QLabel()
+        self.rejected_list = QListWidget()
+        self.rejected_list.setWordWrap(True)
+        dismiss = QToolButton(text="Dismiss")
+        dismiss.clicked.connect(self._clear_rejections)
+        self.rejected_box = QFrame(objectName="rejectedBox")
+        self.rejected_box.setStyleSheet("#rejectedBox { border: 1px solid #c62828; border-radius: 6px; }")
+        box = QVBoxLayout(self.rejected_box)
+        top = QHBoxLayout()
+        top.addWidget(self.rejected_title, 1)
+        top.addWidget(dismiss)
+        box.addLayout(top)
+        box.addWidget(self.rejected_list)
+        self.rejected_box.hide()
+
+        self.summary = QLabel()
+        self.guidance = QLabel()
+        self.guidance.setWordWrap(True)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(title)
+        layout.addWidget(intro)
+        layout.addWidget(self.drop_zone)
+        layout.addWidget(self.progress_row)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.rejected_box)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.guidance)
+
+    # -- project --------------------------------------------------------------------------------------------
+    def set_project(self, project: VoiceProject | None) -> None:
+        self.player.stop()
+        self.project = project
+        self.model.set_project(project)
+        self._clear_rejections()
+        self._update_summary()
+
+    def import_paths(self, paths: list[str]) -> None:
+        """Start importing ``paths`` in the background (ignored while another import runs)."""
+        if self.project is None or not paths or self.is_importing():
+            return
+        self.worker = import_worker(self.project, paths, self)
+        self.worker.progress.connect(self._on_progress)
+        self.worker.finished.connect(self._on_finished)
+        self.worker.failed.connect(self._on_failed)
+        self._set_busy(True)
+        self.worker.start()
+
+    def is_importing(self) -> bool:
+        return self.worker is not None and self.worker.is_running()
+
+    # -- slots ----------------------------------------------------------------------------------------------
+    def _choose_files(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(self, "Add recordings", settings.last_folder("import"),
+                                                _file_filter())
+        if files:
+            settings.set_last_folder("import", Path(files[0]).parent)
+            self.import_paths(files)
+
+    def _choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add a folder of recordings", settings.last_folder("import"))
+        if folder:
+            settings.set_last_folder("import", folder)
+            self.import_paths([folder])
+
+    def _cancel(self) -> None:
+        if self.worker:
+            self.worker.cancel()
+            self.progress_label.setText("Stopping after this file…")
+
+    def _on_progress(self, done: int, total: int, name: str) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+        self.progress_label.setText(f"Importing {name} ({done + 1} of {total})" if name else "Finishing…")
+        self.model.refresh()
+        self._update_summary()
+
+    def _on_finished(self, report: ImportReport) -> None:
+        self._set_busy(False)
+        self.model.refresh()
+        self._update_summary()
+        for rej in report.rejected:
+            self.rejected_list.addItem(rej.reason)
+        if self.rejected_list.count():
+            self._fit_rejected_list()
+            self.rejected_title.setText(f"<b>{self.rejected_list.count()} file(s) were not imported</b>")
+            self.rejected_box.show()
+        parts = [f"{len(report.imported)} imported"]
+        if report.rejected:
+            parts.append(f"{len(report.rejected)} not imported")
+        if report.skipped_non_audio:
+            parts.append(f"{report.skipped_non_audio} non-audio file(s) skipped")
+        if report.cancelled:
+            parts.append("cancelled")
+        self.status_message.emit(", ".join(parts) + ".")
+        self.sources_changed.emit()
+
+    def _on_failed(self, traceback_text: str) -> None:
+        self._set_busy(False)
+        self.model.refresh()
+        self._update_summary()
+        self.rejected_list.addItem(f"The import stopped with an unexpected error:\n{traceback_text}")
+        self._fit_rejected_list()
+        self.rejected_title.setText("<b>The import stopped</b>")
+        self.rejected_box.show()
+
+    def _fit_rejected_list(self) -> None:
+        # As tall as its rows, up to four; a scroll bar beyond that.
+        rows = sum(self.rejected_list.sizeHintForRow(i) for i in range(min(4, self.rejected_list.count())))
+        self.rejected_list.setFixedHeight(rows + 2 * self.rejected_list.frameWidth() + 4)
+
+    def _clear_rejections(self) -> None:
+        self.rejected_list.clear()
+        self.rejected_box.hide()
+
+    def _set_busy(self, busy: bool) -> None:
+        self.progress_row.setVisible(busy)
+        self.add_files_button.setEnabled(not busy)
+        self.add_folder_button.setEnabled(not busy)
+        if busy:
+            self.progress.setRange(0, 0)
+            self.progress_label.setText("Looking for audio…")
+
+    def _update_summary(self) -> None:
+        if self.project is None:
+            self.summary.clear()
+            self.guidance.clear()
+            return
+        sources = self.project.sources
+        flagged = sum(1 for s in sources if s.verdict != "ok")
+        total = sum(s.duration_s for s in sources)
+        usable = self.project.usable_duration_s()
+        text = f"<b>{len(sources)} recording(s)</b> · {format_duration(total)} in total"
+        if flagged:
+            text += f" · {flagged} to check"
+        self.summary.setText(text)
+        g = guidance(usable)
+        self.guidance.setText(f"<span style='color:{GUIDANCE_COLOUR[g.level]}'>{g.message}</span>")
+
+    # -- playback -------------------------------------------------------------------------------------------
+    def _install_play_buttons(self) -> None:
+        for row in range(self.model.rowCount()):
+            button = QToolButton()
+            button.setAutoRaise(True)
+            button.setToolTip("Play / stop (double-click a row)")
+            button.clicked.connect(lambda _=False, r=row: self._toggle_play(r))
+            self.table.setIndexWidget(self.model.index(row, Column.PLAY), button)
+        self._update_play_buttons(self.player.current)
+
+    def _toggle_play(self, row: int) -> None:
+        if self.project is None:
+            return
+        self.player.toggle(self.project.path(self.model.source(row).audio_file))
+
+    def _update_play_buttons(self, playing: str) -> None:
+        if self.project is None:
+            return
+        for row in range(self.model.rowCount()):
+            button = self.table.indexWidget(self.model.index(row, Column.PLAY))
+            if button is None:
+                continue
+            is_playing = bool(playing) and Path(playing) == self.project.path(self.model.source(row).audio_file)
+            icon = QStyle.StandardPixmap.SP_MediaStop if is_playing else QStyle.StandardPixmap.SP_MediaPlay
+            button.setIcon(self.style().standardIcon(icon))
+
+    # -- drag and drop --------------------------------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if self.project is not None and event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.import_paths(paths)

@@ -1,0 +1,216 @@
+"""The Train page's Advanced panel: the TrainConfig fields that matter, each with a tooltip that says what it
+changes and what it costs.
+
+A profile fills the fields and each of them then says "(profile)" beside it; a field the user changes says
+"(changed)" and wins over the profile. :meth:`AdvancedPanel.apply` turns the panel into a TrainConfig; the page
+validates it with :meth:`TrainConfig.validate`, whose message names the field to change, and shows it here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QWidget,
+)
+
+from alltalk_gui.core.training.config import OPTIMIZERS, PRECISIONS, ConfigError, TrainConfig
+
+# (field, label, tooltip). Tooltips say the effect and the memory cost, as the TrainConfig comments do.
+FIELDS: list[tuple[str, str, str]] = [
+    ("epochs", "Epochs", "Passes over the training clips. More fit the voice more closely and risk over-fitting; "
+     "no memory cost."),
+    ("lr", "Learning rate", "Peak learning rate (coqui's default 5e-6). Higher learns faster and forgets the base "
+     "model's quality sooner."),
+    ("batch_size", "Micro-batch", "Clips per step on each device. Activation memory grows with it: the main "
+     "memory knob."),
+    ("grad_accum_steps", "Accumulation", "Micro-batches summed before each optimizer step. Raises the effective "
+     "batch at no memory cost, proportionally more time per step."),
+    ("auto_micro_batch", "Auto micro-batch", "Before training, find the largest micro-batch that fits in 90 % of "
+     "the free GPU memory and accumulate the rest, keeping the effective batch (Auto does this on a GPU)."),
+    ("mixed_precision", "Precision", "no = fp32; bf16 = half the activation memory on Ampere+ GPUs and modern "
+     "CPUs; fp16 = older GPUs (CUDA only)."),
+    ("gradient_checkpointing", "Activation checkpointing", "Recompute activations in the backward pass: saves "
+     "most activation memory for about 30 % more time."),
+    ("optimizer", "Optimizer", "adamw: 8 bytes of state per parameter (3.5 GB for XTTS); adamw8bit / "
+     "paged_adamw8bit: 2 bytes per parameter, CUDA only (bitsandbytes)."),
+    ("lora_rank", "LoRA rank", "0 = full fine-tune. Above 0: train small low-rank adapters only (far less "
+     "optimizer and gradient memory, a little less quality)."),
+    ("freeze_conditioning", "Freeze conditioning", "Keep the voice-prompt encoder (46 M parameters) as the base "
+     "model learned it: saves its gradients, optimizer state and activations (about 1 GiB with AdamW)."),
+    ("max_audio_seconds", "Max clip seconds", "Longer clips are left out. A batch is padded to its longest clip, "
+     "so activation memory grows with this limit."),
+    ("eval_each_epoch", "Eval each epoch", "Eval loss on the eval clips after every epoch (the eval split is "
+     "chosen when the dataset is exported). A little time, no memory."),
+]
+CHOICES = {"mixed_precision": PRECISIONS, "optimizer": OPTIMIZERS}
+
+
+class AdvancedPanel(QGroupBox):
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Advanced settings", parent)
+        self.setCheckable(True)
+        self.setChecked(False)
+        self.editors: dict[str, QWidget] = {}
+        self.notes: dict[str, QLabel] = {}
+        self.profile_values: dict[str, Any] = {}
+        self.user_values: dict[str, Any] = {}
+        self._loading = False
+        defaults = TrainConfig()
+        names = {f.name for f in dataclasses.fields(TrainConfig)}
+        self.body = QWidget()
+        form = QFormLayout(self.body)
+        form.setContentsMargins(4, 0, 4, 0)
+        for name, label, tip in FIELDS:
+            if name not in names:
+                continue  # a field this version of the core does not have (e.g. LoRA before it landed)
+            editor = self._editor(name, getattr(defaults, name))
+            editor.setToolTip(tip)
+            note = QLabel()
+            note.setStyleSheet("color: palette(mid);")
+            row = QHBoxLayout()
+            row.addWidget(editor)
+            row.addWidget(note, 1)
+            caption = QLabel(label)
+            caption.setToolTip(tip)
+            form.addRow(caption, row)
+            self.editors[name], self.notes[name] = editor, note
+        self.effective = QLabel()
+        self.effective.setToolTip("Clips per optimizer step: micro-batch × accumulation × GPUs")
+        form.addRow("Effective batch", self.effective)
+        self.error = QLabel()
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #c62828;")
+        self.error.hide()
+        layout = QFormLayout(self)
+        layout.addRow(self.body)
+        layout.addRow(self.error)
+        self.toggled.connect(self.body.setVisible)
+        self.body.setVisible(False)
+        self.processes = 1
+        self._update_effective()
+
+    def _editor(self, name: str, value: Any) -> QWidget:
+        if name in CHOICES:
+            box = QComboBox()
+            box.addItems(list(CHOICES[name]))
+            box.currentTextChanged.connect(lambda _t, n=name: self._edited(n))
+            return box
+        if isinstance(value, bool):
+            check = QCheckBox()
+            check.toggled.connect(lambda _c, n=name: self._edited(n))
+            return check
+        if name == "lr":
+            line = QLineEdit()
+            line.setMaximumWidth(120)
+            line.textEdited.connect(lambda _t, n=name: self._edited(n))
+            return line
+        if isinstance(value, int):
+            spin = QSpinBox()
+            spin.setRange(0, 100000)
+            spin.valueChanged.connect(lambda _v, n=name: self._edited(n))
+            return spin
+        spin = QDoubleSpinBox()
+        spin.setRange(0.0, 600.0)
+        spin.setDecimals(1)
+        spin.valueChanged.connect(lambda _v, n=name: self._edited(n))
+        return spin
+
+    # -- values ---------------------------------------------------------------------------------------------
+    def _set(self, name: str, value: Any) -> None:
+        editor = self.editors[name]
+        if isinstance(editor, QComboBox):
+            editor.setCurrentText(str(value))
+        elif isinstance(editor, QCheckBox):
+            editor.setChecked(bool(value))
+        elif isinstance(editor, QLineEdit):
+            editor.setText(f"{value:g}")
+        else:
+            editor.setValue(value)
+
+    def _get(self, name: str) -> Any:
+        editor = self.editors[name]
+        if isinstance(editor, QComboBox):
+            return editor.currentText()
+        if isinstance(editor, QCheckBox):
+            return editor.isChecked()
+        if isinstance(editor, QLineEdit):
+            try:
+                return float(editor.text().strip())
+            except ValueError:
+                raise ConfigError(f"lr must be a number such as 5e-6 (it is '{editor.text()}').") from None
+        return editor.value()
+
+    def show_config(self, config: TrainConfig, profile_settings: dict[str, Any]) -> None:
+        """Show ``config`` (the profile applied, the user's changes on top); mark where each value comes from."""
+        self._loading = True
+        try:
+            self.profile_values = dict(profile_settings)
+            for name in self.editors:
+                self._set(name, self.user_values.get(name, getattr(config, name)))
+        finally:
+            self._loading = False
+        self._update_notes()
+        self._update_effective()
+
+    def _edited(self, name: str) -> None:
+        if self._loading:
+            return
+        try:
+            self.user_values[name] = self._get(name)
+        except ConfigError:
+            self.user_values[name] = None  # unreadable for now; apply() explains it
+        self._update_notes()
+        self._update_effective()
+        self.changed.emit()
+
+    def _update_notes(self) -> None:
+        for name, note in self.notes.items():
+            if name in self.user_values:
+                note.setText("(changed)")
+            elif name in self.profile_values:
+                note.setText("(profile)")
+            else:
+                note.setText("")
+
+    def _update_effective(self) -> None:
+        try:
+            batch, accum = self._get("batch_size"), self._get("grad_accum_steps")
+        except (ConfigError, KeyError):
+            return
+        gpus = f" × {self.processes} GPUs" if self.processes > 1 else ""
+        self.effective.setText(f"{batch * accum * self.processes} clips per step ({batch} × {accum}{gpus})")
+
+    def reset_changes(self) -> None:
+        self.user_values.clear()
+        self._update_notes()
+
+    def apply(self, config: TrainConfig) -> TrainConfig:
+        """``config`` with the user's changes on top.
+
+        Raises:
+            ConfigError: a value cannot be read (the learning rate field holds no number).
+        """
+        changes = {}
+        for name in self.user_values:
+            changes[name] = self._get(name)
+        return dataclasses.replace(config, **changes)
+
+    def show_error(self, message: str | None) -> None:
+        self.error.setText(message or "")
+        self.error.setVisible(bool(message))
+        if message and not self.isChecked():
+            self.setChecked(True)  # the message names a field: show it

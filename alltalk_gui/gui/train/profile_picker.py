@@ -1,0 +1,200 @@
+"""Memory profile picker: Low / Medium / High / Auto, each with its estimated peak memory against the free
+memory of the chosen device (green fits, amber is tight, red does not fit) and its one-sentence trade-off, plus
+a one-click "Low VRAM" button.
+
+The profiles and the estimate come from :mod:`alltalk_gui.core.training.profiles` and
+:mod:`alltalk_gui.core.engines.xtts.memory_estimate`; :class:`ProfileSource` is the one place that talks to them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QGridLayout,
+    QGroupBox,
+    QLabel,
+    QPushButton,
+    QRadioButton,
+    QWidget,
+)
+
+from alltalk_gui.core.training.config import TrainConfig
+
+# Share of the free memory an estimate may use and still count as a comfortable fit: estimates are a model,
+# and allocator fragmentation and the CUDA context take a little more.
+COMFORT = 0.85
+COLOURS = {"fits": "#2e7d32", "tight": "#b26a00", "too big": "#c62828"}
+
+
+@dataclass(frozen=True)
+class ProfileView:
+    name: str
+    title: str
+    summary: str
+    target_gib: float
+    settings: dict[str, Any]
+
+
+class ProfileSource:
+    """The core's profiles and memory estimate. ``available`` is False in a core without them (``problem`` says
+    why), and then the page trains with the TrainConfig defaults."""
+
+    def __init__(self) -> None:
+        self.profiles = self.memory_estimate = None
+        self.problem = ""
+        self._views: list[ProfileView] = []
+        try:
+            from alltalk_gui.core.engines.xtts import memory_estimate
+            from alltalk_gui.core.training import profiles
+
+            self._views = [ProfileView(p.name, p.title, p.summary, p.target_gib, dict(p.settings))
+                           for p in profiles.all_profiles()]
+        except (ImportError, OSError, ValueError) as exc:  # not installed, or a damaged profile file
+            self.problem = str(exc)
+            return
+        self.profiles, self.memory_estimate = profiles, memory_estimate
+
+    @property
+    def available(self) -> bool:
+        return self.profiles is not None
+
+    def all(self) -> list[ProfileView]:
+        return list(self._views)
+
+    def settings(self, name: str, device=None) -> tuple[dict[str, Any], list[str]]:
+        """The settings ``name`` sets on ``device`` (adapted: no bf16 on an old GPU, no 8-bit on the CPU...)
+        and a note for each adaptation."""
+        if self.profiles is None or name not in self.profiles.PROFILE_NAMES:
+            return {}, []
+        return self.profiles.profile_settings(name, device)
+
+    def apply(self, config: TrainConfig, name: str, device=None, auto: bool = False) -> TrainConfig:
+        """``config`` with profile ``name``; ``auto``: Auto picked it (on a GPU the run then sizes its micro-batch)."""
+        if self.profiles is None or name not in self.profiles.PROFILE_NAMES:
+            return config
+        return self.profiles.apply_profile(config, name, device, auto=auto)
+
+    def auto(self, devices: list, config: TrainConfig | None = None) -> tuple[str, str]:
+        choice = self.profiles.choose_auto(devices, config)
+        return choice.profile, choice.reason
+
+    def estimate_gib(self, config: TrainConfig) -> float | None:
+        """Estimated peak GPU memory of ``config``; None when the estimate cannot be made here."""
+        if self.memory_estimate is None:
+            return None
+        try:
+            return float(self.memory_estimate.estimate(config).total_gib)
+        except (OSError, ValueError):  # e.g. the calibration data file missing from a broken install
+            return None
+
+
+def fit(estimate_gib: float | None, free_gib: float | None) -> str | None:
+    """"fits", "tight" or "too big"; None when either number is unknown."""
+    if estimate_gib is None or free_gib is None:
+        return None
+    if estimate_gib <= COMFORT * free_gib:
+        return "fits"
+    return "tight" if estimate_gib <= free_gib else "too big"
+
+
+class ProfilePicker(QGroupBox):
+    """Emits ``changed`` with the chosen name ("low", "medium", "high" or "auto")."""
+
+    changed = Signal(str)
+
+    def __init__(self, source: ProfileSource | None = None, parent: QWidget | None = None) -> None:
+        super().__init__("Memory profile", parent)
+        self.source = source or ProfileSource()
+        self.group = QButtonGroup(self)
+        self.buttons: dict[str, QRadioButton] = {}
+        self.fit_labels: dict[str, QLabel] = {}
+        self.auto_reason = QLabel()
+        self.auto_reason.setWordWrap(True)
+        self.auto_choice: str | None = None
+        grid = QGridLayout(self)
+        grid.setColumnStretch(2, 1)
+        views = self.source.all()
+        for row, view in enumerate(views):
+            button = QRadioButton(view.title)
+            button.setToolTip(view.summary)
+            self.group.addButton(button)
+            self.buttons[view.name] = button
+            fit_label = QLabel()
+            summary = QLabel(view.summary)
+            summary.setWordWrap(True)
+            summary.setStyleSheet("color: palette(mid);")
+            grid.addWidget(button, row, 0)
+            grid.addWidget(fit_label, row, 1)
+            grid.addWidget(summary, row, 2)
+            self.fit_labels[view.name] = fit_label
+        if views:
+            auto = QRadioButton("Auto")
+            auto.setToolTip("Pick the profile that fits the detected graphics card")
+            self.group.addButton(auto)
+            self.buttons["auto"] = auto
+            grid.addWidget(auto, len(views), 0)
+            grid.addWidget(self.auto_reason, len(views), 1, 1, 2)
+            self.low_vram = QPushButton("Low VRAM")
+            self.low_vram.setToolTip("One click: the profile that needs the least graphics memory")
+            self.low_vram.clicked.connect(lambda: self.choose("low"))
+            grid.addWidget(self.low_vram, 0, 3)
+            auto.setChecked(True)
+        else:
+            self.low_vram = QPushButton("Low VRAM")
+            self.low_vram.setEnabled(False)
+            note = QLabel("Memory profiles are not available in this installation "
+                          f"({self.source.problem or 'no profiles found'}): the settings below start from the "
+                          "training defaults.")
+            note.setWordWrap(True)
+            grid.addWidget(note, 0, 0)
+        self.group.buttonToggled.connect(self._toggled)
+
+    def choice(self) -> str | None:
+        for name, button in self.buttons.items():
+            if button.isChecked():
+                return name
+        return None
+
+    def resolved(self) -> str | None:
+        """The concrete profile: the chosen one, or what Auto picked."""
+        name = self.choice()
+        return self.auto_choice if name == "auto" else name
+
+    def choose(self, name: str) -> None:
+        if name in self.buttons:
+            self.buttons[name].setChecked(True)
+
+    def _toggled(self, button, checked: bool) -> None:
+        if checked:
+            self.changed.emit(self.choice() or "")
+
+    def set_devices(self, devices: list, config: TrainConfig | None = None) -> None:
+        """Auto's choice and its reason for these devices (core.gpu.DeviceInfo)."""
+        if not self.source.available or not devices:
+            return
+        try:
+            self.auto_choice, reason = self.source.auto(devices, config)
+        except (OSError, ValueError) as exc:  # the estimate Auto relies on cannot be made here
+            self.auto_choice, reason = "low", f"the memory estimate is unavailable ({exc}); Low is the safe choice"
+        title = self.buttons[self.auto_choice].text() if self.auto_choice in self.buttons else self.auto_choice
+        self.auto_reason.setText(f"→ {title}: {reason}")
+        if self.choice() == "auto":
+            self.changed.emit("auto")
+
+    def show_estimates(self, base: TrainConfig, free_gib: float | None, where: str, device=None) -> None:
+        """Each profile's estimated peak on ``device`` against ``free_gib`` on ``where`` ("the GPU", "RAM")."""
+        for name, label in self.fit_labels.items():
+            estimate = self.source.estimate_gib(self.source.apply(base, name, device))
+            verdict = fit(estimate, free_gib)
+            if estimate is None:
+                label.setText("")
+                continue
+            free = f" of {free_gib:.1f} GiB free" if free_gib is not None else ""
+            colour = COLOURS.get(verdict or "", "palette(text)")
+            label.setText(f"<span style='color:{colour}'>● ~{estimate:.1f} GiB{free}</span>")
+            label.setToolTip(f"Estimated peak memory on {where}: {estimate:.1f} GiB"
+                             f"{' — ' + verdict if verdict else ''}")

@@ -1,0 +1,383 @@
+"""The lower half of the Train page: run controls, progress, banners, live plots, the log and the end summary.
+
+It owns the :class:`TrainingSupervisor` of the running child and a :class:`TrainingHistory` of what it reported.
+Events only update the history and the text widgets; the plots redraw from a display timer
+(:data:`REFRESH_MS`), so the GUI thread does a little work per event and a bounded amount per frame whatever
+the step rate.
+
+Stop asks the child to checkpoint and exit; if it has not exited after :attr:`RunPanel.stop_timeout_s`, it
+is killed (the last complete checkpoint stays). Resume continues the newest run that has a checkpoint with
+the settings it was started with, also after the app or the machine restarted.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QSystemTrayIcon,
+    QVBoxLayout,
+    QWidget,
+)
+
+from alltalk_gui.core.training.checkpoints import run_checkpoints
+from alltalk_gui.core.training.config import TrainConfig
+from alltalk_gui.core.training.events import read_events
+from alltalk_gui.gui.train.run_folders import (
+    EVENTS_FILE,
+    newest_resumable_run,
+    run_finished,
+)
+from alltalk_gui.gui.train.training_history import TrainingHistory, hms
+from alltalk_gui.gui.train.training_supervisor import LAUNCH_CONFIG, TrainingSupervisor
+from alltalk_gui.gui.common.banner import Banner
+from alltalk_gui.gui.train.checkpoint_preview import CheckpointPreview
+from alltalk_gui.gui.train.log_view import LogView
+from alltalk_gui.gui.train.loss_plot import LossPlot
+from alltalk_gui.gui.train.lr_plot import LrPlot
+from alltalk_gui.gui.train.memory_plot import MemoryPlot
+
+# Display tick. Each tick redraws one of the three plots (in turn), so each plot refreshes every 3 x 100 ms and
+# no tick paints more than one: a plot repaint costs ~20 ms of CPU here, three at once kept the event loop
+# busy for over 100 ms on a loaded CPU.
+REFRESH_MS = 100
+STOP_TIMEOUT_S = 300.0  # a real checkpoint of the XTTS GPT with AdamW state is ~5 GB: give a slow disk time
+
+class RunPanel(QWidget):
+    status_message = Signal(str)
+    preview_requested = Signal()  # "Go to Preview" after a run
+    running_changed = Signal(bool)
+    checkpoint_saved = Signal(str)  # a checkpoint folder, as it arrives
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.supervisor: TrainingSupervisor | None = None
+        self.history = TrainingHistory()
+        self.stop_timeout_s = STOP_TIMEOUT_S
+        self.run_dir: Path | None = None
+        self.last_error: str | None = None
+        self.done_event = None
+        self.resumable_run: Path | None = None
+        self._run_started_wall = 0.0
+        self._build()
+        self.timer = QTimer(self, interval=REFRESH_MS)
+        self.timer.timeout.connect(self._tick)
+        self._next_plot = 0
+        self.stop_timer = QTimer(self, singleShot=True)
+        self.stop_timer.timeout.connect(self.force_stop)
+
+    # -- layout ---------------------------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.start_button = QPushButton("Start training")
+        self.start_button.setToolTip("Start a new run with the settings above")
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setToolTip("Finish the current step, save a checkpoint and stop (Resume goes on later)")
+        self.resume_button = QPushButton("Resume")
+        self.resume_button.setToolTip("Continue the newest run from its last checkpoint, with the settings it "
+                                      "was started with")
+        self.stop_button.clicked.connect(self.stop)
+        self.stop_button.setEnabled(False)
+        self.resume_button.setEnabled(False)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.setFormat("Not started")
+        self.status = QLabel("Choose a profile and press Start.")
+        self.status.setWordWrap(True)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.stop_button)
+        buttons.addWidget(self.resume_button)
+        buttons.addWidget(self.progress, 1)
+
+        self.banners = QVBoxLayout()
+        self.banners.setSpacing(4)
+
+        self.memory_plot, self.loss_plot, self.lr_plot = MemoryPlot(), LossPlot(), LrPlot()
+        plots = QWidget()
+        grid = QGridLayout(plots)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.addWidget(self.memory_plot, 0, 0)
+        grid.addWidget(self.loss_plot, 0, 1)
+        grid.addWidget(self.lr_plot, 0, 2)
+        self.log = LogView()
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(plots)
+        split.addWidget(self.log)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.hide()
+        self.to_preview = QPushButton("Go to Preview & Export →")
+        self.to_preview.clicked.connect(self.preview_requested)
+        self.to_preview.hide()
+        end_row = QHBoxLayout()
+        end_row.addWidget(self.summary, 1)
+        end_row.addWidget(self.to_preview)
+
+        self.previews = CheckpointPreview()
+        self.checkpoint_saved.connect(self.previews.checkpoint_saved)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(buttons)
+        layout.addWidget(self.status)
+        layout.addWidget(self.previews)
+        layout.addLayout(self.banners)
+        layout.addLayout(end_row)
+        layout.addWidget(split, 1)
+
+    # -- banners --------------------------------------------------------------------------------------------
+    def add_banner(self, level: str, text: str) -> Banner:
+        banner = Banner(level, text)
+        self.banners.addWidget(banner)
+        # Only the newest few: a run that recovers from OOM ten times needs no ten banners.
+        while self.banners.count() > 3:
+            old = self.banners.takeAt(0).widget()
+            old.deleteLater()
+        return banner
+
+    def banner_texts(self) -> list[str]:
+        return [self.banners.itemAt(i).widget().text() for i in range(self.banners.count())]
+
+    def clear_banners(self) -> None:
+        while self.banners.count():
+            self.banners.takeAt(0).widget().deleteLater()
+
+    # -- state ----------------------------------------------------------------------------------------------
+    def is_running(self) -> bool:
+        return self.supervisor is not None and self.supervisor.isRunning()
+
+    def show_run(self, runs_dir: Path | None) -> None:
+        """Show the newest earlier run of a project (its curves and whether it can be resumed), or nothing."""
+        if self.is_running():
+            return
+        self.history.clear()
+        self.clear_plots()
+        self.log.clear()
+        self.clear_banners()
+        self.summary.hide()
+        self.to_preview.hide()
+        self.resumable_run = None
+        run = newest_resumable_run(runs_dir) if runs_dir is not None else None
+        if run is not None:
+            events = run / EVENTS_FILE
+            if events.is_file():
+                for event in read_events(events):
+                    self.history.add(event)
+            self.refresh_plots()
+            if not run_finished(run):
+                self.resumable_run = run
+                step = run_checkpoints(run)[-1].step
+                self.status.setText(f"Run {run.name} stopped at step {step} without finishing: Resume continues "
+                                    "it from there.")
+            else:
+                self.status.setText(f"Run {run.name} finished. Start a new run, or go on to Preview & Export.")
+        else:
+            self.status.setText("Choose a profile and press Start.")
+        self._update_buttons()
+
+    def _update_buttons(self, ready: bool = True) -> None:
+        running = self.is_running()
+        self.start_button.setEnabled(ready and not running)
+        self.resume_button.setEnabled(not running and self.resumable_run is not None)
+        self.stop_button.setEnabled(running)
+
+    # -- control --------------------------------------------------------------------------------------------
+    def start(self, config: TrainConfig, processes: int = 1) -> None:
+        """A new run; ``config.run_name`` is set here when empty (a timestamp)."""
+        if self.is_running():
+            return
+        if not config.run_name:
+            config.run_name = time.strftime("run_%Y%m%d_%H%M%S")
+        self.history.clear()
+        self.clear_plots()
+        self.log.clear()
+        self._launch(config, resume=False, processes=processes)
+
+    def resume(self, processes: int = 1) -> None:
+        """Continue the newest resumable run with the settings it was started with."""
+        if self.is_running() or self.resumable_run is None:
+            return
+        run = self.resumable_run
+        saved = run / LAUNCH_CONFIG
+        config = TrainConfig.load(saved if saved.is_file() else run_checkpoints(run)[-1].path / "train_config.json")
+        self._launch(config, resume=True, processes=processes)
+
+    def _launch(self, config: TrainConfig, *, resume: bool, processes: int) -> None:
+        self.clear_banners()
+        self.summary.hide()
+        self.to_preview.hide()
+        self.last_error = None
+        self.done_event = None
+        self.run_dir = config.run_dir
+        self._run_started_wall = time.time()
+        self.supervisor = TrainingSupervisor(config, resume=resume, processes=processes, parent=self)
+        self.supervisor.event_received.connect(self.on_event)
+        self.supervisor.output_line.connect(self._on_output)
+        self.supervisor.child_exited.connect(self._on_exited)
+        self.progress.setRange(0, 0)  # busy until the child says how many steps there are
+        self.progress.setFormat("Loading the model…")
+        what = "Resuming" if resume else "Starting"
+        self.status.setText(f"{what} run {config.run_name}: loading PyTorch, the base model and the dataset…")
+        self.log.append(f"{what} run {config.run_name} in {config.run_dir}")
+        self.supervisor.start()
+        self.timer.start()
+        self._update_buttons()
+        self.running_changed.emit(True)
+
+    def stop(self) -> None:
+        if not self.is_running():
+            return
+        self.supervisor.request_stop()
+        self.stop_button.setEnabled(False)
+        self.status.setText("Stopping: finishing the current step and saving a checkpoint…")
+        self.stop_timer.start(int(self.stop_timeout_s * 1000))
+
+    def force_stop(self) -> None:
+        if self.is_running():
+            self.log.append(f"The training process did not stop within {self.stop_timeout_s:.0f} s; it was "
+                            "ended. The last complete checkpoint is kept.", "warning")
+            self.supervisor.kill()
+
+    def wait(self, ms: int) -> bool:
+        return self.supervisor.wait(ms) if self.supervisor is not None else True
+
+    # -- events (GUI thread) ---------------------------------------------------------------------------------
+    def on_event(self, event) -> None:
+        self.history.add(event)
+        kind = event.type
+        if kind == "started":
+            self.log.append(f"Training {event.train_clips} clips ({event.eval_clips} for eval) on {event.device}"
+                            f" × {event.processes}: {event.total_steps} steps, {event.steps_per_epoch} per epoch, "
+                            f"{event.trainable_parameters / 1e6:.1f} M trainable parameters.")
+            self.status.setText(f"Training on {event.device}.")
+        elif kind == "eval":
+            self.log.append(f"Eval after epoch {event.epoch + 1}: loss {event.loss:.4f}"
+                            f"{' (best so far)' if event.best else ''}")
+        elif kind == "checkpoint":
+            self.log.append(f"Checkpoint ({event.reason}) at step {event.step}: {event.path}")
+            self.checkpoint_saved.emit(event.path)
+        elif kind == "log":
+            self.log.append(event.message, event.level)
+            if event.level == "warning":
+                self.add_banner("warning", event.message)
+        elif kind == "micro_batch":
+            self.log.append(event.message, "warning" if event.cause == "out_of_memory" else "info")
+            if event.cause == "out_of_memory":
+                self.add_banner("warning", event.message)
+        elif kind == "error":
+            self.last_error = event.message
+            self.log.append(event.message, "error")
+        elif kind == "done":
+            self.done_event = event
+
+    def _on_output(self, line: str) -> None:
+        lowered = line.lower()
+        level = "error" if ("error" in lowered or "traceback" in lowered) else \
+            "warning" if "warn" in lowered else "info"
+        self.log.append(line, level)
+
+    def _show_progress(self) -> None:
+        h = self.history
+        if not h.total_steps:
+            return
+        self.progress.setRange(0, h.total_steps)
+        self.progress.setValue(min(h.step, h.total_steps))
+        epochs = f"epoch {h.epoch + 1}/{h.epochs}" if h.epochs else ""
+        eta = h.eta_s()
+        parts = [f"step {h.step}/{h.total_steps}", epochs]
+        if self.is_running():
+            parts += [f"{h.samples_per_s:.2f} samples/s", f"ETA {hms(eta)}" if eta is not None else ""]
+        self.progress.setFormat("  ·  ".join(p for p in parts if p))
+
+    def plots(self) -> tuple:
+        return self.memory_plot, self.loss_plot, self.lr_plot
+
+    def _tick(self) -> None:
+        """The display tick: the progress line and one plot, from the history (never per event)."""
+        self._show_progress()
+        plots = self.plots()
+        plots[self._next_plot % len(plots)].refresh(self.history)
+        self._next_plot += 1
+
+    def refresh_plots(self) -> None:
+        """Progress line and every plot at once (when a run starts or ends, not while it runs)."""
+        self._show_progress()
+        for plot in self.plots():
+            plot.refresh(self.history)
+
+    def clear_plots(self) -> None:
+        for plot in (self.memory_plot, self.loss_plot, self.lr_plot):
+            plot.clear()
+
+    # -- the end -------------------------------------------------------------------------------------------
+    def _on_exited(self, code: int, done_seen: bool) -> None:
+        self.stop_timer.stop()
+        self.timer.stop()
+        for i, plot in enumerate(self.plots()):  # the last points, one plot per event-loop turn
+            # The plot as context: the call is dropped if the page is closed before it comes.
+            QTimer.singleShot(i * REFRESH_MS, plot, lambda p=plot: p.refresh(self.history))
+        run = self.run_dir
+        checkpoints = run_checkpoints(run) if run is not None else []
+        done = self.done_event
+        self.resumable_run = run if checkpoints and not (done and done.reason in ("finished", "max_steps")) else None
+        keep = (f" The last checkpoint (step {checkpoints[-1].step}) is kept: Resume continues from it."
+                if checkpoints else " No checkpoint was saved yet: start again.")
+        if done is not None and done.reason != "error":
+            self._finished(done, code)
+        elif self.last_error is not None:
+            first = self.last_error.strip().splitlines()[0]
+            self.add_banner("error", f"Training stopped with an error: {first}{keep} The log below has the details.")
+            self.status.setText("Training failed.")
+            self._notify("Training failed", first)
+        else:
+            how = "was ended by a signal" if code < 0 else f"exited with code {code}"
+            self.add_banner("error", f"The training process {how} before it finished (it may have crashed or run "
+                            f"out of memory).{keep} The log below shows its last output.")
+            self.status.setText("The training process ended unexpectedly.")
+            self._notify("Training stopped unexpectedly", f"The training process {how}.")
+        self._show_progress()
+        self._update_buttons()
+        self.running_changed.emit(False)
+
+    def _finished(self, done, code: int) -> None:
+        final = f"{done.final_loss:.4f}" if done.final_loss is not None else "–"
+        best = f"{done.best_eval_loss:.4f}" if done.best_eval_loss is not None else "–"
+        peak = f"{self.history.peak_gib:.2f} GiB {'on the GPU' if self.history.on_gpu else 'of RAM'}"
+        if done.estimated_memory_gib is not None:
+            peak += f" (estimated before the run: {done.estimated_memory_gib:.2f} GiB)"
+        elapsed = hms(time.time() - self._run_started_wall)
+        if done.reason == "stopped":
+            self.status.setText(f"Stopped at step {done.step} and saved a checkpoint. Resume continues from it.")
+            self.add_banner("info", f"Stopped at step {done.step}; the checkpoint is saved.")
+        else:
+            self.status.setText(f"Training finished at step {done.step}.")
+            self._notify("Training finished", f"Step {done.step}, final loss {final}, best eval loss {best}.")
+        self.summary.setText(f"<b>{'Stopped' if done.reason == 'stopped' else 'Finished'}</b> after {elapsed} "
+                             f"at step {done.step}: final training loss {final}, best eval loss {best}, peak "
+                             f"memory {peak}.")
+        self.summary.show()
+        self.to_preview.setVisible(done.last_checkpoint is not None)
+
+    def _notify(self, title: str, text: str) -> None:
+        """A desktop notification where the desktop has a tray, else the status bar."""
+        if QSystemTrayIcon.isSystemTrayAvailable() and QSystemTrayIcon.supportsMessages():
+            tray = getattr(self, "_tray", None)
+            if tray is None:
+                from alltalk_gui.gui.style import app_icon
+
+                tray = self._tray = QSystemTrayIcon(app_icon(), self)
+            tray.show()
+            tray.showMessage(title, text, QSystemTrayIcon.MessageIcon.Information, 10000)
+        self.status_message.emit(f"{title}: {text}")

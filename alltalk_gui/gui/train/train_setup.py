@@ -1,0 +1,304 @@
+"""The upper half of the Train page: what the run will use, before it starts.
+
+Device cards (found by ``alltalk-gui gpu --json`` in a child process, so torch never loads into the GUI), the
+memory profile picker, the Advanced panel, and three facts: the dataset (clips, minutes, clips still flagged,
+eval clips), the base model (found, or choose / download it after accepting its licence) and the disk space
+a run needs against what is free. :meth:`SetupPanel.build_config` turns it all into a TrainConfig.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QProcess, Qt, Signal
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from alltalk_gui.core import app_settings
+from alltalk_gui.core.training.config import ConfigError, TrainConfig
+from alltalk_gui.core.engines.xtts.files import REQUIRED_FILES
+from alltalk_gui.core.machine.gpu import DeviceInfo
+from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.gui.start import system_checks
+from alltalk_gui.gui.train.setup_facts import (
+    base_model_found,
+    checkpoint_bytes,
+    dataset_facts,
+)
+from alltalk_gui.gui.train.advanced_panel import AdvancedPanel
+from alltalk_gui.gui.train.gpu_card import GpuCard
+from alltalk_gui.gui.train.profile_picker import ProfilePicker
+from alltalk_gui.gui.common.workers import Worker
+
+GB = 1000**3
+
+
+class SetupPanel(QWidget):
+    changed = Signal()  # anything that changes the config or whether Start is possible
+    devices_ready = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.project: VoiceProject | None = None
+        self.devices: list[DeviceInfo] = []
+        self.facts: dict = {}
+        self._scan: QProcess | None = None
+        self.download_job: Worker | None = None
+
+        self.cards = QHBoxLayout()
+        self.cards_note = QLabel("Looking for graphics cards…")
+        self.cards.addWidget(self.cards_note)
+        self.cards.addStretch(1)
+        self.picker = ProfilePicker()
+        self.picker.changed.connect(lambda _n: self._refresh_config())
+        self.profile_notes = QLabel()
+        self.profile_notes.setWordWrap(True)
+        self.profile_notes.setStyleSheet("color: palette(mid);")
+        self.profile_notes.hide()
+        self.advanced = AdvancedPanel()
+        self.advanced.changed.connect(self.changed)
+
+        self.dataset_label = QLabel()
+        self.base_label = QLabel()
+        self.disk_label = QLabel()
+        for label in (self.dataset_label, self.base_label, self.disk_label):
+            label.setWordWrap(True)
+            label.setTextFormat(Qt.TextFormat.RichText)
+        self.choose_base = QPushButton("Choose folder…")
+        self.choose_base.clicked.connect(self._choose_base)
+        self.download_base = QPushButton("Download…")
+        self.download_base.setToolTip("Download XTTS v2 from the Hugging Face Hub (about 2 GB) after accepting "
+                                      "the Coqui Public Model License")
+        self.download_base.clicked.connect(self._download_base)
+        self.download_progress = QProgressBar()
+        self.download_progress.hide()
+        facts = QGridLayout()
+        facts.setColumnStretch(1, 1)
+        facts.addWidget(QLabel("<b>Dataset</b>"), 0, 0)
+        facts.addWidget(self.dataset_label, 0, 1, 1, 3)
+        facts.addWidget(QLabel("<b>Base model</b>"), 1, 0)
+        facts.addWidget(self.base_label, 1, 1)
+        facts.addWidget(self.choose_base, 1, 2)
+        facts.addWidget(self.download_base, 1, 3)
+        facts.addWidget(self.download_progress, 2, 1, 1, 3)
+        facts.addWidget(QLabel("<b>Disk</b>"), 3, 0)
+        facts.addWidget(self.disk_label, 3, 1, 1, 3)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(self.cards)
+        layout.addLayout(facts)
+        layout.addWidget(self.picker)
+        layout.addWidget(self.profile_notes)
+        layout.addWidget(self.advanced)
+
+    # -- project and facts ------------------------------------------------------------------------------------
+    def set_project(self, project: VoiceProject | None) -> None:
+        self.project = project
+        self.advanced.reset_changes()
+        self.refresh_facts()
+
+    def refresh_facts(self) -> None:
+        if self.project is None:
+            return
+        f = self.facts = dataset_facts(self.project)
+        if f["error"] or not f["train"]:
+            self.dataset_label.setText("<span style='color:#c62828'>No dataset yet: export it on the Transcribe "
+                                       "&amp; Edit step first.</span>")
+        else:
+            flagged = f["flagged"]
+            fix = (f", <span style='color:#b26a00'>{flagged} flagged clips still to check</span>" if flagged
+                   else ", no flagged clips" if flagged == 0 else "")
+            self.dataset_label.setText(f"{f['train']} training clips ({f['minutes']:.1f} min in all), "
+                                       f"{f['eval']} eval clips{fix}.")
+        self._refresh_base()
+        self._refresh_config()
+
+    def base_model_dir(self) -> Path | None:
+        try:
+            return system_checks.base_model_folder()
+        except app_settings.SettingsError:  # an unreadable settings file: the first-run page explains it
+            return None
+
+    def _refresh_base(self) -> None:
+        folder = self.base_model_dir()
+        if base_model_found(folder):
+            self.base_label.setText(f"Found in {folder}")
+        elif folder is not None:
+            self.base_label.setText(f"<span style='color:#c62828'>{folder} does not hold the XTTS v2 files "
+                                    f"({', '.join(REQUIRED_FILES)}).</span>")
+        else:
+            self.base_label.setText("<span style='color:#c62828'>Not chosen yet: choose its folder or "
+                                    "download it.</span>")
+
+    def _refresh_disk(self, config: TrainConfig) -> None:
+        if self.project is None:
+            return
+        one = checkpoint_bytes(self.base_model_dir(), config.optimizer)
+        free = shutil.disk_usage(self.project.root).free
+        if one is None:
+            self.disk_label.setText(f"{free / GB:.1f} GB free")
+            return
+        # keep_last recent checkpoints, the best one, and the one being written.
+        needed = one * (config.keep_last + 2)
+        colour = "#2e7d32" if free >= needed else "#c62828"
+        self.disk_label.setText(f"<span style='color:{colour}'>About {needed / GB:.1f} GB needed for checkpoints "
+                                f"({config.keep_last} kept + the best + one being written), {free / GB:.1f} GB "
+                                "free.</span>")
+
+    # -- devices ------------------------------------------------------------------------------------------------
+    def scan_devices(self) -> None:
+        """List the devices in a child process (it imports torch; the GUI process does not)."""
+        if self._scan is not None or self.devices:
+            return
+        self._scan = QProcess(self)
+        self._scan.finished.connect(self._scanned)
+        self._scan.start(sys.executable, ["-m", "alltalk_gui", "gpu", "--json"])
+
+    def _scanned(self, code: int, _status) -> None:
+        out = bytes(self._scan.readAllStandardOutput()).decode("utf-8", "replace")
+        try:
+            self.devices = [DeviceInfo.from_dict(d) for d in json.loads(out)] if code == 0 else []
+        except (ValueError, TypeError):
+            self.devices = []
+        self._scan = None
+        self.set_devices(self.devices)
+
+    def set_devices(self, devices: list[DeviceInfo]) -> None:
+        self.devices = devices
+        while self.cards.count():
+            item = self.cards.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        if not devices:
+            self.cards.addWidget(QLabel("The devices could not be listed; training picks the GPU if there is one."))
+        cuda = [d for d in devices if d.kind == "cuda"]
+        for d in cuda or devices:
+            self.cards.addWidget(GpuCard(d, cpu_only=not cuda))
+        self.cards.addStretch(1)
+        self.picker.set_devices(devices, self.base_config())
+        self.advanced.processes = self.processes
+        self._refresh_config()
+        self.devices_ready.emit()
+
+    @property
+    def cuda_available(self) -> bool:
+        return any(d.kind == "cuda" for d in self.devices)
+
+    @property
+    def processes(self) -> int:
+        """One training process per CUDA GPU (accelerate launch for more than one)."""
+        return max(1, sum(1 for d in self.devices if d.kind == "cuda"))
+
+    # -- config -------------------------------------------------------------------------------------------------
+    def base_config(self) -> TrainConfig:
+        """The project's config before profile and user changes."""
+        folder = self.base_model_dir()
+        project = self.project
+        return TrainConfig(project_dir=str(project.root) if project else "", base_model_dir=str(folder or ""),
+                           language=project.language if project else "")
+
+    def training_device(self) -> DeviceInfo | None:
+        """The device a run trains on: the GPU with the most free memory, else the CPU (None: not listed yet)."""
+        gpus = [d for d in self.devices if d.kind == "cuda"]
+        if gpus:
+            return max(gpus, key=lambda d: d.free_gib)
+        return next((d for d in self.devices if d.kind == "cpu"), None)
+
+    def profile_settings(self) -> dict:
+        name = self.picker.resolved()
+        return self.picker.source.settings(name, self.training_device())[0] if name else {}
+
+    def build_config(self) -> TrainConfig:
+        """The profile's config (adapted to the device) with the user's Advanced changes on top; not validated.
+
+        Raises:
+            ConfigError: an Advanced field cannot be read.
+        """
+        base = self.base_config()
+        name = self.picker.resolved()
+        if name:
+            base = self.picker.source.apply(base, name, self.training_device(), auto=self.picker.choice() == "auto")
+        return self.advanced.apply(base)
+
+    def _refresh_config(self) -> None:
+        base = self.base_config()
+        device = self.training_device()
+        name = self.picker.resolved()
+        profiled = self.picker.source.apply(base, name, device, auto=self.picker.choice() == "auto") if name else base
+        self.advanced.show_config(profiled, self.profile_settings())
+        notes = self.picker.source.settings(name, device)[1] if name else []
+        self.profile_notes.setText(" ".join(notes))
+        self.profile_notes.setVisible(bool(notes))
+        if device is not None:
+            where = "the GPU" if device.kind == "cuda" else "RAM"
+            self.picker.show_estimates(base, device.free_gib, where, device)
+        try:
+            self._refresh_disk(self.build_config())
+        except ConfigError:  # an unreadable Advanced value: the panel says so when Start is pressed
+            self._refresh_disk(profiled)
+        self.changed.emit()
+
+    # -- base model ---------------------------------------------------------------------------------------------
+    def _choose_base(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "The XTTS v2 base-model folder")
+        if folder:
+            system_checks.set_base_model_folder(folder)
+            self.refresh_facts()
+
+    def _download_base(self) -> None:
+        from alltalk_gui.core.engines.xtts import download as dl
+
+        if not dl.licence_accepted():
+            answer = QMessageBox.question(self, "Coqui Public Model License",
+                                          dl.LICENCE_SUMMARY + "\n\nDo you accept the licence?")
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+            dl.accept_licence()
+        folder = QFileDialog.getExistingDirectory(self, "Download XTTS v2 into this folder")
+        if folder:
+            self.download(Path(folder))
+
+    def download(self, folder: Path) -> None:
+        """Download the base model into ``folder`` in a worker, with progress (the licence must be accepted)."""
+        from alltalk_gui.core.engines.xtts import download as dl
+
+        def job(j):
+            return dl.download_base_model(folder, progress=lambda p: j.progress.emit(
+                p.done_bytes // (1 << 20), max(p.total_bytes // (1 << 20), 1),
+                f"{p.file} ({p.file_index}/{p.file_count})"))
+
+        self.download_job = Worker(job, self)
+        self.download_job.progress.connect(self._download_progress)
+        self.download_job.finished.connect(lambda _info: self._download_done(folder, None))
+        self.download_job.failed.connect(lambda tb: self._download_done(folder, tb.strip().splitlines()[-1]))
+        self.download_base.setEnabled(False)
+        self.download_progress.setRange(0, 0)
+        self.download_progress.show()
+        self.download_job.start()
+
+    def _download_progress(self, done: int, total: int, what: str) -> None:
+        self.download_progress.setRange(0, total)
+        self.download_progress.setValue(done)
+        self.download_progress.setFormat(f"{what}: {done} / {total} MB")
+
+    def _download_done(self, folder: Path, error: str | None) -> None:
+        self.download_progress.hide()
+        self.download_base.setEnabled(True)
+        if error:
+            self.base_label.setText(f"<span style='color:#c62828'>Download failed: {error}</span>")
+            return
+        system_checks.set_base_model_folder(folder)
+        self.refresh_facts()

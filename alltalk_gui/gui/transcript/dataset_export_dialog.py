@@ -1,0 +1,83 @@
+"""Export the dataset from the Transcribe step: say which clips would be refused, then write it with progress.
+
+The core (:mod:`alltalk_gui.core.dataset.export`) does the work and names every clip it refuses; this module
+asks whether to export the others, runs the export in a worker thread behind a modal progress dialog (so the
+transcript cannot change while it is read), and reports the result.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox, QProgressDialog, QWidget
+
+from alltalk_gui.core.dataset.export import DatasetError, ExportReport, export_dataset as core_export, refusals
+from alltalk_gui.core.project.duration_guidance import format_duration
+from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.core.transcript.segments import SegmentList, SegmentsError
+from alltalk_gui.gui.common.workers import Worker
+
+
+def refused_text(items) -> str:
+    return "\n".join(f"• {r.describe()}" for r in items)
+
+
+def export_dataset(parent: QWidget, project: VoiceProject, segments: SegmentList) -> Worker | None:
+    """Ask, then export in the background; returns the running worker (None when the user said no)."""
+    refused = refusals(segments)
+    if refused:
+        box = QMessageBox(QMessageBox.Icon.Warning, "Some clips cannot be used",
+                          f"{len(refused)} kept clip(s) cannot be used for training and would be left out. Fix or "
+                          "delete them first, or export the others now.", parent=parent)
+        box.setDetailedText(refused_text(refused))
+        others = box.addButton("Export the others", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        if box.clickedButton() is not others:
+            return None
+
+    dialog = QProgressDialog("Writing the dataset…", "", 0, 0, parent)
+    dialog.setWindowTitle("Export dataset")
+    dialog.setCancelButton(None)  # the export swaps the new folder in at the end; there is nothing to stop
+    dialog.setWindowModality(Qt.WindowModality.WindowModal)
+    dialog.setMinimumDuration(300)
+
+    def job(j) -> ExportReport | Exception:
+        try:
+            return core_export(project, segments=segments, skip_refused=True,
+                               progress=lambda done, total: j.progress.emit(done, total, ""))
+        except (DatasetError, SegmentsError) as exc:  # the user's to fix: shown as a message, not a traceback
+            return exc
+
+    worker = Worker(job, parent)
+
+    def on_progress(done: int, total: int, _label: str) -> None:
+        dialog.setMaximum(total)
+        dialog.setValue(done)
+
+    def on_done(report: ExportReport | Exception) -> None:
+        dialog.reset()
+        if isinstance(report, Exception):
+            QMessageBox.warning(parent, "The dataset was not exported",
+                                f"{report}\n\nThe previous dataset, if any, was left as it was.")
+            return
+        text = (f"Wrote {report.train} training and {report.eval} evaluation clip(s) "
+                f"({format_duration(report.seconds_of_audio)}) to {report.dataset_dir}.")
+        if report.deleted:
+            text += f"\n{report.deleted} deleted clip(s) were left out."
+        box = QMessageBox(QMessageBox.Icon.Information, "Dataset exported", text, parent=parent)
+        if report.refused:
+            box.setText(text + f"\n{len(report.refused)} clip(s) were refused (see the details).")
+            box.setDetailedText(refused_text(report.refused))
+        box.exec()
+        parent.status_message.emit(text.splitlines()[0])
+
+    def on_failed(traceback_text: str) -> None:
+        dialog.reset()
+        QMessageBox.critical(parent, "The dataset was not exported",
+                             f"An unexpected error stopped the export:\n\n{traceback_text}")
+
+    worker.progress.connect(on_progress)
+    worker.finished.connect(on_done)
+    worker.failed.connect(on_failed)
+    worker.start()
+    return worker

@@ -1,0 +1,189 @@
+"""Table adapter over the core's ``SegmentList``: one row per clip in the current filter and sort order.
+
+The model only translates rows, columns and roles. Edits go the other way through ``text_edit_requested``:
+the page turns the request into an undoable command, the ``SegmentList`` applies and saves it, and the model
+hears about it through the list's subscription and refreshes. Rows are identified by clip id, never by row
+number, because a split, a merge or a new sort moves them.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QPalette
+from PySide6.QtWidgets import QApplication
+
+from alltalk_gui.core.transcript.segments import Change, Segment, SegmentList
+from alltalk_gui.gui.common.column_table import ColumnTableModel
+from alltalk_gui.gui.common.media_icons import media_icon
+
+FLAG_LABEL = {
+    "too_short": "short", "too_long": "too long", "low_confidence": "unsure", "non_speech": "not speech",
+    "clipped": "clipped", "unencodable": "bad characters", "empty_text": "no text", "duplicate_text": "duplicate",
+}
+BLOCKING_COLOUR = QColor("#c62828")
+WARNING_COLOUR = QColor("#b26a00")
+DELETED_COLOUR = QColor("#8a8a8a")
+
+# The core's sort keys, offered as one list (label, key, descending).
+SORTS = [
+    ("Time", "time", False), ("Shortest first", "duration", False), ("Longest first", "duration", True),
+    ("Text A-Z", "text", False), ("Most flags", "flags", False), ("Least sure first", "confidence", False),
+]
+
+
+class Column(IntEnum):
+    PLAY = 0
+    FILE = 1
+    START = 2
+    END = 3
+    LENGTH = 4
+    TEXT = 5
+    FLAGS = 6
+
+
+HEADERS = {Column.PLAY: "", Column.FILE: "File", Column.START: "Start", Column.END: "End",
+           Column.LENGTH: "Length", Column.TEXT: "Text", Column.FLAGS: "Flags"}
+HEADER_TIPS = {
+    Column.TEXT: "What is said in the clip. Double-click or press F2 to correct it; it is saved at once.",
+    Column.FLAGS: "What may be wrong with the clip. Red: the dataset export leaves the clip out.",
+}
+
+
+def seconds(ms: int) -> str:
+    return f"{ms / 1000:.2f}"
+
+
+class SegmentsModel(ColumnTableModel):
+    """Rows of ``segments.view(filter, sort)``. ``text_edit_requested(id, text)`` carries in-place edits."""
+
+    COLUMNS, HEADERS, HEADER_TIPS = Column, HEADERS, HEADER_TIPS
+
+    text_edit_requested = Signal(str, str)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._segments: SegmentList | None = None
+        self._unsubscribe = None
+        self._rows: list[Segment] = []
+        self.filter = "all"
+        self.sort_key, self.descending = "time", False
+        self.playing_id = ""  # the clip being played: its play cell shows a stop icon
+
+    # -- what is shown --------------------------------------------------------------------------------------
+    def set_segments(self, segments: SegmentList | None) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self._segments = segments
+        if segments is not None:
+            self._unsubscribe = segments.subscribe(self._on_change)
+        self.refresh()
+
+    @property
+    def segments(self) -> SegmentList | None:
+        return self._segments
+
+    def set_filter(self, name: str) -> None:
+        self.filter = name
+        self.refresh()
+
+    def set_sort(self, key: str, descending: bool = False) -> None:
+        self.sort_key, self.descending = key, descending
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.beginResetModel()
+        self._rows = [] if self._segments is None else self._segments.view(self.filter, self.sort_key,
+                                                                           self.descending)
+        self.endResetModel()
+
+    def _on_change(self, change: Change) -> None:
+        assert self._segments is not None
+        rows = self._segments.view(self.filter, self.sort_key, self.descending)
+        if [s.id for s in rows] != [s.id for s in self._rows]:
+            self.refresh()  # rows came, went or moved: the page re-selects by id
+            return
+        self._rows = rows
+        for row, segment in enumerate(rows):
+            if segment.id in change.ids:
+                self.dataChanged.emit(self.index(row, 0), self.index(row, len(Column) - 1))
+
+    def refresh_play_column(self) -> None:
+        if self._rows:
+            self.dataChanged.emit(self.index(0, Column.PLAY), self.index(len(self._rows) - 1, Column.PLAY),
+                                  [Qt.ItemDataRole.DecorationRole])
+
+    def segment(self, row: int) -> Segment:
+        return self._rows[row]
+
+    def row_of(self, segment_id: str) -> int | None:
+        return next((row for row, s in enumerate(self._rows) if s.id == segment_id), None)
+
+    # -- Qt model interface ---------------------------------------------------------------------------------
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._rows)
+
+    def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
+        base = super().flags(index)
+        if index.isValid() and index.column() == Column.TEXT and not self._rows[index.row()].deleted:
+            return base | Qt.ItemFlag.ItemIsEditable
+        return base
+
+    def setData(self, index: QModelIndex | QPersistentModelIndex, value, role: int = Qt.ItemDataRole.EditRole):
+        if role != Qt.ItemDataRole.EditRole or not index.isValid() or index.column() != Column.TEXT:
+            return False
+        segment = self._rows[index.row()]
+        if str(value) != segment.text:
+            self.text_edit_requested.emit(segment.id, str(value))
+        return True
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        segment = self._rows[index.row()]
+        col = Column(index.column())
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
+            return self._display(col, segment)
+        if role == Qt.ItemDataRole.DecorationRole and col == Column.PLAY:
+            colour = QApplication.palette().color(QPalette.ColorRole.Text).name()
+            return media_icon("stop" if segment.id == self.playing_id else "play", colour)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if col == Column.PLAY:
+                return "Play / stop this clip (Space)"
+            if col == Column.FLAGS and segment.flags:
+                return "\n".join(f"• {f.reason}" for f in segment.flags)
+            if col == Column.TEXT:
+                return segment.text
+            if col == Column.FILE and self._segments is not None:
+                return f"{self._segments.source_name(segment.source_id)} (clip {segment.id})"
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if segment.deleted:
+                return DELETED_COLOUR
+            if col == Column.FLAGS and segment.flags:
+                return BLOCKING_COLOUR if segment.blocking_flags else WARNING_COLOUR
+        if role == Qt.ItemDataRole.FontRole and segment.deleted and col == Column.TEXT:
+            font = QFont()
+            font.setStrikeOut(True)
+            return font
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (Column.START, Column.END, Column.LENGTH):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def _display(self, col: Column, segment: Segment) -> str | None:
+        if col == Column.FILE:
+            return self._segments.source_name(segment.source_id) if self._segments is not None else ""
+        if col == Column.START:
+            return seconds(segment.start_ms)
+        if col == Column.END:
+            return seconds(segment.end_ms)
+        if col == Column.LENGTH:
+            return f"{segment.duration_ms / 1000:.1f} s"
+        if col == Column.TEXT:
+            return segment.text
+        if col == Column.FLAGS:
+            if segment.deleted:
+                return "deleted"
+            return ", ".join(FLAG_LABEL.get(code, code) for code in segment.flag_codes)
+        return None

@@ -1,0 +1,437 @@
+"""The transcript editor: the clip table, the waveform of the selected clip, and every edit with its shortcut.
+
+Each edit is a method call on the core's ``SegmentList`` (which saves segments.json atomically at once) wrapped
+in a QUndoCommand, so Ctrl+Z undoes exactly one edit and nothing is ever waiting to be saved. The table is
+filtered and sorted by the core (``SegmentList.view``); rows are followed by clip id across edits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtCore import QEvent, QModelIndex, Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence, QPalette, QUndoStack
+from PySide6.QtWidgets import (
+    QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QSplitter,
+    QTableView, QToolBar, QToolButton, QVBoxLayout, QWidget,
+)
+
+from alltalk_gui.core.project.duration_guidance import format_duration
+from alltalk_gui.core.transcript.segments import Change, Segment, SegmentEditError, SegmentList
+from alltalk_gui.gui.transcript.segments_model import SORTS, Column, SegmentsModel
+from alltalk_gui.gui.transcript.transcript_text import TextDelegate, caret_for_time
+from alltalk_gui.gui.transcript.undo_commands import apply_edit
+from alltalk_gui.gui.transcript.clip_player import ClipPlayer
+from alltalk_gui.gui.transcript.clip_waveform import ClipWaveform
+from alltalk_gui.gui.common.media_icons import media_icon
+
+GUIDANCE_COLOUR = {"empty": "palette(mid)", "short": "#b26a00", "good": "#2e7d32", "long": "#1565c0"}
+FILTERS = [("All clips", "all"), ("Kept", "kept"), ("Flagged", "flagged"), ("Deleted", "deleted")]
+
+
+class TranscriptEditor(QWidget):
+    """Shows and edits a ``SegmentList``. ``retranscribe_requested(clip id)`` asks the page to re-run Whisper."""
+
+    status_message = Signal(str)
+    retranscribe_requested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.segments: SegmentList | None = None
+        self.undo_stack = QUndoStack(self)
+        self.current_id: str | None = None
+        self._last_row = 0
+        self._unsubscribe = None
+        self.player = ClipPlayer(self)
+        self.player.position.connect(self._on_play_position)
+        self.player.playing_changed.connect(self._on_playing_changed)
+        self.player.error.connect(self.status_message)
+        self._build()
+
+    # -- layout ---------------------------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.toolbar = QToolBar()
+        self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.play_action = self._add("Play", self.toggle_play, "Space")
+        self.previous_action = self._add("Previous", lambda: self.step(-1), "Ctrl+Up")
+        self.next_action = self._add("Next", lambda: self.step(1), "Ctrl+Down")
+        self.toolbar.addSeparator()
+        self.split_action = self._add("Split", self.split_at_cursor, "Ctrl+B",
+                                      tip="Split the clip at the red cursor; the text is split at the caret.")
+        self.merge_action = self._add("Merge with next", self.merge_with_next, "Ctrl+M")
+        self.delete_action = self._add("Delete", self.delete_or_restore, "Delete")
+        self.retranscribe_action = self._add("Re-transcribe", self._retranscribe, "Ctrl+R",
+                                             tip="Run Whisper again on this clip only.")
+        self.toolbar.addSeparator()
+        self.undo_action = self.undo_stack.createUndoAction(self, "Undo")
+        self.undo_action.setShortcuts([QKeySequence.StandardKey.Undo])
+        self.redo_action = self.undo_stack.createRedoAction(self, "Redo")
+        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        for action in (self.undo_action, self.redo_action):
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            self.toolbar.addAction(action)
+            self.addAction(action)
+
+        self.filter_combo = QComboBox()
+        for label, name in FILTERS:
+            self.filter_combo.addItem(label, name)
+        self.filter_combo.currentIndexChanged.connect(
+            lambda: self.model.set_filter(self.filter_combo.currentData()))
+        self.sort_combo = QComboBox()
+        for label, _key, _descending in SORTS:
+            self.sort_combo.addItem(label)
+        self.sort_combo.currentIndexChanged.connect(lambda i: self.model.set_sort(*SORTS[i][1:]))
+        self.find_edit = QLineEdit(placeholderText="Find…", clearButtonEnabled=True)
+        self.find_edit.textChanged.connect(self._update_find_count)
+        self.replace_edit = QLineEdit(placeholderText="Replace with…")
+        self.replace_edit.returnPressed.connect(self.replace_all)
+        self.find_count = QLabel()
+        self.replace_action = self._add("Replace all", self.replace_all, None, add_to_toolbar=False)
+        find_action = QAction(self, shortcut=QKeySequence.StandardKey.Find,
+                              shortcutContext=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        find_action.triggered.connect(lambda: (self.find_edit.setFocus(), self.find_edit.selectAll()))
+        self.addAction(find_action)
+        replace_button = QToolButton()
+        replace_button.setDefaultAction(self.replace_action)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Show"))
+        row.addWidget(self.filter_combo)
+        row.addWidget(QLabel("Sort"))
+        row.addWidget(self.sort_combo)
+        row.addStretch(1)
+        row.addWidget(self.find_edit, 2)
+        row.addWidget(self.replace_edit, 2)
+        row.addWidget(replace_button)
+        row.addWidget(self.find_count)
+
+        self.model = SegmentsModel()
+        self.model.text_edit_requested.connect(lambda sid, text: self._edit(lambda: self.segments.set_text(sid, text)))
+        self.model.modelReset.connect(self._reselect)
+        self.model.dataChanged.connect(self._on_data_changed)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.text_delegate = TextDelegate(self.table)
+        self.table.setItemDelegateForColumn(Column.TEXT, self.text_delegate)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
+                                   | QAbstractItemView.EditTrigger.EditKeyPressed
+                                   | QAbstractItemView.EditTrigger.AnyKeyPressed)
+        self.table.verticalHeader().hide()
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(Column.TEXT, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(Column.FILE, QHeaderView.ResizeMode.Interactive)
+        self.table.setColumnWidth(Column.FILE, 110)
+        header.setSectionsClickable(True)
+        header.sectionClicked.connect(self._sort_by_column)
+        self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
+        self.table.clicked.connect(self._on_clicked)
+
+        self.waveform = ClipWaveform()
+        self.waveform.bounds_changed.connect(self._on_bounds_dragged)
+        self.waveform.setMinimumHeight(150)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.table)
+        splitter.addWidget(self.waveform)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 1)
+        splitter.setChildrenCollapsible(False)
+
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.toolbar)
+        layout.addLayout(row)
+        layout.addWidget(splitter, 1)
+        layout.addWidget(self.summary)
+        self.undo_stack.indexChanged.connect(self._update_actions)
+        self._update_actions()
+        self._paint_icons()
+
+    def _paint_icons(self) -> None:
+        colour = self.palette().color(QPalette.ColorRole.WindowText).name()
+        self.play_action.setIcon(media_icon("stop" if self.player.current else "play", colour))
+        self.previous_action.setIcon(media_icon("up", colour))
+        self.next_action.setIcon(media_icon("down", colour))
+
+    def changeEvent(self, event: QEvent) -> None:
+        # Light/dark switch: the icons are painted in the palette's colours, so paint them again.
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "play_action"):
+            self._paint_icons()
+            self.model.refresh_play_column()
+        super().changeEvent(event)
+
+    def _add(self, text: str, slot, shortcut: str | None, icon=None, tip: str = "",
+             add_to_toolbar: bool = True) -> QAction:
+        action = QAction(text, self)
+        if icon is not None:
+            action.setIcon(icon)
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+            # Only while this page has focus: Space and Delete mean other things elsewhere.
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            tip = f"{tip or text} ({QKeySequence(shortcut).toString(QKeySequence.SequenceFormat.NativeText)})"
+        action.setToolTip(tip or text)
+        action.triggered.connect(slot)
+        self.addAction(action)
+        if add_to_toolbar:
+            self.toolbar.addAction(action)
+        return action
+
+    # -- the list -------------------------------------------------------------------------------------------
+    def set_segments(self, segments: SegmentList | None) -> None:
+        """Show ``segments`` (None: nothing). The undo history belongs to one list, so it starts afresh."""
+        self.player.stop()
+        self.undo_stack.clear()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self.segments = segments
+        self._unsubscribe = segments.subscribe(lambda _change: self._update_summary()) if segments else None
+        self.current_id = None
+        self.model.set_segments(segments)
+        if self.model.rowCount():
+            self.select(self.model.segment(0).id)
+        self._update_summary()
+        self._update_actions()
+
+    def current(self) -> Segment | None:
+        if self.segments is None or self.current_id is None:
+            return None
+        try:
+            return self.segments[self.current_id]
+        except SegmentEditError:
+            return None
+
+    def select(self, segment_id: str) -> None:
+        row = self.model.row_of(segment_id)
+        if row is not None:
+            self.table.setCurrentIndex(self.model.index(row, Column.TEXT))
+            self.table.scrollTo(self.model.index(row, 0))
+
+    def _reselect(self) -> None:
+        """After rows came or went: keep the same clip selected, or the row where it was."""
+        row = self.model.row_of(self.current_id) if self.current_id else None
+        if row is None:
+            row = min(self._last_row, self.model.rowCount() - 1)
+        if 0 <= row < self.model.rowCount():
+            self.table.setCurrentIndex(self.model.index(row, Column.TEXT))
+        else:
+            self.current_id = None
+            self.waveform.clear()
+        self._update_actions()
+
+    def _on_current_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if not current.isValid():
+            return
+        self._last_row = current.row()
+        segment = self.model.segment(current.row())
+        if segment.id != self.current_id and self.player.current:
+            self.player.stop()
+        self.current_id = segment.id
+        self._show_waveform()
+        self._update_actions()
+
+    def _on_data_changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles=()) -> None:
+        if list(roles) == [Qt.ItemDataRole.DecorationRole]:
+            return  # only the play icons changed
+        if self.current_id is not None and top_left.row() <= (self.model.row_of(self.current_id) or -1) \
+                <= bottom_right.row():
+            self._show_waveform()
+            self._update_actions()
+
+    def _show_waveform(self) -> None:
+        segment = self.current()
+        if segment is None or self.segments is None or self.segments.audio is None:
+            self.waveform.clear()
+            return
+        try:
+            samples, rate = self.segments.audio.source_samples(segment.source_id)
+        except Exception as exc:  # noqa: BLE001 - a missing working copy is reported, editing text still works
+            self.waveform.clear()
+            self.status_message.emit(str(exc))
+            return
+        neighbours = [s for s in (self.segments.previous_in_source(segment.id),
+                                  self.segments.next_in_source(segment.id)) if s is not None and not s.deleted]
+        self.waveform.show_clip(samples, rate, segment, neighbours)
+
+    # -- edits ----------------------------------------------------------------------------------------------
+    def _edit(self, edit) -> Change | None:
+        if self.segments is None:
+            return None
+        try:
+            return apply_edit(self.undo_stack, self.segments, edit, self.status_message.emit)
+        except SegmentEditError as exc:
+            self.status_message.emit(str(exc))
+            return None
+        except OSError as exc:
+            self.status_message.emit(f"The change could not be saved: {exc}")
+            return None
+
+    def _take_typed_text(self, segment: Segment) -> tuple[str, int] | None:
+        """Close the in-place editor if it is open on ``segment``; return its text (spaces normalised as the
+        core does) and caret position in that text, or None when no editor was open."""
+        editor = self.text_delegate.editor
+        if editor is None or self.model.row_of(segment.id) != self.text_delegate.editing_row:
+            return None
+        text, caret = editor.text(), editor.cursorPosition()
+        self.text_delegate.close_editor()
+        before = text[:caret]
+        caret = len(" ".join(before.split())) + (1 if before.strip() and before[-1:].isspace() else 0)
+        normalised = " ".join(text.split())
+        return normalised, min(caret, len(normalised))
+
+    def _edit_with_typed_text(self, segment: Segment, description: str, edit, typed=None) -> None:
+        """Run ``edit`` after applying text typed but not yet committed in the clip's editor, as one undo step
+        (an edit button must not throw away what was typed)."""
+        typed = typed if typed is not None else self._take_typed_text(segment)
+        if typed is None or typed[0] == segment.text:
+            self._edit(edit)
+            return
+        self.undo_stack.beginMacro(description)
+        self._edit(lambda: self.segments.set_text(segment.id, typed[0]))
+        self._edit(edit)
+        self.undo_stack.endMacro()
+
+    def split_at_cursor(self) -> None:
+        segment = self.current()
+        if segment is None:
+            return
+        at_ms = self.waveform.cursor_ms
+        if not segment.start_ms < at_ms < segment.end_ms:
+            self.status_message.emit("Put the red cursor inside the clip first (click in the waveform, or play and "
+                                     "stop where the split should be).")
+            return
+        self.player.stop()
+        typed = self._take_typed_text(segment)
+        caret = typed[1] if typed is not None else caret_for_time(segment, at_ms)
+        self._edit_with_typed_text(segment, f"Split {segment.id}",
+                                   lambda: self.segments.split(segment.id, at_ms, caret), typed)
+
+    def merge_with_next(self) -> None:
+        segment = self.current()
+        if segment is not None:
+            self._edit_with_typed_text(segment, f"Merge {segment.id} with the next clip",
+                                       lambda: self.segments.merge_with_next(segment.id))
+
+    def delete_or_restore(self) -> None:
+        segment = self.current()
+        if segment is None:
+            return
+        self.player.stop()
+        if segment.deleted:
+            self._edit(lambda: self.segments.restore(segment.id))
+        else:
+            self._edit_with_typed_text(segment, f"Delete {segment.id}", lambda: self.segments.delete(segment.id))
+
+    def _on_bounds_dragged(self, segment_id: str, start_ms: int, end_ms: int) -> None:
+        if self._edit(lambda: self.segments.set_bounds(segment_id, start_ms, end_ms)) is None:
+            self._show_waveform()  # refused: put the region back where the clip really is
+
+    def replace_all(self) -> None:
+        needle, replacement = self.find_edit.text(), self.replace_edit.text()
+        change = self._edit(lambda: self.segments.replace_all(needle, replacement))
+        if change is not None:
+            self.status_message.emit(f"Replaced in {len(change.after)} clip(s)." if change.after
+                                     else f"No clip contains '{needle}'.")
+        self._update_find_count()
+
+    def replace_recognition(self, segment_id: str, words, windows) -> None:
+        """Put a re-transcription's words (source timeline) and text into a clip, as one undoable edit."""
+        from alltalk_gui.core.transcript.segmentation import join_words
+
+        old = self.segments[segment_id]
+        probs = [p for _start, _end, p in windows]
+        new = replace(old, text=join_words(words), words=tuple(words),
+                      no_speech_prob=min(probs) if probs else old.no_speech_prob)
+        # The core has no method for this edit; a Change built here is applied and undone like any other.
+        self._edit(lambda: self.segments.redo(Change(f"re-transcribe {segment_id}", (old,), (new,))))
+
+    def _retranscribe(self) -> None:
+        if self.current_id is not None:
+            self.retranscribe_requested.emit(self.current_id)
+
+    def _sort_by_column(self, column: int) -> None:
+        """A click on a column header picks the matching entry of the Sort list (Length toggles its order)."""
+        label = {Column.FILE: "Time", Column.START: "Time", Column.END: "Time", Column.TEXT: "Text A-Z",
+                 Column.FLAGS: "Most flags"}.get(Column(column))
+        if column == Column.LENGTH:
+            label = "Shortest first" if self.sort_combo.currentText() != "Shortest first" else "Longest first"
+        if label is not None:
+            self.sort_combo.setCurrentIndex(self.sort_combo.findText(label))
+
+    # -- navigation and playback ----------------------------------------------------------------------------
+    def step(self, delta: int) -> None:
+        row = self.table.currentIndex().row() + delta
+        if 0 <= row < self.model.rowCount():
+            self.table.setCurrentIndex(self.model.index(row, Column.TEXT))
+
+    def toggle_play(self) -> None:
+        segment = self.current()
+        if segment is None or self.segments is None or self.segments.audio is None:
+            return
+        if self.player.current == segment.id:
+            self.player.stop()
+            return
+        try:
+            samples, rate = self.segments.audio.clip(segment.source_id, segment.start_ms, segment.end_ms)
+        except Exception as exc:  # noqa: BLE001 - shown to the user
+            self.status_message.emit(str(exc))
+            return
+        self.player.play(samples, rate, segment.start_ms, segment.id)
+
+    def _on_clicked(self, index: QModelIndex) -> None:
+        if index.column() == Column.PLAY:
+            self.toggle_play()
+
+    def _on_play_position(self, ms: int) -> None:
+        self.waveform.set_cursor_ms(ms)
+
+    def _on_playing_changed(self, key: str) -> None:
+        self.model.playing_id = key
+        self.play_action.setText("Stop" if key else "Play")
+        self._paint_icons()
+        self.model.refresh_play_column()
+
+    # -- state ----------------------------------------------------------------------------------------------
+    def _update_actions(self) -> None:
+        segment = self.current()
+        has = segment is not None
+        for action in (self.play_action, self.split_action, self.delete_action, self.retranscribe_action):
+            action.setEnabled(has)
+        self.merge_action.setEnabled(has and not segment.deleted)
+        self.split_action.setEnabled(has and not segment.deleted)
+        self.delete_action.setText("Restore" if has and segment.deleted else "Delete")
+        self.replace_action.setEnabled(self.segments is not None)
+        rows = self.model.rowCount()
+        row = self.table.currentIndex().row()
+        self.previous_action.setEnabled(rows > 0 and row > 0)
+        self.next_action.setEnabled(rows > 0 and row < rows - 1)
+
+    def _update_find_count(self) -> None:
+        needle = self.find_edit.text()
+        if self.segments is None or not needle:
+            self.find_count.clear()
+            return
+        self.find_count.setText(f"{len(self.segments.find(needle))} clip(s)")
+
+    def _update_summary(self) -> None:
+        if self.segments is None or not len(self.segments):
+            self.summary.clear()
+            return
+        s = self.segments.summary()
+        parts = [f"<b>{s.kept} clip(s)</b>", f"{format_duration(s.kept_duration_s)} kept"]
+        if s.flagged:
+            parts.append(f"<span style='color:#b26a00'>{s.flagged} flagged</span>")
+        if s.blocked:
+            parts.append(f"<span style='color:#c62828'>{s.blocked} left out of the dataset</span>")
+        if s.deleted:
+            parts.append(f"{s.deleted} deleted")
+        colour = GUIDANCE_COLOUR[s.guidance.level]
+        self.summary.setText(" · ".join(parts) + f"<br><span style='color:{colour}'>{s.guidance.message}</span>")
+        self._update_find_count()

@@ -1,0 +1,276 @@
+"""Step 2, Transcribe & Edit: Whisper cuts the recordings into clips with text; the user corrects them.
+
+The page joins three parts: the transcription controls (:mod:`transcribe_panel`), the editor
+(:mod:`transcript_editor`) and the workers that run Whisper off the GUI thread (:mod:`..transcribe_worker`).
+Before a model is loaded the page asks the core whether it is on disk; if not, the user is told what would be
+downloaded (file, size, from where) or, offline, that it cannot be, and may pick a local model instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QApplication, QFrame, QHBoxLayout, QLabel, QMessageBox, QPushButton, QStackedWidget, QVBoxLayout, QWidget,
+)
+
+from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.core.transcript.segments import SegmentList, SegmentsError
+from alltalk_gui.gui.transcript.transcribe_panel import TranscribePanel
+from alltalk_gui.gui.transcript.transcript_editor import TranscriptEditor
+from alltalk_gui.gui.transcript.transcribe_worker import (
+    ModelCheck, Outcome, TranscriberCache, TranscribeWorker, check_model_worker, retranscribe_worker,
+    transcribe_worker,
+)
+
+
+class TranscriptPage(QWidget):
+    status_message = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.project: VoiceProject | None = None
+        self.segments: SegmentList | None = None
+        self.worker: TranscribeWorker | None = None
+        self.export_worker = None  # the dataset export, while it runs
+        self.transcribers = TranscriberCache()
+        title = QLabel("<h2>Transcribe &amp; edit</h2>")
+        intro = QLabel("Whisper writes down what is said and cuts the recordings into clips of one or two "
+                       "sentences. Listen to the flagged clips, correct the text, and drag a clip's edges "
+                       "where a word is cut. Every change is saved at once.")
+        intro.setWordWrap(True)
+        self.panel = TranscribePanel()
+        self.panel.transcribe_requested.connect(lambda: self.start_transcription())
+        self.panel.cancel_requested.connect(self.cancel)
+        self.notice = QLabel(wordWrap=True)
+        self.notice_box = QFrame(objectName="transcriptNotice")
+        self.notice_box.setStyleSheet("#transcriptNotice { border: 1px solid #b26a00; border-radius: 6px; }")
+        box = QHBoxLayout(self.notice_box)
+        box.addWidget(self.notice, 1)
+        self.notice_box.hide()
+        self.editor = TranscriptEditor()
+        self.editor.status_message.connect(self.status_message)
+        self.editor.retranscribe_requested.connect(self.retranscribe)
+        self.export_button = QPushButton("Export dataset…")
+        self.export_button.setToolTip("Write the kept clips as wavs plus metadata_train.csv / metadata_eval.csv "
+                                      "for training.")
+        self.export_button.clicked.connect(self.export_dataset)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.editor.summary, 1)
+        bottom.addWidget(self.export_button)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(title)
+        layout.addWidget(intro)
+        layout.addWidget(self.panel)
+        layout.addWidget(self.notice_box)
+        self.empty = QLabel(alignment=Qt.AlignmentFlag.AlignCenter, wordWrap=True)
+        self.empty.setStyleSheet("color: palette(mid); font-size: 14pt;")
+        self.body = QStackedWidget()
+        self.body.addWidget(self.empty)
+        self.body.addWidget(self.editor)
+        layout.addWidget(self.body, 1)
+        layout.addLayout(bottom)
+        app = QApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+        self._update_state()
+
+    # -- project --------------------------------------------------------------------------------------------
+    def set_project(self, project: VoiceProject | None) -> None:
+        self.shutdown()
+        self.project = project
+        self.segments = None
+        self.transcribers = TranscriberCache()  # a model loaded for another project is not needed now
+        problem = ""
+        if project is not None:
+            self.panel.set_language(project.language)
+            if project.segments_file.exists():
+                try:
+                    self.segments = SegmentList.open(project)
+                except SegmentsError as exc:
+                    problem = str(exc)
+        self.editor.set_segments(self.segments)
+        self._update_state(problem)
+
+    def sources_changed(self) -> None:
+        """The Import step added recordings: say which ones have no clips yet."""
+        if self.project is not None and self.segments is not None:
+            # The list keeps source names for display; new sources need theirs too.
+            self.segments.source_names.update({s.id: s.name for s in self.project.sources})
+            self.segments.source_order[:] = [s.id for s in self.project.sources]
+        self._update_state()
+
+    def is_busy(self) -> bool:
+        return self.worker is not None and self.worker.is_running()
+
+    def shutdown(self) -> None:
+        """Stop any running job and wait for it (before the project changes or the app quits)."""
+        if self.worker is not None and self.worker.is_running():
+            self.worker.cancel()
+            # The job stops at its next check of the cancel flag; the thread must end before it is destroyed.
+            while not self.worker.wait(1000):
+                pass
+        if self.export_worker is not None and self.export_worker.is_running():
+            self.export_worker.wait()
+        self.editor.player.stop()
+
+    # -- transcription --------------------------------------------------------------------------------------
+    def start_transcription(self, confirmed: bool = False) -> None:
+        """Check the model, then transcribe; ``confirmed``: the user already agreed to replace the clips."""
+        if self.project is None or self.is_busy():
+            return
+        if not self.project.sources:
+            self.status_message.emit("Import some recordings first (step 1).")
+            return
+        if self.segments is not None and len(self.segments) and not confirmed:
+            answer = QMessageBox.question(
+                self, "Transcribe again?",
+                "Transcribing again replaces all clips, and the corrections made to them, with a new transcript. "
+                "The current one is kept as segments.json.bak in the project folder.\n\nTranscribe again?")
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+        options = self.panel.options()
+        self._run(check_model_worker(options.backend, options.model, self), self._on_model_checked)
+        self.panel.file_label.setText(f"Looking for the {options.model} model…")
+
+    def _on_model_checked(self, check: ModelCheck) -> None:
+        options = self.panel.options()
+        resolved = check.resolved
+        if isinstance(resolved, Exception):
+            self._done_busy()
+            self._update_state()
+            self._offer_local_model("The model cannot be used", str(resolved))
+            return
+        if not resolved.on_disk:
+            self._done_busy()
+            self._update_state()
+            info = resolved.download
+            if not check.online:
+                self._offer_local_model(
+                    "No internet connection",
+                    f"The {info.backend} model '{info.model}' is not on this computer, and it cannot be downloaded: "
+                    f"{info.urls[0].split('/')[2]} cannot be reached. Connect to the internet, or choose a model "
+                    "you already have on disk.")
+                return
+            box = QMessageBox(QMessageBox.Icon.Question, "Download the model?",
+                              f"The {info.backend} model '{info.model}' is not on this computer yet.\n\n"
+                              f"{info.describe()}", parent=self)
+            download = box.addButton("Download", QMessageBox.ButtonRole.AcceptRole)
+            local = box.addButton("Choose a local model…", QMessageBox.ButtonRole.ActionRole)
+            box.addButton(QMessageBox.StandardButton.Cancel)
+            box.exec()
+            if box.clickedButton() is local:
+                if self.panel.choose_local_model():
+                    self.start_transcription(confirmed=True)
+                return
+            if box.clickedButton() is not download:
+                return
+        self._run(transcribe_worker(self.project, options, resolved, self), self._on_transcribed)
+
+    def _offer_local_model(self, title: str, text: str) -> None:
+        box = QMessageBox(QMessageBox.Icon.Warning, title, text, parent=self)
+        local = box.addButton("Choose a local model…", QMessageBox.ButtonRole.ActionRole)
+        box.addButton(QMessageBox.StandardButton.Close)
+        box.exec()
+        if box.clickedButton() is local and self.panel.choose_local_model():
+            self.start_transcription(confirmed=True)
+
+    def _on_transcribed(self, outcome: Outcome) -> None:
+        self._done_busy()
+        if outcome.report is None:
+            self.status_message.emit(outcome.message or "Transcription stopped.")
+            self._update_state()
+            if not outcome.cancelled:
+                QMessageBox.warning(self, "Transcription failed", outcome.message)
+            return
+        report = outcome.report
+        self.segments = report.segments
+        self.editor.set_segments(self.segments)
+        self.status_message.emit(f"Transcribed {len(report.transcribed)} recording(s) into {len(self.segments)} "
+                                 f"clips in {report.seconds:.0f} s.")
+        failed = "".join(f"<br>• {name}: {reason}" for name, reason in report.failed)
+        self._update_state(f"<b>Not transcribed:</b>{failed}" if failed else "")
+
+    def cancel(self) -> None:
+        if self.worker is not None and self.worker.is_running():
+            self.worker.cancel()
+            self.panel.show_cancelling()
+
+    # -- one clip -------------------------------------------------------------------------------------------
+    def retranscribe(self, segment_id: str) -> None:
+        if self.project is None or self.segments is None or self.is_busy():
+            return
+        segment = self.segments[segment_id]
+        options = self.panel.options()
+        if self.segments.meta.get("language") not in (None, "auto") and options.language == "auto":
+            options = replace(options, language=self.segments.meta["language"])
+        self.status_message.emit(f"Re-transcribing clip {segment_id}…")
+        self._run(retranscribe_worker(self.project, segment, options, self.transcribers, self),
+                  lambda outcome: self._on_retranscribed(segment_id, outcome))
+        self.panel.file_label.setText(f"Re-transcribing clip {segment_id} (the model loads the first time)…")
+
+    def _on_retranscribed(self, segment_id: str, outcome: Outcome) -> None:
+        self._done_busy()
+        if outcome.report is None:
+            self.status_message.emit(outcome.message or "Re-transcription stopped.")
+            return
+        recognised = outcome.report
+        self.editor.replace_recognition(segment_id, recognised.words, recognised.windows)
+        self.status_message.emit(f"Clip {segment_id} re-transcribed.")
+
+    # -- dataset --------------------------------------------------------------------------------------------
+    def export_dataset(self) -> None:
+        from alltalk_gui.gui.transcript.dataset_export_dialog import export_dataset
+
+        if self.project is not None and self.segments is not None and not self.is_busy():
+            self.editor.player.stop()
+            self.export_worker = export_dataset(self, self.project, self.segments)
+
+    # -- helpers --------------------------------------------------------------------------------------------
+    def _run(self, worker: TranscribeWorker, on_done) -> None:
+        self.worker = worker
+        worker.report.connect(self.panel.show_progress)
+        worker.download_progress.connect(self.panel.show_download)
+        worker.finished.connect(on_done)
+        worker.failed.connect(self._on_failed)
+        self.panel.set_busy(True)
+        # A running job replaces clips when it ends: an edit made meanwhile would be lost or applied to a clip
+        # that changed under it, so the transcript is read-only until then.
+        self.editor.player.stop()
+        self.editor.setEnabled(False)
+        if self.body.currentWidget() is self.empty:
+            self.empty.setText("Transcribing…\nThe clips appear here when it is done.")
+        worker.start()
+
+    def _on_failed(self, traceback_text: str) -> None:
+        self._done_busy()
+        self._update_state()
+        QMessageBox.critical(self, "Transcription stopped", f"An unexpected error stopped the work:\n\n"
+                                                           f"{traceback_text}")
+
+    def _done_busy(self) -> None:
+        self.panel.set_busy(False)
+        self.editor.setEnabled(True)
+
+    def _update_state(self, problem: str = "") -> None:
+        has_clips = self.segments is not None and len(self.segments) > 0
+        self.export_button.setEnabled(has_clips)
+        self.body.setCurrentWidget(self.editor if has_clips else self.empty)
+        self.empty.setText("No transcript yet.\nChoose a model above and press Transcribe: the recordings are cut "
+                           "into clips here for you to check." if self.project is not None and self.project.sources
+                           else "")
+        self.panel.transcribe_button.setText("Transcribe again" if has_clips else "Transcribe")
+        lines = [problem] if problem else []
+        if self.project is not None:
+            if not self.project.sources:
+                lines.append("No recordings yet: import some in step 1, then transcribe them here.")
+            elif self.segments is not None:
+                covered = {s.source_id for s in self.segments}
+                new = [s.name for s in self.project.sources if s.id not in covered]
+                if new and len(self.segments):
+                    lines.append(f"{len(new)} recording(s) have no clips yet ({', '.join(new[:5])}"
+                                 f"{'…' if len(new) > 5 else ''}). Transcribe again to include them.")
+        self.notice.setText("<br>".join(lines))
+        self.notice_box.setVisible(bool(lines))

@@ -1,1 +1,0 @@
-"""Reusable widgets: waveforms, audio player, plots."""

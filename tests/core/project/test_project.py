@@ -1,0 +1,141 @@
+"""VoiceProject: layout, validation, migration, atomic saves, and errors that leave files alone."""
+
+import json
+import os
+
+import pytest
+
+from alltalk_gui.core import atomic
+from alltalk_gui.core.project.folder import BACKUP_FILE, SCHEMA_VERSION, ProjectError, Source, VoiceProject
+
+
+def _source(n: int = 1) -> Source:
+    return Source(id=f"id{n}", name=f"take {n}.wav", file=f"sources/take {n}.wav", audio_file=f"audio/id{n}.wav",
+                  sha256="ab" * 32, size_bytes=10, imported_at="2026-11-22T00:00:00+00:00",
+                  analysis={"duration_s": 61.5}, verdict="ok")
+
+
+def test_create_makes_the_layout_and_a_valid_project_json(tmp_path):
+    project = VoiceProject.create(tmp_path / "Grüße voice", language="DE")
+    assert project.name == "Grüße voice"
+    assert project.language == "de"
+    assert (project.root / "sources").is_dir() and (project.root / "audio").is_dir()
+    data = json.loads((project.root / "project.json").read_text(encoding="utf-8"))
+    assert data["schema_version"] == SCHEMA_VERSION
+    assert data["sources"] == [] and data["settings"] == {}
+
+
+def test_round_trip_keeps_sources_and_settings(tmp_path):
+    project = VoiceProject.create(tmp_path / "p", name="Voice")
+    project.sources.append(_source())
+    project.settings["transcribe"] = {"backend": "faster-whisper"}
+    project.save()
+    again = VoiceProject.open(tmp_path / "p")
+    assert again.name == "Voice"
+    assert again.sources == project.sources
+    assert again.settings == {"transcribe": {"backend": "faster-whisper"}}
+    assert again.usable_duration_s() == pytest.approx(61.5)
+
+
+def test_create_refuses_an_existing_project_and_leaves_it_alone(tmp_path):
+    project = VoiceProject.create(tmp_path / "p")
+    before = project.project_file.read_bytes()
+    with pytest.raises(ProjectError, match="already holds a voice project"):
+        VoiceProject.create(tmp_path / "p")
+    assert project.project_file.read_bytes() == before
+
+
+def test_create_rejects_a_bad_language(tmp_path):
+    with pytest.raises(ProjectError, match="not a language code"):
+        VoiceProject.create(tmp_path / "p", language="english!")
+    assert not (tmp_path / "p").exists()
+
+
+def test_open_a_folder_without_project(tmp_path):
+    with pytest.raises(ProjectError, match="is not a voice project"):
+        VoiceProject.open(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('{"name": "x", ', "is not valid JSON"),
+        ("[1, 2]", "must hold a JSON object"),
+        ('{"schema_version": 99, "name": "x"}', "newer AllTalk GUI"),
+        ('{"schema_version": 1, "name": 5, "language": "en", "created": "", "settings": {}, "sources": []}',
+         "'name' must be a str"),
+        ('{"schema_version": 1, "name": "x", "language": "en", "created": "", "settings": {}, "sources": [],'
+         ' "lanugage": "de"}', "unknown key"),
+        ('{"schema_version": 1, "name": "x", "language": "en", "created": "", "settings": {}, '
+         '"sources": [{"id": "a"}]}', "missing"),
+        ("\udcff", "Cannot read"),
+    ],
+)
+def test_broken_project_json_gives_a_clear_error_and_is_never_overwritten(tmp_path, content, message):
+    VoiceProject.create(tmp_path / "p")
+    file = tmp_path / "p" / "project.json"
+    raw = content.encode("utf-8", "surrogateescape")
+    file.write_bytes(raw)
+    with pytest.raises(ProjectError, match=message):
+        VoiceProject.open(tmp_path / "p")
+    assert file.read_bytes() == raw
+
+
+def test_unversioned_project_is_migrated_and_saved_at_the_current_schema(tmp_path):
+    root = tmp_path / "old"
+    root.mkdir()
+    (root / "project.json").write_text(json.dumps({"name": "Old", "language": "en", "sources": [
+        {"id": "id1", "name": "a.wav", "file": "sources/a.wav", "audio_file": "audio/id1.wav", "sha256": "00",
+         "size_bytes": 1, "imported_at": "2025-01-01T00:00:00+00:00"}]}), encoding="utf-8")
+    project = VoiceProject.open(root)
+    assert project.sources[0].name == "a.wav"
+    assert project.settings == {}
+    project.save()
+    data = json.loads((root / "project.json").read_text(encoding="utf-8"))
+    assert data["schema_version"] == SCHEMA_VERSION
+    # The pre-migration file is kept as the backup.
+    assert "schema_version" not in json.loads((root / BACKUP_FILE).read_text(encoding="utf-8"))
+
+
+def test_a_crash_mid_write_leaves_the_previous_project_json_intact(tmp_path, monkeypatch):
+    project = VoiceProject.create(tmp_path / "p")
+    project.sources.append(_source(1))
+    project.save()
+    before = project.project_file.read_bytes()
+
+    real_replace = os.replace
+
+    def crash_on_project_json(src, dst):
+        if str(dst).endswith("project.json"):
+            raise KeyboardInterrupt("simulated crash before the rename")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", crash_on_project_json)
+    project.sources.append(_source(2))
+    with pytest.raises(KeyboardInterrupt):
+        project.save()
+    monkeypatch.undo()
+    assert project.project_file.read_bytes() == before
+    assert [p.name for p in project.root.iterdir() if p.name.endswith(".tmp")] == []
+    assert len(VoiceProject.open(project.root).sources) == 1
+
+
+def test_a_full_disk_during_save_leaves_the_previous_file(tmp_path, monkeypatch):
+    project = VoiceProject.create(tmp_path / "p")
+    before = project.project_file.read_bytes()
+
+    def full_disk(target, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic, "write_bytes", full_disk)
+    with pytest.raises(OSError):
+        project.save()
+    assert project.project_file.read_bytes() == before
+
+
+def test_atomic_write_replaces_whole_file_and_leaves_no_temp(tmp_path):
+    target = tmp_path / "x.json"
+    atomic.write_json(target, {"a": "Grüße"})
+    atomic.write_json(target, {"b": 2})
+    assert json.loads(target.read_text(encoding="utf-8")) == {"b": 2}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.json"]

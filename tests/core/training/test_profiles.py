@@ -1,0 +1,137 @@
+"""Memory profiles and the peak-memory estimate: the data files load and validate, device adaptation says
+what it changed, auto picks by free memory, and the estimate puts each profile under its target."""
+
+import dataclasses
+
+import pytest
+
+from alltalk_gui.core.training import profiles
+from alltalk_gui.core.training.config import ConfigError, TrainConfig
+from alltalk_gui.core.machine.gpu import DeviceInfo
+from alltalk_gui.core.engines.xtts.memory_estimate import XTTS_V2, estimate, lora_params
+from alltalk_gui.core.training.profiles import PROFILE_NAMES, ProfileError, apply_profile, choose_auto, load_profile
+
+BASE = TrainConfig(project_dir="p", base_model_dir="b")
+
+
+def gpu(free_gib: float, total_gib: float = 24.0, bf16: bool = True, name: str = "Test GPU") -> DeviceInfo:
+    return DeviceInfo(kind="cuda", index=0, name=name, total_gib=total_gib, free_gib=free_gib, bf16=bf16,
+                      capability="8.6" if bf16 else "7.5")
+
+
+CPU = DeviceInfo(kind="cpu", index=0, name="Test CPU", total_gib=24.0, free_gib=20.0, bf16=True, cores=2)
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_each_profile_loads_validates_and_keeps_an_effective_batch_of_8(name):
+    profile = load_profile(name)
+    assert profile.title and profile.summary.endswith(".") and profile.target_gib > 0
+    config = apply_profile(BASE, name)
+    config.validate(cuda_available=True)
+    assert config.profile == name
+    assert config.batch_size * config.grad_accum_steps >= 8
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_each_profile_is_estimated_under_its_target_on_11_s_clips(name):
+    config = dataclasses.replace(apply_profile(BASE, name, gpu(80)), max_audio_seconds=11.0)
+    assert estimate(config).total_gib <= load_profile(name).target_gib
+
+
+def test_the_estimate_puts_alltalks_fp32_settings_near_the_14_gb_it_is_known_to_need():
+    alltalk = dataclasses.replace(BASE, batch_size=4, mixed_precision="no", optimizer="adamw",
+                                  gradient_checkpointing=False, max_audio_seconds=11.0)
+    assert 11 < estimate(alltalk).total_gib < 20
+
+
+def test_estimate_moves_the_right_way_with_each_lever():
+    high = apply_profile(BASE, "high", gpu(80))
+    parts = estimate(high)
+    assert parts.trainable_params == XTTS_V2.gpt_params
+    assert parts.optimizer_gib == pytest.approx(8 * XTTS_V2.gpt_params / 1024**3, rel=1e-3)
+    assert estimate(dataclasses.replace(high, batch_size=8)).total_gib > parts.total_gib
+    assert estimate(dataclasses.replace(high, gradient_checkpointing=True)).activations_gib < parts.activations_gib
+    assert estimate(dataclasses.replace(high, optimizer="adamw8bit")).optimizer_gib < parts.optimizer_gib / 3
+    assert estimate(dataclasses.replace(high, lora_rank=16)).trainable_params == lora_params(16)
+    assert lora_params(16) < XTTS_V2.gpt_params / 40
+
+
+def test_pre_ampere_gpus_get_fp16_and_the_cpu_gets_plain_levers_with_notes():
+    settings, notes = profiles.profile_settings("medium", gpu(8, bf16=False, name="GTX 1080"))
+    assert settings["mixed_precision"] == "fp16" and "GTX 1080 has no bf16" in notes[0]
+    config = apply_profile(BASE, "medium", CPU)
+    config.validate(cuda_available=False)  # runnable on the CPU
+    assert (config.optimizer, config.mixed_precision) == ("adamw", "no")
+    _, notes = profiles.profile_settings("medium", CPU)
+    assert any("8-bit" in n for n in notes)
+
+
+def test_a_profile_written_as_is_is_refused_on_the_cpu_naming_the_setting():
+    with pytest.raises(ConfigError, match="optimizer=adamw8bit"):
+        apply_profile(BASE, "medium").validate(cuda_available=False)
+
+
+@pytest.mark.parametrize("free_gib, expected", [(80, "high"), (14, "high"), (8, "medium"), (5, "low"), (4, "low")])
+def test_auto_picks_the_fastest_profile_that_fits_90_percent_of_free_memory(free_gib, expected):
+    choice = choose_auto([CPU, gpu(free_gib)])
+    assert choice.profile == expected
+    assert f"{free_gib:.1f} GiB free" in choice.reason
+    need = estimate(apply_profile(BASE, expected, gpu(free_gib))).total_gib
+    assert need <= 0.9 * free_gib
+
+
+def test_auto_with_too_little_memory_says_what_to_do_and_cpu_only_says_it_takes_hours():
+    choice = choose_auto([gpu(1.5)])
+    assert choice.profile == "low" and "close other programs" in choice.reason
+    choice = choose_auto([CPU])
+    assert choice.profile == "high"
+    assert choice.reason.startswith("No CUDA GPU was found: training runs on the CPU, about 12 hours for 10 epochs "
+                                    "of 6 minutes of audio on 2 cores")
+
+
+def test_auto_on_the_cpu_gives_the_hours_for_the_configs_dataset_and_epochs(tmp_path):
+    """4 epochs of 3 minutes (one 180 s clip) on 2 cores: 4 x 180 s x 12.1 s of work per second of audio."""
+    import numpy as np
+    import soundfile
+
+    (tmp_path / "dataset" / "wavs").mkdir(parents=True)
+    soundfile.write(tmp_path / "dataset" / "wavs" / "a.wav", np.zeros(180 * 22050, dtype=np.float32), 22050)
+    (tmp_path / "dataset" / "metadata_train.csv").write_text("audio_file|text|speaker_name\nwavs/a.wav|Hi.|s\n")
+    config = dataclasses.replace(BASE, project_dir=str(tmp_path), epochs=4)
+    assert "about 2.5 hours for 4 epochs of 3 minutes of audio on 2 cores" in choose_auto([CPU], config).reason
+
+
+def test_auto_uses_the_gpu_with_most_free_memory():
+    small, big = gpu(3, name="Small"), dataclasses.replace(gpu(20, name="Big"), index=1)
+    assert "Big" in choose_auto([small, big]).reason
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ('title = "x"\nsummary = "y."\ntarget_gib = 1\n[settings]\nbatch_sise = 2\n', "'batch_sise' is not a training"),
+        ('title = "x"\nsummary = "y."\ntarget_gib = 1\n[settings]\nbatch_size = "two"\n', "must be a int"),
+        ('title = "x"\nsummary = "y."\ntarget_gib = 1\n[settings]\nlora_rank = -1\n', "lora_rank cannot be negative"),
+        ('title = "x"\nsummary = "y."\n[settings]\n', "missing key"),
+        ('title = "x\n', "low.toml"),
+    ],
+)
+def test_a_broken_profile_file_names_the_problem(tmp_path, monkeypatch, body, message):
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "low.toml").write_text(body, encoding="utf-8")
+    monkeypatch.setattr(profiles, "resource_path", lambda *parts: tmp_path.joinpath(*parts))
+    with pytest.raises(ProfileError, match=message):
+        load_profile("low")
+
+
+def test_unknown_profile_name():
+    with pytest.raises(ProfileError, match="choose one of low, medium, high or auto"):
+        load_profile("ultra")
+
+
+def test_auto_on_a_gpu_also_sizes_the_micro_batch_and_a_chosen_profile_does_not():
+    gpu = DeviceInfo(kind="cuda", index=0, name="RTX 3060", total_gib=12.0, free_gib=11.0, bf16=True, capability="8.6")
+    cpu = DeviceInfo(kind="cpu", index=0, name="CPU", total_gib=24.0, free_gib=20.0, bf16=True, cores=2)
+    assert apply_profile(TrainConfig(), "medium", gpu, auto=True).auto_micro_batch
+    assert not apply_profile(TrainConfig(), "medium", gpu).auto_micro_batch
+    assert not apply_profile(TrainConfig(), "high", cpu, auto=True).auto_micro_batch  # no probe on the CPU

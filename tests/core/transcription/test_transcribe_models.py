@@ -1,0 +1,141 @@
+"""Model location and download: what is on disk, what would be fetched and how big, and the download itself
+(served from a local HTTP server: tests never reach the internet)."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import threading
+from dataclasses import replace
+
+import pytest
+
+from alltalk_gui.core.transcription import model_files as wm
+from alltalk_gui.testing.tiny_whisper import faster_tiny_en
+
+
+@pytest.fixture(autouse=True)
+def empty_caches(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache" / "hf"))
+
+
+@pytest.fixture
+def server(tmp_path):
+    """A local HTTP server over tmp_path/www; yields its base URL."""
+    www = tmp_path / "www"
+    www.mkdir()
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(www), **kwargs)
+
+        def log_message(self, *_args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", www
+    httpd.shutdown()
+
+
+def test_named_models_that_are_missing_say_what_would_be_downloaded(tmp_path):
+    openai = wm.resolve("openai-whisper", "turbo")
+    assert not openai.on_disk
+    assert openai.download.urls[0].endswith("/large-v3-turbo.pt")
+    assert openai.download.target == tmp_path / "cache" / "whisper" / "large-v3-turbo.pt"
+    assert "about 1.6 GB" in openai.download.describe() and "openaipublic.azureedge.net" in openai.download.describe()
+    assert len(openai.download.sha256) == 64
+
+    faster = wm.resolve("faster-whisper", "small.en")
+    assert not faster.on_disk
+    assert faster.download.urls[1] == "https://huggingface.co/Systran/faster-whisper-small.en/resolve/main/model.bin"
+    assert "about 484 MB" in faster.download.describe()
+    assert set(wm.known_models("openai-whisper")) >= {"tiny", "base", "small", "medium", "large-v3", "turbo"}
+
+
+def test_cached_models_and_local_paths_are_found(tmp_path):
+    target = tmp_path / "cache" / "whisper" / "tiny.pt"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"x")
+    assert wm.resolve("openai-whisper", "tiny").path == target
+
+    folder = tmp_path / "cache" / "alltalk_gui" / "faster-whisper" / "base"
+    folder.mkdir(parents=True)
+    (folder / "model.bin").write_bytes(b"x")
+    assert wm.resolve("faster-whisper", "base").path == folder
+
+    local = wm.resolve("faster-whisper", str(faster_tiny_en()))
+    assert local.on_disk and local.download is None
+
+
+def test_wrong_kinds_of_paths_and_backends(tmp_path):
+    with pytest.raises(wm.UnknownModel, match="neither a model name known to faster-whisper"):
+        wm.resolve("faster-whisper", "tiny-ish")
+    with pytest.raises(wm.UnknownModel, match="needs a checkpoint file"):
+        wm.resolve("openai-whisper", str(faster_tiny_en()))
+    pt = tmp_path / "model.pt"
+    pt.write_bytes(b"x")
+    with pytest.raises(wm.UnknownModel, match="not a faster-whisper model folder"):
+        wm.resolve("faster-whisper", str(pt))
+    with pytest.raises(wm.ModelError, match="Unknown transcription backend 'vosk'"):
+        wm.resolve("vosk", "tiny")
+
+
+def test_download_reports_progress_checks_the_checksum_and_writes_atomically(tmp_path, server):
+    base, www = server
+    payload = bytes(range(256)) * 8000  # ~2 MB
+    (www / "tiny.pt").write_bytes(payload)
+    info = wm.DownloadInfo("openai-whisper", "tiny", (f"{base}/tiny.pt",), 10**6, tmp_path / "models" / "tiny.pt",
+                           hashlib.sha256(payload).hexdigest())
+    seen = []
+    path = wm.download(wm.ResolvedModel("openai-whisper", "tiny", None, info),
+                       progress=lambda d, t: seen.append((d, t)))
+    assert path.read_bytes() == payload
+    assert seen[-1] == (len(payload), len(payload)) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+    damaged = replace(info, target=tmp_path / "models" / "bad.pt", sha256="0" * 64)
+    with pytest.raises(wm.ModelError, match="checksum mismatch"):
+        wm.download(wm.ResolvedModel("openai-whisper", "tiny", None, damaged))
+    assert not damaged.target.exists()
+
+    stopped = replace(info, target=tmp_path / "models" / "stopped.pt")
+    with pytest.raises(wm.DownloadCancelled):
+        wm.download(wm.ResolvedModel("openai-whisper", "tiny", None, stopped), should_stop=lambda: True)
+    assert list((tmp_path / "models").iterdir()) == [path]  # no partial or temporary file left
+
+
+def test_faster_whisper_folder_download_takes_either_vocabulary(tmp_path, server):
+    base, www = server
+    for name in ("config.json", "model.bin", "tokenizer.json", "vocabulary.txt"):
+        (www / name).write_bytes(name.encode() * 100)
+    urls = tuple(f"{base}/{name}" for name in wm.FASTER_FILES)
+    info = wm.DownloadInfo("faster-whisper", "tiny", urls, 10**4, tmp_path / "fw" / "tiny")
+    folder = wm.download(wm.ResolvedModel("faster-whisper", "tiny", None, info))
+    assert sorted(p.name for p in folder.iterdir()) == ["config.json", "model.bin", "tokenizer.json",
+                                                        "vocabulary.txt"]
+
+    (www / "model.bin").unlink()
+    info = replace(info, target=tmp_path / "fw" / "other")
+    with pytest.raises(wm.ModelError, match="HTTP 404"):
+        wm.download(wm.ResolvedModel("faster-whisper", "tiny", None, info))
+
+
+def test_no_network_is_a_clear_error(tmp_path):
+    info = wm.DownloadInfo("faster-whisper", "base", ("http://127.0.0.1:9/model.bin",), 10**6, tmp_path / "base")
+    with pytest.raises(wm.NoNetwork, match="cannot be reached.*faster-whisper model folder"):
+        wm.download(wm.ResolvedModel("faster-whisper", "base", None, info), timeout_s=2)
+    assert not wm.network_available("127.0.0.1", 9, timeout_s=1)
+
+
+def test_a_model_in_the_hugging_face_cache_is_used(tmp_path):
+    """faster-whisper's own downloads land in the Hugging Face cache; those count as on disk."""
+    repo = tmp_path / "cache" / "hf" / "models--Systran--faster-whisper-base.en"
+    snapshot = repo / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("abc123")
+    for name in ("model.bin", "config.json", "tokenizer.json", "vocabulary.txt"):
+        (snapshot / name).write_bytes(b"x")
+    assert wm.resolve("faster-whisper", "base.en").path == snapshot

@@ -1,0 +1,237 @@
+"""Preview on the tiny model: a wav from a trained checkpoint, the A/B pair with the same seed, the WER beside each,
+the per-checkpoint hook, default sentences, generation settings, and every bad input refused with nothing written."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from alltalk_gui.core.training.checkpoints import resolve_checkpoint
+from alltalk_gui.core.voice.preview import (
+    OUTPUT_SAMPLE_RATE,
+    GenerationSettings,
+    PreviewEngine,
+    PreviewError,
+    checkpoint_preview,
+    checkpoint_previews_by_default,
+    default_sentences,
+    generate_ab,
+    generate_preview,
+    load_previews,
+)
+from alltalk_gui.core.voice.references import ReferenceClipError, choose_references, load_references
+from alltalk_gui.core.transcription.wer import IntelligibilityChecker
+from tests.trained_voice import trained_voice, whisper_tiny_en
+
+FAST = GenerationSettings(max_new_tokens=8)  # the tiny model rarely stops by itself: cap the audio codes
+
+
+@pytest.fixture(scope="module")
+def voice(tmp_path_factory):
+    return trained_voice(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return PreviewEngine("cpu")
+
+
+@pytest.fixture(scope="module")
+def checker():
+    return IntelligibilityChecker(model=whisper_tiny_en(), device="cpu")
+
+
+@pytest.fixture(scope="module")
+def references(voice):
+    return [c.path for c in choose_references(voice.project / "dataset")]
+
+
+@pytest.fixture(scope="module")
+def ab(voice, engine, checker, references, tmp_path_factory):
+    out = tmp_path_factory.mktemp("previews")
+    checkpoint = resolve_checkpoint(voice.project, "latest")
+    return generate_ab(engine, checkpoint=checkpoint, text="Hello world.", references=references, language="en",
+                       settings=FAST, out_dir=out, checker=checker)
+
+
+def _read(path: Path) -> tuple[np.ndarray, int]:
+    data, rate = sf.read(str(path), dtype="float32")
+    return data, rate
+
+
+def test_preview_wav_from_a_trained_checkpoint(ab, voice):
+    _base, tuned = ab
+    data, rate = _read(tuned.wav)
+    assert rate == OUTPUT_SAMPLE_RATE == tuned.sample_rate
+    assert data.ndim == 1 and data.size > 1000 and np.isfinite(data).all() and np.abs(data).max() > 0
+    assert tuned.duration_s == pytest.approx(data.size / rate)
+    info = json.loads(tuned.info.read_text())
+    assert info["label"] == "fine-tuned" and info["text"] == "Hello world." and info["language"] == "en"
+    assert Path(info["checkpoint"]) == resolve_checkpoint(voice.project, "latest").path
+    assert info["settings"]["max_new_tokens"] == 8 and info["settings"]["seed"] == 0
+    assert info["base_model"] == str(voice.base_model) and len(info["references"]) >= 1
+
+
+def test_ab_pair_same_sentence_same_seed_different_models(ab):
+    base, tuned = ab
+    assert (base.label, tuned.label) == ("base", "fine-tuned") and base.checkpoint is None
+    assert base.text == tuned.text and base.settings == tuned.settings and base.references == tuned.references
+    assert base.wav.parent == tuned.wav.parent and base.wav != tuned.wav
+    a, _ = _read(base.wav)
+    b, _ = _read(tuned.wav)
+    assert a.shape != b.shape or not np.allclose(a, b)  # the fine-tuned GPT really speaks differently
+
+
+def test_each_preview_has_a_word_error_rate(ab):
+    for result in ab:
+        # The tiny random model speaks noise: Whisper hears nothing like the sentence. A number, not a verdict.
+        assert isinstance(result.wer, float) and result.wer >= 0.5 and isinstance(result.transcript, str)
+        assert json.loads(result.info.read_text())["wer"] == result.wer
+
+
+def test_same_seed_gives_the_same_audio(voice, engine, references, tmp_path):
+    base = voice.base_model
+    kw = dict(base_model_dir=base, checkpoint=None, text="Hello world.", references=references, language="en",
+              settings=FAST, out_dir=tmp_path)
+    a = generate_preview(engine, **kw)
+    b = generate_preview(engine, **kw)
+    assert a.wav != b.wav  # never overwrites an earlier preview
+    np.testing.assert_array_equal(_read(a.wav)[0], _read(b.wav)[0])
+
+
+def test_checkpoint_preview_hook_for_training(voice, engine, references):
+    checkpoint = resolve_checkpoint(voice.project, "best")
+    result = checkpoint_preview(checkpoint.path, "Hello world.", references, engine=engine,
+                                settings=FAST)
+    assert result.wav == voice.project / "previews" / "run1" / f"step_{checkpoint.step:07d}.wav"
+    assert _read(result.wav)[1] == OUTPUT_SAMPLE_RATE and result.wer is None and result.wer_note
+
+
+@pytest.mark.parametrize("text", ["", "   \n "])
+def test_empty_text_is_refused(voice, engine, references, tmp_path, text):
+    with pytest.raises(PreviewError, match="text is empty"):
+        generate_preview(engine, base_model_dir=voice.base_model, checkpoint=None, text=text, references=references,
+                         language="en", settings=FAST, out_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_characters_the_vocabulary_lacks_are_named(voice, engine, references, tmp_path):
+    with pytest.raises(PreviewError, match="vocabulary does not know .*'ж'"):
+        generate_preview(engine, base_model_dir=voice.base_model, checkpoint=None, text="hello жук",
+                         references=references, language="en", settings=FAST, out_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("change, message", [({"temperature": 0.0}, "temperature"), ({"top_p": 1.5}, "top_p"),
+                                             ({"top_k": 0}, "top_k"), ({"speed": 9.0}, "speed"),
+                                             ({"repetition_penalty": 0.5}, "repetition_penalty")])
+def test_out_of_range_settings_are_refused(voice, engine, references, tmp_path, change, message):
+    with pytest.raises(PreviewError, match=message):
+        generate_preview(engine, base_model_dir=voice.base_model, checkpoint=None, text="hello",
+                         references=references, language="en", settings=replace(FAST, **change), out_dir=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_missing_base_model_file_is_named(voice, references, tmp_path):
+    base = tmp_path / "base"
+    shutil.copytree(voice.base_model, base)
+    (base / "model.pth").unlink()
+    with pytest.raises(PreviewError, match="missing model.pth"):
+        generate_preview(PreviewEngine("cpu"), base_model_dir=base, checkpoint=None, text="hello",
+                         references=references, language="en", settings=FAST, out_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_references_bad_inputs(voice, tmp_path):
+    with pytest.raises(ReferenceClipError, match="No reference clip"):
+        load_references([])
+    with pytest.raises(ReferenceClipError, match="does not exist"):
+        load_references([tmp_path / "nope.wav"])
+    (tmp_path / "junk.wav").write_bytes(b"not audio at all")
+    with pytest.raises(ReferenceClipError, match="junk.wav cannot be read"):
+        load_references([tmp_path / "junk.wav"])
+    sf.write(tmp_path / "short.wav", np.zeros(2000, dtype=np.float32), 22050)
+    with pytest.raises(ReferenceClipError, match="shorter than half a second"):
+        load_references([tmp_path / "short.wav"])
+    with pytest.raises(ReferenceClipError, match="No clean 3-10 second clip"):
+        choose_references(tmp_path)  # no dataset here
+
+
+def test_references_are_clean_clips_of_3_to_10_seconds(voice):
+    chosen = choose_references(voice.project / "dataset", count=5)
+    assert chosen and all(3.0 <= c.duration_s <= 10.0 and c.flatness < 0.3 for c in chosen)
+    assert [c.flatness for c in chosen] == sorted(c.flatness for c in chosen)
+    joined = load_references([c.path for c in chosen])
+    total = sum(c.duration_s for c in chosen) + 0.2 * (len(chosen) - 1)
+    assert joined.dtype == np.float32 and joined.size == pytest.approx(total * 22050, abs=len(chosen) + 1)
+
+
+def test_generation_defaults_come_from_the_base_config(voice, tmp_path):
+    config = json.loads((voice.base_model / "config.json").read_text())
+    settings = GenerationSettings.from_base_model(voice.base_model)
+    assert (settings.temperature, settings.repetition_penalty, settings.top_k, settings.top_p) == (
+        config["temperature"], config["repetition_penalty"], config["top_k"], config["top_p"])
+    assert settings.speed == 1.0
+    # No readable config (the GUI before a model is chosen): XTTS v2's released defaults.
+    assert GenerationSettings.from_base_model(tmp_path) == GenerationSettings()
+    assert GenerationSettings().generate_kwargs() == {"temperature": 0.75, "length_penalty": 1.0,
+                                                      "repetition_penalty": 5.0, "top_k": 50, "top_p": 0.85,
+                                                      "speed": 1.0}
+    with pytest.raises(PreviewError, match="Unknown generation setting.*beam"):
+        GenerationSettings.from_dict({"beam": 3})
+
+
+def test_default_sentences_per_language():
+    english = default_sentences("en")
+    assert len(english) >= 3 and all(s and not s.startswith("#") for s in english)
+    assert default_sentences("de-AT") == default_sentences("de") and default_sentences("de")[0].startswith("Der")
+    assert default_sentences("xx") == []
+
+
+def test_a_failing_whisper_check_keeps_the_take(voice, engine, references, tmp_path):
+    class Broken:
+        def check(self, *args):
+            raise ValueError("this model only knows English")
+
+    result = generate_preview(engine, base_model_dir=voice.base_model, checkpoint=None, text="Hello world.",
+                              references=references, language="en", settings=FAST, out_dir=tmp_path,
+                              checker=Broken())
+    assert result.wav.is_file() and result.wer is None
+    assert "Whisper could not transcribe it (this model only knows English)" in result.wer_note
+    assert json.loads(result.info.read_text())["wer_note"] == result.wer_note
+
+
+def test_previews_during_training_start_off_on_small_gpus():
+    assert not checkpoint_previews_by_default(None)  # CPU only
+    assert not checkpoint_previews_by_default(8.0)
+    assert checkpoint_previews_by_default(24.0)
+
+
+def test_two_ab_pairs_in_the_same_second_stay_two_pairs(voice, engine, references, tmp_path, monkeypatch):
+    import alltalk_gui.core.voice.preview as preview_mod
+
+    monkeypatch.setattr(preview_mod.time, "strftime", lambda fmt, *a: "20261122-120000")
+    checkpoint = resolve_checkpoint(voice.project, "latest")
+    for _ in range(2):
+        generate_ab(engine, checkpoint=checkpoint, text="Hi.", references=references, language="en",
+                    settings=FAST, out_dir=tmp_path)
+    rows = load_previews(tmp_path)
+    assert sorted(r[0].wav.name for r in rows) == ["20261122-120000_hi_2_base.wav", "20261122-120000_hi_base.wav"]
+    assert all([t.label for t in row] == ["base", "fine-tuned"] for row in rows)
+
+
+def test_saved_previews_are_read_back_as_rows(ab, tmp_path):
+    base, tuned = ab
+    rows = load_previews(tuned.wav.parent)
+    assert [[r.label for r in row] for row in rows] == [["base", "fine-tuned"]]
+    again = rows[0][1]
+    assert again.wav == tuned.wav and again.settings == tuned.settings and again.wer == tuned.wer
+    (tmp_path / "junk.json").write_text("{}")
+    (tmp_path / "not json.json").write_text("{")
+    assert load_previews(tmp_path) == []
