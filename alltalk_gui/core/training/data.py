@@ -28,6 +28,7 @@ import torch
 from torch.utils.data import Dataset, Sampler
 
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataError, read_metadata
+from alltalk_gui.core.engines.xtts import conditioning_mask
 
 SAMPLE_RATE = 22050
 
@@ -196,6 +197,10 @@ class ClipDataset(Dataset):
             "wav": wav,
             "conditioning": cond,
             "cond_idxs": cond_idxs,
+            # Whether the loss leaves this clip's conditioning span out: a draw per (seed, epoch, clip), so the
+            # same clips are masked however they are batched (see engines/xtts/conditioning_mask.py).
+            "mask_conditioning": self.masking and not self.is_eval and conditioning_mask.chosen(
+                self.seed, self.epoch, index),
             "filename": str(clip.audio_path),
         }
 
@@ -208,9 +213,9 @@ class ClipDataset(Dataset):
         length = (self.min_cond + self.max_cond) // 2 if self.is_eval else rng.randint(self.min_cond, self.max_cond)
         if total - length < 0:
             length = total // 2
-        # coqui masks the conditioning span from the mel loss at sample/256 positions on a code (1024-sample)
-        # axis, so a slice starting in the first 256 samples masks the clip's whole row: the clip then teaches
-        # nothing, and alone in a micro-batch it makes the loss NaN. Such starts are not drawn.
+        # Starts in the first 256 samples (12 ms) are not drawn: under coqui's own mask (sample/256 positions on
+        # the 1024-sample code axis) they masked a clip's whole row. Our mask never does (conditioning_mask.py),
+        # but the draws stay as they were, so seeds give the same slices as before.
         first = min(PROMPT_MASK_SAMPLES, total - length)
         start = 0 if self.is_eval else rng.randint(first, total - length)
         piece = wav[:, start:start + length]
@@ -222,7 +227,8 @@ def collate(items: list[dict[str, Any]], masking: bool = True) -> dict[str, Any]
     """Pad a list of items into the batch layout of coqui's ``XTTSDataset.collate_fn``.
 
     Keys: ``padded_text`` (B, T) int32, ``text_lengths`` (B,), ``wav`` (B, 1, S), ``wav_lengths`` (B,),
-    ``conditioning`` (B, 1, 1, C), ``cond_idxs`` (B, 2) or None, ``cond_lens`` None or (B,), ``filenames``.
+    ``conditioning`` (B, 1, 1, C), ``cond_idxs`` (B, 2) or None, ``cond_lens`` None or (B,), ``filenames``, and
+    ours: ``cond_mask`` (B,) bool, the clips whose conditioning span the loss leaves out.
     """
     b = len(items)
     text_lengths = torch.tensor([len(it["text"]) for it in items], dtype=torch.long)
@@ -241,6 +247,7 @@ def collate(items: list[dict[str, Any]], masking: bool = True) -> dict[str, Any]
     return {
         "padded_text": padded_text, "text_lengths": text_lengths, "wav": wav, "wav_lengths": wav_lengths,
         "conditioning": conditioning, "cond_idxs": cond_idxs, "cond_lens": cond_lens,
+        "cond_mask": torch.tensor([bool(it.get("mask_conditioning", False)) for it in items]),
         "filenames": [it["filename"] for it in items],
     }
 
@@ -260,6 +267,7 @@ def split_batch(batch: dict[str, Any], parts: int) -> list[dict[str, Any]]:
             "conditioning": batch["conditioning"][rows],
             "cond_idxs": None if batch["cond_idxs"] is None else batch["cond_idxs"][rows],
             "cond_lens": None if batch["cond_lens"] is None else batch["cond_lens"][rows],
+            "cond_mask": batch["cond_mask"][rows],
             "filenames": batch["filenames"][rows],
         })
     return out

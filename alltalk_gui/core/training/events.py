@@ -85,6 +85,9 @@ class MicroBatch(Event):
 
 @dataclass
 class Eval(Event):
+    """The eval loss on metadata_eval.csv: at step 0 (the base model, before any update) and after each epoch.
+    ``best``: the lowest of the run's checkpoints so far (never at step 0, which has no checkpoint)."""
+
     type: ClassVar[str] = "eval"
     step: int
     epoch: int
@@ -136,6 +139,8 @@ class Done(Event):
     # the estimator predicted for this config (None when the model is not the real XTTS v2 size).
     peak_memory_gib: float | None = None
     estimated_memory_gib: float | None = None
+    # The base model's eval loss (the eval at step 0), to read best_eval_loss against; None without evals.
+    base_eval_loss: float | None = None
 
 
 EVENT_TYPES: dict[str, type[Event]] = {

@@ -18,8 +18,9 @@ def apply_memory_levers(gpt, config: TrainConfig) -> int:
     from alltalk_gui.core.engines.xtts.model import add_lora_adapters, enable_activation_checkpointing
 
     if config.lora_rank:
-        # Only the adapters train: no gradients or optimizer state for the 441 M base weights.
-        add_lora_adapters(gpt, config.lora_rank, config.lora_alpha)
+        # Only the adapters (and the mel head and final norm) train: no gradients or optimizer state for the
+        # other 440 M base weights.
+        add_lora_adapters(gpt, config.lora_rank, config.lora_alpha, config.lora_dropout)
     elif config.freeze_conditioning:
         # No gradients, optimizer state or saved activations for the voice-prompt front end: autograd keeps
         # nothing for modules whose parameters and inputs need no gradient.

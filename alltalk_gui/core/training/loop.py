@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from alltalk_gui.core import atomic
+from alltalk_gui.core.training import schedule
 from alltalk_gui.core.training.checkpoints import CHECKPOINTS, CONFIG_FILE, STATE_FILE
 from alltalk_gui.core.training.config import ConfigError, TrainConfig, incompatible_for_resume
 from alltalk_gui.core.engines.xtts.files import BaseModelError, validate_base_model
@@ -99,7 +100,8 @@ class _State:
     best_eval_loss: float | None = None
     best_checkpoint: str | None = None
     last_loss: float | None = None
-    history: list[dict[str, Any]] = field(default_factory=list)  # eval results per epoch
+    history: list[dict[str, Any]] = field(default_factory=list)  # eval results: the base model (step 0), each epoch
+    schedule: dict[str, Any] | None = None  # the learning-rate schedule (schedule.Schedule.to_dict())
 
 
 class TrainingRun:
@@ -277,14 +279,9 @@ class TrainingRun:
                                                        seed=cfg.seed, shuffle=False),
             collate_fn=collate_fn, num_workers=cfg.num_workers, generator=torch.Generator().manual_seed(cfg.seed),
         )
-        # The schedule's horizon counts optimizer steps as if on one process: accelerate steps a prepared
-        # scheduler once per process per optimizer step. It ignores max_steps so a run cut short and resumed
-        # follows the same curve.
-        single_steps_per_epoch = math.ceil(len(train_loader) / cfg.grad_accum_steps)
-        scheduler = torch.optim.lr_scheduler.LambdaLR(
-            optimizer, partial(_lr_factor, warmup=cfg.warmup_steps, total=single_steps_per_epoch * cfg.epochs,
-                               schedule=cfg.lr_schedule))
-
+        self.schedule = schedule.plan(cfg, schedule.micro_batches_per_epoch(
+            len(self.train_clips), cfg.batch_size, acc.num_processes), acc.num_processes)
+        scheduler = self._build_scheduler(optimizer)
         self.gpt, self.optimizer, self.train_loader, self.eval_loader, self.scheduler = acc.prepare(
             gpt, optimizer, train_loader, eval_loader, scheduler)
         self.steps_per_epoch = math.ceil(len(self.train_loader) / cfg.grad_accum_steps)
@@ -296,8 +293,10 @@ class TrainingRun:
             acc.load_state(str(self.resume_from))
             saved = json.loads((self.resume_from / STATE_FILE).read_text(encoding="utf-8"))
             self.state = _State(**saved)
+            self._resume_schedule()
             yield Log(level="info", message=f"Resumed from {self.resume_from.name} (step {self.state.global_step}).")
         else:
+            self.state.schedule = self.schedule.to_dict()
             atomic.write_json(self.run_dir / CONFIG_FILE, cfg.to_dict())
 
         yield Started(
@@ -308,6 +307,23 @@ class TrainingRun:
             trainable_parameters=trainable,
             config=cfg.to_dict(),
         )
+
+    # -- learning-rate schedule (core/training/schedule.py) -------------------------------------------------------
+    def _build_scheduler(self, optimizer):
+        """A LambdaLR that follows ``self.schedule``. accelerate steps a prepared scheduler once per process per
+        optimizer step, hence the division. A plain function (not a callable object) keeps the schedule out of the
+        scheduler's saved state: the checkpoint's train_state.json holds it, and a resume may move its horizon."""
+        import torch
+
+        processes = self.accelerator.num_processes
+        return torch.optim.lr_scheduler.LambdaLR(
+            optimizer, lambda k: self.schedule.factor(k // processes) * self.schedule.peak_lr / self.config.lr)
+
+    def _resume_schedule(self) -> None:
+        """Go on with the schedule the run was saved with; a changed number of epochs only moves its horizon."""
+        saved = schedule.Schedule.from_dict(self.state.schedule) if self.state.schedule else None
+        self.schedule = schedule.resume(saved, self.schedule, self.state.global_step)
+        self.state.schedule = self.schedule.to_dict()
 
     def _cap_gpu_memory(self) -> Iterator[Event]:
         """Auto sizing uses at most 90 % of the GPU memory that was free at the start (see ``cap_gpu_memory``)."""
@@ -373,6 +389,8 @@ class TrainingRun:
         window: list[dict[str, Any]] = []  # this optimizer step's micro-batches, to redo after an out-of-memory error
         if st.batches_done >= len(self.train_loader):  # the checkpoint was taken at the end of an epoch
             st.epoch, st.batches_done = st.epoch + 1, 0
+        if cfg.eval_each_epoch and st.global_step == 0 and st.batches_done == 0 and not st.history:
+            yield from self._evaluate()  # the base model's eval loss: the baseline the run's evals are read against
         while st.epoch < cfg.epochs and reason == "finished":
             self.train_loader.set_epoch(st.epoch)
             self.sampler.set_epoch(st.epoch)
@@ -544,7 +562,8 @@ class TrainingRun:
         self.gpt.train()
         totals = acc.reduce(sums, reduction="sum")
         loss = float(totals[0] / totals[3])
-        best = st.best_eval_loss is None or loss < st.best_eval_loss
+        # The step-0 eval measures the base model: no checkpoint to be "best" yet.
+        best = st.global_step > 0 and (st.best_eval_loss is None or loss < st.best_eval_loss)
         st.history.append({"epoch": st.epoch, "step": st.global_step, "loss": loss})
         yield Eval(step=st.global_step, epoch=st.epoch, loss=loss, loss_text_ce=float(totals[1] / totals[3]),
                    loss_mel_ce=float(totals[2] / totals[3]), clips=len(self.eval_clips), best=best)
@@ -607,6 +626,7 @@ class TrainingRun:
         peak, estimated = self._record_memory() if self.gpt_parameters else (None, None)
         return Done(step=st.global_step, epoch=st.epoch, reason=reason, final_loss=st.last_loss,
                     best_eval_loss=st.best_eval_loss, best_checkpoint=best,
+                    base_eval_loss=next((h["loss"] for h in st.history if h["step"] == 0), None),
                     last_checkpoint=str(last) if last else None, elapsed_s=time.time() - self.t0,
                     peak_memory_gib=peak, estimated_memory_gib=estimated)
 
@@ -650,12 +670,3 @@ def _loss_sums(losses: dict[str, Any], clips: int):
                         losses["loss_mel_ce"].detach().float() * clips,
                         torch.tensor(float(clips), device=loss.device)])
 
-
-def _lr_factor(step: int, *, warmup: int, total: int, schedule: str) -> float:
-    """Linear warm-up over ``warmup`` steps, then constant or cosine decay to 0 at ``total``."""
-    if warmup and step < warmup:
-        return (step + 1) / (warmup + 1)
-    if schedule == "constant":
-        return 1.0
-    progress = min(1.0, (step - warmup) / max(1, total - warmup))
-    return 0.5 * (1.0 + math.cos(math.pi * progress))

@@ -8,7 +8,7 @@ import pytest
 from alltalk_gui.core.training import profiles
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.machine.gpu import DeviceInfo
-from alltalk_gui.core.engines.xtts.memory_estimate import XTTS_V2, estimate, lora_params
+from alltalk_gui.core.engines.xtts.memory_estimate import XTTS_V2, estimate, lora_full_params, lora_params
 from alltalk_gui.core.training.profiles import PROFILE_NAMES, ProfileError, apply_profile, choose_auto, load_profile
 
 BASE = TrainConfig(project_dir="p", base_model_dir="b")
@@ -52,7 +52,7 @@ def test_estimate_moves_the_right_way_with_each_lever():
     assert estimate(dataclasses.replace(high, batch_size=8)).total_gib > parts.total_gib
     assert estimate(dataclasses.replace(high, gradient_checkpointing=True)).activations_gib < parts.activations_gib
     assert estimate(dataclasses.replace(high, optimizer="adamw8bit")).optimizer_gib < parts.optimizer_gib / 3
-    assert estimate(dataclasses.replace(high, lora_rank=16)).trainable_params == lora_params(16)
+    assert estimate(dataclasses.replace(high, lora_rank=16)).trainable_params == lora_params(16) + lora_full_params()
     assert lora_params(16) < XTTS_V2.gpt_params / 40
 
 

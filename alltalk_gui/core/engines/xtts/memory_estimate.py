@@ -75,9 +75,15 @@ def lora_params(rank: int, model: ModelSize = XTTS_V2) -> int:
     return per_layer * model.layers
 
 
+def lora_full_params(model: ModelSize = XTTS_V2) -> int:
+    """Parameters trained in full beside the LoRA adapters (``model.LORA_FULLY_TRAINED``): the mel head (width x
+    1026 audio tokens + bias) and the final norm (weight and bias)."""
+    return model.width * 1026 + 1026 + 2 * model.width
+
+
 def trainable_params(config: TrainConfig, model: ModelSize = XTTS_V2) -> int:
     if config.lora_rank > 0:
-        return lora_params(config.lora_rank, model)
+        return lora_params(config.lora_rank, model) + lora_full_params(model)
     if config.freeze_conditioning:
         return model.gpt_params - model.conditioning_params
     return model.gpt_params
@@ -120,7 +126,7 @@ def estimate(config: TrainConfig, model: ModelSize = XTTS_V2, attention_scores: 
     mixed = config.mixed_precision != "no"
     weights = 4 * model.gpt_params + 4 * model.dvae_params
     if config.lora_rank > 0:
-        weights += 4 * trainable  # the adapters themselves
+        weights += 4 * lora_params(config.lora_rank, model)  # the adapters themselves
     if mixed:
         weights += 2 * model.gpt_params  # autocast's 16-bit copies, alive during the forward pass
     gradients = 4 * trainable

@@ -151,8 +151,16 @@ def _gpt_with_state(base_model: Path, state: dict[str, torch.Tensor], gpt_weight
 LORA_TARGETS = r"gpt\.h\.\d+\.(attn\.c_attn|attn\.c_proj|mlp\.c_fc|mlp\.c_proj)"
 
 
-def add_lora_adapters(gpt: nn.Module, rank: int, alpha: float):
-    """Put rank-``rank`` LoRA adapters on the GPT-2 blocks, in place, and make only them trainable.
+# Trained in full beside the adapters, as LoRA fine-tunes of language models train their output head and final
+# norm: the mel head (1024 x 1026 + bias, about 1.05 M parameters in XTTS v2, 17 MB of fp32 gradients and AdamW
+# state) maps the GPT's output to audio codes and is where a voice's code statistics live; the final norm (2,048) is
+# free. Their keys stay as in the base model, so a checkpoint loads and merges as before.
+LORA_FULLY_TRAINED = ("mel_head", "final_norm")
+
+
+def add_lora_adapters(gpt: nn.Module, rank: int, alpha: float, dropout: float = 0.0):
+    """Put rank-``rank`` LoRA adapters on the GPT-2 blocks, in place, and make only them and
+    :data:`LORA_FULLY_TRAINED` trainable. ``dropout`` acts on the adapters' input during training only.
 
     Returns:
         peft's ``LoraModel`` around ``gpt``; its ``merge_and_unload()`` folds the adapters back into the weights.
@@ -162,8 +170,11 @@ def add_lora_adapters(gpt: nn.Module, rank: int, alpha: float):
 
     # GPT-2 keeps these layers as transformers' Conv1D, whose weight is (in, out): fan_in_fan_out tells peft.
     config = LoraConfig(r=rank, lora_alpha=alpha, target_modules=LORA_TARGETS, fan_in_fan_out=True,
-                        lora_dropout=0.0, bias="none")
-    return LoraModel(gpt, config, "default")
+                        lora_dropout=dropout, bias="none")
+    tuner = LoraModel(gpt, config, "default")
+    for name in LORA_FULLY_TRAINED:
+        getattr(gpt, name).requires_grad_(True)
+    return tuner
 
 
 def _lora_rank(state: dict[str, torch.Tensor]) -> int:
@@ -249,16 +260,24 @@ def gpt_loss(gpt: nn.Module, inputs: dict[str, Any], weights: LossWeights = Loss
     """The GPTTrainer objective: ``text_ce * w_text + mel_ce * w_mel``.
 
     ``gpt`` may be the bare GPT or its DDP/FSDP wrapper; call through the wrapper so gradients synchronise.
-    ``eval_mode`` drops the conditioning mask, as ``GPTTrainer.eval_step`` does, for comparable eval losses.
+    The conditioning span of the clips marked in ``inputs["cond_mask"]`` is left out of the mel loss, per clip
+    rather than coqui's last-clip-of-the-batch (see :mod:`conditioning_mask`). ``eval_mode`` drops the mask, as
+    ``GPTTrainer.eval_step`` does, for comparable eval losses.
 
     Returns:
         ``{"loss", "loss_text_ce", "loss_mel_ce"}`` (the last two already weighted, like coqui's).
     """
-    cond_idxs = None if eval_mode or inputs.get("cond_idxs") is None else inputs["cond_idxs"].clone()
-    loss_text, loss_mel, _ = gpt(
+    from alltalk_gui.core.engines.xtts import conditioning_mask
+
+    # coqui would mask the last clip only, at the wrong scale: it gets no cond_idxs, and the mask is ours.
+    loss_text, loss_mel, mel_logits = gpt(
         inputs["text_inputs"], inputs["text_lengths"], inputs["audio_codes"], inputs["wav_lengths"],
-        cond_mels=inputs["cond_mels"], cond_idxs=cond_idxs, cond_lens=inputs.get("cond_lens"),
+        cond_mels=inputs["cond_mels"], cond_idxs=None, cond_lens=inputs.get("cond_lens"),
     )
+    masked = inputs.get("cond_mask")
+    if not eval_mode and inputs.get("cond_idxs") is not None and masked is not None and bool(masked.any()):
+        loss_mel = conditioning_mask.mel_loss(getattr(gpt, "module", gpt), mel_logits, inputs["audio_codes"],
+                                              inputs["wav_lengths"], inputs["cond_idxs"], masked)
     text = loss_text * weights.text_ce
     mel = loss_mel * weights.mel_ce
     return {"loss": text + mel, "loss_text_ce": text, "loss_mel_ce": mel}
