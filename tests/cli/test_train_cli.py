@@ -57,7 +57,7 @@ def test_train_runs_writes_events_and_summarises(project, tiny):
     steps = [e for e in events if e["type"] == "step"]
     assert [s["step"] for s in steps] == [1, 2, 3, 4]
     assert all({"step", "epoch", "loss"} <= s.keys() for s in steps)
-    assert [e["type"] for e in events].count("eval") == 2 and events[-1]["type"] == "done"
+    assert [e["type"] for e in events].count("eval") == 3 and events[-1]["type"] == "done"
     saved = json.loads((project / "runs" / "r" / "checkpoints" / "step_0000004" / "train_config.json").read_text())
     assert saved["epochs"] == 2 and saved["batch_size"] == 2
 

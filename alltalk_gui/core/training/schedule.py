@@ -101,7 +101,8 @@ def resume(saved: Schedule | None, fresh: Schedule, step: int) -> Schedule:
     ``saved`` is the schedule the run was saved with (None for checkpoints written before schedules were saved),
     ``fresh`` the one :func:`plan` gives for the resumed config. When the horizon moved (the epochs changed), the
     warm-up and peak are kept and the decay is re-fitted to start where the rate stands now, so that
-    ``result.lr(step) == saved.lr(step)``: no jump.
+    ``result.lr(step) == saved.lr(step)``: no jump. (So a cosine run that already reached its end stays near 0:
+    to train a finished run further, the constant schedule is the one that helps.)
     """
     if saved is None:
         return fresh

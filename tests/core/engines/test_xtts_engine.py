@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from alltalk_gui.core.engines.xtts import conditioning_mask
 from alltalk_gui.core.engines.xtts.files import REQUIRED_FILES, BaseModelError, validate_base_model
 from alltalk_gui.core.engines.xtts.model import (
     XttsFeatures,
@@ -115,7 +116,9 @@ def _coqui_trainer(tiny: Path, monkeypatch):
 
 
 def test_same_objective_as_coqui_gpt_trainer(tiny, speech, monkeypatch):
-    """Our data -> features -> loss gives coqui's GPTTrainer.train_step loss for the same batch and weights."""
+    """Our data -> features -> loss gives coqui's GPTTrainer.train_step loss for the same batch and weights where
+    the two should agree: no clip's conditioning span masked (ours picks clips per (seed, epoch, clip), coqui's the
+    last of the batch: see conditioning_mask.py). Our own mel targets give coqui's mel loss too."""
     threads = torch.get_num_threads()
     coqui = _coqui_trainer(tiny, monkeypatch)
     assert torch.get_num_threads() == threads  # importing coqui's trainer must not leave us on one thread
@@ -134,6 +137,8 @@ def test_same_objective_as_coqui_gpt_trainer(tiny, speech, monkeypatch):
     coqui.xtts.gpt.train()
     gpt.train()
     theirs_in = coqui.format_batch_on_device({k: (v.clone() if torch.is_tensor(v) else v) for k, v in batch.items()})
+    theirs_in["cond_idxs"] = None  # coqui's train_step without its mask (what its eval_step runs)
+    batch["cond_mask"] = torch.zeros(3, dtype=torch.bool)
     ours_in = features(batch)
     assert torch.equal(ours_in["audio_codes"], theirs_in["audio_codes"])
     torch.manual_seed(0)
@@ -143,6 +148,19 @@ def test_same_objective_as_coqui_gpt_trainer(tiny, speech, monkeypatch):
     for key in ("loss", "loss_text_ce", "loss_mel_ce"):
         assert ours[key].item() == pytest.approx(theirs[key].item(), rel=1e-5), key
     assert ours["loss"].item() > 0
+
+    # The mel loss recomputed from the GPT's logits with our targets, nothing masked: coqui's, to float precision.
+    gpt.eval()  # no dropout, so both come from the same logits
+    with torch.no_grad():
+        _, their_mel, logits = gpt(ours_in["text_inputs"], ours_in["text_lengths"], ours_in["audio_codes"],
+                                   ours_in["wav_lengths"], cond_mels=ours_in["cond_mels"])
+        ours_mel = conditioning_mask.mel_loss(gpt, logits, ours_in["audio_codes"], ours_in["wav_lengths"],
+                                              ours_in["cond_idxs"], torch.zeros(3, dtype=torch.bool))
+    assert ours_mel.item() == pytest.approx(their_mel.item(), rel=1e-6)
+    # Eval drops the mask whatever the batch says, as coqui's eval_step does.
+    ours_in["cond_mask"] = torch.ones(3, dtype=torch.bool)
+    with torch.no_grad():
+        assert gpt_loss(gpt, ours_in, eval_mode=True)["loss_mel_ce"].item() == pytest.approx(their_mel.item(), rel=1e-6)
 
 
 def test_activation_checkpointing_keeps_loss_and_gradients(tiny, speech):

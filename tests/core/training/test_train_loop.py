@@ -39,7 +39,10 @@ def test_it_learns(project, tiny):
     last = sum(s.loss for s in steps[-2:]) / 2
     assert last < 0.7 * first, (first, last)
     evals = [e for e in events if isinstance(e, Eval)]
-    assert len(evals) == 6 and evals[-1].loss < evals[0].loss
+    # The base model at step 0 (the baseline, never "best": it has no checkpoint), then one per epoch.
+    assert len(evals) == 7 and evals[0].step == 0 and not evals[0].best and evals[-1].loss < evals[0].loss
+    assert events.index(evals[0]) < events.index(steps[0])
+    assert events[-1].base_eval_loss == evals[0].loss
     assert any(isinstance(e, Memory) and e.stats["rss"] > 0 for e in events)
     assert all(s.samples_per_s > 0 and s.lr == pytest.approx(1e-3) and s.grad_norm > 0 for s in steps)
 
@@ -122,7 +125,7 @@ def test_stop_file(project, tiny):
 def test_keeps_last_k_and_the_best(project, tiny):
     events = _run(_config(project, tiny, "keep", batch_size=2, epochs=3, keep_last=1, save_every_steps=1,
                           lr=5e-2))  # a learning rate this high makes the eval loss jump around
-    evals = {e.step: e.loss for e in events if isinstance(e, Eval)}
+    evals = {e.step: e.loss for e in events if isinstance(e, Eval) and e.step > 0}  # step 0: the base model
     best_step = min(evals, key=evals.get)
     kept = sorted(p.name for p in (project / "runs" / "keep" / CHECKPOINTS).iterdir())
     expected = {f"step_{max(evals):07d}", f"step_{best_step:07d}"}

@@ -12,7 +12,8 @@ from safetensors.torch import load_file
 
 from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.engines.xtts.files import BaseModelError
-from alltalk_gui.core.engines.xtts.model import gpt_state, gpt_state_from_model_file, load_gpt
+from alltalk_gui.core.engines.xtts.model import LORA_FULLY_TRAINED, gpt_state, gpt_state_from_model_file, load_gpt
+from alltalk_gui.core.training.levers import apply_memory_levers
 from alltalk_gui.core.training.events import Done, Started, Step
 from alltalk_gui.core.voice.export import compact_state
 from alltalk_gui.core.training.loop import latest_checkpoint, train
@@ -51,7 +52,7 @@ def test_freeze_conditioning_trains_the_gpt_but_not_its_voice_prompt_front_end(s
 
 def test_lora_trains_only_the_adapters_and_learns(setup):
     """Loss falls by at least 30 % in 12 steps (test_train_loop.py::test_it_learns checks the same for a full
-    fine-tune); the base weights stay as they were."""
+    fine-tune); the base weights stay as they were, but for the mel head and final norm, trained in full."""
     project, tiny = setup
     events = list(train(_config(project, tiny, "lora", lora_rank=8, lora_alpha=16, lr=5e-3, epochs=6, max_steps=0,
                                 lr_schedule="constant", eval_each_epoch=False)))
@@ -65,13 +66,31 @@ def test_lora_trains_only_the_adapters_and_learns(setup):
     gpt, _, _ = load_gpt(tiny)
     blocks, dim = len(gpt.gpt.h), gpt.model_dim
     # Rank 8 on c_attn (dim -> 3 dim), attn.c_proj (dim -> dim), mlp.c_fc (dim -> 4 dim), mlp.c_proj (4 dim -> dim).
-    assert started.trainable_parameters == blocks * 8 * (4 * dim + 2 * dim + 5 * dim + 5 * dim)
+    adapters = blocks * 8 * (4 * dim + 2 * dim + 5 * dim + 5 * dim)
+    full = sum(p.numel() for name in LORA_FULLY_TRAINED for p in getattr(gpt, name).parameters())
+    assert full == dim * gpt.num_audio_tokens + gpt.num_audio_tokens + 2 * dim  # mel head + final norm
+    assert started.trainable_parameters == adapters + full
 
     stored = load_file(str(latest_checkpoint(project / "runs" / "lora") / "model.safetensors"))
     base = gpt_state_from_model_file(tiny / "model.pth")
+    moved = set()
     for key, tensor in stored.items():
-        if "lora_" not in key:
+        if key.split(".")[0] in LORA_FULLY_TRAINED:
+            if not torch.equal(tensor, base[key]):
+                moved.add(key)
+        elif "lora_" not in key:
             torch.testing.assert_close(tensor, base[key.replace(".base_layer.", ".")], rtol=0, atol=0, msg=key)
+    assert "mel_head.weight" in moved and "final_norm.weight" in moved
+
+
+def test_lora_defaults_dropout_005_and_the_mel_head_and_final_norm_train_in_full(tiny):
+    gpt, _, _ = load_gpt(tiny)
+    trainable = apply_memory_levers(gpt, TrainConfig(lora_rank=4))
+    assert gpt.gpt.h[0].attn.c_attn.lora_dropout["default"].p == 0.05
+    names = {name for name, p in gpt.named_parameters() if p.requires_grad}
+    assert {"mel_head.weight", "mel_head.bias", "final_norm.weight", "final_norm.bias"} <= names
+    assert all("lora_" in n or n.split(".")[0] in LORA_FULLY_TRAINED for n in names)
+    assert trainable == sum(p.numel() for p in gpt.parameters() if p.requires_grad)
 
 
 def test_a_lora_checkpoint_merges_into_plain_gpt_weights(setup):
