@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 
 from alltalk_gui.cli import EXIT_OK, EXIT_USAGE
-from alltalk_gui.core.training.checkpoints import CheckpointError, CheckpointInfo, list_checkpoints, resolve_checkpoint
+from alltalk_gui.core.training.checkpoints import (
+    CheckpointError, CheckpointInfo, default_checkpoint, list_checkpoints, resolve_checkpoint,
+)
 from alltalk_gui.core.voice.export import FORMATS, ExportError, ExportOptions, export_voice
 from alltalk_gui.core.voice.preview import GenerationSettings, PreviewError
 from alltalk_gui.core.project.folder import VoiceProject
@@ -57,8 +59,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _checkpoint_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--checkpoint", default="latest", metavar="best|latest|PATH",
-                   help="which checkpoint (default latest; best = lowest eval loss)")
+    p.add_argument("--checkpoint", metavar="best|latest|PATH",
+                   help="which checkpoint (default best: the lowest eval loss, or latest while none has one). "
+                        "Eval loss is only a rough guide: listen, and try latest too")
     p.add_argument("--run", help="run name for latest/best (default: the newest run)")
     p.add_argument("--base-model", metavar="DIR", help="base-model folder, if it moved since training")
     p.add_argument("--reference", nargs="+", metavar="WAV", help="reference clips of the voice (default: the "
@@ -66,7 +69,10 @@ def _checkpoint_args(p: argparse.ArgumentParser) -> None:
 
 
 def _checkpoint(args: argparse.Namespace, project: VoiceProject) -> CheckpointInfo:
-    checkpoint = resolve_checkpoint(project.root, args.checkpoint, run=args.run)
+    if args.checkpoint:
+        checkpoint = resolve_checkpoint(project.root, args.checkpoint, run=args.run)
+    else:
+        checkpoint = default_checkpoint(project.root, run=args.run)
     if args.base_model:
         checkpoint = dataclasses.replace(checkpoint, base_model_dir=Path(args.base_model).expanduser().absolute())
     if not checkpoint.base_model_dir.is_dir():

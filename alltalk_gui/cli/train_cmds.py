@@ -259,6 +259,8 @@ class Progress:
                 self.line_open = True
             else:
                 self._print(text)
+        elif kind == "eval" and event.step == 0:
+            self._print(f"eval of the base model (step 0): loss {event.loss:.4f}")
         elif kind == "eval":
             self._print(f"eval after epoch {event.epoch + 1}: loss {event.loss:.4f}{'  (best so far)' if event.best else ''}")
         elif kind == "checkpoint":
@@ -270,8 +272,9 @@ class Progress:
         elif kind == "done":
             best = f"{event.best_eval_loss:.4f}" if event.best_eval_loss is not None else "-"
             final = f"{event.final_loss:.4f}" if event.final_loss is not None else "-"
+            base = f" (base model: {event.base_eval_loss:.4f})" if event.base_eval_loss is not None else ""
             self._print(f"Done ({event.reason}) after step {event.step} in {_hms(event.elapsed_s)}: final loss "
-                        f"{final}, best eval loss {best}.")
+                        f"{final}, best eval loss {best}{base}.")
             if event.peak_memory_gib is not None:
                 estimated = (f" (estimated {event.estimated_memory_gib:.2f} GiB)"
                              if event.estimated_memory_gib is not None else "")

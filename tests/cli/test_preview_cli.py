@@ -53,6 +53,18 @@ def test_export_then_refuse_to_overwrite(voice, tmp_path):
     assert (folder / "model.pth").stat().st_mtime_ns == before
 
 
+def test_export_uses_the_best_checkpoint_by_default(voice, tmp_path, capsys):
+    """The earlier checkpoint has the lower eval loss: export takes it unless told --checkpoint latest."""
+    from tests.core.voice.test_preview_checkpoints import _with_eval_losses
+
+    project = _with_eval_losses(voice, tmp_path / "copy", {2: 1.0, 4: 2.0})
+    assert main(["export", str(project), "--format", "coqui", "--out", str(tmp_path / "best")]) == 0
+    assert "Exporting run1 · step 2, eval loss 1.000" in capsys.readouterr().out
+    assert main(["export", str(project), "--format", "coqui", "--out", str(tmp_path / "latest"),
+                 "--checkpoint", "latest"]) == 0
+    assert "Exporting run1 · step 4, eval loss 2.000" in capsys.readouterr().out
+
+
 def test_checkpoints_are_listed(voice, capsys):
     assert main(["checkpoints", str(voice.project)]) == 0
     out = capsys.readouterr().out

@@ -43,12 +43,30 @@ def _wait_idle(qtbot, page):
 
 def test_checkpoints_references_and_sentences_are_filled_in(page):
     items = [page.checkpoint_box.itemText(i) for i in range(page.checkpoint_box.count())]
-    assert items[0].startswith("Latest: run1 · step 4") and items[1].startswith("Best: run1 · step")
-    assert len(items) == 4  # latest, best, then each checkpoint
+    assert items[0].startswith("Best: run1 · step") and items[1].startswith("Latest: run1 · step 4")
+    assert len(items) == 4  # best, latest, then each checkpoint
+    assert page.checkpoint_box.currentIndex() == 0  # best by default (preview and export)
+    assert "rough guide" in page.inputs.checkpoint_note.text() and "listen" in page.inputs.checkpoint_note.text()
     assert page.references and all(p.suffix == ".wav" for p in page.references)
     assert page.text_box.count() >= 3 and page.text_box.itemText(0).startswith("The quick brown fox")
     assert page.generate_button.isEnabled() and page.compare_button.isEnabled()
     assert page.generation.settings().temperature == 0.85  # the tiny base model's config.json
+
+
+def test_best_is_the_default_and_latest_one_click_away(qtbot, voice, tmp_path):
+    from tests.core.voice.test_preview_checkpoints import _with_eval_losses
+
+    page = PreviewPage()
+    qtbot.addWidget(page)
+    page.set_project(VoiceProject.open(_with_eval_losses(voice, tmp_path, {2: 1.0, 4: 2.0})))
+    assert page.selected_checkpoint().step == 2  # the lowest eval loss, for preview and export alike
+    assert page.inputs.switch_button.text() == "Use latest"
+    page.inputs.switch_button.click()
+    assert page.selected_checkpoint().step == 4 and page.inputs.switch_button.text() == "Use best"
+    page.refresh()  # new checkpoints may have come: "Latest" stays chosen
+    assert page.selected_checkpoint().step == 4
+    page.inputs.switch_button.click()
+    assert page.selected_checkpoint().step == 2
 
 
 @pytest.mark.timeout(600)

@@ -7,7 +7,8 @@ GPT weights plus the base model named in ``train_config.json``; this module read
 nothing else, so it needs neither torch nor the model.
 
 "best" means the lowest eval loss among the checkpoints of the chosen run that were taken right after an
-eval (the epoch-end ones). Eval losses of different runs are not compared: a run may use another dataset.
+eval (the epoch-end ones). Eval losses of different runs are not compared: a run may use another dataset. It is
+the default for preview and export (:func:`default_checkpoint`).
 """
 
 from __future__ import annotations
@@ -162,6 +163,21 @@ def resolve_checkpoint(project_dir: str | os.PathLike[str], which: str = "latest
             "epoch), so there is no 'best' one. Use 'latest' or let the run finish an epoch."
         )
     return min(evaluated, key=lambda c: (c.eval_loss, -c.step))
+
+
+def default_checkpoint(project_dir: str | os.PathLike[str], run: str | None = None) -> CheckpointInfo:
+    """What preview and export use unless told otherwise: the ``best`` checkpoint of the newest run (lowest eval
+    loss, as AllTalk and xtts-finetune-webui export ``best_model.pth``), or its ``latest`` while no checkpoint has
+    an eval loss. Eval loss on a few clips is only a rough guide; listening decides, so ``latest`` stays one
+    choice away.
+
+    Raises:
+        CheckpointError: there is no checkpoint yet, or no such run.
+    """
+    try:
+        return resolve_checkpoint(project_dir, "best", run)
+    except CheckpointError:
+        return resolve_checkpoint(project_dir, "latest", run)
 
 
 def _run_time(run_dir: Path) -> float:

@@ -1,5 +1,10 @@
-"""What to preview: the checkpoint (latest, best or any), the reference clips (the dataset's cleanest 3-10 s clips,
-or files the user picks), the language and the sentence (the shipped sentences for that language, or typed).
+"""What to preview: the checkpoint (best by default, latest one click away, or any), the reference clips (the
+dataset's cleanest 3-10 s clips, or files the user picks), the language and the sentence (the shipped sentences
+for that language, or typed).
+
+Best is the default because the references export their lowest-eval-loss model (AllTalk's and
+xtts-finetune-webui's ``best_model.pth``); the note under it says that an eval loss on a few clips is only a rough
+guide, and the "Use latest" button switches in one click, so the user's ears decide.
 
 Reads checkpoints and reference clips through the core (JSON and audio files only: no torch). ``changed`` fires
 when the checkpoint or the references change, so the page can update its buttons and defaults.
@@ -32,9 +37,17 @@ class PreviewInputs(QWidget):
         self.references: list[Path] = []
         self.checkpoint_box = QComboBox()
         self.checkpoint_box.currentIndexChanged.connect(self.changed)
+        self.checkpoint_box.currentIndexChanged.connect(self._update_switch)
         refresh = QPushButton("Refresh")
         refresh.setToolTip("Look for new checkpoints (training writes them as it goes)")
         refresh.clicked.connect(self.refresh)
+        self.switch_button = QPushButton("Use latest")
+        self.switch_button.setToolTip("Switch between the best checkpoint (lowest eval loss) and the latest one")
+        self.switch_button.clicked.connect(self._switch_best_latest)
+        self.special: dict[str, int] = {}  # "best" / "latest" -> their row in the checkpoint box
+        self.checkpoint_note = QLabel("<small>Best = the lowest eval loss. On a few eval clips that is only a rough "
+                                      "guide: listen, and compare with the latest checkpoint.</small>")
+        self.checkpoint_note.setWordWrap(True)
         self.reference_label = QLabel()
         self.reference_label.setWordWrap(True)
         choose = QPushButton("Choose…")
@@ -55,17 +68,21 @@ class PreviewInputs(QWidget):
         grid.setContentsMargins(0, 0, 0, 0)
         grid.addWidget(QLabel("Checkpoint"), 0, 0)
         grid.addWidget(self.checkpoint_box, 0, 1)
-        grid.addWidget(refresh, 0, 2)
-        grid.addWidget(QLabel("References"), 1, 0)
-        grid.addWidget(self.reference_label, 1, 1)
+        checkpoint_buttons = QHBoxLayout()
+        checkpoint_buttons.addWidget(self.switch_button)
+        checkpoint_buttons.addWidget(refresh)
+        grid.addLayout(checkpoint_buttons, 0, 2)
+        grid.addWidget(self.checkpoint_note, 1, 1, 1, 2)
+        grid.addWidget(QLabel("References"), 2, 0)
+        grid.addWidget(self.reference_label, 2, 1)
         refs = QHBoxLayout()
         refs.addWidget(choose)
         refs.addWidget(auto)
-        grid.addLayout(refs, 1, 2)
-        grid.addWidget(QLabel("Language"), 2, 0)
-        grid.addWidget(self.language_box, 2, 1, Qt.AlignmentFlag.AlignLeft)
-        grid.addWidget(QLabel("Text"), 3, 0)
-        grid.addWidget(self.text_box, 3, 1, 1, 2)
+        grid.addLayout(refs, 2, 2)
+        grid.addWidget(QLabel("Language"), 3, 0)
+        grid.addWidget(self.language_box, 3, 1, Qt.AlignmentFlag.AlignLeft)
+        grid.addWidget(QLabel("Text"), 4, 0)
+        grid.addWidget(self.text_box, 4, 1, 1, 2)
         grid.setColumnStretch(1, 1)
         self._fill_sentences(self.language_box.currentText())
 
@@ -77,24 +94,45 @@ class PreviewInputs(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        """Re-read the checkpoints (training may have written new ones), keeping the selection if it still exists."""
-        previous = self.checkpoint_box.currentData()
+        """Re-read the checkpoints (training may have written new ones), keeping the selection if it still exists;
+        the first time, Best (Latest while no checkpoint has an eval loss)."""
+        previous = self.checkpoint_box.currentIndex()
+        kept = next((which for which, row in self.special.items() if row == previous), None)
+        previous_path = self.checkpoint_box.currentData()
         self.checkpoint_box.blockSignals(True)
         self.checkpoint_box.clear()
+        self.special = {}
         self.checkpoints = list_checkpoints(self.project.root) if self.project else []
         if self.project and self.checkpoints:
-            for which in ("latest", "best"):
+            for which in ("best", "latest"):
                 try:
                     found = resolve_checkpoint(self.project.root, which)
                 except CheckpointError:  # no eval yet: no "best"
                     continue
+                self.special[which] = self.checkpoint_box.count()
                 self.checkpoint_box.addItem(f"{which.capitalize()}: {found.label}", str(found.path))
             for checkpoint in reversed(self.checkpoints):
                 self.checkpoint_box.addItem(checkpoint.label, str(checkpoint.path))
-        index = self.checkpoint_box.findData(previous) if previous else -1
+        # "Best" and "Latest" stay chosen as such (they may now point to newer checkpoints); a plain row by path.
+        index = self.special.get(kept, -1) if kept else (
+            self.checkpoint_box.findData(previous_path) if previous_path else -1)
         self.checkpoint_box.setCurrentIndex(max(index, 0))
         self.checkpoint_box.blockSignals(False)
+        self._update_switch()
         self.changed.emit()
+
+    def use(self, which: str) -> None:
+        """Select the "best" or "latest" entry (if there is one)."""
+        if which in self.special:
+            self.checkpoint_box.setCurrentIndex(self.special[which])
+
+    def _switch_best_latest(self) -> None:
+        self.use("best" if self.checkpoint_box.currentIndex() == self.special.get("latest") else "latest")
+
+    def _update_switch(self) -> None:
+        on_latest = self.checkpoint_box.currentIndex() == self.special.get("latest")
+        self.switch_button.setText("Use best" if on_latest else "Use latest")
+        self.switch_button.setEnabled(len(self.special) == 2)
 
     def selected_checkpoint(self) -> CheckpointInfo | None:
         path = self.checkpoint_box.currentData()

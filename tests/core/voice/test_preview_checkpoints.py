@@ -70,3 +70,28 @@ def test_not_a_checkpoint(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(CheckpointError, match="not a complete training checkpoint"):
         resolve_checkpoint(tmp_path, str(tmp_path / "empty"))
+
+
+def _with_eval_losses(voice, tmp_path, losses: dict[int, float | None]):
+    """A copy of the trained project whose checkpoints report ``losses`` (step -> eval loss, None: no eval)."""
+    import json
+
+    project = tmp_path / "voice"
+    shutil.copytree(voice.project, project)
+    for step, loss in losses.items():
+        state_file = project / "runs" / "run1" / "checkpoints" / f"step_{step:07d}" / "train_state.json"
+        state = json.loads(state_file.read_text())
+        state["history"] = [h for h in state["history"] if h["step"] != step]
+        if loss is not None:
+            state["history"].append({"epoch": 0, "step": step, "loss": loss})
+        state_file.write_text(json.dumps(state))
+    return project
+
+
+def test_the_default_is_the_best_checkpoint_and_latest_while_none_has_an_eval_loss(voice, tmp_path):
+    from alltalk_gui.core.training.checkpoints import default_checkpoint
+
+    project = _with_eval_losses(voice, tmp_path / "a", {2: 1.0, 4: 2.0})  # the earlier one is better
+    assert default_checkpoint(project).step == 2 and resolve_checkpoint(project, "latest").step == 4
+    project = _with_eval_losses(voice, tmp_path / "b", {2: None, 4: None})
+    assert default_checkpoint(project).step == 4
