@@ -125,6 +125,8 @@ def test_start_stop_resume_kill_resume(page, qtbot, monkeypatch):
     probe.start()
     qtbot.wait(3 * 100 + 50)  # a display tick for each plot
     assert len(run.loss_plot.curves["train"].xData) >= 2
+    base = run.loss_plot.curves["eval of the base model (step 0)"]  # the baseline, evaluated before step 1
+    assert list(base.xData) == [0] and base.yData[0] > 0
     assert len(run.lr_plot.curves["learning rate"].xData) >= 2
     assert len(run.memory_plot.curves["process RSS (CPU)"].xData) >= 1  # CPU-only machine: the RSS line
     assert run.progress.maximum() == 14 and run.progress.value() >= 2
@@ -143,6 +145,7 @@ def test_start_stop_resume_kill_resume(page, qtbot, monkeypatch):
     assert _checkpoint_steps(page)[-1] == stopped.step
     assert run.resume_button.isEnabled() and run.start_button.isEnabled()
     assert "Stopped at step" in run.status.text() and "peak memory" in run.summary.text()
+    assert "base model before training: " in run.summary.text()
     assert run.summary.isVisible()
     assert any(isinstance(e, Started) for e in seen) and any(isinstance(e, Memory) for e in seen)
     # The GUI thread kept up while the child trained and the page plotted.

@@ -6,7 +6,7 @@ import math
 import random
 import statistics
 
-from alltalk_gui.core.training.events import Started, Step
+from alltalk_gui.core.training.events import Eval, Started, Step
 from alltalk_gui.gui.train.training_history import TrainingHistory
 
 
@@ -30,3 +30,11 @@ def test_a_long_run_s_smoothed_loss_is_calm():
     rng = random.Random(0)
     history = _history(20_000, lambda step: 1.0 + rng.gauss(0, 0.2))
     assert statistics.stdev(history.loss_smooth.y[1000:]) < 0.2 * statistics.stdev(history.loss.y[1000:])
+
+
+def test_the_step_0_eval_is_the_base_model_baseline_apart_from_the_epoch_evals():
+    history = _history(8, lambda step: 1.0)
+    for step, loss in ((0, 3.0), (4, 2.0), (8, 1.5)):
+        history.add(Eval(step=step, epoch=0, loss=loss, loss_text_ce=0.0, loss_mel_ce=loss, clips=2, best=step > 0))
+    assert (history.base_eval.x, history.base_eval.y) == ([0], [3.0])
+    assert (history.eval_loss.x, history.eval_loss.y) == ([4, 8], [2.0, 1.5]) and history.last_eval == 1.5

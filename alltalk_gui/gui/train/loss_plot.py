@@ -1,5 +1,6 @@
-"""Loss during training: every step's training loss (thin), its moving average (thick) and the eval loss
-after each epoch (dots). The smoothed line is the one to read; the raw one shows how noisy a few clips are."""
+"""Loss during training: every step's training loss (thin), its moving average (thick), the eval loss after
+each epoch (dots) and the base model's eval loss at step 0 (a star), the baseline that shows how far the run
+moved. The smoothed line is the one to read; the raw one shows how noisy a few clips are."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ class LossPlot(LivePlot):
         self.add_curve("train", "#9fb8e0", width=1)
         self.add_curve("train (smoothed)", "#2b6fd6", width=2.5)
         self.add_curve("eval (per epoch)", "#e08a00", symbol="o")
+        self.add_curve("eval of the base model (step 0)", "#7a3db8", symbol="star")
 
     def series(self, history: TrainingHistory) -> dict[str, Series]:
-        return {"train": history.loss, "train (smoothed)": history.loss_smooth, "eval (per epoch)": history.eval_loss}
+        return {"train": history.loss, "train (smoothed)": history.loss_smooth, "eval (per epoch)": history.eval_loss,
+                "eval of the base model (step 0)": history.base_eval}

@@ -262,6 +262,8 @@ class RunPanel(QWidget):
                             f" × {event.processes}: {event.total_steps} steps, {event.steps_per_epoch} per epoch, "
                             f"{event.trainable_parameters / 1e6:.1f} M trainable parameters.")
             self.status.setText(f"Training on {event.device}.")
+        elif kind == "eval" and event.step == 0:
+            self.log.append(f"Eval of the base model, before training: loss {event.loss:.4f}")
         elif kind == "eval":
             self.log.append(f"Eval after epoch {event.epoch + 1}: loss {event.loss:.4f}"
                             f"{' (best so far)' if event.best else ''}")
@@ -354,6 +356,8 @@ class RunPanel(QWidget):
     def _finished(self, done, code: int) -> None:
         final = f"{done.final_loss:.4f}" if done.final_loss is not None else "–"
         best = f"{done.best_eval_loss:.4f}" if done.best_eval_loss is not None else "–"
+        if done.base_eval_loss is not None:  # how far the run moved from the base model
+            best += f" (base model before training: {done.base_eval_loss:.4f})"
         peak = f"{self.history.peak_gib:.2f} GiB {'on the GPU' if self.history.on_gpu else 'of RAM'}"
         if done.estimated_memory_gib is not None:
             peak += f" (estimated before the run: {done.estimated_memory_gib:.2f} GiB)"

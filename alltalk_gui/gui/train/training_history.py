@@ -44,6 +44,7 @@ class TrainingHistory:
 
     def clear(self) -> None:
         self.loss, self.loss_smooth, self.eval_loss, self.lr = Series(), Series(), Series(), Series()
+        self.base_eval = Series()  # the eval at step 0: the base model, before any update
         # GiB against the step: what this process allocated and reserved, the whole card, and the host RSS.
         self.allocated, self.reserved, self.device_used, self.rss = Series(), Series(), Series(), Series()
         self.device_total: float | None = None
@@ -97,6 +98,10 @@ class TrainingHistory:
         self.lr.add(e.step, e.lr)
 
     def _on_eval(self, e) -> None:
+        if e.step == 0:
+            self.base_eval.clear()  # one baseline per run
+            self.base_eval.add(0, e.loss)
+            return
         self.eval_loss.add(e.step, e.loss)
         self.last_eval = e.loss
 
