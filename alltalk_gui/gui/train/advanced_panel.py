@@ -31,8 +31,9 @@ from alltalk_gui.core.training.config import OPTIMIZERS, PRECISIONS, ConfigError
 FIELDS: list[tuple[str, str, str]] = [
     ("epochs", "Epochs", "Passes over the training clips. More fit the voice more closely and risk over-fitting; "
      "no memory cost."),
-    ("lr", "Learning rate", "Peak learning rate (coqui's default 5e-6). Higher learns faster and forgets the base "
-     "model's quality sooner."),
+    ("lr", "Learning rate", "Learning rate at an effective batch of 8 clips (1e-5: AllTalk's 5e-6 at 4 clips, per "
+     "clip); another effective batch B trains at lr x sqrt(B / 8). Constant after a short warm-up. Higher learns "
+     "faster and forgets the base model's quality sooner."),
     ("batch_size", "Micro-batch", "Clips per step on each device. Activation memory grows with it: the main "
      "memory knob."),
     ("grad_accum_steps", "Accumulation", "Micro-batches summed before each optimizer step. Raises the effective "
