@@ -1,4 +1,4 @@
-"""The learning rate per step: the warm-up ramp and the cosine (or flat) schedule the run follows."""
+"""The learning rate per step: the short warm-up ramp, then the flat (or cosine) schedule the run follows."""
 
 from __future__ import annotations
 
