@@ -60,8 +60,8 @@ class TrainConfig:
 
     # -- optimiser (coqui's XTTS fine-tuning defaults) ---------------------------------------------------------------
     # Learning rate at an effective batch of lr_batch clips. Higher learns faster and forgets the base voice quality
-    # sooner. 1e-5 at 8 clips is AllTalk's and coqui's 5e-6 at 4 clips per step, made per clip; with the constant
-    # schedule a 5-minute dataset then gets 1.3x the summed rate of AllTalk's defaults (see core/training/schedule.py).
+    # sooner. 1e-5 at 8 clips is AllTalk's 5e-6 at 4 clips per step, made per clip; with the constant schedule a
+    # 5-minute dataset then gets 1.3x the summed rate of AllTalk's defaults (see core/training/schedule.py).
     lr: float = 1e-5
     # The effective batch (batch_size x grad_accum_steps x processes) that lr is meant for; another effective batch
     # B trains at lr x sqrt(B / lr_batch) (the square-root rule for Adam). 0: lr as given, whatever the batch.
@@ -195,7 +195,7 @@ class TrainConfig:
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} cannot be negative (it is {getattr(self, name)}).")
         if not 0 < self.lr < 1:
-            raise ConfigError(f"lr must be between 0 and 1 (it is {self.lr}); coqui's default is 5e-6.")
+            raise ConfigError(f"lr must be between 0 and 1 (it is {self.lr}); the profiles use 1e-5 (1e-4 with LoRA).")
         for name in ("beta1", "beta2"):
             if not 0 <= getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be in [0, 1) (it is {getattr(self, name)}).")
