@@ -236,7 +236,7 @@ def test_optimizer_matches_coqui_adamw_with_decay_on_weights_only(tiny, monkeypa
     theirs = coqui.get_optimizer()
 
     gpt, _, _ = load_gpt(tiny)
-    ours = make_optimizer(gpt, TrainConfig())
+    ours = make_optimizer(gpt, TrainConfig(lr=5e-6))  # coqui's rate (ours is 1e-5 at 8 clips: schedule.py)
     names = {id(p): n for n, p in gpt.named_parameters()}
     our_groups = [sorted(names[id(p)] for p in g["params"]) for g in ours.param_groups]
     assert our_groups == [sorted(n) for n in theirs._group_names]
