@@ -305,9 +305,9 @@ def _write_speakers(path: Path, name: str, base: Path, weights: Path, references
                        "speaker_embedding": embedding.cpu().contiguous()}}, path)
 
 
-_SETTING_KEYS = ("epochs", "max_steps", "batch_size", "grad_accum_steps", "lr", "optimizer", "lr_schedule",
-                 "warmup_steps", "weight_decay", "max_grad_norm", "mixed_precision", "gradient_checkpointing",
-                 "max_audio_seconds", "seed", "language")
+_SETTING_KEYS = ("epochs", "max_steps", "batch_size", "grad_accum_steps", "lr", "lr_batch", "optimizer",
+                 "lr_schedule", "warmup_steps", "weight_decay", "max_grad_norm", "mixed_precision",
+                 "gradient_checkpointing", "lora_rank", "lora_dropout", "max_audio_seconds", "seed", "language")
 
 
 def _export_info(checkpoint: CheckpointInfo, options: ExportOptions, name: str, references: list[str],
