@@ -190,6 +190,10 @@ def _train_launched(config, args) -> int:
     except LaunchError as exc:
         print(f"alltalk-gui: {exc}", file=sys.stderr)
         return 1
+    # The children are in a process group of their own, so a terminal's Ctrl+C, a closed terminal or a kill
+    # reaches this process only: each becomes a stop request instead of orphaning them.
+    asked = [sig for sig in ("SIGTERM", "SIGHUP", "SIGBREAK") if hasattr(signal, sig)]
+    previous = {sig: signal.signal(getattr(signal, sig), _raise_interrupt) for sig in asked}
     try:
         while True:
             try:
@@ -198,6 +202,8 @@ def _train_launched(config, args) -> int:
             except KeyboardInterrupt:
                 child.request_stop(signals=False)  # the processes checkpoint and exit together
     finally:
+        for sig, handler in previous.items():
+            signal.signal(getattr(signal, sig), handler)
         progress.close()
         child.clear_stop()
     if follower.skipped:
@@ -206,6 +212,10 @@ def _train_launched(config, args) -> int:
         print(f"alltalk-gui: the training processes exited with code {code}", file=sys.stderr)
         return 1
     return exit_code(events)
+
+
+def _raise_interrupt(signum, frame):  # noqa: ARG001 - signal handler signature
+    raise KeyboardInterrupt
 
 
 class Progress:

@@ -40,3 +40,19 @@ def test_a_torn_line_then_a_resumed_session_opens_with_the_curve_and_resume(qtbo
     assert panel.resumable_run == run and panel.resume_button.isEnabled()
     assert "stopped at step 3" in panel.status.text()
     assert any("1 unreadable line(s)" in line for level, line in panel.log.entries if level == "warning")
+
+
+def test_a_run_folder_renamed_to_a_name_that_is_not_plain_is_refused_with_a_banner(qtbot, tmp_path):
+    run = tmp_path / "project" / "runs" / "bad|name"
+    checkpoint = run / "checkpoints" / "step_0000001"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / WEIGHTS_FILE).write_bytes(b"w")
+    (checkpoint / CONFIG_FILE).write_text(json.dumps(TrainConfig(project_dir=str(tmp_path / "elsewhere"),
+                                                                 run_name="r").to_dict()))
+    (checkpoint / STATE_FILE).write_text(json.dumps({"global_step": 1, "epoch": 0}))
+    panel = RunPanel()
+    qtbot.addWidget(panel)
+    panel.show_run(run.parent)
+    assert panel.resumable_run == run
+    panel.resume()
+    assert panel.supervisor is None and "cannot be resumed" in " ".join(panel.banner_texts())

@@ -33,7 +33,7 @@ from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.training.event_text import event_level, event_text, hms
 from alltalk_gui.core.training.events import Checkpoint, Done, Error, Log, MicroBatch, Started
 from alltalk_gui.core.training.follow import read_event_file
-from alltalk_gui.core.training.launch import resume_config
+from alltalk_gui.core.training.launch import LaunchError, resume_config
 from alltalk_gui.core.training.run_folders import EVENTS_FILE, new_run_name, newest_run_with_checkpoint, run_finished
 from alltalk_gui.gui.train.training_history import TrainingHistory
 from alltalk_gui.gui.train.training_supervisor import TrainingSupervisor
@@ -213,7 +213,11 @@ class RunPanel(QWidget):
         if self.is_running() or self.resumable_run is None:
             return
         run = self.resumable_run
-        config = resume_config(run.parent.parent, run.name)
+        try:
+            config = resume_config(run.parent.parent, run.name)
+        except (LaunchError, ValueError) as exc:  # a run folder renamed by hand, an unreadable config
+            self.add_banner("error", f"Run {run.name} cannot be resumed: {exc}")
+            return
         self._launch(config, resume=True, processes=processes)
 
     def _launch(self, config: TrainConfig, *, resume: bool, processes: int) -> None:
