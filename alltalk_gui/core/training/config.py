@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from alltalk_gui.core.dataclass_keys import unknown_keys
 from alltalk_gui.core.training.run_folders import RunNameError, check_run_name
+from alltalk_gui.core.dataclass_keys import unknown_keys
 
 OPTIMIZERS = ("adamw", "adamw8bit", "paged_adamw8bit")
 SCHEDULES = ("cosine", "constant")

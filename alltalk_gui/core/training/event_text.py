@@ -53,6 +53,8 @@ def _(event: Started) -> str:
 
 @event_text.register
 def _(event: Eval) -> str:
+    if event.step == 0:  # before any update: the base model's loss, the baseline the run is measured against
+        return f"eval of the base model (step 0): loss {event.loss:.4f}"
     return f"eval after epoch {event.epoch + 1}: loss {event.loss:.4f}{'  (best so far)' if event.best else ''}"
 
 
@@ -78,8 +80,10 @@ def _(event: Error) -> str:
 
 @event_text.register
 def _(event: Done) -> str:
+    base_loss = getattr(event, "base_eval_loss", None)  # the eval at step 0, when the run made one
+    base = f" (base model: {base_loss:.4f})" if base_loss is not None else ""
     lines = [f"Done ({_plain(event.reason)}) after step {event.step} in {hms(event.elapsed_s)}: final loss "
-             f"{_loss(event.final_loss)}, best eval loss {_loss(event.best_eval_loss)}."]
+             f"{_loss(event.final_loss)}, best eval loss {_loss(event.best_eval_loss)}{base}."]
     if event.peak_memory_gib is not None:
         estimated = (f" (estimated {event.estimated_memory_gib:.2f} GiB)"
                      if event.estimated_memory_gib is not None else "")

@@ -3,7 +3,7 @@
 The loop yields them; :class:`JsonlSink` appends each as one JSON line (with a ``type`` field) to the run's
 ``events.jsonl``; the CLI prints them and the GUI re-emits them as Qt signals. :func:`event_from_dict` turns a
 JSON line back into the dataclass, so a reader in another process (the GUI's training worker) sees the same
-objects the loop produced. Reading the file (tolerant of torn lines) is :mod:`alltalk_gui.core.training.follow`.
+objects the loop produced.
 """
 
 from __future__ import annotations

@@ -30,6 +30,8 @@ def test_each_event_type_has_its_line():
                                    "parameters. Run: /p/runs/r")
     assert event_text(Eval(step=2, epoch=0, loss=1.23456, loss_text_ce=0.1, loss_mel_ce=1.1, clips=1, best=True)) == \
         "eval after epoch 1: loss 1.2346  (best so far)"
+    assert event_text(Eval(step=0, epoch=0, loss=3.5, loss_text_ce=0.1, loss_mel_ce=3.4, clips=1, best=False)) == \
+        "eval of the base model (step 0): loss 3.5000"
     assert event_text(Checkpoint(step=2, epoch=0, path="/c/step_2", reason="epoch")) == \
         "checkpoint (epoch) at step 2: /c/step_2"
     assert event_text(Log(level="warning", message="careful")) == "careful"
