@@ -114,6 +114,37 @@ def test_stop_on_windows_writes_stop_and_sends_ctrl_break_never_sigterm(windows,
     assert several.process.sent == []  # the STOP file alone reaches every process under accelerate
 
 
+def test_a_ctrl_break_that_cannot_be_delivered_leaves_the_stop_file_to_do_it(windows, tmp_path, monkeypatch):
+    """The app has no console, so GenerateConsoleCtrlEvent fails there: the STOP file still stops the run."""
+    monkeypatch.setattr(signal, "CTRL_BREAK_EVENT", 1, raising=False)
+    child = _child(tmp_path)
+
+    def no_console(sig):
+        raise OSError(6, "The handle is invalid")
+
+    child.process.send_signal = no_console
+    child.request_stop()
+    assert (tmp_path / "run" / "STOP").is_file()
+
+
+def test_windows_starts_the_child_below_normal_in_its_own_group_without_nice(windows, tmp_path, monkeypatch):
+    started = {}
+
+    class FakePopen:
+        pid = 4321
+
+        def __init__(self, cmd, **kwargs):
+            started.update(cmd=cmd, **kwargs)
+
+    monkeypatch.setattr(launch.subprocess, "Popen", FakePopen)
+    config = fast_config(tmp_path / "p", tmp_path / "tiny", "r1")
+    child = start_training(config, processes=2, output=subprocess.PIPE)
+    assert started["creationflags"] == CREATE_NEW_PROCESS_GROUP | BELOW_NORMAL_PRIORITY_CLASS
+    assert "start_new_session" not in started and started["cmd"][0] == sys.executable  # no nice, no re-nicing
+    assert started["env"]["USE_LIBUV"] == "0" and started["stdout"] == subprocess.PIPE
+    assert (config.run_dir / "launch_config.json").is_file() and child.command == started["cmd"]
+
+
 def test_stop_on_posix_sends_sigterm_unless_signals_are_off(tmp_path):
     child = _child(tmp_path)
     child.request_stop()
