@@ -33,6 +33,8 @@ RUN_NAME_FORMAT = "run_%Y%m%d_%H%M%S"  # time.strftime format of a new run's nam
 # Letters, digits and . _ - (and spaces inside): a name every file system takes, shown as typed.
 _PLAIN_NAME = re.compile(r"^[\w.\- ]+$")
 _FINISHED = ("finished", "max_steps")  # Done reasons that leave nothing to resume
+# Device names Windows reserves in every folder, with or without an extension ("nul.txt" is the device too).
+_WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
 
 
 class RunNameError(ValueError):
@@ -50,7 +52,8 @@ def check_run_name(name: str) -> str:
     Raises:
         RunNameError: empty, ``.`` or ``..``, a path separator (``/`` or ``\\`` on every OS, so a project copied
             between Windows and Linux means the same), a drive letter or a character outside letters, digits,
-            space, ``.``, ``_`` and ``-``, or spaces/dots at either end (Windows drops them silently).
+            space, ``.``, ``_`` and ``-``, spaces/dots at either end (Windows drops them silently), or a device
+            name Windows reserves (``CON``, ``NUL``, ``COM1``...), so a project stays usable on every OS.
     """
     if not name or name in (".", "..") or "/" in name or "\\" in name or ":" in name:
         raise RunNameError(f"The run name '{name}' is not a plain folder name: use letters, digits, '_', '-' and "
@@ -58,6 +61,8 @@ def check_run_name(name: str) -> str:
     if not _PLAIN_NAME.match(name) or name != name.strip(" .") or len(name) > 100:
         raise RunNameError(f"The run name '{name}' is not a plain folder name: use at most 100 letters, digits, "
                            "'_', '-', '.' and spaces (not at either end).")
+    if name.split(".")[0].upper() in _WINDOWS_DEVICES:
+        raise RunNameError(f"The run name '{name}' is a device name on Windows; choose another.")
     return name
 
 

@@ -30,7 +30,7 @@ def test_plain_run_names_are_accepted(name):
 
 
 @pytest.mark.parametrize("name", ["", ".", "..", "../x", "../../../etc", "a/b", "a\\b", "/abs", "C:x", "C:\\x",
-                                  " lead", "trail.", "a\nb", "x" * 101])
+                                  " lead", "trail.", "a\nb", "x" * 101, "NUL", "con.txt", "Com1"])
 def test_names_that_are_not_plain_folder_names_are_refused(name):
     with pytest.raises(RunNameError):
         check_run_name(name)
