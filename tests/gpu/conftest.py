@@ -54,5 +54,7 @@ def gpu_project(tmp_path_factory) -> Path:
     from alltalk_gui.core.project.folder import VoiceProject
 
     project = VoiceProject.create(tmp_path_factory.mktemp("gpu_voice") / "voice", name="GPU Voice", language="en")
-    make_speech_dataset(project.dataset_dir, n_train=8, n_eval=2)
+    from tests.gpu.kit import DATASET_CLIPS
+
+    make_speech_dataset(project.dataset_dir, **DATASET_CLIPS)
     return project.root

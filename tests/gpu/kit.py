@@ -51,3 +51,21 @@ def assert_trained(events: list[dict], steps: int) -> None:
     assert done["peak_memory_gib"] and done["peak_memory_gib"] > 0, done
     memory = of_type(events, "memory")
     assert memory and "cuda_peak_reserved" in memory[-1]["stats"], memory[-1:] if memory else "no memory events"
+
+
+# What the GPU suite speaks (the fixtures and render_speech use the same values, so the speech cache that the
+# kit carries to a machine without espeak-ng holds exactly what the tests ask for).
+DATASET_CLIPS = {"n_train": 8, "n_eval": 2}
+WHISPER_SENTENCE = "The weather was calm over the harbour this morning."
+WHISPER_WPM = 150
+
+
+def render_speech(folder: str | Path) -> None:
+    """Synthesize everything the GPU suite speaks into ``folder`` (with ALLTALK_SPEECH_CACHE set, this fills
+    the cache: see benchmarks/gpu/bundles.py)."""
+    from alltalk_gui.core.engines.xtts.tiny_model import make_speech_dataset
+    from alltalk_gui.testing.speech import synthesize
+
+    folder = Path(folder)
+    make_speech_dataset(folder / "dataset", **DATASET_CLIPS)
+    synthesize(WHISPER_SENTENCE, folder / "weather.wav", words_per_minute=WHISPER_WPM)

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-SENTENCE = "The weather was calm over the harbour this morning."
+from tests.gpu.kit import WHISPER_SENTENCE as SENTENCE, WHISPER_WPM
 
 
 @pytest.fixture(scope="module")
 def speech(tmp_path_factory):
     from alltalk_gui.testing.speech import synthesize
 
-    return synthesize(SENTENCE, tmp_path_factory.mktemp("speech") / "weather.wav", words_per_minute=150)
+    return synthesize(SENTENCE, tmp_path_factory.mktemp("speech") / "weather.wav", words_per_minute=WHISPER_WPM)
 
 
 def _words(recognised) -> str:
