@@ -2,8 +2,8 @@
 
 XTTS v2 trains with the voice prompt cut from the target clip itself (``gpt_use_masking_gt_prompt_approach``), so
 the GPT could learn to copy the prompt instead of speaking the text; coqui therefore leaves the prompt's span out
-of the mel loss for some clips. How coqui-tts 0.28 does it, in ``GPT.forward`` (``TTS/tts/layers/xtts/gpt.py``,
-the lines after "# ignore the loss for the segment used for conditioning")::
+of the mel loss for some clips. How coqui-tts 0.28 does it, in ``GPT.forward`` (``TTS/tts/layers/xtts/gpt.py``
+lines 461-466 in 0.28.0, after "# ignore the loss for the segment used for conditioning")::
 
     if cond_idxs is not None:
         cond_start = cond_idxs[idx, 0]
