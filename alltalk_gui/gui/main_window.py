@@ -108,6 +108,13 @@ class MainWindow(QMainWindow):
         self.close_action = self._action(menu, "&Close project", self.close_project, QKeySequence.StandardKey.Close)
         menu.addSeparator()
         self._action(menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        # The transcript editor's actions with their shortcuts, so they can be found without hovering; they act
+        # on the Transcribe & Edit step, so the menu is enabled there only.
+        self.edit_menu = self.menuBar().addMenu("&Edit")
+        self.edit_menu.addActions(self.pages[1].editor.menu_actions())  # type: ignore[union-attr]
+        self.edit_menu.setEnabled(False)
+        self.stack.currentChanged.connect(
+            lambda: self.edit_menu.setEnabled(self.stack.currentWidget() is self.pages[1]))
         help_menu = self.menuBar().addMenu("&Help")
         self._action(help_menu, "&Check this computer…", self.show_first_run)
         self._action(help_menu, "&About AllTalk GUI", self._about)
