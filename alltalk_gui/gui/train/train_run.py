@@ -67,6 +67,7 @@ class RunPanel(QWidget):
         self.done_event = None
         self.resumable_run: Path | None = None
         self._run_started_wall = 0.0
+        self._sessions_before_s = 0.0  # training time of the run's earlier sessions (stop/crash, then Resume)
         self._build()
         self.timer = QTimer(self, interval=REFRESH_MS)
         self.timer.timeout.connect(self._tick)
@@ -187,6 +188,18 @@ class RunPanel(QWidget):
             self.status.setText("Choose a profile and press Start.")
         self._update_buttons()
 
+    def resumable_profile(self) -> str:
+        """The memory profile the resumable run was started with ("" when none or unknown)."""
+        if self.resumable_run is None:
+            return ""
+        saved = self.resumable_run / LAUNCH_CONFIG
+        try:
+            config = TrainConfig.load(saved if saved.is_file()
+                                      else run_checkpoints(self.resumable_run)[-1].path / "train_config.json")
+        except (OSError, ValueError):
+            return ""
+        return config.profile
+
     def _update_buttons(self, ready: bool = True) -> None:
         running = self.is_running()
         self.start_button.setEnabled(ready and not running)
@@ -222,6 +235,7 @@ class RunPanel(QWidget):
         self.done_event = None
         self.run_dir = config.run_dir
         self._run_started_wall = time.time()
+        self._sessions_before_s = self.history.training_s if resume else 0.0
         self.supervisor = TrainingSupervisor(config, resume=resume, processes=processes, parent=self)
         self.supervisor.event_received.connect(self.on_event)
         self.supervisor.output_line.connect(self._on_output)
@@ -354,10 +368,15 @@ class RunPanel(QWidget):
     def _finished(self, done, code: int) -> None:
         final = f"{done.final_loss:.4f}" if done.final_loss is not None else "–"
         best = f"{done.best_eval_loss:.4f}" if done.best_eval_loss is not None else "–"
-        peak = f"{self.history.peak_gib:.2f} GiB {'on the GPU' if self.history.on_gpu else 'of RAM'}"
+        h = self.history
+        sampled = h.sampled_peak_gib or h.peak_gib
+        peak = f"{sampled:.2f} GiB {'on the GPU' if h.on_gpu else 'of RAM'}"
+        if h.peak_gib > sampled * 1.1:  # the plot shows the samples; say where the higher figure comes from
+            peak += f" (briefly {h.peak_gib:.2f} GiB between samples, e.g. while loading the model)"
         if done.estimated_memory_gib is not None:
             peak += f" (estimated before the run: {done.estimated_memory_gib:.2f} GiB)"
-        elapsed = hms(time.time() - self._run_started_wall)
+        # This session from its start (loading included) plus the earlier sessions of a resumed run.
+        elapsed = hms(self._sessions_before_s + time.time() - self._run_started_wall)
         if done.reason == "stopped":
             self.status.setText(f"Stopped at step {done.step} and saved a checkpoint. Resume continues from it.")
             self.add_banner("info", f"Stopped at step {done.step}; the checkpoint is saved.")
