@@ -128,3 +128,29 @@ def test_the_page_has_no_inner_scroll_box_and_shows_every_profile(page, qtbot):
     for button in picker.buttons.values():
         assert button.isVisibleTo(page) and button.height() >= button.sizeHint().height()
     assert page.run.height() >= 400
+
+
+def test_library_noise_goes_to_the_output_file_not_the_log_view(page, tmp_path):
+    from alltalk_gui.gui.train.child_output import OUTPUT_FILE, ChildOutput
+
+    run = page.run
+    run.log.clear()
+    run.output = ChildOutput(tmp_path)
+    lines = [
+        "$ python -u -m alltalk_gui.core.training.runner --config launch_config.json",
+        "[transformers] Model config: eos_token_id must be `None` or an integer within the vocabulary",
+        "Failed to load CPU gemm_4bit_forward from kernels-community: No module named 'kernels'. Please make sure "
+        "you already `pip install kernels`",
+        "/venv/lib/python3.11/site-packages/torch/utils/checkpoint.py:87: UserWarning: None of the inputs have "
+        "requires_grad=True.",
+        "  warnings.warn(",
+        "Warning: the dataset has only 3 clips",
+        "Traceback (most recent call last):",
+    ]
+    for line in lines:
+        run._on_output(line)
+    run.output.close()
+    assert run.log.shown_text().splitlines() == ["Warning: the dataset has only 3 clips",
+                                                 "Traceback (most recent call last):"]
+    assert (tmp_path / OUTPUT_FILE).read_text().splitlines() == lines  # everything, for a bug report
+    assert run.log.text.minimumHeight() >= 6 * run.log.text.fontMetrics().lineSpacing()

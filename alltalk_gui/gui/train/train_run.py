@@ -40,6 +40,7 @@ from alltalk_gui.gui.train.training_history import TrainingHistory, hms
 from alltalk_gui.gui.train.training_supervisor import LAUNCH_CONFIG, TrainingSupervisor
 from alltalk_gui.gui.common.banner import Banner
 from alltalk_gui.gui.train.checkpoint_preview import CheckpointPreview
+from alltalk_gui.gui.train.child_output import OUTPUT_FILE, ChildOutput
 from alltalk_gui.gui.train.log_view import LogView
 from alltalk_gui.gui.train.loss_plot import LossPlot
 from alltalk_gui.gui.train.lr_plot import LrPlot
@@ -67,6 +68,7 @@ class RunPanel(QWidget):
         self.done_event = None
         self.resumable_run: Path | None = None
         self._run_started_wall = 0.0
+        self.output = ChildOutput(None)
         self._sessions_before_s = 0.0  # training time of the run's earlier sessions (stop/crash, then Resume)
         self._build()
         self.timer = QTimer(self, interval=REFRESH_MS)
@@ -119,7 +121,7 @@ class RunPanel(QWidget):
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.hide()
-        self.to_preview = QPushButton("Go to Preview & Export →")
+        self.to_preview = QPushButton("Go to Preview && Export →")  # "&&": a lone & is a mnemonic
         self.to_preview.clicked.connect(self.preview_requested)
         self.to_preview.hide()
         end_row = QHBoxLayout()
@@ -236,6 +238,8 @@ class RunPanel(QWidget):
         self.run_dir = config.run_dir
         self._run_started_wall = time.time()
         self._sessions_before_s = self.history.training_s if resume else 0.0
+        self.output.close()
+        self.output = ChildOutput(config.run_dir)
         self.supervisor = TrainingSupervisor(config, resume=resume, processes=processes, parent=self)
         self.supervisor.event_received.connect(self.on_event)
         self.supervisor.output_line.connect(self._on_output)
@@ -244,7 +248,8 @@ class RunPanel(QWidget):
         self.progress.setFormat("Loading the model…")
         what = "Resuming" if resume else "Starting"
         self.status.setText(f"{what} run {config.run_name}: loading PyTorch, the base model and the dataset…")
-        self.log.append(f"{what} run {config.run_name} in {config.run_dir}")
+        self.log.append(f"{what} run {config.run_name} in {config.run_dir} (the process's whole output goes to "
+                        f"{OUTPUT_FILE} there)")
         self.supervisor.start()
         self.timer.start()
         self._update_buttons()
@@ -297,10 +302,9 @@ class RunPanel(QWidget):
             self.done_event = event
 
     def _on_output(self, line: str) -> None:
-        lowered = line.lower()
-        level = "error" if ("error" in lowered or "traceback" in lowered) else \
-            "warning" if "warn" in lowered else "info"
-        self.log.append(line, level)
+        shown = self.output.accept(line)  # every line to the run's output.log, library noise not to the view
+        if shown is not None:
+            self.log.append(shown[1], shown[0])
 
     def _show_progress(self) -> None:
         h = self.history
@@ -337,6 +341,7 @@ class RunPanel(QWidget):
 
     # -- the end -------------------------------------------------------------------------------------------
     def _on_exited(self, code: int, done_seen: bool) -> None:
+        self.output.close()
         self.stop_timer.stop()
         self.timer.stop()
         for i, plot in enumerate(self.plots()):  # the last points, one plot per event-loop turn

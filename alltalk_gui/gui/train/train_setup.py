@@ -253,7 +253,10 @@ class SetupPanel(QWidget):
 
     # -- base model ---------------------------------------------------------------------------------------------
     def _choose_base(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "The XTTS v2 base-model folder")
+        current = self.base_model_dir()  # open where the current model is, not at home
+        start = next((str(f) for f in (current, current and current.parent) if f is not None and f.is_dir()),
+                     str(Path.home()))
+        folder = QFileDialog.getExistingDirectory(self, "The XTTS v2 base-model folder", start)
         if folder:
             system_checks.set_base_model_folder(folder)
             self.refresh_facts()
