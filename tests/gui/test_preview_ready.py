@@ -61,3 +61,49 @@ def test_the_intelligibility_check_uses_the_transcription_model(monkeypatch, tmp
     assert transcription_model() is None
     settings.settings().setValue("transcribe/model", "/models/tiny.en")
     assert transcription_model() == "/models/tiny.en"
+
+
+def test_ab_cards_are_even_and_never_overflow(qtbot, voice, tmp_path):
+    import numpy as np
+    import soundfile as sf
+
+    from alltalk_gui.core.voice.preview import GenerationSettings, PreviewResult
+    from alltalk_gui.gui.preview.ab_row import AbRow
+
+    results = []
+    for label, title in (("base", ""), ("fine-tuned", "run_20261123_040725 · step 80, eval loss 0.809 (latest)")):
+        wav = tmp_path / f"{label}.wav"
+        sf.write(wav, np.sin(np.arange(22050) / 10).astype("float32") * 0.3, 22050)
+        results.append(PreviewResult(wav=wav, info=tmp_path / f"{label}.json", label=label, text="Hello there.",
+                                     language="en", checkpoint=None, checkpoint_label=title, references=[],
+                                     settings=GenerationSettings(), sample_rate=22050, duration_s=1.0,
+                                     generation_s=21.5, wer=1.0, transcript=""))
+    row = AbRow(results)
+    qtbot.addWidget(row)
+    row.resize(820, 200)
+    row.show()
+    qtbot.wait(20)
+    base, tuned = row.takes
+    assert abs(base.width() - tuned.width()) <= 2 and tuned.geometry().right() <= row.width()
+
+
+def test_playing_without_a_sound_device_says_so(qtbot, tmp_path, monkeypatch):
+    import numpy as np
+    import soundfile as sf
+
+    from alltalk_gui.gui.common import audio_player
+
+    wav = tmp_path / "a.wav"
+    sf.write(wav, np.zeros(2205, dtype="float32"), 22050)
+    player = audio_player.AudioPlayer()
+    messages: list[str] = []
+    player.error.connect(messages.append)
+    monkeypatch.setattr(audio_player, "has_sound_output", lambda: False)
+    player.play(wav)
+    assert messages and "No sound output" in messages[0]
+    player.stop()
+    messages.clear()
+    monkeypatch.setattr(audio_player, "has_sound_output", lambda: True)
+    player.play(wav)
+    player.stop()
+    assert not any("No sound output" in m for m in messages)

@@ -97,6 +97,7 @@ class PreviewPage(QWidget):
         self.rows_layout.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # the takes share the width
         scroll.setWidget(self.rows_box)
         self.export_panel = ExportPanel()
         self.export_panel.export_requested.connect(self.export)

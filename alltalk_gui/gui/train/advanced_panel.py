@@ -102,7 +102,9 @@ class AdvancedPanel(QGroupBox):
         layout.addRow(self.body)
         layout.addRow(self.error)
         self.toggled.connect(self.body.setVisible)
+        self.toggled.connect(lambda shown: self.setFlat(not shown))  # closed: a line, not an empty box
         self.body.setVisible(False)
+        self.setFlat(True)
         self.processes = 1
         self._update_effective()
 

@@ -24,7 +24,7 @@ from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.gui.train.train_run import RunPanel
 from alltalk_gui.gui.train.train_setup import SetupPanel
 
-RUN_MIN_HEIGHT = 480  # run controls, status and plots tall enough to read, with a few log lines
+RUN_MIN_HEIGHT = 420  # run controls, status and plots tall enough to read, with a few log lines
 
 
 class TrainPage(QWidget):
