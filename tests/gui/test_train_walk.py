@@ -154,3 +154,12 @@ def test_library_noise_goes_to_the_output_file_not_the_log_view(page, tmp_path):
                                                  "Traceback (most recent call last):"]
     assert (tmp_path / OUTPUT_FILE).read_text().splitlines() == lines  # everything, for a bug report
     assert run.log.text.minimumHeight() >= 6 * run.log.text.fontMetrics().lineSpacing()
+
+
+def test_a_run_folds_the_setup_into_one_line(page):
+    page.setup.picker.choose("low")
+    page._running_changed(True)
+    assert not page.setup.isVisibleTo(page) and page.running_note.isVisibleTo(page)
+    assert "Low VRAM" in page.running_note.text()
+    page._running_changed(False)
+    assert page.setup.isVisibleTo(page) and not page.running_note.isVisibleTo(page) and page.setup.isEnabled()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QRect, Qt, Signal
+from PySide6.QtCore import QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView, QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem,
@@ -239,12 +239,24 @@ class ImportPage(QWidget):
     def _fit_rejected_list(self) -> None:
         # As tall as its wrapped rows, up to four; a scroll bar beyond that. Measured against the list's width:
         # sizeHintForRow gave one line per row before the list had been laid out, cutting messages in half.
-        width = max(self.rejected_list.viewport().width(), self.width() - 60, 200) - 12
+        shown = self.rejected_list.isVisible()
+        width = (self.rejected_list.viewport().width() if shown else self.width() - 70) - 16
         metrics = self.rejected_list.fontMetrics()
-        rows = sum(metrics.boundingRect(QRect(0, 0, width, 10000), Qt.TextFlag.TextWordWrap,
-                                        self.rejected_list.item(i).text()).height() + 6
+        rows = sum(metrics.boundingRect(QRect(0, 0, max(width, 150), 10000), Qt.TextFlag.TextWordWrap,
+                                        self.rejected_list.item(i).text()).height() + 8
                    for i in range(min(4, self.rejected_list.count())))
-        self.rejected_list.setFixedHeight(rows + 2 * self.rejected_list.frameWidth() + 4)
+        self.rejected_list.setFixedHeight(rows + 2 * self.rejected_list.frameWidth() + 6)
+        if not shown:  # measure again once it is laid out at its real width
+            QTimer.singleShot(0, self, self._fit_rejected_list_once)
+
+    def _fit_rejected_list_once(self) -> None:
+        if self.rejected_list.isVisible():
+            self._fit_rejected_list()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        if self.rejected_list.count():
+            self._fit_rejected_list()
 
     def _clear_rejections(self) -> None:
         self.rejected_list.clear()

@@ -102,11 +102,17 @@ class AdvancedPanel(QGroupBox):
         layout.addRow(self.body)
         layout.addRow(self.error)
         self.toggled.connect(self.body.setVisible)
-        self.toggled.connect(lambda shown: self.setFlat(not shown))  # closed: a line, not an empty box
+        self.toggled.connect(self._fold)
         self.body.setVisible(False)
-        self.setFlat(True)
+        self._fold(False)
         self.processes = 1
         self._update_effective()
+
+    def _fold(self, shown: bool) -> None:
+        """Closed, the panel is its title only: no empty framed box under it."""
+        margin = 11 if shown or self.error.isVisible() else 0
+        self.layout().setContentsMargins(margin, margin, margin, margin)
+        self.setFlat(not shown)
 
     def _editor(self, name: str, value: Any) -> QWidget:
         if name in CHOICES:
@@ -218,5 +224,6 @@ class AdvancedPanel(QGroupBox):
     def show_error(self, message: str | None) -> None:
         self.error.setText(message or "")
         self.error.setVisible(bool(message))
+        self._fold(self.isChecked())
         if message and not self.isChecked():
             self.setChecked(True)  # the message names a field: show it

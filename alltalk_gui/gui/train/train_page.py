@@ -47,11 +47,16 @@ class TrainPage(QWidget):
 
         # One scroll area for the whole page, no inner one: the setup takes its natural height (Advanced
         # settings included when open) and the run below keeps room for readable plots. At 1400x950 it all
-        # fits; at 1024x700 the page scrolls, and a starting run scrolls its plots into view.
+        # fits; at 1024x700 the page scrolls. During a run the setup (locked then) folds into one line, so the
+        # plots and the log fill the window at either size.
         self.run.setMinimumHeight(RUN_MIN_HEIGHT)
         content = QWidget()
         column = QVBoxLayout(content)
         column.addWidget(QLabel("<h2>Train</h2>"))
+        self.running_note = QLabel()
+        self.running_note.setWordWrap(True)
+        self.running_note.hide()
+        column.addWidget(self.running_note)
         column.addWidget(self.setup)
         column.addWidget(self.run, 1)
         self.scroll = QScrollArea()
@@ -107,6 +112,7 @@ class TrainPage(QWidget):
             self.run.start(config, processes=self.setup.processes)
 
     def resume(self) -> None:
+        self._show_resume_profile()  # Resume uses the run's own settings: show its profile
         self.run.resume(processes=self.setup.processes)
 
     def _devices_ready(self) -> None:
@@ -118,8 +124,15 @@ class TrainPage(QWidget):
 
     def _running_changed(self, running: bool) -> None:
         self.setup.setEnabled(not running)
+        self.setup.setVisible(not running)
+        picker = self.setup.picker
+        name = picker.resolved() or ""
+        title = picker.buttons[name].text() if name in picker.buttons else "the chosen"
+        self.running_note.setText(f"Training with the {title} profile. The settings are locked while it runs and "
+                                  "shown again when it ends.")
+        self.running_note.setVisible(running)
         if running:  # the plots are what to watch now
-            QTimer.singleShot(0, self, lambda: self.scroll.ensureWidgetVisible(self.run, 0, 0))
+            self.scroll.verticalScrollBar().setValue(0)
 
     def confirm_close(self) -> bool:
         """Ask what to do with a running training before the window closes; True when it may close."""

@@ -31,7 +31,7 @@ class FindBar(QWidget):
         self.current_id: Callable[[], str | None] = lambda: None
         self.visible_order: Callable[[], list[str]] = lambda: []
         self.position: int | None = None  # index in the matches after Enter / F3; None: not moved yet
-        self.find_edit = QLineEdit(placeholderText="Find… (Enter: next match)", clearButtonEnabled=True)
+        self.find_edit = QLineEdit(placeholderText="Find…", clearButtonEnabled=True)
         self.find_edit.setToolTip("Enter or F3: next matching clip; Shift+Enter or Shift+F3: previous one")
         self.find_edit.textChanged.connect(self._text_changed)
         self.find_edit.returnPressed.connect(lambda: self.go(1))

@@ -76,7 +76,8 @@ class TranscribePanel(QWidget):
             grid.addWidget(QLabel(label), 0, column)
             grid.addWidget(widget, 1, column)
         grid.addWidget(self.transcribe_button, 1, 4)
-        grid.setColumnStretch(1, 1)
+        for column, stretch in enumerate((2, 3, 2, 1)):  # the room shared, the model's name gets the most
+            grid.setColumnStretch(column, stretch)
 
         self.file_label = QLabel()
         self.file_label.setWordWrap(True)  # a long file name wraps instead of widening the window
