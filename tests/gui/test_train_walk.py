@@ -128,6 +128,13 @@ def test_the_page_has_no_inner_scroll_box_and_shows_every_profile(page, qtbot):
     for button in picker.buttons.values():
         assert button.isVisibleTo(page) and button.height() >= button.sizeHint().height()
     assert page.run.height() >= 400
+    page._running_changed(True)  # during a run the plots and the log fit 1024x700 without scrolling
+    qtbot.wait(20)
+    assert page.scroll.verticalScrollBar().maximum() == 0 and page.run.height() >= 500
+    page._running_changed(False)
+    page.resize(1400 - 200, 950 - 70)  # at 1400x950 everything fits before a run too
+    qtbot.wait(20)
+    assert page.scroll.verticalScrollBar().maximum() == 0
 
 
 def test_library_noise_goes_to_the_output_file_not_the_log_view(page, tmp_path):

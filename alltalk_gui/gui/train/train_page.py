@@ -27,6 +27,24 @@ from alltalk_gui.gui.train.train_setup import SetupPanel
 RUN_MIN_HEIGHT = 420  # run controls, status and plots tall enough to read, with a few log lines
 
 
+class _AtMinimum(QWidget):
+    """Holds the run panel and asks the scroll area for its minimum height only. Its preferred height (three
+    plots' default 480 px each side) made the page taller than the window, so it scrolled even when the
+    minimum fitted; now the room beyond the minimum goes to it by stretch."""
+
+    def __init__(self, child: QWidget) -> None:
+        super().__init__()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(child)
+
+    def sizeHint(self):  # noqa: N802 (Qt's name)
+        return self.minimumSizeHint()
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt's name)
+        return False
+
+
 class TrainPage(QWidget):
     status_message = Signal(str)
     preview_requested = Signal()
@@ -58,7 +76,7 @@ class TrainPage(QWidget):
         self.running_note.hide()
         column.addWidget(self.running_note)
         column.addWidget(self.setup)
-        column.addWidget(self.run, 1)
+        column.addWidget(_AtMinimum(self.run), 1)
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
         self.scroll.setWidget(content)
@@ -133,6 +151,8 @@ class TrainPage(QWidget):
         self.running_note.setVisible(running)
         if running:  # the plots are what to watch now
             self.scroll.verticalScrollBar().setValue(0)
+        else:  # the summary and the plots stay in view with the setup back above them
+            QTimer.singleShot(0, self, lambda: self.scroll.verticalScrollBar().setValue(self.run.y()))
 
     def confirm_close(self) -> bool:
         """Ask what to do with a running training before the window closes; True when it may close."""
