@@ -81,6 +81,7 @@ class TranscribePanel(QWidget):
 
         self.file_label = QLabel()
         self.file_label.setWordWrap(True)  # a long file name wraps instead of widening the window
+        self.file_label.setMinimumWidth(190)
         self.file_bar = QProgressBar()
         self.overall_label = QLabel()
         self.overall_bar = QProgressBar()
