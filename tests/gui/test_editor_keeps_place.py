@@ -105,3 +105,14 @@ def test_the_edit_menu_lists_the_editor_actions_on_the_transcript_step(qtbot, pr
     window.sidebar.setCurrentRow(0)
     assert not menu.isEnabled()
     window.pages[1].shutdown()
+
+
+def test_undo_and_redo_start_disabled_and_name_the_edit(page):
+    editor = page.editor
+    assert not editor.undo_action.isEnabled() and not editor.redo_action.isEnabled()
+    editor.select("c00001")
+    editor.delete_action.trigger()
+    assert editor.undo_action.isEnabled()
+    assert editor.undo_action.toolTip() == "Undo delete “The quick brown fox…” (Ctrl+Z)"
+    editor.undo_action.trigger()
+    assert editor.redo_action.isEnabled() and "“The quick brown fox…”" in editor.redo_action.toolTip()

@@ -71,12 +71,16 @@ class TranscriptEditor(QWidget):
         self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
         for action in (self.undo_action, self.redo_action):
             action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.undo_action.setEnabled(False)
+        self.redo_action.setEnabled(False)
+        self.undo_action.setToolTip("Nothing to undo")
+        self.redo_action.setToolTip("Nothing to redo")
         self.undo_stack.canUndoChanged.connect(self.undo_action.setEnabled)
         self.undo_stack.canRedoChanged.connect(self.redo_action.setEnabled)
         self.undo_stack.undoTextChanged.connect(lambda t: self.undo_action.setToolTip(
-            f"Undo {t} (Ctrl+Z)" if t else "Nothing to undo"))
+            f"Undo {t[:1].lower() + t[1:]} (Ctrl+Z)" if t else "Nothing to undo"))
         self.undo_stack.redoTextChanged.connect(lambda t: self.redo_action.setToolTip(
-            f"Redo {t} (Ctrl+Shift+Z)" if t else "Nothing to redo"))
+            f"Redo {t[:1].lower() + t[1:]} (Ctrl+Shift+Z)" if t else "Nothing to redo"))
         self.edit_text_action = self._add("Edit text", self.edit_text, "F2", add_to_toolbar=False)
         for action in (self.toolbar.widgetForAction(a) for a in self.toolbar.actions()):
             if action is not None:  # toolbar buttons take no focus by default: put them in the Tab order
