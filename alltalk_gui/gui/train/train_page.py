@@ -3,8 +3,10 @@
 The page joins two halves: :class:`~alltalk_gui.gui.train.train_setup.SetupPanel` above builds the TrainConfig,
 :class:`~alltalk_gui.gui.train.train_run.RunPanel` below runs it in a child process and shows what happens.
 Start validates the config first (:meth:`TrainConfig.validate`, told whether this machine has CUDA) and refuses
-with the message shown under the Advanced settings. The main window asks :meth:`TrainPage.confirm_close`
-before it closes, and follows ``preview_requested`` to the Preview step.
+with the message shown under the Advanced settings; the picker's one-click Low VRAM button selects that
+profile and goes through the same Start. A project reopened with an interrupted run shows the run's own profile,
+the one Resume uses. The main window asks :meth:`TrainPage.confirm_close` before it closes (stopping shows a
+"saving a checkpoint" note while it waits), and follows ``preview_requested`` to the Preview step.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class TrainPage(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.project: VoiceProject | None = None
+        self._stopping = False  # stop_and_wait is waiting for the checkpoint
         self.setup = SetupPanel()
         self.run = RunPanel()
         self.run.status_message.connect(self.status_message)
@@ -158,6 +161,8 @@ class TrainPage(QWidget):
         """Ask what to do with a running training before the window closes; True when it may close."""
         if not self.run.is_running():
             return True
+        if self._stopping:  # a second close while the first one waits for the checkpoint
+            return False
         if self.ask_on_close() != "stop":
             return False
         self.stop_and_wait()
@@ -179,6 +184,7 @@ class TrainPage(QWidget):
         window painting and says what it waits for (a checkpoint can take a minute on a slow disk)."""
         if not self.run.is_running():
             return
+        self._stopping = True
         self.run.stop()
         note = QProgressDialog("Stopping the training: finishing the step and saving a checkpoint…", "", 0, 0, self)
         note.setWindowTitle("Stopping training")
@@ -196,3 +202,4 @@ class TrainPage(QWidget):
             self.run.force_stop()
         self.run.wait(10000)
         note.close()
+        self._stopping = False
