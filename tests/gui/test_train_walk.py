@@ -163,10 +163,14 @@ def test_library_noise_goes_to_the_output_file_not_the_log_view(page, tmp_path):
     assert run.log.text.minimumHeight() >= 6 * run.log.text.fontMetrics().lineSpacing()
 
 
-def test_a_run_folds_the_setup_into_one_line(page):
+def test_a_run_folds_the_setup_into_one_line(page, qtbot):
+    page.resize(1024 - 200, 700 - 70)
     page.setup.picker.choose("low")
     page._running_changed(True)
     assert not page.setup.isVisibleTo(page) and page.running_note.isVisibleTo(page)
     assert "Low VRAM" in page.running_note.text()
     page._running_changed(False)
     assert page.setup.isVisibleTo(page) and not page.running_note.isVisibleTo(page) and page.setup.isEnabled()
+    qtbot.wait(300)  # the end of a run scrolls to its summary and plots, below the setup
+    bar = page.scroll.verticalScrollBar()
+    assert bar.maximum() > 0 and bar.value() == min(page._run_holder.y(), bar.maximum())

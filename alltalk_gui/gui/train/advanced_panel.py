@@ -110,9 +110,11 @@ class AdvancedPanel(QGroupBox):
 
     def _fold(self, shown: bool) -> None:
         """Closed, the panel is its title only: no empty framed box under it."""
-        margin = 11 if shown or self.error.isVisible() else 0
+        opened = shown or self.error.isVisible()
+        margin = 11 if opened else 0
         self.layout().setContentsMargins(margin, margin, margin, margin)
         self.setFlat(not shown)
+        self.setMaximumHeight(16777215 if opened else self.fontMetrics().height() + 6)  # cuts the empty frame
 
     def _editor(self, name: str, value: Any) -> QWidget:
         if name in CHOICES:

@@ -79,7 +79,8 @@ class TrainPage(QWidget):
         self.running_note.hide()
         column.addWidget(self.running_note)
         column.addWidget(self.setup)
-        column.addWidget(_AtMinimum(self.run), 1)
+        self._run_holder = _AtMinimum(self.run)
+        column.addWidget(self._run_holder, 1)
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
         self.scroll.setWidget(content)
@@ -155,7 +156,8 @@ class TrainPage(QWidget):
         if running:  # the plots are what to watch now
             self.scroll.verticalScrollBar().setValue(0)
         else:  # the summary and the plots stay in view with the setup back above them
-            QTimer.singleShot(0, self, lambda: self.scroll.verticalScrollBar().setValue(self.run.y()))
+            # After the setup is laid out again (a moment later), or the position is the old one.
+            QTimer.singleShot(100, self, lambda: self.scroll.verticalScrollBar().setValue(self._run_holder.y()))
 
     def confirm_close(self) -> bool:
         """Ask what to do with a running training before the window closes; True when it may close."""
