@@ -28,13 +28,13 @@ def _step(i: int, loss: float, total: int = 30, t: float = 0.0) -> Step:
 
 @pytest.mark.timeout(900)
 def test_low_vram_starts_then_reopen_shows_low_and_the_summary_adds_the_sessions(page, qtbot, monkeypatch):
-    _fast(page, monkeypatch, max_steps=6, save_every_steps=1)
+    _fast(page, monkeypatch, max_steps=30, save_every_steps=1)
     run = page.run
     assert page.setup.picker.choice() == "auto" and page.setup.picker.resolved() != "low"  # CPU: Auto -> High
     page.setup.picker.low_vram.click()  # one click: selected, checked, started
     assert page.setup.picker.choice() == "low" and run.is_running()
     qtbot.waitUntil(lambda: run.history.step >= 2, timeout=RUN_TIMEOUT_MS)
-    time.sleep(1.0)  # a session long enough to be seen in the total
+    qtbot.wait(1000)  # a session long enough to be seen in the total
     run.stop()
     _wait_exit(qtbot, page)
     first = run.history.training_s

@@ -11,6 +11,7 @@ when the checkpoint or the references change, so the page can update its buttons
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -44,6 +45,7 @@ class PreviewInputs(QWidget):
         refresh.clicked.connect(self.refresh)
         self.reference_label = QLabel()
         self.reference_label.setWordWrap(True)
+        self.reference_label.setTextFormat(Qt.TextFormat.RichText)
         choose = QPushButton("Choose…")
         choose.clicked.connect(self._choose_references)
         auto = QPushButton("Automatic")
@@ -142,11 +144,11 @@ class PreviewInputs(QWidget):
         self.automatic = automatic
         self.references = [c.path for c in clips]
         if clips:
-            self.reference_label.setText(", ".join(_words(c) for c in clips))
+            self.reference_label.setText(", ".join(html.escape(_words(c)) for c in clips))
             self.reference_label.setToolTip("\n".join(str(c.path) for c in clips))
         else:
             self.reference_label.setText("<i>none yet: they are taken from the dataset once it is exported "
-                                         "(training does it), or choose clips</i>")
+                                         "(Transcribe &amp; Edit), or choose clips</i>")
             self.reference_label.setToolTip("")
         self.changed.emit()
 
