@@ -89,7 +89,8 @@ def test_every_action_is_listed_with_its_shortcut(page):
     assert listed["Find next"] == "F3" and listed["Edit text"] == "F2"
 
 
-def test_the_edit_menu_lists_the_editor_actions_on_the_transcript_step(qtbot, project, monkeypatch, tmp_path):  # noqa: F811
+def test_the_edit_menu_lists_the_editor_actions_on_the_transcript_step(qtbot, project,  # noqa: F811
+                                                                       monkeypatch, tmp_path):
     from alltalk_gui.gui.main_window import MainWindow
 
     monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "config"))

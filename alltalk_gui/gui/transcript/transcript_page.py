@@ -52,7 +52,8 @@ class TranscriptPage(QWidget):
         self.editor = TranscriptEditor()
         self.editor.status_message.connect(self.status_message)
         self.editor.retranscribe_requested.connect(self.retranscribe)
-        self.export_button = QPushButton("Export dataset")  # no "…": it writes at once (asks only about refused clips)
+        # No "…": it writes at once (it asks only when some clips would be refused).
+        self.export_button = QPushButton("Export dataset")
         self.export_button.setToolTip("Write the kept clips as wavs plus metadata_train.csv / metadata_eval.csv "
                                       "for training.")
         self.export_button.clicked.connect(self.export_dataset)

@@ -50,8 +50,8 @@ class ChangeCommand(QUndoCommand):
 
 
 def describe(change: Change, words: int = 4) -> str:
-    """The change's description with each clip id replaced by the clip's first words, as a person knows it
-    ("merge “A second sentence follows…” with “Third one is spoken…”" rather than "merge c00005 with c00006")."""
+    """The change's description with each clip id replaced by the clip's first words, as a person knows it:
+    "merge “A second sentence follows…” with “Third one is spoken…”", not "merge c00005 with c00006"."""
     texts = {s.id: s.text for s in (*change.before, *change.after)}
 
     def words_of(match: re.Match) -> str:
