@@ -129,8 +129,8 @@ def capability_from_name(name: str) -> Optional[Tuple[int, int]]:
 def choose(gpus: Sequence[Gpu], os_name: str = "nt") -> Choice:
     """The PyTorch build for these cards and their driver (see the module docstring)."""
     if not gpus:
-        return Choice("cpu", "No NVIDIA graphics driver was found (no nvidia-smi), so PyTorch is installed "
-                             "for the CPU.")
+        return Choice("cpu", "nvidia-smi reported no NVIDIA card (no NVIDIA driver, or one that is not working), "
+                             "so PyTorch is installed for the CPU.")
     too_old = [g for g in gpus if g.capability is not None and g.capability < CU126_RANGE[0]]
     usable = [g for g in gpus if g not in too_old]
     if not usable:
