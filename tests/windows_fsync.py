@@ -27,6 +27,7 @@ MODULES = (
     "tests/core/test_folders.py",
     "tests/core/project/test_project.py",
     "tests/core/project/test_importer.py",
+    "tests/core/dataset/test_dataset_export.py",
     "tests/core/training/test_train_loop.py",
     "tests/core/voice/test_export.py",
     "tests/core/voice/test_preview_checkpoints.py",

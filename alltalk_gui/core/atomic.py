@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from alltalk_gui.core import folders
+
 
 @contextmanager
 def atomic_path(target: str | os.PathLike[str], suffix: str = "") -> Iterator[Path]:
@@ -31,7 +33,7 @@ def atomic_path(target: str | os.PathLike[str], suffix: str = "") -> Iterator[Pa
     try:
         yield tmp
         _fsync_file(tmp)
-        os.replace(tmp, target)
+        folders.rename(tmp, target)  # os.replace, retried while Windows' indexer or antivirus holds target
         _fsync_dir(target.parent)
     except BaseException:
         tmp.unlink(missing_ok=True)
