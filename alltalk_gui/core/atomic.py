@@ -33,7 +33,7 @@ def atomic_path(target: str | os.PathLike[str], suffix: str = "") -> Iterator[Pa
     try:
         yield tmp
         _fsync_file(tmp)
-        folders.rename(tmp, target)  # os.replace, retried while Windows' indexer or antivirus holds target
+        folders.rename(tmp, target, overwrite=True)  # os.replace, retried while Windows' indexer holds target
         _fsync_dir(target.parent)
     except BaseException:
         tmp.unlink(missing_ok=True)

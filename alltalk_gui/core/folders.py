@@ -25,17 +25,19 @@ from typing import Callable
 RETRY_DELAYS_S = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0)
 
 
-def rename(source: str | os.PathLike[str], target: str | os.PathLike[str], *,
+def rename(source: str | os.PathLike[str], target: str | os.PathLike[str], *, overwrite: bool = False,
            sleep: Callable[[float], None] = time.sleep) -> None:
-    """``os.replace(source, target)``, retried while Windows reports the folder as locked.
+    """``os.rename(source, target)`` (``os.replace`` with ``overwrite``: a file over an existing one), retried
+    while Windows reports a file as held. On Linux a PermissionError is a real permission problem; it is
+    raised after the same few seconds.
 
     Raises:
-        PermissionError: still locked after :data:`RETRY_DELAYS_S` (the last error, unchanged).
-        OSError: any other failure, at once.
+        PermissionError: still refused after :data:`RETRY_DELAYS_S` (the last error, unchanged).
+        OSError: any other failure, at once (e.g. FileExistsError on Windows for an existing target).
     """
     for delay in (*RETRY_DELAYS_S, None):
         try:
-            os.replace(source, target)
+            (os.replace if overwrite else os.rename)(source, target)
             return
         except PermissionError:
             if delay is None:

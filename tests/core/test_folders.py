@@ -11,21 +11,21 @@ from alltalk_gui.core import folders
 
 
 def locked_for(times: int, real):
-    """``os.replace`` that fails like WinError 5 the first ``times`` calls (a scanner holding a file)."""
+    """``os.rename`` / ``os.replace`` failing like WinError 5 the first ``times`` calls (a scanner holding a file)."""
     calls = []
 
-    def replace(source, target):
+    def rename(source, target):
         calls.append(source)
         if len(calls) <= times:
             raise PermissionError(13, "Access is denied")
         real(source, target)
 
-    return replace
+    return rename
 
 
 def test_rename_waits_for_a_scanner_to_let_go(tmp_path, monkeypatch):
     (tmp_path / ".tmp-step_0000002").mkdir()
-    monkeypatch.setattr(os, "replace", locked_for(2, os.replace))
+    monkeypatch.setattr(os, "rename", locked_for(2, os.rename))
     slept = []
     folders.rename(tmp_path / ".tmp-step_0000002", tmp_path / "step_0000002", sleep=slept.append)
     assert (tmp_path / "step_0000002").is_dir() and slept == list(folders.RETRY_DELAYS_S[:2])
@@ -33,11 +33,20 @@ def test_rename_waits_for_a_scanner_to_let_go(tmp_path, monkeypatch):
 
 def test_rename_gives_up_with_the_original_error(tmp_path, monkeypatch):
     (tmp_path / "a").mkdir()
-    monkeypatch.setattr(os, "replace", locked_for(99, os.replace))
+    monkeypatch.setattr(os, "rename", locked_for(99, os.rename))
     slept = []
     with pytest.raises(PermissionError, match="Access is denied"):
         folders.rename(tmp_path / "a", tmp_path / "b", sleep=slept.append)
     assert slept == list(folders.RETRY_DELAYS_S) and (tmp_path / "a").is_dir()
+
+
+def test_a_file_replaces_another_when_asked(tmp_path, monkeypatch):
+    """atomic writes: a file over the existing one (os.replace), retried the same way."""
+    (tmp_path / ".project.json.tmp").write_text("new")
+    (tmp_path / "project.json").write_text("old")
+    monkeypatch.setattr(os, "replace", locked_for(1, os.replace))
+    folders.rename(tmp_path / ".project.json.tmp", tmp_path / "project.json", overwrite=True, sleep=lambda s: None)
+    assert (tmp_path / "project.json").read_text() == "new"
 
 
 def test_rename_does_not_retry_other_errors(tmp_path):

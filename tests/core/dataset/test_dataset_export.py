@@ -162,15 +162,15 @@ def test_the_swap_waits_while_an_antivirus_scans_the_new_wavs(project, monkeypat
     from alltalk_gui.core import folders
 
     export_dataset(project)
-    real_replace, refused = os.replace, []
+    real_rename, refused = os.rename, []
 
     def scanned(source, target):
         if Path(source).name.startswith(".dataset-") and not refused:
             refused.append(source)
             raise PermissionError(13, "Access is denied")
-        real_replace(source, target)
+        real_rename(source, target)
 
-    monkeypatch.setattr(folders.os, "replace", scanned)
+    monkeypatch.setattr(folders.os, "rename", scanned)
     monkeypatch.setattr(folders, "_rmtree", lambda path: (_ for _ in ()).throw(PermissionError(13, "Access is denied")))
     monkeypatch.setattr(folders, "RETRY_DELAYS_S", (0.0,))
     export_dataset(project, seed=3)

@@ -295,15 +295,15 @@ def test_publishing_waits_while_an_antivirus_holds_the_new_folder(tmp_path, chec
     """Windows refuses the final rename (WinError 5) while a scanner reads the new model; it is retried."""
     from alltalk_gui.core import folders
 
-    real_replace, refused = os.replace, []
+    real_rename, refused = os.rename, []
 
     def scanned(source, target):
         if Path(source).name.startswith(".voice.export-") and len(refused) < 2:
             refused.append(source)
             raise PermissionError(13, "Access is denied")
-        real_replace(source, target)
+        real_rename(source, target)
 
-    monkeypatch.setattr(folders.os, "replace", scanned)
+    monkeypatch.setattr(folders.os, "rename", scanned)
     result = export_voice(checkpoint, tmp_path, ExportOptions(format="coqui", name="voice", half=True))
     assert len(refused) == 2 and (tmp_path / "voice" / "model.pth").is_file() and _hidden(tmp_path) == []
     assert result.warnings == []
