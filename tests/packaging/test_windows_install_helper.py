@@ -212,3 +212,12 @@ def test_child_processes_get_utf8_and_no_foreign_python_path():
 def test_torch_version_comes_from_pyproject():
     assert stamp.torch_version(ROOT) == "2.9.1"
     assert cuda.choose([]).flavour == "cpu"
+
+
+def test_an_unknown_build_is_refused_with_a_message(tmp_path):
+    root = checkout(tmp_path)
+    code = install_helper.main(["install", "--cuda", "cu118", "--state", str(tmp_path / "s"), "--root", str(root)],
+                               FakeCommands(), jose_facts(root=str(root), os_name="posix"))
+    result = json.loads((tmp_path / "s" / "install-result.json").read_text("utf-8-sig"))
+    assert code == install_helper.EXIT_FIX_FIRST and result["message"] == (
+        "Unknown PyTorch build 'cu118'; use cpu, cu126 or cu128.")

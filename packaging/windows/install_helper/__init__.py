@@ -59,7 +59,11 @@ def main(argv: Optional[List[str]] = None, commands: Optional[Commands] = None,
     args = parse_args(argv)
     root = args.root.resolve()
     state_dir = args.state or default_state_dir()
-    asked = "cpu" if args.cpu else planning.flavour_argument(args.cuda) if args.cuda else None
+    try:
+        asked = "cpu" if args.cpu else planning.flavour_argument(args.cuda) if args.cuda else None
+    except ValueError as exc:  # -CudaIndex with something else than cu126, cu128 or their URLs
+        state_dir.mkdir(parents=True, exist_ok=True)
+        return _result(state_dir, EXIT_FIX_FIRST, str(exc), [], state_dir / LOG_FILE)
     facts = facts or planning.gather(str(root))
     env_dir = root / ".venv"
     previous = stamp.read(env_dir)
