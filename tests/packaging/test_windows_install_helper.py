@@ -221,3 +221,22 @@ def test_an_unknown_build_is_refused_with_a_message(tmp_path):
     result = json.loads((tmp_path / "s" / "install-result.json").read_text("utf-8-sig"))
     assert code == install_helper.EXIT_FIX_FIRST and result["message"] == (
         "Unknown PyTorch build 'cu118'; use cpu, cu126 or cu128.")
+
+
+@pytest.mark.slow
+def test_a_real_venv_made_by_the_helper_in_an_odd_folder_is_whole(tmp_path):
+    """The helper's own command runner makes a real venv (with pip, from Python's bundled wheel: offline) under a
+    folder with a space, é, & and [ ], logs its output, and inspects it as whole; then damages it as a removed
+    base Python would, and sees that."""
+    env_dir = tmp_path / "José" / "AllTalk GUI [2] & co" / ".venv"
+    env_dir.parent.mkdir(parents=True)
+    base = getattr(sys, "_base_executable", sys.executable)
+    commands = install.Commands()
+    log_path = tmp_path / "install.log"
+    with open(log_path, "w", encoding="utf-8") as log:
+        install.run(commands, venv.create_command(env_dir, base), env_dir.parent, log, "Creating the environment")
+    assert "> " in log_path.read_text(encoding="utf-8") and "(exit status 0" in log_path.read_text(encoding="utf-8")
+    assert venv.inspect(env_dir, commands.capture, "posix") == venv.VenvState("ok")
+    cfg = (env_dir / "pyvenv.cfg").read_text(encoding="utf-8")
+    (env_dir / "pyvenv.cfg").write_text(cfg.replace("home = ", f"home = {tmp_path / 'gone'}/"), encoding="utf-8")
+    assert venv.inspect(env_dir, commands.capture, "posix").kind == "broken"
