@@ -81,7 +81,12 @@ if ($Cpu) { $HelperOptions += "--cpu" } elseif ($CudaIndex -ne "") { $HelperOpti
 $hash = [System.Security.Cryptography.SHA256]::Create().ComputeHash([System.Text.Encoding]::UTF8.GetBytes($Root.ToLowerInvariant()))
 $Mutex = New-Object System.Threading.Mutex($false, "Local\AllTalkGUI-" + [BitConverter]::ToString($hash, 0, 8).Replace("-", ""))
 $owned = $false
-try { $owned = $Mutex.WaitOne(0) } catch [System.Threading.AbandonedMutexException] { $owned = $true }
+try { $owned = $Mutex.WaitOne(0) } catch {
+    # A launcher that was killed left the mutex abandoned: it is ours now (.NET wraps the exception for PowerShell).
+    $owned = ($_.Exception -is [System.Threading.AbandonedMutexException]) -or
+        ($_.Exception.InnerException -is [System.Threading.AbandonedMutexException])
+    if (-not $owned) { throw }
+}
 if (-not $owned) {
     Show-Message "AllTalk GUI is already starting or being installed from this folder; its window will appear." "Information"
     exit 0
@@ -159,16 +164,16 @@ $Form.StartPosition = "CenterScreen"
 $Label = New-Object System.Windows.Forms.Label
 $Label.Text = "Setting up AllTalk GUI for its first start: PyTorch, Qt and the speech models' code (a few GB). " +
     "This takes several minutes; later starts are immediate."
-$Label.SetBounds(12, 10, 620, 44)
+$Label.SetBounds(12, 10, 620, 62)  # room for a helper message of four lines
 $Bar = New-Object System.Windows.Forms.ProgressBar
 $Bar.Style = "Marquee"
-$Bar.SetBounds(12, 58, 620, 18)
+$Bar.SetBounds(12, 76, 620, 18)
 $Output = New-Object System.Windows.Forms.TextBox
 $Output.Multiline = $true
 $Output.ReadOnly = $true
 $Output.ScrollBars = "Vertical"
 $Output.Font = New-Object System.Drawing.Font("Consolas", 8)
-$Output.SetBounds(12, 84, 620, 240)
+$Output.SetBounds(12, 102, 620, 222)
 $Button = New-Object System.Windows.Forms.Button
 $Button.Text = "Cancel"
 $Button.SetBounds(552, 336, 80, 26)
