@@ -38,6 +38,6 @@ def _windows_fsync(request, monkeypatch):
 
     from tests import windows_fsync
 
-    module = Path(str(request.node.fspath)).resolve().relative_to(Path(__file__).resolve().parents[1]).as_posix()
+    module = Path(request.path).resolve().relative_to(Path(__file__).resolve().parents[1]).as_posix()
     if module in windows_fsync.MODULES or os.environ.get(windows_fsync.SESSION_ENV) == "1":
         windows_fsync.refuse_read_only(monkeypatch)

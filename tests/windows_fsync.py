@@ -15,7 +15,6 @@ tests), and for every test when ``ALLTALK_TEST_WINDOWS_FSYNC=1`` is set (a whole
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import stat
 from typing import Callable
@@ -38,6 +37,8 @@ SESSION_ENV = "ALLTALK_TEST_WINDOWS_FSYNC"
 def windows_like(real_fsync: Callable[[int], None]) -> Callable[[int], None]:
     """An ``os.fsync`` that raises EBADF for a regular file opened read-only, as Windows does."""
 
+    import fcntl  # POSIX only; on Windows the real os.fsync already behaves this way
+
     def fsync(fd: int) -> None:
         if hasattr(fd, "fileno"):
             fd = fd.fileno()
@@ -50,5 +51,6 @@ def windows_like(real_fsync: Callable[[int], None]) -> Callable[[int], None]:
 
 
 def refuse_read_only(monkeypatch) -> None:
-    """Apply :func:`windows_like` to ``os.fsync`` for the current test."""
-    monkeypatch.setattr(os, "fsync", windows_like(os.fsync))
+    """Apply :func:`windows_like` to ``os.fsync`` for the current test (on Windows the real one already does)."""
+    if os.name != "nt":
+        monkeypatch.setattr(os, "fsync", windows_like(os.fsync))
