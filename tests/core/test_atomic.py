@@ -6,7 +6,6 @@ tests/conftest.py runs this module with ``os.fsync`` refusing read-only files as
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import stat
@@ -66,7 +65,10 @@ def test_copy_file_of_a_read_only_original(tmp_path):
     assert target.stat().st_mtime == source.stat().st_mtime
 
 
+@pytest.mark.skipif(os.name == "nt", reason="reads the descriptor's flags with fcntl (POSIX)")
 def test_fsync_file_flushes_through_a_writable_handle(tmp_path, monkeypatch):
+    import fcntl
+
     modes = []
     real = os.fsync
 
