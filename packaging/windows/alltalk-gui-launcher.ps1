@@ -199,6 +199,11 @@ $Timer.Interval = 500
 $Timer.Add_Tick({
     $tail = Read-LogTail $Log $logStart 30
     if ($tail -ne $Output.Text) {
+        $step = [regex]::Matches($tail, '(?m)^\[(\d)/(\d)\] (.*)$')  # the helper's "[3/5] Installing PyTorch ..."
+        if ($step.Count -gt 0) {
+            $last = $step[$step.Count - 1].Groups
+            $Form.Text = "Installing AllTalk GUI: step $($last[1].Value) of $($last[2].Value)"
+        }
         $Output.Text = $tail
         $Output.SelectionStart = $Output.Text.Length
         $Output.ScrollToCaret()

@@ -61,3 +61,16 @@ def test_the_bat_tells_a_blocked_script_from_a_handled_error():
     text = BAT.read_text(encoding="ascii")
     assert "if errorlevel 2 exit /b 0" in text and "if errorlevel 1 powershell.exe" in text
     assert '"%~dp0alltalk-gui-launcher.ps1" %*' in text  # quoted: & and spaces in the folder are safe
+
+
+def test_the_window_title_follows_the_helpers_step_lines():
+    """The .ps1 reads "[n/5] ..." lines with a .NET regex; the helper writes them (install.step)."""
+    import io
+
+    from install_helper import install
+
+    pattern = re.search(r"\[regex\]::Matches\(\$tail, '([^']+)'\)", PS1.read_text(encoding="ascii")).group(1)
+    log = io.StringIO()
+    install.step(log, 3, "Installing PyTorch 2.9.1+cu126:", "for the GeForce GTX 1080")
+    text = "--- start\r\n" + log.getvalue().replace("\n", "\r\n") + "Collecting torch\r\n"
+    assert re.findall(pattern, text)[-1][:2] == ("3", "5")
