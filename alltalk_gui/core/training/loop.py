@@ -31,16 +31,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from alltalk_gui.core import atomic
+from alltalk_gui.core import atomic, folders
 from alltalk_gui.core.training.checkpoints import CHECKPOINTS, CONFIG_FILE, STATE_FILE
 from alltalk_gui.core.training.config import ConfigError, TrainConfig, incompatible_for_resume
 from alltalk_gui.core.engines.xtts.files import BaseModelError, validate_base_model
 from alltalk_gui.core.training.events import Checkpoint, Done, Error, Eval, Event, Log, Memory, MicroBatch, Started, Step
 from alltalk_gui.core.training.data import DatasetError
+from alltalk_gui.core.training.run_folders import EVENTS_FILE, MEMORY_FILE, STOP_FILE, new_run_name  # noqa: F401
 
-STOP_FILE = "STOP"  # creating <run_dir>/STOP asks a running training to checkpoint and exit
-EVENTS_FILE = "events.jsonl"
-MEMORY_FILE = "memory.json"  # measured peak memory of each session of a run, beside the estimate
 MAX_OOM_SPLIT = 64  # a micro-batch is cut into at most this many chunks after out-of-memory errors
 # Test hook for the crash-safety test: "STEP:SECONDS" makes the save at STEP wait SECONDS between writing the
 # checkpoint's files and publishing it, so a test can kill the process at exactly that moment.
@@ -115,6 +113,8 @@ class TrainingRun:
         self.peaks: dict[str, float] = {}  # the run's peak memory figures (GiB), kept across memory samples
         self.split = 1  # each micro-batch runs as this many chunks, raised after an out-of-memory error
         self.gpt_parameters = 0
+        self.warnings: list[str] = []  # problems that do not stop the run, reported as Log events
+        self.warned: set[str] = set()  # each of them is reported once
 
     # ------------------------------------------------------------------------------------------------ driver
     def events(self) -> Iterator[Event]:
@@ -138,6 +138,8 @@ class TrainingRun:
         """Every process runs the generator (they must stay in step); only the main process reports."""
         for event in events:
             if self.accelerator is None or self.accelerator.is_main_process:
+                while self.warnings:  # raised while making ``event`` (e.g. a checkpoint that could not be pruned)
+                    yield Log(level="warning", message=self.warnings.pop(0))
                 yield event
 
     # ------------------------------------------------------------------------------------------------ setup
@@ -165,7 +167,7 @@ class TrainingRun:
         if not cfg.run_name:
             if self.resume:
                 raise ResumeError("--resume needs the run to continue: give its name (run_name).")
-            cfg.run_name = time.strftime("run_%Y%m%d_%H%M%S")
+            cfg.run_name = new_run_name()
         self.run_dir = cfg.run_dir
         self.base = validate_base_model(cfg.base_model_dir)
         self.tokenizer = load_tokenizer(cfg.base_model_dir)
@@ -224,9 +226,10 @@ class TrainingRun:
     def _setup_accelerator(self) -> None:
         import torch
         from accelerate import Accelerator
-        from accelerate.utils import set_seed
+        from accelerate.utils import InitProcessGroupKwargs, set_seed
 
         from alltalk_gui.core.machine.memory import use_expandable_segments
+        from alltalk_gui.core.training.launch import distributed_backend
 
         cfg = self.config
         use_expandable_segments()  # before the first CUDA allocation, which comes below
@@ -234,6 +237,8 @@ class TrainingRun:
             mixed_precision=cfg.mixed_precision,
             gradient_accumulation_steps=cfg.grad_accum_steps,
             cpu=cfg.device == "cpu" or not torch.cuda.is_available(),
+            # Windows builds of PyTorch have no NCCL: several processes meet over gloo there.
+            kwargs_handlers=[InitProcessGroupKwargs(backend=backend)] if (backend := distributed_backend()) else None,
         )
         set_seed(cfg.seed)
 
@@ -573,7 +578,7 @@ class TrainingRun:
                 slow_step, _, slow_s = os.environ.get(SLOW_SAVE_ENV, "").partition(":")
                 if slow_step and int(slow_step) == st.global_step:
                     time.sleep(float(slow_s))
-                os.replace(tmp, final)
+                folders.rename(tmp, final)  # retried while an antivirus scans the new files (Windows)
                 atomic._fsync_dir(root)
                 self._prune()
             acc.wait_for_everyone()
@@ -591,12 +596,14 @@ class TrainingRun:
         keep = {p.name for p in done[-self.config.keep_last:]}
         if self.state.best_checkpoint:
             keep.add(self.state.best_checkpoint)
-        for p in done:
-            if p.name not in keep:
-                shutil.rmtree(p, ignore_errors=True)
-        for stale in root.glob(".tmp-*"):  # left by a crash during an earlier save
-            if stale.name != f".tmp-step_{self.state.global_step:07d}":
-                shutil.rmtree(stale, ignore_errors=True)
+        doomed = [p for p in done if p.name not in keep]
+        doomed += [stale for stale in root.glob(".tmp-*")  # left by a crash during an earlier save
+                   if stale.name != f".tmp-step_{self.state.global_step:07d}"]
+        for path in doomed:
+            problem = folders.remove_tree(path)
+            if problem and problem not in self.warned:  # a checkpoint is gigabytes: say so, once
+                self.warned.add(problem)
+                self.warnings.append(problem)
 
     def _done(self, reason: str) -> Done:
         st = self.state
