@@ -122,6 +122,7 @@ def export_dataset(project: Any, eval_split: float = DEFAULT_EVAL_SPLIT, seed: i
         DatasetError: no transcript, fewer than two usable clips, bad split, or a clip's audio is missing.
         segments.SegmentsError: segments.json is corrupt.
     """
+    project.check_writable()
     if segments is None:
         if not project.segments_file.exists():
             raise DatasetError("The project has no transcript yet; transcribe it first.")

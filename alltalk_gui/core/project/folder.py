@@ -141,6 +141,32 @@ class VoiceProject:
         self.created = created
         self.settings: dict[str, Any] = settings or {}
         self.sources: list[Source] = sources or []
+        self.read_only = False  # opened while another program holds the lock: every save is refused
+        self.lock: Any = None   # the ProjectLock while this object is the project's one writer
+
+    # -- one writer (see alltalk_gui.core.project.lock) -----------------------------------------------------
+    def take_lock(self, program: str) -> None:
+        """Become the project's one writer until :meth:`release_lock`.
+
+        Raises:
+            lock.ProjectLockedError (a ProjectError): another live process holds it; the message names it.
+        """
+        from alltalk_gui.core.project.lock import ProjectLock
+
+        if self.lock is None:
+            self.lock = ProjectLock.acquire(self.root, program)
+            self.read_only = False
+
+    def check_writable(self) -> None:
+        """Raises ProjectError when the project is open read-only (call before changing anything)."""
+        if self.read_only:
+            raise ProjectError(f"{self.root} is open read-only (another program holds it), so nothing was changed. "
+                               "Close it there and open the project again to make changes.")
+
+    def release_lock(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
 
     # -- folders -------------------------------------------------------------------------------------------
     @property
@@ -232,7 +258,12 @@ class VoiceProject:
         return cls._from_dict(root, data, file)
 
     def save(self) -> None:
-        """Write project.json atomically, keeping the previous version as project.json.bak."""
+        """Write project.json atomically, keeping the previous version as project.json.bak.
+
+        Raises:
+            ProjectError: the project was opened read-only (another program holds its lock).
+        """
+        self.check_writable()
         if self.project_file.exists():
             atomic.copy_file(self.project_file, self.root / BACKUP_FILE)
         atomic.write_json(self.project_file, self.to_dict())

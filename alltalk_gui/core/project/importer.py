@@ -92,8 +92,10 @@ def import_files(project: VoiceProject, paths: Iterable[str | os.PathLike[str]],
         save_every_files, save_every_s: save project.json after this many accepted files or seconds.
 
     Raises:
-        ProjectError / OSError only if the project folder itself is unusable before any file is touched.
+        ProjectError / OSError only if the project itself is unusable (or open read-only) before any file is
+        touched.
     """
+    project.check_writable()
     files, rejected, skipped = collect_files(paths)
     report = ImportReport(rejected=rejected, skipped_non_audio=skipped)
     project.ensure_folders()

@@ -184,6 +184,7 @@ class SegmentList:
     source_names: dict[str, str] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     next_number: int = 1
+    read_only: bool = False  # the project is open read-only (another program holds its lock): edits are refused
 
     def __post_init__(self) -> None:
         self._listeners: list[Callable[[Change], None]] = []
@@ -228,7 +229,8 @@ class SegmentList:
                    audio=audio if audio is not None else ClipAudio(project),
                    source_order=[s.id for s in project.sources],
                    source_names={s.id: s.name for s in project.sources},
-                   meta=data.get("transcription", {}), next_number=int(data.get("next_number", 1)))
+                   meta=data.get("transcription", {}), next_number=int(data.get("next_number", 1)),
+                   read_only=bool(getattr(project, "read_only", False)))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -248,6 +250,8 @@ class SegmentList:
         """
         if self.path is None:
             return
+        if self.read_only:
+            raise SegmentEditError("The project is open read-only (another program holds it); nothing was changed.")
         data = self.to_dict()
         clips = ",\n    ".join(json.dumps(s, ensure_ascii=False) for s in data.pop("segments"))
         head = json.dumps(data, indent=2, ensure_ascii=False)

@@ -1,0 +1,57 @@
+"""Issue 18 item 3 in the app: the window holds the project's lock while the project is open; a project that
+another program holds is offered read-only, with the holder named."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QMessageBox
+
+from alltalk_gui.core.project.folder import ProjectError, VoiceProject
+from alltalk_gui.core.project.lock import LOCK_FILE, ProjectLock, read_holder
+from alltalk_gui.gui.main_window import MainWindow
+
+
+@pytest.fixture
+def window(qtbot):
+    w = MainWindow()
+    qtbot.addWidget(w)
+    return w
+
+
+@pytest.fixture
+def answer(monkeypatch):
+    """Answer the next message box by clicking the button with the given text; records the box's text."""
+    seen = {}
+
+    def fake_exec(box):
+        seen["text"] = box.text()
+        next(b for b in box.buttons() if b.text() == seen["click"]).click()
+        return 0
+
+    monkeypatch.setattr(QMessageBox, "exec", fake_exec)
+    return seen
+
+
+def test_the_window_holds_the_lock_while_the_project_is_open(window, tmp_path):
+    root = VoiceProject.create(tmp_path / "voice").root
+    assert window.open_project(str(root))
+    assert read_holder(root).program == "AllTalk GUI app"
+    window.close_project()
+    assert not (root / LOCK_FILE).exists()
+
+
+def test_a_project_held_elsewhere_opens_read_only_on_request(window, tmp_path, answer):
+    root = VoiceProject.create(tmp_path / "voice", name="Voice").root
+    with ProjectLock.acquire(root, "alltalk-gui train"):
+        answer["click"] = "Cancel"
+        assert window.open_project(str(root)) is False and window.project is None
+        assert "is open in alltalk-gui train" in answer["text"]
+
+        answer["click"] = "Open read-only"
+        assert window.open_project(str(root)) is True
+        assert window.project.read_only and "(read-only)" in window.windowTitle()
+        with pytest.raises(ProjectError, match="open read-only"):
+            window.project.save()
+        assert read_holder(root).program == "alltalk-gui train"  # the holder keeps its lock
+        window.close_project()
+        assert read_holder(root).program == "alltalk-gui train"
