@@ -91,3 +91,14 @@ def test_source_paths_in_project_json_must_stay_inside_the_project(project, key,
 def test_project_path_refuses_a_stored_path_that_climbs_out(project):
     with pytest.raises(safe_paths.UnsafePathError):
         project.path("../outside.wav")
+
+
+@pytest.mark.parametrize("audio_file", ["../../victim.wav", "/etc/passwd", "C:\\Users\\x.wav"])
+def test_a_metadata_csv_cannot_point_outside_its_dataset(tmp_path, audio_file):
+    from alltalk_gui.core.dataset.metadata import MetadataError, read_metadata
+
+    csv = tmp_path / "metadata_train.csv"
+    csv.write_text(f"audio_file|text|speaker_name\nwavs/c00001.wav|Fine.|me\n{audio_file}|Hostile.|me\n",
+                   encoding="utf-8")
+    with pytest.raises(MetadataError, match="line 3: audio_file .* points outside"):
+        read_metadata(csv)
