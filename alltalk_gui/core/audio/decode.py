@@ -350,13 +350,13 @@ def _decoded_short(decoded_s: float, stated_s: float) -> bool:
 
 
 def _decode_pyav(path: Path, sf_error: BaseException | None, expected_s: float) -> tuple[np.ndarray, int]:
-    blocks, rate, channels = _pyav_blocks(path, sf_error)
+    source, rate, channels = _pyav_blocks(path, sf_error)
     # Decoded frames go straight into one array sized from the stated length (grown if that was short), so
     # an hour-long video needs its decoded size in memory once, not a list of pieces plus their join.
     buf = np.empty((int(expected_s * rate * 1.02) + rate, channels), dtype=np.float32)
     samples = 0
     limit = _frame_limit(rate, channels)
-    for block in blocks:
+    for block in source:
         n = block.shape[0]
         if samples + n > buf.shape[0]:
             grown = np.empty((min(limit, max(samples + n, int(buf.shape[0] * 1.25))), channels), dtype=np.float32)
@@ -365,7 +365,7 @@ def _decode_pyav(path: Path, sf_error: BaseException | None, expected_s: float) 
         buf[samples:samples + n] = block[:buf.shape[0] - samples]
         samples = min(samples + n, buf.shape[0])
         if samples >= limit:
-            blocks.close()
+            source.close()
             _too_long(path, samples, rate)
     if samples == 0:
         raise AudioError(f"{path.name} has no audio (0 samples).")
@@ -388,7 +388,7 @@ def _pyav_blocks(path: Path, sf_error: BaseException | None) -> tuple[Iterator[n
         container.close()
         _check_bounds(path, AudioInfo(0.0, rate, channels, "", None, ""))
 
-    def blocks() -> Iterator[np.ndarray]:
+    def generate() -> Iterator[np.ndarray]:
         resampler = av.AudioResampler(format="fltp", layout=cc.layout, rate=rate)
         done = 0
         try:
@@ -404,7 +404,7 @@ def _pyav_blocks(path: Path, sf_error: BaseException | None) -> tuple[Iterator[n
         finally:
             container.close()
 
-    return blocks(), rate, channels
+    return generate(), rate, channels
 
 
 def _sf_blocks(path: Path) -> Iterator[np.ndarray]:
