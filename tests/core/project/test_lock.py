@@ -119,3 +119,24 @@ def test_a_read_only_project_refuses_to_save(root):
     project.read_only = True
     with pytest.raises(ProjectError, match="open read-only"):
         project.save()
+
+
+def test_a_read_only_project_refuses_transcript_edits_and_dataset_exports(tmp_path):
+    from alltalk_gui.core.dataset.export import export_dataset
+    from alltalk_gui.core.transcript.segments import SegmentEditError, SegmentList
+    from tests.core.transcript.test_segments_support import add_source, make_project, segment, voice_like
+
+    project = make_project(tmp_path)
+    add_source(project, "take.wav", voice_like(4.0))
+    SegmentList.create(project, [segment("c00001", "s001", 0, 3000, "The first clip of my voice.")])
+    before = project.segments_file.read_bytes()
+    viewer = VoiceProject.open(project.root)
+    viewer.read_only = True
+    clips = SegmentList.open(viewer)
+    assert clips["c00001"].text == "The first clip of my voice."  # reading works
+    with pytest.raises(SegmentEditError, match="open read-only"):
+        clips.set_text("c00001", "Changed.")
+    assert clips["c00001"].text == "The first clip of my voice." and project.segments_file.read_bytes() == before
+    with pytest.raises(ProjectError, match="open read-only"):
+        export_dataset(viewer)
+    assert not viewer.dataset_dir.exists()
