@@ -85,3 +85,31 @@ def test_a_well_typed_train_state_still_reads(tmp_path):
                                     "history": [{"step": 4, "loss": 1.5}]})
     info = read_checkpoint(folder)
     assert (info.step, info.epoch, info.eval_loss) == (4, 1, 1.5)
+
+
+@pytest.mark.parametrize("data, message", [
+    ([], "must be a JSON object, found list"),
+    ({"epochs": "10"}, "epochs must be int, found str"),
+    ({"lr": None}, "lr must be float or int, found NoneType"),
+    ({"gradient_checkpointing": 1}, "gradient_checkpointing must be bool, found int"),
+])
+def test_train_config_json_with_wrong_types(data, message):
+    from alltalk_gui.core.training.config import ConfigError, TrainConfig
+
+    with pytest.raises(ConfigError, match=message):
+        TrainConfig.from_dict(data)
+
+
+def test_a_train_config_with_an_int_for_a_float_still_reads():
+    from alltalk_gui.core.training.config import TrainConfig
+
+    assert TrainConfig.from_dict({"lr": 1, "epochs": 3}).epochs == 3
+
+
+def test_a_preview_file_cannot_name_a_wav_outside_its_folder(tmp_path):
+    from alltalk_gui.core.voice.preview import PreviewError, PreviewResult
+
+    info = tmp_path / "p.json"
+    info.write_text(json.dumps({"wav": "../../etc/passwd", "settings": {}}), encoding="utf-8")
+    with pytest.raises(PreviewError, match="points outside"):
+        PreviewResult.from_file(info)

@@ -633,6 +633,8 @@ class TrainingRun:
                 sessions = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
             except ValueError:
                 sessions = []
+            if not isinstance(sessions, list):  # valid JSON of another shape: start the record again
+                sessions = []
             sessions.append({
                 "date": time.strftime("%Y-%m-%d %H:%M:%S"), "device": str(acc.device), "profile": cfg.profile,
                 "micro_batch": math.ceil(cfg.batch_size / self.split),
