@@ -6,7 +6,7 @@ the importer's real code path, and reports the total time, the time per file and
 saves. ``--save-every-file`` reproduces the old behaviour (a save after each accepted file). It also times one
 ``VoiceProject.save`` of a project holding ``count`` sources (with the analysis each one carries).
 
-    python benchmarks/bulk_import.py --count 5000 [--save-every-file] [--out benchmarks/results/bulk_import.json]
+    python benchmarks/bulk_import.py --count 5000 [--save-every-file] [--out benchmarks/results/bulk_import_DATE.json]
 """
 
 from __future__ import annotations
