@@ -93,5 +93,5 @@ def _lock(root: Path, program: str):
 
     try:
         return ProjectLock.acquire(root, program)
-    except PermissionError:
+    except OSError:  # ProjectLockedError is a ProjectError, not an OSError: it is reported by _run
         return ExitStack()

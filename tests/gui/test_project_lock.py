@@ -55,3 +55,16 @@ def test_a_project_held_elsewhere_opens_read_only_on_request(window, tmp_path, a
         assert read_holder(root).program == "alltalk-gui train"  # the holder keeps its lock
         window.close_project()
         assert read_holder(root).program == "alltalk-gui train"
+
+
+def test_a_lock_copied_from_another_computer_can_be_taken_over(window, tmp_path, answer):
+    import json
+
+    root = VoiceProject.create(tmp_path / "voice", name="Voice").root
+    (root / LOCK_FILE).write_text(json.dumps({
+        "program": "AllTalk GUI app", "pid": 4242, "host": "laptop-of-a-friend", "user": "friend",
+        "since": "2026-11-20T10:00:00+01:00", "started": 1.0, "token": "t"}), encoding="utf-8")
+    answer["click"] = "It is not open there: take over"
+    assert window.open_project(str(root)) is True
+    assert "delete .alltalk-gui.lock" in answer["text"]
+    assert not window.project.read_only and read_holder(root).program == "AllTalk GUI app"

@@ -39,9 +39,12 @@ class ProjectLockedError(ProjectError):
 
     def __init__(self, root: Path, holder: "LockHolder | None") -> None:
         who = holder.describe() if holder else "another program (its lock file cannot be read)"
+        remote = holder is not None and holder.host != socket.gethostname()
+        hint = (f" If it is not open there any more (a copied or shared project), delete {LOCK_FILE} in the project "
+                "folder." if remote else "")
         super().__init__(f"{root} is open in {who}. Only one program may change a project at a time: close it "
-                         "there, or open the project read-only.")
-        self.root, self.holder = root, holder
+                         f"there, or open the project read-only.{hint}")
+        self.root, self.holder, self.remote = root, holder, remote
 
 
 @dataclass(frozen=True)

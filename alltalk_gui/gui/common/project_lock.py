@@ -10,7 +10,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from alltalk_gui.core.project.folder import VoiceProject
-from alltalk_gui.core.project.lock import ProjectLockedError
+from alltalk_gui.core.project.lock import ProjectLockedError, break_lock
 
 PROGRAM = "AllTalk GUI app"
 
@@ -23,16 +23,22 @@ def lock_or_read_only(parent: QWidget, project: VoiceProject) -> bool:
     try:
         project.take_lock(PROGRAM)
         return True
-    except PermissionError:
-        project.read_only = True  # read-only media: nobody can write, so nothing to guard
-        return True
     except ProjectLockedError as exc:
         box = QMessageBox(QMessageBox.Icon.Warning, "The project is open elsewhere", str(exc),
                           QMessageBox.StandardButton.Cancel, parent)
         read_only = box.addButton("Open read-only", QMessageBox.ButtonRole.AcceptRole)
+        # A lock from another computer cannot be checked from here: a copied project brings its lock along.
+        take_over = box.addButton("It is not open there: take over", QMessageBox.ButtonRole.DestructiveRole) \
+            if exc.remote else None
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.exec()
         if box.clickedButton() is read_only:
             project.read_only = True
             return True
+        if take_over is not None and box.clickedButton() is take_over:
+            break_lock(project.root)
+            return lock_or_read_only(parent, project)
         return False
+    except OSError:
+        project.read_only = True  # read-only media: nobody can write, so there is nothing to guard
+        return True
