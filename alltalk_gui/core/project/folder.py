@@ -13,7 +13,10 @@ Layout (later steps add their own folders)::
     exports/          exported voice models
 
 Every write goes through :mod:`alltalk_gui.core.atomic`. A ``project.json`` that cannot be read or does not
-validate raises :class:`ProjectError` and is never overwritten: the project object is simply not created.
+validate (wrong JSON types, paths that leave the folder: a shared project is foreign input) raises
+:class:`ProjectError` and is never overwritten: the project object is simply not created. The app and the
+writing commands make themselves the project's one writer with :meth:`VoiceProject.take_lock`
+(:mod:`alltalk_gui.core.project.lock`); a project opened while another program holds it is ``read_only``.
 """
 
 from __future__ import annotations
@@ -23,10 +26,13 @@ import os
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from alltalk_gui.core import atomic, safe_paths
 from alltalk_gui.core.dataclass_keys import unknown_keys
+
+if TYPE_CHECKING:  # lock.py imports ProjectError from here
+    from alltalk_gui.core.project.lock import ProjectLock
 
 SCHEMA_VERSION = 1
 PROJECT_FILE = "project.json"
@@ -142,7 +148,7 @@ class VoiceProject:
         self.settings: dict[str, Any] = settings or {}
         self.sources: list[Source] = sources or []
         self.read_only = False  # opened while another program holds the lock: every save is refused
-        self.lock: Any = None   # the ProjectLock while this object is the project's one writer
+        self.lock: ProjectLock | None = None  # held while this object is the project's one writer
 
     # -- one writer (see alltalk_gui.core.project.lock) -----------------------------------------------------
     def take_lock(self, program: str) -> None:
