@@ -68,3 +68,20 @@ def test_a_lock_copied_from_another_computer_can_be_taken_over(window, tmp_path,
     assert window.open_project(str(root)) is True
     assert "delete .alltalk-gui.lock" in answer["text"]
     assert not window.project.read_only and read_holder(root).program == "AllTalk GUI app"
+
+
+def test_a_read_only_window_refuses_import_transcription_and_training(window, tmp_path, answer, qtbot):
+    root = VoiceProject.create(tmp_path / "voice", name="Voice").root
+    (tmp_path / "a.wav").write_bytes(b"")
+    messages = []
+    for page in (window.import_page, window.pages[1], window.train_page):
+        page.status_message.connect(messages.append)
+    with ProjectLock.acquire(root, "alltalk-gui train"):
+        answer["click"] = "Open read-only"
+        assert window.open_project(str(root))
+        window.import_page.import_paths([str(tmp_path / "a.wav")])
+        window.pages[1].start_transcription()
+        window.train_page.start()
+        window.train_page.resume()
+    assert window.import_page.worker is None and not window.train_page.is_training()
+    assert len(messages) == 4 and all("open read-only" in m for m in messages)

@@ -42,3 +42,11 @@ def lock_or_read_only(parent: QWidget, project: VoiceProject) -> bool:
     except OSError:
         project.read_only = True  # read-only media: nobody can write, so there is nothing to guard
         return True
+
+
+READ_ONLY_MESSAGE = "This project is open read-only (another program holds it): close it there and open it again here."
+
+
+def is_read_only(project: VoiceProject | None) -> bool:
+    """Whether actions that write into the project (transcribe, train, resume) must be refused."""
+    return project is not None and project.read_only
