@@ -22,6 +22,8 @@ from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.gui import settings
 from alltalk_gui.gui.sources.plain_reasons import plain_reason
 from alltalk_gui.gui.sources.sources_model import Column, SourcesModel
+from alltalk_gui.gui.sources.bulk_drop import confirm_bulk_import
+from alltalk_gui.gui.common.project_lock import READ_ONLY_MESSAGE, is_read_only
 from alltalk_gui.gui.common.audio_player import AudioPlayer
 from alltalk_gui.gui.sources.waveform_delegate import WaveformDelegate
 from alltalk_gui.gui.common.workers import Worker, import_worker
@@ -153,6 +155,11 @@ class ImportPage(QWidget):
     def import_paths(self, paths: list[str]) -> None:
         """Start importing ``paths`` in the background (ignored while another import runs)."""
         if self.project is None or not paths or self.is_importing():
+            return
+        if is_read_only(self.project):
+            self.status_message.emit(READ_ONLY_MESSAGE)
+            return
+        if not confirm_bulk_import(self, paths):
             return
         self.worker = import_worker(self.project, paths, self)
         self.worker.progress.connect(self._on_progress)

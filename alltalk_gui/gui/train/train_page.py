@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.gui.common.project_lock import READ_ONLY_MESSAGE, is_read_only
 from alltalk_gui.gui.train.train_run import RunPanel
 from alltalk_gui.gui.train.train_setup import SetupPanel
 
@@ -129,11 +130,17 @@ class TrainPage(QWidget):
         return config
 
     def start(self) -> None:
+        if is_read_only(self.project):  # two runs of one project would write the same checkpoints
+            self.status_message.emit(READ_ONLY_MESSAGE)
+            return
         config = self.checked_config()
         if config is not None:
             self.run.start(config, processes=self.setup.processes)
 
     def resume(self) -> None:
+        if is_read_only(self.project):
+            self.status_message.emit(READ_ONLY_MESSAGE)
+            return
         self._show_resume_profile()  # Resume uses the run's own settings: show its profile
         self.run.resume(processes=self.setup.processes)
 
