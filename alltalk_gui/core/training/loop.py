@@ -31,9 +31,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from alltalk_gui.core import atomic
+from alltalk_gui.core import atomic, folders
 from alltalk_gui.core.training import schedule
-from alltalk_gui.core.training.checkpoints import CHECKPOINTS, CONFIG_FILE, STATE_FILE
+from alltalk_gui.core.training.checkpoints import CHECKPOINTS, CONFIG_FILE, STATE_FILE, CheckpointError, read_state
 from alltalk_gui.core.training.config import ConfigError, TrainConfig, incompatible_for_resume
 from alltalk_gui.core.engines.xtts.files import BaseModelError, validate_base_model
 from alltalk_gui.core.training.events import Checkpoint, Done, Error, Eval, Event, Log, Memory, MicroBatch, Started, Step
@@ -115,6 +115,8 @@ class TrainingRun:
         self.peaks: dict[str, float] = {}  # the run's peak memory figures (GiB), kept across memory samples
         self.split = 1  # each micro-batch runs as this many chunks, raised after an out-of-memory error
         self.gpt_parameters = 0
+        self.warnings: list[str] = []  # problems that do not stop the run, reported as Log events
+        self.warned: set[str] = set()  # each of them is reported once
 
     # ------------------------------------------------------------------------------------------------ driver
     def events(self) -> Iterator[Event]:
@@ -138,6 +140,8 @@ class TrainingRun:
         """Every process runs the generator (they must stay in step); only the main process reports."""
         for event in events:
             if self.accelerator is None or self.accelerator.is_main_process:
+                while self.warnings:  # raised while making ``event`` (e.g. a checkpoint that could not be pruned)
+                    yield Log(level="warning", message=self.warnings.pop(0))
                 yield event
 
     # ------------------------------------------------------------------------------------------------ setup
@@ -178,6 +182,10 @@ class TrainingRun:
             self.resume_from = latest_checkpoint(self.run_dir)
             if self.resume_from is None:
                 raise ResumeError(f"There is no complete checkpoint in {self.run_dir / CHECKPOINTS} to resume from.")
+            try:
+                read_state(self.resume_from)
+            except CheckpointError as exc:
+                raise ResumeError(str(exc)) from exc
             saved = TrainConfig.load(self.resume_from / CONFIG_FILE)
             if cfg.auto_micro_batch and saved.auto_micro_batch and (
                     saved.batch_size * saved.grad_accum_steps == cfg.batch_size * cfg.grad_accum_steps):
@@ -292,7 +300,7 @@ class TrainingRun:
 
         if self.resume_from is not None:
             acc.load_state(str(self.resume_from))
-            saved = json.loads((self.resume_from / STATE_FILE).read_text(encoding="utf-8"))
+            saved = read_state(self.resume_from)  # type-checked in _check_inputs, before the model was built
             self.state = _State(**saved)
             self._resume_schedule()
             yield Log(level="info", message=f"Resumed from {self.resume_from.name} (step {self.state.global_step}).")
@@ -593,7 +601,7 @@ class TrainingRun:
                 slow_step, _, slow_s = os.environ.get(SLOW_SAVE_ENV, "").partition(":")
                 if slow_step and int(slow_step) == st.global_step:
                     time.sleep(float(slow_s))
-                os.replace(tmp, final)
+                folders.rename(tmp, final)  # retried while an antivirus scans the new files (Windows)
                 atomic._fsync_dir(root)
                 self._prune()
             acc.wait_for_everyone()
@@ -611,12 +619,14 @@ class TrainingRun:
         keep = {p.name for p in done[-self.config.keep_last:]}
         if self.state.best_checkpoint:
             keep.add(self.state.best_checkpoint)
-        for p in done:
-            if p.name not in keep:
-                shutil.rmtree(p, ignore_errors=True)
-        for stale in root.glob(".tmp-*"):  # left by a crash during an earlier save
-            if stale.name != f".tmp-step_{self.state.global_step:07d}":
-                shutil.rmtree(stale, ignore_errors=True)
+        doomed = [p for p in done if p.name not in keep]
+        doomed += [stale for stale in root.glob(".tmp-*")  # left by a crash during an earlier save
+                   if stale.name != f".tmp-step_{self.state.global_step:07d}"]
+        for path in doomed:
+            problem = folders.remove_tree(path)
+            if problem and problem not in self.warned:  # a checkpoint is gigabytes: say so, once
+                self.warned.add(problem)
+                self.warnings.append(problem)
 
     def _done(self, reason: str) -> Done:
         st = self.state
@@ -649,6 +659,8 @@ class TrainingRun:
             try:
                 sessions = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
             except ValueError:
+                sessions = []
+            if not isinstance(sessions, list):  # valid JSON of another shape: start the record again
                 sessions = []
             sessions.append({
                 "date": time.strftime("%Y-%m-%d %H:%M:%S"), "device": str(acc.device), "profile": cfg.profile,

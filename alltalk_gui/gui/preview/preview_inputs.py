@@ -6,12 +6,17 @@ Best is the default because the references export their lowest-eval-loss model (
 xtts-finetune-webui's ``best_model.pth``); the note under it says that an eval loss on a few clips is only a rough
 guide, and the "Use latest" button switches in one click, so the user's ears decide.
 
+Automatic references follow the dataset: training writes it, so they are looked for again whenever the
+checkpoints are (page shown, Refresh) until the user picks files, and are shown by their words, not file names.
+Each checkpoint is listed once, marked "latest" and "best" where it is.
+
 Reads checkpoints and reference clips through the core (JSON and audio files only: no torch). ``changed`` fires
 when the checkpoint or the references change, so the page can update its buttons and defaults.
 """
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -20,7 +25,8 @@ from PySide6.QtWidgets import QComboBox, QFileDialog, QGridLayout, QHBoxLayout, 
 from alltalk_gui.core.training.checkpoints import CheckpointError, CheckpointInfo, list_checkpoints, resolve_checkpoint
 from alltalk_gui.core.voice.preview import default_sentences
 from alltalk_gui.core.project.folder import VoiceProject
-from alltalk_gui.core.voice.references import candidate_references
+from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV
+from alltalk_gui.core.voice.references import ReferenceClip, candidate_references
 from alltalk_gui.gui import settings
 
 LANGUAGES = ["en", "de", "fr", "es", "it", "pt", "pl", "tr", "ru", "nl", "cs", "ar", "zh-cn", "ja", "hu", "ko", "hi"]
@@ -35,6 +41,8 @@ class PreviewInputs(QWidget):
         self.project: VoiceProject | None = None
         self.checkpoints: list[CheckpointInfo] = []
         self.references: list[Path] = []
+        self.automatic = True  # references follow the dataset until the user chooses files
+        self._dataset_stamp: tuple | None = None  # the metadata files the automatic references were read from
         self.checkpoint_box = QComboBox()
         self.checkpoint_box.currentIndexChanged.connect(self.changed)
         self.checkpoint_box.currentIndexChanged.connect(self._update_switch)
@@ -44,12 +52,13 @@ class PreviewInputs(QWidget):
         self.switch_button = QPushButton("Use latest")
         self.switch_button.setToolTip("Switch between the best checkpoint (lowest eval loss) and the latest one")
         self.switch_button.clicked.connect(self._switch_best_latest)
-        self.special: dict[str, int] = {}  # "best" / "latest" -> their row in the checkpoint box
+        self.special: dict[str, int] = {}  # "best" / "latest" -> the row of the checkpoint marked so
         self.checkpoint_note = QLabel("<small>Best = the lowest eval loss. On a few eval clips that is only a rough "
                                       "guide: listen, and compare with the latest checkpoint.</small>")
         self.checkpoint_note.setWordWrap(True)
         self.reference_label = QLabel()
         self.reference_label.setWordWrap(True)
+        self.reference_label.setTextFormat(Qt.TextFormat.RichText)
         choose = QPushButton("Choose…")
         choose.clicked.connect(self._choose_references)
         auto = QPushButton("Automatic")
@@ -90,33 +99,38 @@ class PreviewInputs(QWidget):
         self.project = project
         if project is not None:
             self.language_box.setCurrentText(project.language)
+        self._dataset_stamp = None
         self.auto_references()
         self.refresh()
 
     def refresh(self) -> None:
-        """Re-read the checkpoints (training may have written new ones), keeping the selection if it still exists;
-        the first time, Best (Latest while no checkpoint has an eval loss)."""
-        previous = self.checkpoint_box.currentIndex()
-        kept = next((which for which, row in self.special.items() if row == previous), None)
-        previous_path = self.checkpoint_box.currentData()
+        """Re-read the checkpoints (training may have written new ones) and the automatic references (training may
+        have written the dataset). The selection stays: a checkpoint chosen as "best" or "latest" follows that mark
+        to whichever checkpoint carries it now, another stays by path; the first time it is the best checkpoint (the
+        latest while none has an eval loss)."""
+        if self.automatic and self._dataset_changed():
+            self.auto_references()
+        previous = self.checkpoint_box.currentData()
+        kept = next((which for which in ("best", "latest")
+                     if self.special.get(which) == self.checkpoint_box.currentIndex()), None)
         self.checkpoint_box.blockSignals(True)
         self.checkpoint_box.clear()
         self.special = {}
         self.checkpoints = list_checkpoints(self.project.root) if self.project else []
-        if self.project and self.checkpoints:
-            for which in ("best", "latest"):
-                try:
-                    found = resolve_checkpoint(self.project.root, which)
-                except CheckpointError:  # no eval yet: no "best"
-                    continue
-                self.special[which] = self.checkpoint_box.count()
-                self.checkpoint_box.addItem(f"{which.capitalize()}: {found.label}", str(found.path))
-            for checkpoint in reversed(self.checkpoints):
-                self.checkpoint_box.addItem(checkpoint.label, str(checkpoint.path))
-        # "Best" and "Latest" stay chosen as such (they may now point to newer checkpoints); a plain row by path.
+        tags: dict[str, list[str]] = {}
+        for which in ("latest", "best") if self.project and self.checkpoints else ():
+            try:
+                tags.setdefault(str(resolve_checkpoint(self.project.root, which).path), []).append(which)
+            except CheckpointError:  # no eval yet: no "best"
+                continue
+        for row, checkpoint in enumerate(reversed(self.checkpoints)):  # newest first, each once
+            marks = tags.get(str(checkpoint.path))
+            self.special.update({which: row for which in marks or ()})
+            self.checkpoint_box.addItem(f"{checkpoint.label}  ({', '.join(marks)})" if marks else checkpoint.label,
+                                        str(checkpoint.path))
         index = self.special.get(kept, -1) if kept else (
-            self.checkpoint_box.findData(previous_path) if previous_path else -1)
-        self.checkpoint_box.setCurrentIndex(max(index, 0))
+            self.checkpoint_box.findData(previous) if previous is not None else -1)
+        self.checkpoint_box.setCurrentIndex(index if index >= 0 else self.special.get("best", 0))
         self.checkpoint_box.blockSignals(False)
         self._update_switch()
         self.changed.emit()
@@ -130,9 +144,10 @@ class PreviewInputs(QWidget):
         self.use("best" if self.checkpoint_box.currentIndex() == self.special.get("latest") else "latest")
 
     def _update_switch(self) -> None:
-        on_latest = self.checkpoint_box.currentIndex() == self.special.get("latest")
+        best, latest = self.special.get("best"), self.special.get("latest")
+        on_latest = self.checkpoint_box.currentIndex() == latest != best
         self.switch_button.setText("Use best" if on_latest else "Use latest")
-        self.switch_button.setEnabled(len(self.special) == 2)
+        self.switch_button.setEnabled(best is not None and latest is not None and best != latest)
 
     def selected_checkpoint(self) -> CheckpointInfo | None:
         path = self.checkpoint_box.currentData()
@@ -144,14 +159,36 @@ class PreviewInputs(QWidget):
     def language(self) -> str:
         return self.language_box.currentText().strip() or (self.project.language if self.project else "en")
 
+    def _dataset_changed(self) -> bool:
+        stamp = self._stamp()
+        return stamp != self._dataset_stamp
+
+    def _stamp(self) -> tuple:
+        if self.project is None:
+            return ()
+        files = (self.project.dataset_dir / name for name in (TRAIN_CSV, EVAL_CSV))
+        return tuple(f.stat().st_mtime_ns if f.is_file() else 0 for f in files)
+
     def auto_references(self) -> None:
+        """The dataset's cleanest clips (again, when the user had chosen files: the Automatic button)."""
+        self._dataset_stamp = self._stamp()
         found = candidate_references(self.project.dataset_dir) if self.project else []
-        self.set_references([c.path for c in found[:REFERENCE_COUNT]])
+        self._show_references(found[:REFERENCE_COUNT], automatic=True)
 
     def set_references(self, paths: list[Path]) -> None:
-        self.references = list(paths)
-        self.reference_label.setText(", ".join(p.name for p in paths) if paths else
-                                     "<i>none: export the dataset, or choose clips</i>")
+        """Files the user chose; they stay until Automatic is pressed or another project is opened."""
+        self._show_references([ReferenceClip(Path(p), "", 0.0, 0.0) for p in paths], automatic=False)
+
+    def _show_references(self, clips: list[ReferenceClip], automatic: bool) -> None:
+        self.automatic = automatic
+        self.references = [c.path for c in clips]
+        if clips:
+            self.reference_label.setText(", ".join(html.escape(_words(c)) for c in clips))
+            self.reference_label.setToolTip("\n".join(str(c.path) for c in clips))
+        else:
+            self.reference_label.setText("<i>none yet: they are taken from the dataset once it is exported "
+                                         "(Transcribe &amp; Edit), or choose clips</i>")
+            self.reference_label.setToolTip("")
         self.changed.emit()
 
     def _choose_references(self) -> None:
@@ -168,3 +205,12 @@ class PreviewInputs(QWidget):
         self.text_box.addItems(sentences)
         if typed and typed not in sentences:  # keep what the user typed
             self.text_box.setCurrentText(typed)
+
+
+def _words(clip: ReferenceClip, count: int = 5) -> str:
+    """A reference as a person knows it: its first words and length; a chosen file by its name."""
+    words = clip.text.split()
+    if not words:
+        return clip.path.name
+    text = " ".join(words[:count]) + ("…" if len(words) > count else "")
+    return f"“{text}” ({clip.duration_s:.1f} s)"
