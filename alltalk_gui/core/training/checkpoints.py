@@ -93,6 +93,7 @@ def read_checkpoint(folder: str | os.PathLike[str]) -> CheckpointInfo:
 _STATE_TYPES: dict[str, tuple[type, ...]] = {
     "global_step": (int,), "epoch": (int,), "batches_done": (int,), "best_eval_loss": (int, float, type(None)),
     "best_checkpoint": (str, type(None)), "last_loss": (int, float, type(None)), "history": (list,),
+    "schedule": (dict, type(None)),  # the learning-rate schedule (training/schedule.py), absent before it was saved
 }
 
 
@@ -119,6 +120,14 @@ def read_state(folder: str | os.PathLike[str]) -> dict[str, Any]:
                and isinstance(h.get("loss", 0.0), (int, float)) for h in history):
         raise CheckpointError(f"{path}: 'history' must be a list of objects with a whole-number 'step' and a "
                               "numeric 'loss'. It was left as it is.")
+    if state.get("schedule") is not None:
+        from alltalk_gui.core.training.schedule import Schedule
+
+        try:
+            Schedule.from_dict(state["schedule"])
+        except TypeError as exc:
+            raise CheckpointError(f"{path}: 'schedule' does not describe a learning-rate schedule ({exc}). "
+                                  "It was left as it is.") from None
     return state
 
 

@@ -90,9 +90,15 @@ def test_resume_with_more_epochs_keeps_the_rate_continuous(kind):
             assert after.lr(119) < after.lr(30) / 50  # the re-fitted decay ends near 0 at the new horizon
 
 
-def test_schedule_round_trips_through_the_checkpoint_state():
+def test_schedule_round_trips_through_the_checkpoint_state(tmp_path):
+    from alltalk_gui.core.training.checkpoints import CheckpointError, read_state
+
     plan_ = _plan(dataclasses.replace(BASE, lr_schedule="cosine"), 43)
-    assert Schedule.from_dict(json.loads(json.dumps(plan_.to_dict()))) == plan_
+    (tmp_path / STATE_FILE).write_text(json.dumps({"global_step": 3, "schedule": plan_.to_dict()}))
+    assert Schedule.from_dict(read_state(tmp_path)["schedule"]) == plan_
+    (tmp_path / STATE_FILE).write_text(json.dumps({"global_step": 3, "schedule": {"peak": 1}}))
+    with pytest.raises(CheckpointError, match="'schedule' does not describe"):
+        read_state(tmp_path)
 
 
 # -- the loop uses the same schedule ------------------------------------------------------------------------------
