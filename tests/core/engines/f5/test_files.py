@@ -41,6 +41,9 @@ def test_v1_base_shapes_match_the_published_model():
     shapes = expected_state_shapes(V1_BASE_ARCH, 2545)
     total = sum(torch.Size(s).numel() for s in shapes.values())
     assert 330e6 < total < 345e6
+    from alltalk_gui.core.engines.f5.memory_estimate import V1_BASE_PARAMETERS
+
+    assert total == V1_BASE_PARAMETERS
     assert shapes["transformer.text_embed.text_embed.weight"] == (2546, 512)
 
 
