@@ -34,6 +34,7 @@ from alltalk_gui.core.engines.f5.upstream import cfm_class, dit_class
 # peft ``target_modules`` (suffixes matched inside every DiT block): attention q/k/v and output projection,
 # feed-forward in (ff.ff.0.0: Linear inside Sequential(Linear, GELU)) and out (ff.ff.2).
 LORA_TARGETS = ("attn.to_q", "attn.to_k", "attn.to_v", "attn.to_out.0", "ff.ff.0.0", "ff.ff.2")
+TEXT_EMBEDDING = "transformer.text_embed.text_embed"  # grows when characters are added to the vocabulary
 
 
 def build_cfm(arch: dict[str, Any], vocab: dict[str, int], checkpoint_activations: bool = False):
@@ -73,11 +74,15 @@ def set_checkpointing(cfm, enabled: bool) -> None:
     cfm.transformer.checkpoint_activations = bool(enabled)
 
 
-def add_lora(cfm, rank: int = 16, alpha: float = 32.0, dropout: float = 0.0):
+def add_lora(cfm, rank: int = 16, alpha: float = 32.0, dropout: float = 0.0, also_train: tuple[str, ...] = ()):
     """Wrap the DiT blocks' attention and feed-forward Linears with LoRA adapters; freeze everything else.
 
-    Returns the same CFM object (its transformer replaced by peft's wrapper); only ``lora_`` parameters have
-    ``requires_grad``. :func:`merge_lora` folds them back into plain weights for preview and export.
+    ``also_train``: module names (in ``cfm``) whose own weights keep training beside the adapters. After
+    :func:`alltalk_gui.core.engines.f5.text.extend_vocabulary` pass :data:`TEXT_EMBEDDING`: the new
+    characters' rows are random and learn nothing if the embedding is frozen (it is 1.3 M parameters).
+
+    Returns the same CFM object, changed in place; only ``lora_`` parameters (and ``also_train``) have
+    ``requires_grad``. :func:`merge_lora` folds the adapters back into plain weights for preview and export.
     """
     from peft import LoraConfig, inject_adapter_in_model
 
@@ -88,7 +93,7 @@ def add_lora(cfm, rank: int = 16, alpha: float = 32.0, dropout: float = 0.0):
     config = LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=dropout, target_modules=list(LORA_TARGETS))
     inject_adapter_in_model(config, cfm.transformer)  # in place: each target Linear becomes a lora.Linear
     for name, parameter in cfm.named_parameters():
-        parameter.requires_grad_("lora_" in name)
+        parameter.requires_grad_("lora_" in name or any(name.startswith(m + ".") for m in also_train))
     return cfm
 
 

@@ -128,3 +128,19 @@ def time_one_pass(cfm, frames: int = 400) -> float:
         cfm.transformer(x=x, cond=x, text=text, time=torch.full((2,), 0.5, device=device))
         elapsed = time.perf_counter() - start
     return elapsed / frames / 2
+
+
+def choose_reference(clips: list[tuple[object, str, float]], flagged: set[object] = frozenset()) -> tuple[object, str]:
+    """Pick a preview reference from training clips ``(id, transcript, seconds)``: F5 cuts references to about
+    12 s and needs the exact transcript, so prefer unflagged clips of 4-10 s whose transcript ends a sentence,
+    the longest of those; otherwise the unflagged clip nearest 7 s.
+
+    Raises:
+        ValueError: no clip with a transcript.
+    """
+    usable = [c for c in clips if c[1].strip() and c[0] not in flagged] or [c for c in clips if c[1].strip()]
+    if not usable:
+        raise ValueError("no clip with a transcript to use as the F5-TTS reference")
+    ideal = [c for c in usable if 4.0 <= c[2] <= 10.0 and c[1].rstrip()[-1:] in ".!?。！？"]
+    best = max(ideal, key=lambda c: c[2]) if ideal else min(usable, key=lambda c: abs(c[2] - 7.0))
+    return best[0], best[1]

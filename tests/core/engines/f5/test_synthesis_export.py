@@ -119,3 +119,14 @@ def test_reference_without_transcript_is_refused_and_nothing_is_left(trained, ti
         export_f5(export_state(cfm), vocab, info.arch, tiny_f5 / "vocos", target,
                   references=(ReferenceVoice("x", speech, " "),))
     assert not target.exists() and not list(tmp_path.iterdir())
+
+
+def test_reference_choice_prefers_clean_sentence_clips():
+    from alltalk_gui.core.engines.f5.synthesis import choose_reference
+
+    clips = [("a", "Too short.", 1.5), ("b", "A clean sentence of eight seconds.", 8.0), ("c", "Cut off in the", 9.5),
+             ("d", "Flagged but long and clean.", 9.9), ("e", "Twenty seconds of talk.", 20.0)]
+    assert choose_reference(clips, flagged={"d"}) == ("b", "A clean sentence of eight seconds.")
+    assert choose_reference([("e", "Long.", 20.0), ("c", "Cut off in the", 9.5)])[0] == "c"
+    with pytest.raises(ValueError):
+        choose_reference([("x", " ", 5.0)])

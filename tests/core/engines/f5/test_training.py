@@ -11,6 +11,7 @@ import torch
 from alltalk_gui.core.engines.f5.data import F5Clip, collate, prepare_clips
 from alltalk_gui.core.engines.f5.model import (
     LORA_TARGETS,
+    TEXT_EMBEDDING,
     EmaOptions,
     add_lora,
     export_state,
@@ -141,3 +142,7 @@ def test_missing_characters_are_reported_and_can_be_added(tiny_f5):
     assert grown.requires_grad
     with pytest.raises(ValueError):
         extend_vocabulary(cfm, vocab, ["€"])
+    # With LoRA the grown embedding keeps training, or the new characters would stay random.
+    add_lora(cfm, rank=2, also_train=(TEXT_EMBEDDING,))
+    trained = {n for n, p in cfm.named_parameters() if p.requires_grad}
+    assert f"{TEXT_EMBEDDING}.weight" in trained and all("lora_" in n or n.startswith(TEXT_EMBEDDING) for n in trained)
