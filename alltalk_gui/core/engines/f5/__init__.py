@@ -15,4 +15,19 @@ themselves are upstream's, unchanged, so weights load and behave exactly as in f
 Import cost (measured 2026-11-23 on the shared 2-core dev machine, after torch): 7.0-8.6 s, of which
 x-transformers (via einx) is about 3.7 s and librosa.filters about 2.2 s; torch itself 2.7-3.7 s. Import the
 modules here only in the training child process or a worker thread, never at GUI start.
+
+What the engine interface needs, and where it is here:
+
+=====================================  ===================================================================
+base-model files, check, download      :mod:`.files` (``validate_base_model``), :mod:`.download`
+tiny test model                        :mod:`.tiny_model` (``build_tiny_f5``; CLI ``make-test-model --engine f5-tts``)
+dataset: rate, clip lengths, text      :mod:`.data` (24 kHz, 1-30 s, ``prepare_clips``, ``collate``),
+                                       :mod:`.text` (``tokenize``, ``missing_tokens``, ``extend_vocabulary``)
+model + loss, memory levers            :mod:`.model` (``load_f5``, ``loss``, ``add_lora``/``merge_lora``,
+                                       ``set_checkpointing``, ``EmaOptions``/``make_ema``, ``export_state``)
+memory estimate                        :mod:`.memory_estimate` (``estimate(F5Setting)``), profiles in
+                                       ``resources/profiles/f5/``
+synthesis for preview                  :mod:`.synthesis` (``synthesize_to_file``, ``choose_reference``, NFE)
+export formats                         :mod:`.export` (``export_f5``: AllTalk ``models/f5tts/<name>`` or plain)
+=====================================  ===================================================================
 """

@@ -17,6 +17,13 @@ The same sum as for XTTS (:mod:`alltalk_gui.core.engines.xtts.memory_estimate`),
   the fallback coefficients below (derived from the block's tensor shapes, not measured).
 * **overhead**: allocator fragmentation and library workspaces, 10 % plus 0.35 GiB (XTTS's figures; not yet
   measured for F5 on a GPU).
+
+Not yet validated on a GPU. CPU checks (2026-11-23, shared 2-core dev machine, 1 thread, fp32, real-size DiT
+with random weights, one 5 s clip = 469 frames, checkpointing, AdamW): LoRA rank 16 (5,046,272 trainable)
+26 s a step, peak RSS 4.62 GiB against 1.44 GiB of tensors estimated + 0.67 GiB for Python and torch; full
+fine-tune 58-67 s a step, peak RSS 7.14 GiB against 5.15 + 0.67 GiB. Of the gap, ~0.4 GiB is temporaries of
+building the model and ~0.8 GiB memory glibc keeps after the step (``malloc_trim`` returns it); the CPU
+figures say nothing about CUDA's caching allocator, which the overhead term stands for.
 """
 
 from __future__ import annotations
