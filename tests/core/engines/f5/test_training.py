@@ -146,3 +146,22 @@ def test_missing_characters_are_reported_and_can_be_added(tiny_f5):
     add_lora(cfm, rank=2, also_train=(TEXT_EMBEDDING,))
     trained = {n for n, p in cfm.named_parameters() if p.requires_grad}
     assert f"{TEXT_EMBEDDING}.weight" in trained and all("lora_" in n or n.startswith(TEXT_EMBEDDING) for n in trained)
+
+
+def test_clips_outside_1_to_30_seconds_are_left_out_with_a_reason(tiny_f5, speech, tmp_path):
+    import numpy as np
+    import soundfile as sf
+
+    from alltalk_gui.core.engines.f5.data import frames
+
+    _, info = load_f5(tiny_f5)
+    vocab = {t: i for i, t in enumerate(info.vocab)}
+    short, long_ = tmp_path / "short.wav", tmp_path / "long.flac"
+    sf.write(short, np.zeros(8000, dtype=np.float32), 16000)           # 0.5 s
+    sf.write(long_, np.zeros(31 * 44100, dtype=np.float32), 44100)     # 31 s, another rate and format
+    samples, skipped = prepare_clips([F5Clip(short, "Hi."), F5Clip(long_, "Long."), F5Clip(speech, ""),
+                                      F5Clip(speech, REFERENCE_TEXT)], vocab)
+    assert len(samples) == 1 and len(skipped) == 3
+    assert "short.wav is 0.5 s" in skipped[0] and "long.flac is 31.0 s" in skipped[1] and "no transcript" in skipped[2]
+    assert abs(samples[0].mel.shape[0] - frames(sf.info(speech).duration)) <= 1  # resampled to 24 kHz first
+    assert samples[0].tokens.tolist() == [vocab[c] for c in REFERENCE_TEXT]
