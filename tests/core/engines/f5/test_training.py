@@ -123,6 +123,9 @@ def test_ema_is_off_by_default_and_follows_after_warmup(tiny_f5, batch):
     ema.update(cfm)  # then halfway (decay 0.5)
     torch.testing.assert_close(ema.model.state_dict()[key], (previous + cfm.state_dict()[key]) / 2)
     assert not torch.equal(start, ema.model.state_dict()[key])
+    resumed = make_ema(cfm, EmaOptions(enabled=True, decay=0.5, warmup_steps=1))
+    resumed.load_state_dict(ema.state_dict())  # what a checkpoint keeps for an exact resume
+    assert resumed.step == 2 and torch.equal(resumed.model.state_dict()[key], ema.model.state_dict()[key])
 
 
 def test_missing_characters_are_reported_and_can_be_added(tiny_f5):
