@@ -40,7 +40,7 @@ V1_BASE_PARAMETERS = 337_096_836  # counted: expected_state_shapes(V1_BASE_ARCH,
 V1_BASE_DEPTH = 22
 FRAGMENTATION = 0.10
 CONSTANT_OVERHEAD_GIB = 0.35
-CALIBRATION_FILE = Path(__file__).resolve().parents[4] / "resources" / "profiles" / "f5" / "activation_calibration.json"
+CALIBRATION_PARTS = ("profiles", "f5", "activation_calibration.json")  # under resources/ (see core/resources.py)
 
 # Bytes per frame of one clip (shape-derived fallback for bf16: ~20 saved tensors of width 1024 at 2 bytes per
 # block; with checkpointing only the fp32 block input, 4 KiB per frame, is kept).
@@ -86,11 +86,14 @@ class F5MemoryEstimate:
         return dict(asdict(self), total_gib=self.total_gib)
 
 
-def load_calibration(path: Path = CALIBRATION_FILE) -> tuple[dict[str, Any], bool]:
+def load_calibration(path: Path | None = None) -> tuple[dict[str, Any], bool]:
     """The activation coefficients (measured when the calibration file exists)."""
+    from alltalk_gui.core.resources import resource_path
+
     try:
+        path = path or resource_path(*CALIBRATION_PARTS)
         return json.loads(path.read_text(encoding="utf-8"))["per_frame"], True
-    except (OSError, KeyError, ValueError):
+    except (OSError, KeyError, ValueError):  # FileNotFoundError included
         return _FALLBACK, False
 
 
@@ -174,3 +177,33 @@ def calibrate(lengths: tuple[int, ...] = (128, 256, 512)) -> dict[str, Any]:
                              for key, values in series.items()}
         result[precision]["measured_bytes"] = {key: dict(zip(map(str, lengths), values)) for key, values in series.items()}
     return result
+
+
+def write_calibration(path: Path) -> dict[str, Any]:
+    """Run :func:`calibrate` and write the calibration file (atomically); returns what was written."""
+    import time
+
+    import torch
+
+    from alltalk_gui.core import atomic
+
+    start = time.perf_counter()
+    document = {
+        "date": time.strftime("%Y-%m-%d"),
+        "device": "cpu (saved-tensor bytes are device-independent; CPU sdpa saves no n^2 scores)",
+        "model": "F5TTS_v1_Base width (dim 1024, heads 16, dim_head 64, ff_mult 2, text_dim 512, conv_layers 4), "
+                 "random weights, depth 1 and 2",
+        "torch": torch.__version__, "lengths_frames": [128, 256, 512],
+        "written_by": "python -m alltalk_gui.core.engines.f5.memory_estimate PATH",
+        "per_frame": calibrate(),
+    }
+    document["seconds"] = round(time.perf_counter() - start, 1)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic.write_json(path, document)
+    return document
+
+
+if __name__ == "__main__":  # python -m alltalk_gui.core.engines.f5.memory_estimate resources/profiles/f5/activation_calibration.json
+    import sys
+
+    write_calibration(Path(sys.argv[1]))
