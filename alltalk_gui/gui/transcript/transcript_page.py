@@ -80,6 +80,8 @@ class TranscriptPage(QWidget):
     # -- project --------------------------------------------------------------------------------------------
     def set_project(self, project: VoiceProject | None) -> None:
         self.shutdown()
+        if self.segments is not None:
+            self.segments.close()  # folds its journal into segments.json before another list is opened
         self.project = project
         self.segments = None
         self.transcribers = TranscriberCache()  # a model loaded for another project is not needed now
@@ -131,6 +133,8 @@ class TranscriptPage(QWidget):
                 "The current one is kept as segments.json.bak in the project folder.\n\nTranscribe again?")
             if answer != QMessageBox.StandardButton.Yes:
                 return
+        if self.segments is not None:
+            self.segments.flush()  # the new transcript starts from (and backs up) every edit made so far
         options = self.panel.options()
         self._run(check_model_worker(options.backend, options.model, self), self._on_model_checked)
         self.panel.file_label.setText(f"Looking for the {options.model} model…")
@@ -186,6 +190,8 @@ class TranscriptPage(QWidget):
                 QMessageBox.warning(self, "Transcription failed", outcome.message)
             return
         report = outcome.report
+        if self.segments is not None and self.segments is not report.segments:
+            self.segments.close()
         self.segments = report.segments
         self.editor.set_segments(self.segments)
         self.status_message.emit(f"Transcribed {len(report.transcribed)} recording(s) into {len(self.segments)} "
