@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from alltalk_gui.core.transcription import model_files as whisper_models
+from alltalk_gui.core.transcription.wer import normalise_words, word_error_rate
 from alltalk_gui.core.project.importer import import_files
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentList
@@ -59,6 +60,12 @@ def page(qtbot, project):
     page.shutdown()
 
 
+def share_heard(text: str, spoken: str) -> float:
+    """The share of the recognised words that were spoken (a clip holds part of the speech, so not a WER)."""
+    words, said = normalise_words(text), set(normalise_words(spoken))
+    return sum(w in said for w in words) / max(len(words), 1)
+
+
 def wait_idle(qtbot, page, timeout=120000):
     qtbot.waitUntil(lambda: not page.is_busy() and page.panel.transcribe_button.isEnabled(), timeout=timeout)
 
@@ -73,7 +80,9 @@ def test_transcribe_from_the_page_fills_the_editor(page, qtbot, project, monkeyp
     wait_idle(qtbot, page)
 
     text = " ".join(page.editor.model.index(r, Column.TEXT).data() for r in range(page.editor.model.rowCount()))
-    assert "the weather was calm over the" in text.lower() and "in the afternoon the wind rose" in text.lower()
+    # tiny.en hears espeak-ng differently on Intel (AVX-512) and AMD (AVX2) CPUs: "But when it was come over
+    # the harbor" on one, the right words on the other; 0.28 WER on the worse. A tolerance, not exact words.
+    assert word_error_rate(SPEECH, text) <= 0.45, text
     assert page.editor.model.rowCount() >= 2  # cut at sentence ends
     assert not page.panel.progress_box.isVisible()
     assert page.panel.transcribe_button.text() == "Transcribe again"
@@ -251,7 +260,7 @@ def test_retranscribe_one_clip_is_an_undoable_edit(page, qtbot, project):
     wait_idle(qtbot, page)
     again = SegmentList.open(VoiceProject.open(project.root))[clip.id]
     assert editor.isEnabled()
-    assert "weather was calm" in again.text.lower()
+    assert share_heard(again.text, SPEECH) >= 0.4, again.text  # the clip's own words, give or take a few
     assert again.words and all(clip.start_ms <= w.start_ms < clip.end_ms for w in again.words)  # source timeline
     editor.undo_action.trigger()
     assert SegmentList.open(VoiceProject.open(project.root))[clip.id].text == "garbled words"

@@ -106,8 +106,9 @@ class SegmentsModel(ColumnTableModel):
             self.refresh()  # rows came, went or moved: the page re-selects by id
             return
         self._rows = rows
+        changed = change.ids  # a set built per call: once, not once per row
         for row, segment in enumerate(rows):
-            if segment.id in change.ids:
+            if segment.id in changed:
                 self.dataChanged.emit(self.index(row, 0), self.index(row, len(Column) - 1))
 
     def refresh_play_column(self) -> None:
