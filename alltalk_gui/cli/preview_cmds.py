@@ -12,9 +12,8 @@ from alltalk_gui.core.training.checkpoints import CheckpointError, CheckpointInf
 from alltalk_gui.core.voice.export import FORMATS, ExportError, ExportOptions, export_voice
 from alltalk_gui.core.voice.preview import GenerationSettings, PreviewError
 from alltalk_gui.core.project.folder import VoiceProject
-from alltalk_gui.core.voice.references import ReferenceClipError, choose_references
 
-_ERRORS = (CheckpointError, PreviewError, ReferenceClipError, ExportError)
+_ERRORS = (CheckpointError, PreviewError, ExportError)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -78,7 +77,13 @@ def _checkpoint(args: argparse.Namespace, project: VoiceProject) -> CheckpointIn
 def _references(args: argparse.Namespace, project: VoiceProject) -> list[Path]:
     if args.reference:
         return [Path(r).expanduser().absolute() for r in args.reference]
-    return [c.path for c in choose_references(project.dataset_dir)]
+    # Audio decoders are imported here, not at start: ``checkpoints`` and ``--help`` answer without them.
+    from alltalk_gui.core.voice.references import ReferenceClipError, choose_references
+
+    try:
+        return [c.path for c in choose_references(project.dataset_dir)]
+    except ReferenceClipError as exc:
+        raise PreviewError(str(exc)) from exc
 
 
 def cmd_checkpoints(args: argparse.Namespace) -> int:

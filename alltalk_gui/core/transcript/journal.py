@@ -157,10 +157,11 @@ class SegmentStore:
         _LIVE.add(self)
 
     # -- the caller's side -----------------------------------------------------------------------------------
-    def write_snapshot(self, journal_id: str | None = None) -> None:
+    def write_snapshot(self, journal_id: str | None = None, head: dict[str, Any] | None = None) -> None:
         """Write segments.json now, synchronously, and start a fresh journal (``create``, first edit of an old
-        file). Costs time in proportion to the clips."""
+        file, a new ``head``). Costs time in proportion to the clips."""
         with self._lock:
+            self._head.update(head or {})
             self._journal_id = journal_id or self._journal_id or new_journal_id()
             self._write_snapshot_locked(self._seq, self._encoded_locked())
             self._pending = []

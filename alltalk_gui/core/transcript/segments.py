@@ -201,6 +201,7 @@ class SegmentList:
         self._dups: DuplicateIndex | None = None  # built on the first edit
         self._store: journal.SegmentStore | None = None  # created on the first save
         self._journal_head: dict[str, Any] = {}  # the journal segments.json named when it was read
+        self._checked_with: Any = self._checker_identity()  # what the saved flags were computed with
         numbers = [int(m.group(1)) for s in self.segments if (m := re.fullmatch(r"c(\d+)", s.id))]
         self.next_number = max([self.next_number, *(n + 1 for n in numbers)])
 
@@ -243,6 +244,7 @@ class SegmentList:
                      source_names={s.id: s.name for s in project.sources},
                      meta=data.get("transcription", {}), next_number=int(data.get("next_number", 1)))
         result._journal_head = data.get("journal") or {}
+        result._checked_with = data.get("checked_with")
         return result
 
     def to_dict(self) -> dict[str, Any]:
@@ -255,6 +257,7 @@ class SegmentList:
                          "max_s": self.checker.max_ms / 1000},
             "transcription": self.meta,
             "next_number": self.next_number,
+            "checked_with": self._checked_with,  # what every clip's flags were last computed with
         }
 
     def save(self, fresh: bool = False) -> None:
@@ -502,6 +505,12 @@ class SegmentList:
         return self._commit(Change(f"replace '{needle}' with '{replacement}' in {len(before)} clip(s)",
                                    tuple(before), tuple(after)))
 
+    def is_checked_with_current_checker(self) -> bool:
+        """Whether the saved flags were computed with this list's checker (language, length range, the same
+        vocab.json). Then :meth:`recheck` would change nothing, and listing needs no text check at all (which
+        imports coqui and torch, seconds)."""
+        return self._checked_with == self._checker_identity()
+
     def recheck(self) -> Change:
         """Recompute every clip's flags with the current checker (e.g. after a base model was chosen, whose
         vocabulary makes the text check exact). Saves and notifies only if some flag changed. Not an edit to
@@ -512,6 +521,11 @@ class SegmentList:
         change = Change("recheck flags", tuple(before[s.id] for s in changed), tuple(changed))
         if changed:
             self._journal([], changed)
+        if not self.is_checked_with_current_checker():
+            self._checked_with = self._checker_identity()
+            if self.path is not None:
+                self._storage().write_snapshot(head=self._head())  # once per new checker: record it
+        if changed:
             for listener in list(self._listeners):
                 listener(change)
         return change
@@ -640,6 +654,21 @@ class SegmentList:
         if self._dups is None:
             self._dups = DuplicateIndex((self._order_key(s), s.id, s.text) for s in self.segments if not s.deleted)
         return self._dups
+
+    def _checker_identity(self) -> dict[str, Any]:
+        checker = getattr(self, "checker", None)
+        text = getattr(checker, "text_checker", None)
+        vocab = getattr(text, "vocab_file", None)
+        identity: dict[str, Any] = {"language": getattr(checker, "language", None),
+                                    "min_ms": getattr(checker, "min_ms", None),
+                                    "max_ms": getattr(checker, "max_ms", None), "vocab": None}
+        if vocab is not None:
+            try:
+                stat = Path(vocab).stat()
+                identity["vocab"] = [str(Path(vocab).resolve()), stat.st_size, stat.st_mtime_ns]
+            except OSError:
+                identity["vocab"] = [str(vocab)]
+        return identity
 
     def _journal(self, removed: list[str], put: list[Segment]) -> None:
         if self.path is not None:
