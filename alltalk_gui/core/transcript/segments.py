@@ -244,7 +244,8 @@ class SegmentList:
                      source_names={s.id: s.name for s in project.sources},
                      meta=data.get("transcription", {}), next_number=int(data.get("next_number", 1)))
         result._journal_head = data.get("journal") or {}
-        result._checked_with = data.get("checked_with")
+        if path.exists():  # no file yet: nothing was flagged, nothing to recheck (and no file to create)
+            result._checked_with = data.get("checked_with")
         return result
 
     def to_dict(self) -> dict[str, Any]:
