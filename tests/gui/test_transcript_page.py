@@ -4,9 +4,6 @@ paths, the dataset export, and the page inside the main window."""
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 import time
 
 import pytest
@@ -266,28 +263,16 @@ def test_retranscribe_one_clip_is_an_undoable_edit(page, qtbot, project):
     assert SegmentList.open(VoiceProject.open(project.root))[clip.id].text == "garbled words"
 
 
-@pytest.fixture
-def model_server():
-    """A local HTTP server holding the tiny.en model files, standing in for huggingface.co."""
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(faster_tiny_en()))
-    handler.log_message = lambda *a, **k: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-
-
 @pytest.mark.timeout(180)
-def test_download_shows_progress_then_transcribes(page, qtbot, project, monkeypatch, tmp_path, model_server):
-    target = tmp_path / "downloads" / "tiny.en"
-    size = sum(f.stat().st_size for f in faster_tiny_en().iterdir() if f.is_file())
-    info = whisper_models.DownloadInfo(FASTER, "tiny.en", tuple(f"{model_server}/{name}" for name in
-                                                                 whisper_models.FASTER_FILES), size, target)
-    # What resolve() says for a model that is not on disk, with its download pointed at the local server.
-    missing = whisper_models.ResolvedModel(FASTER, "tiny.en", None, info)
-    monkeypatch.setattr(whisper_models, "resolve", lambda *a, **k: missing)
-    monkeypatch.setattr(whisper_models, "network_available", lambda *a, **k: True)
+def test_download_shows_progress_then_transcribes(page, qtbot, project, monkeypatch, no_model_cache):
+    """A named model that is not on disk comes from the Hub set in HF_ENDPOINT (here a local stand-in serving
+    tiny.en), through huggingface_hub into the shared cache, with progress on the page."""
+    import huggingface_hub.constants
+
+    from tests.fake_hub import FakeHub
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)  # the server is local
+    page.panel.set_model("tiny.en")
     asked = []
 
     def accept(box):
@@ -304,13 +289,17 @@ def test_download_shows_progress_then_transcribes(page, qtbot, project, monkeypa
         labels.append(page.panel.file_label.text())
 
     monkeypatch.setattr(page.panel, "show_download", spy)
-    page.panel.transcribe_button.click()
-    qtbot.waitUntil(lambda: page.editor.model.rowCount() > 0, timeout=120000)
-    wait_idle(qtbot, page)
-    assert "model.bin" in asked[0] and "127.0.0.1" in asked[0] and str(target) in asked[0]
+    with FakeHub("Systran/faster-whisper-tiny.en", faster_tiny_en()) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        page.panel.transcribe_button.click()
+        qtbot.waitUntil(lambda: page.editor.model.rowCount() > 0, timeout=120000)
+        wait_idle(qtbot, page)
+    assert "model.bin" in asked[0] and hub.url.split("//")[1] in asked[0]
     assert labels and labels[-1].startswith("Downloading the model: ")
-    assert (target / "model.bin").stat().st_size == (faster_tiny_en() / "model.bin").stat().st_size
-    assert SegmentList.open(project).meta["model"] == str(target)
+    assert any(r.endswith("/model.bin") for r in hub.requests)
+    folder = whisper_models.resolve(FASTER, "tiny.en").path  # in the Hugging Face cache now
+    assert (folder / "model.bin").stat().st_size == (faster_tiny_en() / "model.bin").stat().st_size
+    assert SegmentList.open(project).meta["model"] == str(folder)
 
 
 @pytest.mark.timeout(120)

@@ -216,22 +216,13 @@ def download(resolved: ResolvedModel, progress: Callable[[int, int], None] | Non
         return resolved.path
     info = resolved.download
     assert info is not None
-    if info.repo is not None:
+    if info.backend == FASTER:
+        if info.repo is None:
+            raise ModelError(f"The faster-whisper model '{info.model}' names no Hub repository to download from.")
         return _hub_download(info, progress, should_stop, timeout_s)
-    done = 0
-    total = info.approx_bytes
-    if info.backend == OPENAI:
-        targets = [(info.urls[0], info.target)]
-    else:
-        info.target.mkdir(parents=True, exist_ok=True)
-        targets = [(url, info.target / url.rsplit("/", 1)[-1]) for url in info.urls]
-    for url, target in targets:
-        done = _fetch(url, target, info, done, total, progress, should_stop, timeout_s,
-                      optional=target.name.startswith("vocabulary"))
-    if info.backend == FASTER and not any((info.target / f).is_file() for f in FASTER_FILES[3:]):
-        raise ModelError(f"The {info.model} model on the server has no vocabulary file; choose another model.")
-    if info.sha256:  # _fetch checked it before the rename; this records it for resolve()
-        verified_file(info.target, info.sha256)
+    # openai-whisper: one file from openai's server, as the package itself fetches it, checksum checked on the way
+    _fetch(info.urls[0], info.target, info, 0, info.approx_bytes, progress, should_stop, timeout_s)
+    verified_file(info.target, info.sha256)  # records the check made before the rename, for resolve()
     return info.target
 
 
@@ -258,13 +249,11 @@ def endpoint_address(url: str) -> tuple[str, int]:
 # -- internals -------------------------------------------------------------------------------------------------
 def _fetch(url: str, target: Path, info: DownloadInfo, done: int, total: int,
            progress: Callable[[int, int], None] | None, should_stop: Callable[[], bool] | None,
-           timeout_s: float, optional: bool) -> int:
+           timeout_s: float) -> int:
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         response = urllib.request.urlopen(url, timeout=timeout_s)
     except urllib.error.HTTPError as exc:
-        if optional and exc.code == 404:
-            return done  # faster-whisper models ship vocabulary.txt or vocabulary.json, not both
         raise ModelError(f"Downloading {url} failed: HTTP {exc.code} {exc.reason}.") from exc
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
@@ -274,8 +263,8 @@ def _fetch(url: str, target: Path, info: DownloadInfo, done: int, total: int,
     digest = hashlib.sha256()
     with response, atomic.atomic_path(target) as tmp, open(tmp, "wb") as out:
         length = int(response.headers.get("Content-Length") or 0)
-        if info.backend == OPENAI and length:
-            total = length  # one file: the server's size is exact; for folders the estimate stands
+        if length:
+            total = length  # the server's size is exact
         while True:
             if should_stop is not None and should_stop():
                 raise DownloadCancelled(f"Download of '{info.model}' stopped; nothing was kept.")
@@ -291,7 +280,7 @@ def _fetch(url: str, target: Path, info: DownloadInfo, done: int, total: int,
             done += len(chunk)
             if progress is not None:
                 progress(done, max(total, done))
-        if info.sha256 and info.backend == OPENAI and digest.hexdigest() != info.sha256:
+        if info.sha256 and digest.hexdigest() != info.sha256:
             # Raised inside atomic_path: the temporary file is removed and the target never gets the name.
             raise ModelError(f"The downloaded {info.model} model is damaged (checksum mismatch); nothing was kept. "
                              "Try again.")

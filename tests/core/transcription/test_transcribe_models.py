@@ -134,26 +134,31 @@ def test_download_reports_progress_checks_the_checksum_and_writes_atomically(tmp
     assert sorted(p.name for p in (tmp_path / "models").iterdir()) == ["tiny.pt", "tiny.pt.verified"]
 
 
-def test_faster_whisper_folder_download_takes_either_vocabulary(tmp_path, server):
-    base, www = server
-    for name in ("config.json", "model.bin", "tokenizer.json", "vocabulary.txt"):
-        (www / name).write_bytes(name.encode() * 100)
-    urls = tuple(f"{base}/{name}" for name in wm.FASTER_FILES)
-    info = wm.DownloadInfo("faster-whisper", "tiny", urls, 10**4, tmp_path / "fw" / "tiny")
-    folder = wm.download(wm.ResolvedModel("faster-whisper", "tiny", None, info))
-    assert sorted(p.name for p in folder.iterdir()) == ["config.json", "model.bin", "tokenizer.json",
-                                                        "vocabulary.txt"]
+def test_faster_whisper_download_takes_either_vocabulary_and_refuses_an_incomplete_repo(tmp_path, monkeypatch):
+    """Each model ships vocabulary.txt or vocabulary.json: whichever the repository lists is fetched."""
+    import huggingface_hub.constants
 
-    (www / "model.bin").unlink()
-    info = replace(info, target=tmp_path / "fw" / "other")
-    with pytest.raises(wm.ModelError, match="HTTP 404"):
-        wm.download(wm.ResolvedModel("faster-whisper", "tiny", None, info))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for name in ("config.json", "model.bin", "tokenizer.json", "vocabulary.json", "README.md"):
+        (repo / name).write_bytes(name.encode() * 100)
+    with FakeHub("Systran/faster-whisper-tiny", repo) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        folder = wm.download(wm.resolve("faster-whisper", "tiny"))
+        assert sorted(p.name for p in folder.iterdir()) == [wm.COMPLETE_STAMP, "config.json", "model.bin",
+                                                            "tokenizer.json", "vocabulary.json"]  # no README
+
+        (repo / "model.bin").unlink()  # a repository without the weights
+        monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "other-cache"))
+        with pytest.raises(wm.ModelError, match="incomplete"):
+            wm.download(wm.resolve("faster-whisper", "tiny"))
 
 
 def test_no_network_is_a_clear_error(tmp_path):
-    info = wm.DownloadInfo("faster-whisper", "base", ("http://127.0.0.1:9/model.bin",), 10**6, tmp_path / "base")
-    with pytest.raises(wm.NoNetwork, match="cannot be reached.*faster-whisper model folder"):
-        wm.download(wm.ResolvedModel("faster-whisper", "base", None, info), timeout_s=2)
+    info = wm.DownloadInfo("openai-whisper", "base", ("http://127.0.0.1:9/base.pt",), 10**6, tmp_path / "base.pt")
+    with pytest.raises(wm.NoNetwork, match="cannot be reached.*a .pt file"):
+        wm.download(wm.ResolvedModel("openai-whisper", "base", None, info), timeout_s=2)
     assert not wm.network_available("127.0.0.1", 9, timeout_s=1)
 
 
