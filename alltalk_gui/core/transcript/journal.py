@@ -157,6 +157,11 @@ class SegmentStore:
         _LIVE.add(self)
 
     # -- the caller's side -----------------------------------------------------------------------------------
+    def position(self) -> dict[str, Any]:
+        """``{"id": journal id, "seq": last line appended}``: where a new store for the same file carries on."""
+        with self._lock:
+            return {"id": self._journal_id, "seq": self._seq}
+
     def write_snapshot(self, journal_id: str | None = None, head: dict[str, Any] | None = None) -> None:
         """Write segments.json now, synchronously, and start a fresh journal (``create``, first edit of an old
         file, a new ``head``). Costs time in proportion to the clips."""

@@ -269,6 +269,10 @@ class SegmentList:
         """
         if self.path is None:
             return
+        if self._store is not None:  # its mirror may predate changes made to ``segments`` directly: start anew
+            self._store.close()
+            self._journal_head = self._store.position()
+            self._store = None
         self._storage().write_snapshot(journal.new_journal_id() if fresh else None)
 
     def flush(self, timeout_s: float = 30.0) -> bool:

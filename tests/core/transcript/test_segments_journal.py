@@ -147,3 +147,15 @@ def test_a_journal_that_cannot_be_written_undoes_the_edit_in_memory(project, cli
         clips.merge_with_next("c00001")
     assert clips.ids() == ["c00001", "c00002", "c00003", "c00004", "c00005"]
     assert clips["c00001"].text == "Saved."
+
+
+def test_save_writes_what_the_list_holds_now(project, clips):
+    clips.set_text("c00001", "Journalled first.")
+    clips.segments[1] = clips.segments[1].__class__(**{**clips.segments[1].__dict__, "text": "Set directly."})
+    clips.save()
+    assert not journal.journal_path(project.segments_file).exists()
+    on_disk = snapshot(project)
+    assert [c["text"] for c in on_disk["segments"][:2]] == ["Journalled first.", "Set directly."]
+    clips.set_text("c00003", "And journalled after the save.")
+    assert SegmentList.open(project)["c00003"].text == "And journalled after the save."
+    assert SegmentList.open(project)["c00002"].text == "Set directly."
