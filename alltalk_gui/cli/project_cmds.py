@@ -8,7 +8,6 @@ import sys
 
 from alltalk_gui.cli import EXIT_OK, EXIT_SOME_REJECTED
 from alltalk_gui.core.project.duration_guidance import format_duration, guidance
-from alltalk_gui.core.project.importer import import_files
 from alltalk_gui.core.project.folder import VoiceProject
 
 
@@ -42,6 +41,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     def progress(done: int, total: int, name: str) -> None:
         if name:
             print(f"[{done + 1}/{total}] {name}", flush=True)
+
+    from alltalk_gui.core.project.importer import import_files  # audio decoders: not for the listing commands
 
     report = import_files(project, args.paths, progress=progress)
     for src in report.imported:

@@ -93,7 +93,9 @@ def cmd_segments(args: argparse.Namespace) -> int:
         clips = SegmentList.open(project, vocab_file=base_model_vocab())
     except SegmentsError as exc:
         return _fail(str(exc))
-    clips.recheck()  # flags as of now: e.g. the base model's vocabulary may have been chosen since
+    if not clips.is_checked_with_current_checker():
+        clips.recheck()  # e.g. a base model (its vocabulary) was chosen since; else listing needs no torch
+        clips.close()
     chosen = clips.view("flagged" if args.flagged else "all" if args.all else "kept")
     rows = [_clip_row(clips, s) for s in chosen]
     if args.json:

@@ -79,12 +79,14 @@ class ClipFacts:
     low_energy_ratio: float | None = None
 
 
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
 @functools.lru_cache(maxsize=4096)  # called for every clip after every edit
 def normalise_for_duplicates(text: str) -> str:
     """Lower case, punctuation and repeated spaces removed: 'Hello, world!' and 'hello world' are duplicates."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    text = "".join(ch if ch.isalnum() or ch.isspace() else " " for ch in text)
-    return " ".join(text.split())
+    return " ".join(_NOT_ALNUM.sub(" ", text).split())  # [\W_] is exactly "not str.isalnum()"
 
 
 class ClipChecker:

@@ -302,10 +302,13 @@ def _save(project: Any, options: TranscribeOptions, results: dict[str, Recognise
           failures: list[tuple[str, str]], min_s: float, max_s: float, vocab_file: str | None) -> SegmentList:
     old: list[Segment] = []
     if project.segments_file.exists():
-        atomic.copy_file(project.segments_file, project.root / "segments.json.bak")
+        backup = project.root / "segments.json.bak"
         try:
-            old = [Segment.from_dict(s) for s in read_file(project.segments_file)["segments"]]
+            data = read_file(project.segments_file)  # with the edits still in its journal
+            old = [Segment.from_dict(s) for s in data["segments"]]
+            atomic.write_json(backup, data)
         except Exception:  # an unreadable old file is kept as the .bak; the new transcript replaces it
+            atomic.copy_file(project.segments_file, backup)
             old = []
     # Clips of sources that failed this time are kept; clips of sources removed from the project are not.
     present = {source.id for source in project.sources}

@@ -26,7 +26,6 @@ from typing import Any, Callable
 import numpy as np
 
 from alltalk_gui.core import atomic, safe_paths
-from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.training.checkpoints import CheckpointInfo, read_checkpoint
 from alltalk_gui.core.dataclass_keys import unknown_keys
 from alltalk_gui.core.resources import resource_path
@@ -334,6 +333,8 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
         folder.mkdir(parents=True, exist_ok=True)
         name = _unique_stem(folder, stem or f"{time.strftime('%Y%m%d-%H%M%S')}_{_slug(text)}_{label}")
         wav_path, info_path = folder / f"{name}.wav", folder / f"{name}.json"
+    from alltalk_gui.core.audio import decode as audio  # PyAV: not at import (``--help`` reads this module)
+
     audio.write_wav(wav_path, wav, OUTPUT_SAMPLE_RATE)
     result = PreviewResult(
         wav=wav_path, info=info_path, label=label, text=" ".join(text.split()), language=language,

@@ -8,6 +8,7 @@ downloaded (file, size, from where) or, offline, that it cannot be, and may pick
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, Signal
@@ -82,6 +83,8 @@ class TranscriptPage(QWidget):
     # -- project --------------------------------------------------------------------------------------------
     def set_project(self, project: VoiceProject | None) -> None:
         self.shutdown()
+        if self.segments is not None:
+            self.segments.close()  # folds its journal into segments.json before another list is opened
         self.project = project
         self.segments = None
         self.transcribers = TranscriberCache()  # a model loaded for another project is not needed now
@@ -93,8 +96,17 @@ class TranscriptPage(QWidget):
                     self.segments = SegmentList.open(project)
                 except SegmentsError as exc:
                     problem = str(exc)
+        self._get_ready(self.segments)
         self.editor.set_segments(self.segments)
         self._update_state(problem)
+
+    @staticmethod
+    def _get_ready(segments: SegmentList | None) -> None:
+        """Make the first edit as quick as the rest: the indexes now, coqui's text cleaning (which imports torch,
+        about 2 s) on a thread of its own, never on the GUI thread."""
+        if segments is not None:
+            segments.prepare_edits()
+            threading.Thread(target=_warm_up, args=(segments,), name="warm up the text check", daemon=True).start()
 
     def sources_changed(self) -> None:
         """The Import step added recordings: say which ones have no clips yet."""
@@ -136,6 +148,8 @@ class TranscriptPage(QWidget):
                 "The current one is kept as segments.json.bak in the project folder.\n\nTranscribe again?")
             if answer != QMessageBox.StandardButton.Yes:
                 return
+        if self.segments is not None:
+            self.segments.flush()  # the new transcript starts from (and backs up) every edit made so far
         options = self.panel.options()
         self._run(check_model_worker(options.backend, options.model, self), self._on_model_checked)
         self.panel.file_label.setText(f"Looking for the {options.model} model…")
@@ -191,7 +205,10 @@ class TranscriptPage(QWidget):
                 QMessageBox.warning(self, "Transcription failed", outcome.message)
             return
         report = outcome.report
+        if self.segments is not None and self.segments is not report.segments:
+            self.segments.close()
         self.segments = report.segments
+        self._get_ready(self.segments)
         self.editor.set_segments(self.segments)
         self.status_message.emit(f"Transcribed {len(report.transcribed)} recording(s) into {len(self.segments)} "
                                  f"clips in {report.seconds:.0f} s.")
@@ -279,3 +296,10 @@ class TranscriptPage(QWidget):
                                  f"{'…' if len(new) > 5 else ''}). Transcribe again to include them.")
         self.notice.setText("<br>".join(lines))
         self.notice_box.setVisible(bool(lines))
+
+
+def _warm_up(segments: SegmentList) -> None:
+    try:
+        segments.warm_up()
+    except Exception:  # noqa: BLE001 - the check then reports the problem on the clips (e.g. coqui missing)
+        pass
