@@ -191,7 +191,10 @@ class TranscriptPage(QWidget):
         self.status_message.emit(f"Transcribed {len(report.transcribed)} recording(s) into {len(self.segments)} "
                                  f"clips in {report.seconds:.0f} s.")
         failed = "".join(f"<br>• {name}: {reason}" for name, reason in report.failed)
-        self._update_state(f"<b>Not transcribed:</b>{failed}" if failed else "")
+        notes = [f"<b>Not transcribed:</b>{failed}"] if failed else []
+        if report.language_note:
+            notes.append(f"<b>Language:</b> {report.language_note}")
+        self._update_state("<br>".join(notes))
 
     def cancel(self) -> None:
         if self.worker is not None and self.worker.is_running():
