@@ -21,6 +21,7 @@ EXIT_USAGE = 2
 # Command-group modules, in the order their commands appear in --help.
 COMMAND_MODULES = [
     "alltalk_gui.cli.project_cmds",
+    "alltalk_gui.cli.byo_cmds",
     "alltalk_gui.cli.transcribe_cmds",
     "alltalk_gui.cli.train_cmds",
     "alltalk_gui.cli.preview_cmds",
