@@ -273,6 +273,10 @@ def _check_text(tokenizer, text: str, language: str) -> None:
         tokens = tokenizer.encode(text, code)
     except NotImplementedError:
         raise PreviewError(f"The model does not support the language '{language}'.") from None
+    except ImportError as exc:  # zh / ja text cleaning needs packages coqui-tts does not install by default
+        from alltalk_gui.core.engines.xtts.languages import missing_sentence
+
+        raise PreviewError(missing_sentence(language) or f"Cannot prepare {language} text: {exc}.") from None
     unk = tokenizer.tokenizer.token_to_id("[UNK]")
     if unk in tokens:
         cleaned = tokenizer.preprocess_text(text, code)
