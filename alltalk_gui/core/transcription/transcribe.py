@@ -28,6 +28,7 @@ from alltalk_gui.core import atomic
 from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.audio.clips import ClipAudio, ClipAudioError
 from alltalk_gui.core.transcript.flags import DEFAULT_MAX_S, DEFAULT_MIN_S, ClipChecker
+from alltalk_gui.core.transcript.known_text import apply_known_text, load_known_text
 from alltalk_gui.core.transcript.segmentation import segments_from_words
 from alltalk_gui.core.transcript.segments import Segment, SegmentList, Word, read_file
 from alltalk_gui.core.transcription.model_files import BACKENDS, FASTER, OPENAI
@@ -330,6 +331,9 @@ def _save(project: Any, options: TranscribeOptions, results: dict[str, Recognise
             duration_ms = max((w.end_ms for w in recognised.words), default=0) + 500
         new = segments_from_words(source.id, recognised.words, duration_ms, number, recognised.windows, min_s, max_s,
                                   samples=samples, rate=rate, language=project.language)
+        known = load_known_text(project, source)  # the user's own text wins over Whisper's words
+        if known:
+            new = apply_known_text(new, known, project.language)
         number += len(new)
         segments.extend(new)
     from alltalk_gui.core.engines.xtts.text_check import TextChecker

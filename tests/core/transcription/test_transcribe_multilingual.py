@@ -72,3 +72,15 @@ def test_a_recording_in_another_language_gets_a_note(base, tmp_path):
                                 transcriber=base)
     assert report.languages == {"spanish.wav": "es"}
     assert "spanish.wav sounds like Spanish (es)" in report.language_note
+
+
+def test_known_text_replaces_whispers_words_in_whispers_clips(base, tmp_path):
+    from alltalk_gui.core.transcript.known_text import save_known_text
+
+    project = make_project(tmp_path, language="de")
+    source = add_source(project, "de.wav", spoken(tmp_path, "de"))
+    save_known_text(project, source.id, " ".join(SPEECH["de"]))
+    transcribe_project(project, TranscribeOptions(backend="faster-whisper", language="de"), transcriber=base)
+    clips = list(SegmentList.open(project))
+    assert " ".join(c.text for c in clips) == " ".join(SPEECH["de"])
+    assert len(clips) >= 2 and all(c.text[0].isupper() and c.text.endswith(".") for c in clips), clips
