@@ -74,10 +74,13 @@ def tokens(text: str, language: str) -> list[str]:
 def align(segments: Sequence[Segment], known: str, language: str) -> list[str]:
     """The text each clip (of one recording, in time order) gets from ``known``.
 
-    A clip without recognised words keeps its own text. The first clip also takes any known words before the
-    first aligned one, the last any after the last.
+    A clip without recognised words keeps its own text, unless it is the recording's only clip (an imported
+    dataset row): then it takes the whole known text. The first clip with words also takes any known words
+    before the first aligned one, the last any after the last.
     """
     known_units = tokens(known, language)
+    if len(segments) == 1 and not (segments[0].words_inside() or segments[0].words):
+        return [(" " if is_spaced(language) else "").join(known_units)]
     heard: list[str] = []
     first_unit: list[int | None] = []   # per clip: index of its first recognised unit in ``heard``
     for segment in segments:

@@ -60,3 +60,7 @@ def test_realign_is_one_undoable_edit_per_changed_clip(tmp_path):
     clips.undo(changes[0])
     assert clips["c00001"].text == "colour red."
     assert realign(clips, "s001", "colour red.", "en") == []
+
+
+def test_a_recordings_only_clip_without_words_takes_the_whole_text():
+    assert align([Segment("c1", "s001", 0, 2000, "old words")], "New  words here.", "en") == ["New words here."]
