@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, get_type_hints
 
+from alltalk_gui.core.training.run_folders import RunNameError, check_run_name
 from alltalk_gui.core.dataclass_keys import unknown_keys
 
 OPTIMIZERS = ("adamw", "adamw8bit", "paged_adamw8bit")
@@ -218,6 +219,11 @@ class TrainConfig:
             raise ConfigError("base_model_dir is not set: point it to an XTTS v2 base-model folder.")
         if not self.project_dir and not self.dataset_dir:
             raise ConfigError("project_dir is not set: point it to the voice project folder.")
+        if self.run_name:
+            try:
+                check_run_name(self.run_name)  # a name with a path separator would write outside runs/
+            except RunNameError as exc:
+                raise ConfigError(str(exc)) from None
 
     # -- paths -------------------------------------------------------------------------------------------------------
     @property

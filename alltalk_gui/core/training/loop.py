@@ -37,10 +37,8 @@ from alltalk_gui.core.training.config import ConfigError, TrainConfig, incompati
 from alltalk_gui.core.engines.xtts.files import BaseModelError, validate_base_model
 from alltalk_gui.core.training.events import Checkpoint, Done, Error, Eval, Event, Log, Memory, MicroBatch, Started, Step
 from alltalk_gui.core.training.data import DatasetError
+from alltalk_gui.core.training.run_folders import EVENTS_FILE, MEMORY_FILE, STOP_FILE, new_run_name  # noqa: F401
 
-STOP_FILE = "STOP"  # creating <run_dir>/STOP asks a running training to checkpoint and exit
-EVENTS_FILE = "events.jsonl"
-MEMORY_FILE = "memory.json"  # measured peak memory of each session of a run, beside the estimate
 MAX_OOM_SPLIT = 64  # a micro-batch is cut into at most this many chunks after out-of-memory errors
 # Test hook for the crash-safety test: "STEP:SECONDS" makes the save at STEP wait SECONDS between writing the
 # checkpoint's files and publishing it, so a test can kill the process at exactly that moment.
@@ -165,7 +163,7 @@ class TrainingRun:
         if not cfg.run_name:
             if self.resume:
                 raise ResumeError("--resume needs the run to continue: give its name (run_name).")
-            cfg.run_name = time.strftime("run_%Y%m%d_%H%M%S")
+            cfg.run_name = new_run_name()
         self.run_dir = cfg.run_dir
         self.base = validate_base_model(cfg.base_model_dir)
         self.tokenizer = load_tokenizer(cfg.base_model_dir)
@@ -224,9 +222,10 @@ class TrainingRun:
     def _setup_accelerator(self) -> None:
         import torch
         from accelerate import Accelerator
-        from accelerate.utils import set_seed
+        from accelerate.utils import InitProcessGroupKwargs, set_seed
 
         from alltalk_gui.core.machine.memory import use_expandable_segments
+        from alltalk_gui.core.training.launch import distributed_backend
 
         cfg = self.config
         use_expandable_segments()  # before the first CUDA allocation, which comes below
@@ -234,6 +233,8 @@ class TrainingRun:
             mixed_precision=cfg.mixed_precision,
             gradient_accumulation_steps=cfg.grad_accum_steps,
             cpu=cfg.device == "cpu" or not torch.cuda.is_available(),
+            # Windows builds of PyTorch have no NCCL: several processes meet over gloo there.
+            kwargs_handlers=[InitProcessGroupKwargs(backend=backend)] if (backend := distributed_backend()) else None,
         )
         set_seed(cfg.seed)
 

@@ -30,14 +30,13 @@ from PySide6.QtWidgets import (
 
 from alltalk_gui.core.training.checkpoints import run_checkpoints
 from alltalk_gui.core.training.config import TrainConfig
-from alltalk_gui.core.training.events import read_events
-from alltalk_gui.gui.train.run_folders import (
-    EVENTS_FILE,
-    newest_resumable_run,
-    run_finished,
-)
-from alltalk_gui.gui.train.training_history import TrainingHistory, hms
-from alltalk_gui.gui.train.training_supervisor import LAUNCH_CONFIG, TrainingSupervisor
+from alltalk_gui.core.training.event_text import event_level, event_text, hms
+from alltalk_gui.core.training.events import Checkpoint, Done, Error, Log, MicroBatch, Started
+from alltalk_gui.core.training.follow import read_event_file
+from alltalk_gui.core.training.launch import LaunchError, resume_config
+from alltalk_gui.core.training.run_folders import EVENTS_FILE, new_run_name, newest_run_with_checkpoint, run_finished
+from alltalk_gui.gui.train.training_history import TrainingHistory
+from alltalk_gui.gui.train.training_supervisor import TrainingSupervisor
 from alltalk_gui.gui.common.banner import Banner
 from alltalk_gui.gui.train.checkpoint_preview import CheckpointPreview
 from alltalk_gui.gui.train.log_view import LogView
@@ -169,12 +168,15 @@ class RunPanel(QWidget):
         self.summary.hide()
         self.to_preview.hide()
         self.resumable_run = None
-        run = newest_resumable_run(runs_dir) if runs_dir is not None else None
+        run = newest_run_with_checkpoint(runs_dir) if runs_dir is not None else None
         if run is not None:
             events = run / EVENTS_FILE
             if events.is_file():
-                for event in read_events(events):
+                log = read_event_file(events)  # a torn line (power loss) is skipped, not fatal
+                for event in log.events:
                     self.history.add(event)
+                if log.skipped:
+                    self.log.append(f"{log.skipped} unreadable line(s) in {events} were skipped.", "warning")
             self.refresh_plots()
             if not run_finished(run):
                 self.resumable_run = run
@@ -199,19 +201,23 @@ class RunPanel(QWidget):
         if self.is_running():
             return
         if not config.run_name:
-            config.run_name = time.strftime("run_%Y%m%d_%H%M%S")
+            config.run_name = new_run_name()
         self.history.clear()
         self.clear_plots()
         self.log.clear()
         self._launch(config, resume=False, processes=processes)
 
     def resume(self, processes: int = 1) -> None:
-        """Continue the newest resumable run with the settings it was started with."""
+        """Continue the newest resumable run with the settings it was started with, in the project that is open
+        (its folder, not the one the run was started in: a copied project must not train the original)."""
         if self.is_running() or self.resumable_run is None:
             return
         run = self.resumable_run
-        saved = run / LAUNCH_CONFIG
-        config = TrainConfig.load(saved if saved.is_file() else run_checkpoints(run)[-1].path / "train_config.json")
+        try:
+            config = resume_config(run.parent.parent, run.name)
+        except (LaunchError, ValueError) as exc:  # a run folder renamed by hand, an unreadable config
+            self.add_banner("error", f"Run {run.name} cannot be resumed: {exc}")
+            return
         self._launch(config, resume=True, processes=processes)
 
     def _launch(self, config: TrainConfig, *, resume: bool, processes: int) -> None:
@@ -256,31 +262,20 @@ class RunPanel(QWidget):
     # -- events (GUI thread) ---------------------------------------------------------------------------------
     def on_event(self, event) -> None:
         self.history.add(event)
-        kind = event.type
-        if kind == "started":
-            self.log.append(f"Training {event.train_clips} clips ({event.eval_clips} for eval) on {event.device}"
-                            f" × {event.processes}: {event.total_steps} steps, {event.steps_per_epoch} per epoch, "
-                            f"{event.trainable_parameters / 1e6:.1f} M trainable parameters.")
-            self.status.setText(f"Training on {event.device}.")
-        elif kind == "eval":
-            self.log.append(f"Eval after epoch {event.epoch + 1}: loss {event.loss:.4f}"
-                            f"{' (best so far)' if event.best else ''}")
-        elif kind == "checkpoint":
-            self.log.append(f"Checkpoint ({event.reason}) at step {event.step}: {event.path}")
-            self.checkpoint_saved.emit(event.path)
-        elif kind == "log":
-            self.log.append(event.message, event.level)
-            if event.level == "warning":
-                self.add_banner("warning", event.message)
-        elif kind == "micro_batch":
-            self.log.append(event.message, "warning" if event.cause == "out_of_memory" else "info")
-            if event.cause == "out_of_memory":
-                self.add_banner("warning", event.message)
-        elif kind == "error":
-            self.last_error = event.message
-            self.log.append(event.message, "error")
-        elif kind == "done":
+        if isinstance(event, Done):
             self.done_event = event
+            return  # the summary tells it
+        text = event_text(event)
+        if text is not None:
+            self.log.append(text, event_level(event))
+        if isinstance(event, Started):
+            self.status.setText(f"Training on {event.device}.")
+        elif isinstance(event, Checkpoint):
+            self.checkpoint_saved.emit(event.path)
+        elif isinstance(event, (Log, MicroBatch)) and event_level(event) == "warning":
+            self.add_banner("warning", event.message)
+        elif isinstance(event, Error):
+            self.last_error = event.message
 
     def _on_output(self, line: str) -> None:
         lowered = line.lower()

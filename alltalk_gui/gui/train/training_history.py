@@ -128,7 +128,3 @@ class TrainingHistory:
         elapsed = (now or time.time()) - self.first_step_wall
         return elapsed / done * max(self.total_steps - self.step, 0)
 
-
-def hms(seconds: float) -> str:
-    seconds = int(round(seconds))
-    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
