@@ -96,3 +96,12 @@ def test_training_and_preview_say_which_package_is_missing(monkeypatch, tmp_path
     with pytest.raises(DatasetError, match="^Japanese text needs the Python package cutlet"):
         load_clips(tmp_path, "metadata_train.csv", tokenizer, "ja", max_audio_seconds=11.6, min_audio_seconds=0.1,
                    max_text_tokens=400)
+
+
+@pytest.mark.parametrize("code", languages.CODES)
+def test_every_language_ships_preview_sentences_xtts_can_read(code):
+    from alltalk_gui.core.voice.preview import default_sentences
+
+    sentences = default_sentences(code)
+    checker = TextChecker(code)
+    assert len(sentences) >= 4 and all(checker.problem(s) is None for s in sentences)
