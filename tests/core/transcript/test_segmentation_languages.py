@@ -72,3 +72,17 @@ def test_a_chinese_clip_is_not_taken_for_music_for_lack_of_spaces():
     checker = ClipChecker("zh-cn")
     flags = checker.flags(ClipFacts(duration_ms=4000, text="今天天气很好我们去公园散步吧"))
     assert NON_SPEECH not in [f.code for f in flags]
+
+
+def test_chinese_clips_merge_without_a_space_and_split_after_punctuation(tmp_path):
+    from alltalk_gui.core.transcript.segments import Segment, SegmentList
+    from tests.core.transcript.test_segments_support import add_source, make_project, voice_like
+
+    project = make_project(tmp_path, language="zh-cn")
+    add_source(project, "a.wav", voice_like(8.0))
+    clips = SegmentList.create(project, [Segment("c00001", "s001", 0, 3000, "今天天气很好，"),
+                                         Segment("c00002", "s001", 3000, 7000, "我们去公园散步吧。")])
+    clips.merge_with_next("c00001")
+    assert clips["c00001"].text == "今天天气很好，我们去公园散步吧。"
+    at_ms, char = clips.suggest_split("c00001")
+    assert clips["c00001"].text[:char] == "今天天气很好，" and 0 < at_ms < 7000
