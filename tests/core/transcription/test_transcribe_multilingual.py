@@ -84,3 +84,15 @@ def test_known_text_replaces_whispers_words_in_whispers_clips(base, tmp_path):
     clips = list(SegmentList.open(project))
     assert " ".join(c.text for c in clips) == " ".join(SPEECH["de"])
     assert len(clips) >= 2 and all(c.text[0].isupper() and c.text.endswith(".") for c in clips), clips
+
+
+def test_a_chinese_project_asks_whisper_for_zh_and_takes_its_clips(base, tmp_path):
+    """zh-cn (the project's code) goes to Whisper as zh; Whisper's zh is the project's language, so no note.
+    (espeak-ng's Mandarin is not intelligible to the base model: the words are not checked.)"""
+    project = make_project(tmp_path, language="zh-cn")
+    wav = synthesize("今天天气很好，我们去公园散步吧。", tmp_path / "zh.wav", voice="cmn")
+    add_source(project, "zh.wav", sf.read(wav, dtype="float32")[0])
+    report = transcribe_project(project, TranscribeOptions(backend="faster-whisper", language="zh-cn"),
+                                transcriber=base)
+    assert report.languages == {"zh.wav": "zh"} and report.language_note is None
+    assert SegmentList.open(project).meta["language"] == "zh"
