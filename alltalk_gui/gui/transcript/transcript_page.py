@@ -225,7 +225,11 @@ class TranscriptPage(QWidget):
             self.recordings_added.emit()
             self.status_message.emit(f"Imported {len(report.imported)} clip(s) with their text.")
 
-        self.export_worker = import_dataset_folder(self, self.project, done, folder) or self.export_worker
+        worker = import_dataset_folder(self, self.project, done, folder)
+        if worker is not None:
+            self.export_worker = worker  # waited for like an export when the project changes or the app quits
+            worker.progress.connect(lambda i, n, name: self.status_message.emit(
+                f"Importing the dataset: {i + 1}/{n} {name}" if name else "Importing the dataset…"))
 
     def edit_known_text(self) -> None:
         if self.project is None or not self.project.sources:
