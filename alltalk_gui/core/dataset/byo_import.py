@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from alltalk_gui.core import atomic
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, HEADER, TRAIN_CSV
 from alltalk_gui.core.project.importer import import_files
 
@@ -148,8 +149,13 @@ def import_dataset(project: Any, folder: str | os.PathLike[str], vocab_file: str
     if new:
         meta = dict(existing.meta) if existing is not None else {}
         meta.setdefault("imported_datasets", []).append({"folder": str(where), "layout": layout, "clips": len(new)})
-        SegmentList.create(project, segments + new, meta=meta,
-                           checker=ClipChecker(project.language, text_checker=checker))
+        if existing is not None:  # the transcript as it was, like a new transcription keeps it
+            atomic.copy_file(project.segments_file, project.root / "segments.json.bak")
+        # An existing transcript keeps its clip length range; the exact (vocab) text check applies to all clips.
+        kept = existing.checker if existing is not None else None
+        clip_checker = ClipChecker(project.language, kept.min_ms / 1000, kept.max_ms / 1000, checker) if kept \
+            else ClipChecker(project.language, text_checker=checker)
+        SegmentList.create(project, segments + new, meta=meta, checker=clip_checker)
     report.imported = [s.id for s in new]
     if progress:
         progress(len(rows), len(rows), "")

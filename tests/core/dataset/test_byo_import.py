@@ -79,3 +79,20 @@ def test_alltalk_finetune_output_is_found_below_the_folder(tmp_path):
 def test_a_folder_without_a_dataset_says_what_it_looked_for(tmp_path):
     with pytest.raises(DatasetImportError, match="metadata_train.csv .* metadata.csv"):
         find_dataset(tmp_path)
+
+
+def test_an_existing_transcript_keeps_its_clips_and_length_range(tmp_path):
+    from alltalk_gui.core.transcript.flags import ClipChecker
+    from alltalk_gui.core.transcript.segments import Segment
+
+    project = VoiceProject.create(tmp_path / "p", language="de")
+    SegmentList.create(project, [Segment("c00001", "s000", 0, 3000, "Schon da.")],
+                       checker=ClipChecker("de", min_s=1.0, max_s=9.0))
+    data = tmp_path / "lj"
+    speak(data, ["a1"], GERMAN[:1])
+    (data / "metadata.csv").write_text(f"a1|{GERMAN[0]}\n", encoding="utf-8")
+    report = import_dataset(project, data)
+    clips = SegmentList.open(project)
+    assert report.imported == ["c00002"] and sorted(c.text for c in clips) == sorted([GERMAN[0], "Schon da."])
+    assert (clips.checker.min_ms, clips.checker.max_ms) == (1000, 9000)
+    assert (project.root / "segments.json.bak").is_file()
