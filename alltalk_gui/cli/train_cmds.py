@@ -300,6 +300,8 @@ def cmd_gpu(args: argparse.Namespace) -> int:
                 print(f"          {p.label_with_pid}  {used}")
         else:
             print(f"cpu    {d.name}  {d.cores} cores  RAM {d.free_gib:.1f} / {d.total_gib:.1f} GiB free")
+        if d.warning:
+            print(f"        Warning: {d.warning}")
     return EXIT_OK
 
 

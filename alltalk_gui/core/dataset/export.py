@@ -17,19 +17,22 @@ back if the kill came between the two renames of the swap, and removes the rest.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import re
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from alltalk_gui.core import folders
 from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.audio.clips import ClipAudio, ClipAudioError
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataRow, write_metadata
 from alltalk_gui.core.transcript.segments import Segment, SegmentList
+
+log = logging.getLogger(__name__)
 
 DEFAULT_EVAL_SPLIT = 0.15
 
@@ -151,7 +154,7 @@ def export_dataset(project: Any, eval_split: float = DEFAULT_EVAL_SPLIT, seed: i
             write_metadata(staging / name, [_row(by_id[i], speaker) for i in ids])
         _swap_in(staging, target)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        _remove(staging)
         raise
     return ExportReport(target, len(train_ids), len(eval_ids), seconds, refused,
                         sum(1 for s in segments if s.deleted))
@@ -165,9 +168,9 @@ def recover_interrupted_export(project: Any) -> None:
         return
     set_aside = sorted(target.parent.glob(f".{target.name}-old-*"))
     if not target.exists() and set_aside:
-        set_aside[-1].rename(target)
+        folders.rename(set_aside[-1], target)
     for leftover in target.parent.glob(f".{target.name}-*"):
-        shutil.rmtree(leftover, ignore_errors=True)
+        _remove(leftover)
 
 
 def _row(segment: Segment, speaker: str) -> MetadataRow:
@@ -196,7 +199,14 @@ def _swap_in(staging: Path, target: Path) -> None:
     old = None
     if target.exists():
         old = target.with_name(f".{target.name}-old-{staging.name[-8:]}")
-        target.rename(old)
-    staging.rename(target)
+        folders.rename(target, old)  # retried while an antivirus scans the new wavs (Windows)
+    folders.rename(staging, target)
     if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+        _remove(old)
+
+
+def _remove(folder: Path) -> None:
+    """Delete a staging or set-aside folder; one that cannot be deleted is logged (the next export tries again)."""
+    problem = folders.remove_tree(folder)
+    if problem:
+        log.warning("%s", problem)

@@ -31,7 +31,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from alltalk_gui.core import atomic
+from alltalk_gui.core import atomic, folders
 from alltalk_gui.core.training.checkpoints import CHECKPOINTS, CONFIG_FILE, STATE_FILE
 from alltalk_gui.core.training.config import ConfigError, TrainConfig, incompatible_for_resume
 from alltalk_gui.core.engines.xtts.files import BaseModelError, validate_base_model
@@ -113,6 +113,8 @@ class TrainingRun:
         self.peaks: dict[str, float] = {}  # the run's peak memory figures (GiB), kept across memory samples
         self.split = 1  # each micro-batch runs as this many chunks, raised after an out-of-memory error
         self.gpt_parameters = 0
+        self.warnings: list[str] = []  # problems that do not stop the run, reported as Log events
+        self.warned: set[str] = set()  # each of them is reported once
 
     # ------------------------------------------------------------------------------------------------ driver
     def events(self) -> Iterator[Event]:
@@ -136,6 +138,8 @@ class TrainingRun:
         """Every process runs the generator (they must stay in step); only the main process reports."""
         for event in events:
             if self.accelerator is None or self.accelerator.is_main_process:
+                while self.warnings:  # raised while making ``event`` (e.g. a checkpoint that could not be pruned)
+                    yield Log(level="warning", message=self.warnings.pop(0))
                 yield event
 
     # ------------------------------------------------------------------------------------------------ setup
@@ -574,7 +578,7 @@ class TrainingRun:
                 slow_step, _, slow_s = os.environ.get(SLOW_SAVE_ENV, "").partition(":")
                 if slow_step and int(slow_step) == st.global_step:
                     time.sleep(float(slow_s))
-                os.replace(tmp, final)
+                folders.rename(tmp, final)  # retried while an antivirus scans the new files (Windows)
                 atomic._fsync_dir(root)
                 self._prune()
             acc.wait_for_everyone()
@@ -592,12 +596,14 @@ class TrainingRun:
         keep = {p.name for p in done[-self.config.keep_last:]}
         if self.state.best_checkpoint:
             keep.add(self.state.best_checkpoint)
-        for p in done:
-            if p.name not in keep:
-                shutil.rmtree(p, ignore_errors=True)
-        for stale in root.glob(".tmp-*"):  # left by a crash during an earlier save
-            if stale.name != f".tmp-step_{self.state.global_step:07d}":
-                shutil.rmtree(stale, ignore_errors=True)
+        doomed = [p for p in done if p.name not in keep]
+        doomed += [stale for stale in root.glob(".tmp-*")  # left by a crash during an earlier save
+                   if stale.name != f".tmp-step_{self.state.global_step:07d}"]
+        for path in doomed:
+            problem = folders.remove_tree(path)
+            if problem and problem not in self.warned:  # a checkpoint is gigabytes: say so, once
+                self.warned.add(problem)
+                self.warnings.append(problem)
 
     def _done(self, reason: str) -> Done:
         st = self.state

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from alltalk_gui.core import atomic
+from alltalk_gui.core import atomic, folders
 from alltalk_gui.core.training.checkpoints import CheckpointInfo
 
 FORMATS = ("alltalk", "coqui")
@@ -194,7 +194,7 @@ def export_voice(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], op
         raise ExportError(f"Not enough free space in {out_dir}: the export needs about {needed / 1e6:.0f} MB and "
                           f"{free / 1e6:.0f} MB are free. Free some space or export somewhere else.")
 
-    _remove_stale_temporaries(out_dir, name)
+    warnings += _remove_stale_temporaries(out_dir, name)
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.export-", dir=out_dir))
     os.chmod(tmp, 0o755)  # mkdtemp makes it private; the model folder is for AllTalk (often another user) to read
     try:
@@ -218,14 +218,17 @@ def export_voice(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], op
         for path in tmp.rglob("*"):
             if path.is_file():
                 atomic._fsync_file(path)
-        _publish(tmp, target)
-    except ExportError:
-        shutil.rmtree(tmp, ignore_errors=True)
+        warnings += _publish(tmp, target)
+    except ExportError as exc:
+        left = folders.remove_tree(tmp)
+        if left:
+            raise ExportError(f"{exc} {left}") from exc
         raise
     except BaseException as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
+        left = folders.remove_tree(tmp)
         if isinstance(exc, OSError):
-            raise ExportError(f"The export to {target} failed and was undone: {exc}") from exc
+            raise ExportError(f"The export to {target} failed and was undone: {exc}"
+                              + (f" {left}" if left else "")) from exc
         raise
     report("Done", 1.0)
     files = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
@@ -240,30 +243,33 @@ def _check_target(target: Path, overwrite: bool) -> None:
                           "overwriting (--overwrite) to replace it.")
 
 
-def _remove_stale_temporaries(out_dir: Path, name: str) -> None:
-    """Hidden folders left by an export of the same name that was killed midway."""
-    for stale in out_dir.glob(f".{name}.export-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    for stale in out_dir.glob(f".{name}.old-*"):
-        shutil.rmtree(stale, ignore_errors=True)
+def _remove_stale_temporaries(out_dir: Path, name: str) -> list[str]:
+    """Remove hidden folders left by an export of the same name that was killed midway; returns a sentence
+    for each one that could not be deleted (a model folder is hundreds of MB: the user should know)."""
+    stale = [*out_dir.glob(f".{name}.export-*"), *out_dir.glob(f".{name}.old-*")]
+    return [problem for problem in map(folders.remove_tree, stale) if problem]
 
 
-def _publish(tmp: Path, target: Path) -> None:
+def _publish(tmp: Path, target: Path) -> list[str]:
     """Rename the finished folder into place. An existing target is moved aside first and removed after, so at
-    every moment either the old folder or the complete new one is at ``target``."""
+    every moment either the old folder or the complete new one is at ``target``. Renames are retried while
+    Windows reports a file as held (an antivirus scanning the new model); returns a sentence when the old
+    folder could not be deleted afterwards."""
+    problems = []
     if target.exists():
         aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
         os.rmdir(aside)  # only the unique name was wanted
-        os.rename(target, aside)
+        folders.rename(target, aside)
         try:
-            os.rename(tmp, target)
+            folders.rename(tmp, target)
         except OSError:
-            os.rename(aside, target)
+            folders.rename(aside, target)
             raise
-        shutil.rmtree(aside, ignore_errors=True)
+        problems = [p for p in [folders.remove_tree(aside)] if p]
     else:
-        os.rename(tmp, target)
+        folders.rename(tmp, target)
     atomic._fsync_dir(target.parent)
+    return problems
 
 
 def _copy_references(references: list[Path], folder: Path) -> list[str]:

@@ -4,6 +4,7 @@ bad inputs are refused with nothing written; a crash midway leaves no half-writt
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -288,3 +289,39 @@ def test_an_output_folder_that_cannot_be_created_is_reported(tmp_path, checkpoin
     (tmp_path / "file").write_text("x")
     with pytest.raises(ExportError, match="Cannot create the output folder"):
         export_voice(checkpoint, tmp_path / "file" / "models", ExportOptions(format="coqui", name="v"))
+
+
+def test_publishing_waits_while_an_antivirus_holds_the_new_folder(tmp_path, checkpoint, monkeypatch):
+    """Windows refuses the final rename (WinError 5) while a scanner reads the new model; it is retried."""
+    from alltalk_gui.core import folders
+
+    real_rename, refused = os.rename, []
+
+    def scanned(source, target):
+        if Path(source).name.startswith(".voice.export-") and len(refused) < 2:
+            refused.append(source)
+            raise PermissionError(13, "Access is denied")
+        real_rename(source, target)
+
+    monkeypatch.setattr(folders.os, "rename", scanned)
+    result = export_voice(checkpoint, tmp_path, ExportOptions(format="coqui", name="voice", half=True))
+    assert len(refused) == 2 and (tmp_path / "voice" / "model.pth").is_file() and _hidden(tmp_path) == []
+    assert result.warnings == []
+
+
+def test_an_old_folder_that_cannot_be_deleted_is_reported(tmp_path, checkpoint, monkeypatch):
+    from alltalk_gui.core import folders
+
+    (tmp_path / "voice").mkdir()
+    (tmp_path / "voice" / "model.pth").write_bytes(b"old model")
+
+    def locked(path):
+        raise PermissionError(13, "Access is denied", str(path))
+
+    monkeypatch.setattr(folders, "_rmtree", locked)
+    monkeypatch.setattr(folders, "RETRY_DELAYS_S", ())
+    result = export_voice(checkpoint, tmp_path, ExportOptions(format="coqui", name="voice", overwrite=True,
+                                                               half=True))
+    assert (tmp_path / "voice" / "model.pth").read_bytes() != b"old model"  # the new export is in place
+    [aside] = _hidden(tmp_path)
+    assert result.warnings == [f"Could not delete {tmp_path / aside}: Access is denied. Delete it by hand to free its space."]
