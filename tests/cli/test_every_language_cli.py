@@ -1,6 +1,6 @@
 """Every XTTS language end to end, through the CLI as a user would run it: a project in that language, clips
 with text in that language brought in as an LJSpeech folder (espeak-ng speech), the dataset, 2 training steps
-of the tiny test model, a preview sentence and an AllTalk export.
+of the tiny test model, a preview of a text longer than the language's character limit and an AllTalk export.
 
 The tiny model and the espeak-ng recordings of all languages are made once per session and shared; each test
 then costs about what its two training steps, its preview and its export do.
@@ -16,7 +16,7 @@ import pytest
 import soundfile as sf
 
 from alltalk_gui.cli import main
-from alltalk_gui.core.engines.xtts.languages import CODES
+from alltalk_gui.core.engines.xtts.languages import CODES, char_limit
 from alltalk_gui.core.engines.xtts.sample_sentences import ESPEAK_VOICES, SAMPLE_SENTENCES
 from alltalk_gui.testing.speech import espeak_available, synthesize
 from tests.conftest import SESSION_PREFIX
@@ -63,7 +63,10 @@ def test_language_from_clips_to_export(code, tiny_multilingual, tmp_path, capsys
         capsys.readouterr().err
     assert "Done (max_steps) after step 2" in capsys.readouterr().out
     out = tmp_path / "preview.wav"
-    assert main(["preview", str(project), "--text", SAMPLE_SENTENCES[code][0], "--out", str(out),
+    # Longer than the language's character limit: spoken piece by piece, cut at sentence ends.
+    long_text = " ".join(SAMPLE_SENTENCES[code] * 4)
+    assert len(long_text) > char_limit(code)
+    assert main(["preview", str(project), "--text", long_text, "--out", str(out),
                  "--reference", str(data / "wavs" / f"{code}_1.wav"),  # espeak's clips are shorter than 3 s
                  "--max-new-tokens", "8", "--device", "cpu"]) == 0, capsys.readouterr().err
     audio, rate = sf.read(out)

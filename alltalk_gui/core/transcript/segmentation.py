@@ -26,16 +26,16 @@ from typing import Sequence
 
 import numpy as np
 
-from alltalk_gui.core.engines.xtts.languages import char_limit
+from alltalk_gui.core.engines.xtts.languages import CLAUSE_ENDS, SENTENCE_ENDS, char_limit
 from alltalk_gui.core.transcript.flags import DEFAULT_MAX_S, DEFAULT_MIN_S, XTTS_MAX_MS
 from alltalk_gui.core.transcript.segments import Segment, Word, new_segment_id
 
 DEFAULT_PAD_MS = 150
 MAX_INTERNAL_GAP_MS = 2000      # a clip never contains a silence longer than this
 
-# Sentence and clause ends of every XTTS language: Latin, CJK (full-width and half-width), Arabic, Devanagari.
-_SENTENCE_END = (".", "!", "?", "…", "。", "！", "？", "｡", "．", "‼", "⁉", "؟", "।", "॥")
-_CLAUSE_END = (",", ";", ":", "—", "–", "，", "；", "：", "、", "､", "،", "؛")
+# Sentence and clause ends of every XTTS language (Latin, CJK, Arabic, Devanagari): one list, in languages.py.
+_SENTENCE_END = SENTENCE_ENDS
+_CLAUSE_END = CLAUSE_ENDS
 SHORT_PAUSE_MS = 300            # automatic merging joins a too-short clip across a pause up to this long
 
 # Costs (unitless). A cut at a sentence end is free; a clip that keeps a sentence end inside costs a little,

@@ -105,3 +105,16 @@ def test_every_language_ships_preview_sentences_xtts_can_read(code):
     sentences = default_sentences(code)
     checker = TextChecker(code)
     assert len(sentences) >= 4 and all(checker.problem(s) is None for s in sentences)
+
+
+def test_long_text_is_split_at_sentence_ends_within_the_limit():
+    from alltalk_gui.core.engines.xtts.languages import split_text
+
+    japanese = "今日はいい天気ですね。公園に行きましょう。" * 6  # 126 characters, the ja limit is 71
+    pieces = split_text(japanese, "ja")
+    assert "".join(pieces) == japanese and all(len(p) <= 71 and p.endswith("。") for p in pieces)
+    english = "This is a long sentence without any end at all " * 8
+    pieces = split_text(english, "en", 60)
+    assert " ".join(pieces) == " ".join(english.split()) and all(len(p) <= 60 for p in pieces)
+    assert split_text("字" * 100, "zh-cn") == ["字" * 82, "字" * 18]
+    assert split_text("Short.", "en") == ["Short."]

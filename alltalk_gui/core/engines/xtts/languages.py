@@ -120,3 +120,32 @@ def word_count(text: str, code: str) -> int:
     if is_spaced(code):
         return len(text.split())
     return sum(1 for ch in text if ch.isalnum())
+
+
+# Sentence and clause ends of every XTTS language: Latin, CJK (full-width and half-width), Arabic, Devanagari.
+SENTENCE_ENDS = (".", "!", "?", "…", "。", "！", "？", "｡", "．", "‼", "⁉", "؟", "।", "॥")
+CLAUSE_ENDS = (",", ";", ":", "—", "–", "，", "；", "：", "、", "､", "،", "؛")
+
+
+def split_text(text: str, code: str, limit: int | None = None) -> list[str]:
+    """``text`` in pieces XTTS can speak one at a time: at most ``limit`` characters (default: the language's
+    limit), cut after the last sentence end that fits, else a clause mark, else a space, else at the limit.
+
+    coqui's own splitting (``enable_text_splitting``) needs spaCy, which is not installed; this needs nothing.
+    """
+    limit = limit or char_limit(code)
+    pieces: list[str] = []
+    rest = " ".join(text.split())
+    while len(rest) > limit:
+        head = rest[:limit]
+        cut = 0
+        for marks in (SENTENCE_ENDS, CLAUSE_ENDS, (" ",)):
+            cut = max((i + 1 for i, ch in enumerate(head) if ch in marks), default=0)
+            if cut:
+                break
+        cut = cut or limit
+        pieces.append(rest[:cut].strip())
+        rest = rest[cut:].strip()
+    if rest:
+        pieces.append(rest)
+    return [p for p in pieces if p]
