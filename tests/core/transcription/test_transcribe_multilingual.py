@@ -3,7 +3,7 @@
 language than the project's.
 
 espeak-ng's voices are robotic, and what a model hears differs a little between CPUs (Intel AVX-512, AMD AVX2),
-so the word error rate only has to stay under a tolerance well above what was measured (see MEASURED).
+so the word error rate only has to stay under a tolerance well above what was measured (see TOLERANCE).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ SPEECH = {
            "Je voudrais un café, s'il vous plaît.", "Le chat dort sur le canapé.",
            "La voiture rouge est devant la maison."],
 }
-# Word error rates measured on a 2-core Intel Xeon (AVX-512), 2026-11-23, at 130 / 140 / 150 words a minute with
+# Word error rates measured on a shared AMD EPYC (AVX-512, 2 cores), 2026-11-23, at 130 / 140 / 150 words a minute with
 # int8 and float32 weights (a stand-in for the spread between CPUs): de 0.12-0.44, es 0.03-0.06, fr 0.26-0.35.
 # espeak-ng's German and French are hard for the base model; the tolerances leave room above the worst case.
 TOLERANCE = {"de": 0.6, "es": 0.3, "fr": 0.6}
