@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from alltalk_gui.core.project.folder import ProjectError, VoiceProject
 from alltalk_gui.gui import settings
+from alltalk_gui.gui.common.project_lock import lock_or_read_only
 from alltalk_gui.gui.start.about_dialog import AboutDialog
 from alltalk_gui.gui.start.new_project_dialog import NewProjectDialog
 from alltalk_gui.gui.start.first_run_page import FirstRunPage
@@ -109,6 +110,13 @@ class MainWindow(QMainWindow):
         self.close_action = self._action(menu, "&Close project", self.close_project, QKeySequence.StandardKey.Close)
         menu.addSeparator()
         self._action(menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        # The transcript editor's actions with their shortcuts, so they can be found without hovering; they act
+        # on the Transcribe & Edit step, so the menu is enabled there only.
+        self.edit_menu = self.menuBar().addMenu("&Edit")
+        self.edit_menu.addActions(self.pages[1].editor.menu_actions())  # type: ignore[union-attr]
+        self.edit_menu.setEnabled(False)
+        self.stack.currentChanged.connect(
+            lambda: self.edit_menu.setEnabled(self.stack.currentWidget() is self.pages[1]))
         help_menu = self.menuBar().addMenu("&Help")
         self._action(help_menu, "&Check this computer…", self.show_first_run)
         self._action(help_menu, "&About AllTalk GUI", self._about)
@@ -150,7 +158,10 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, "Cannot create the project", str(exc))
             return
         settings.set_last_folder("projects", dialog.folder.parent)
-        self.set_project(project)
+        if lock_or_read_only(self, project):
+            self.set_project(project)
+            if self.project is not project:  # refused while an import or a training runs
+                project.release_lock()
 
     def open_project_dialog(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Open a voice project", settings.last_folder("projects"))
@@ -158,6 +169,8 @@ class MainWindow(QMainWindow):
             self.open_project(folder)
 
     def open_project(self, folder: str) -> bool:
+        if self.project is not None and self.project.root == Path(folder).expanduser().absolute():
+            return True  # already open here (and this window holds its lock)
         try:
             project = VoiceProject.open(folder)
         except ProjectError as exc:
@@ -165,7 +178,12 @@ class MainWindow(QMainWindow):
             self.welcome.refresh()
             return False
         settings.set_last_folder("projects", Path(folder).parent)
+        if not lock_or_read_only(self, project):
+            return False
         self.set_project(project)
+        if self.project is not project:  # refused while an import or a training runs
+            project.release_lock()
+            return False
         return True
 
     def set_project(self, project: VoiceProject | None) -> None:
@@ -175,13 +193,16 @@ class MainWindow(QMainWindow):
         if self.train_page.is_training():
             QMessageBox.information(self, "Training running", "Stop the training on the Train step first.")
             return
+        if self.project is not None and self.project is not project:
+            self.project.release_lock()
         self.project = project
         for page in self.pages:
             if page is not None and hasattr(page, "set_project"):
                 page.set_project(project)
         if project is not None:
             settings.add_recent_project(project.root)
-            self.setWindowTitle(f"{project.name} — AllTalk GUI")
+            read_only = " (read-only)" if project.read_only else ""
+            self.setWindowTitle(f"{project.name}{read_only} — AllTalk GUI")
             self.statusBar().showMessage(f"Opened {project.root}", 5000)
         else:
             self.setWindowTitle("AllTalk GUI")
@@ -242,4 +263,6 @@ class MainWindow(QMainWindow):
             return
         self.import_page.player.stop()
         settings.settings().setValue("window/geometry", self.saveGeometry())
+        if self.project is not None:
+            self.project.release_lock()
         super().closeEvent(event)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from alltalk_gui.core import folders
+from alltalk_gui.core import folders, safe_paths
 from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.audio.clips import ClipAudio, ClipAudioError
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataRow, write_metadata
@@ -124,6 +124,7 @@ def export_dataset(project: Any, eval_split: float = DEFAULT_EVAL_SPLIT, seed: i
         DatasetError: no transcript, fewer than two usable clips, bad split, or a clip's audio is missing.
         segments.SegmentsError: segments.json is corrupt.
     """
+    project.check_writable()
     if segments is None:
         if not project.segments_file.exists():
             raise DatasetError("The project has no transcript yet; transcribe it first.")
@@ -147,7 +148,7 @@ def export_dataset(project: Any, eval_split: float = DEFAULT_EVAL_SPLIT, seed: i
         clip_audio = ClipAudio(project)
         seconds = 0.0
         for done, segment in enumerate(usable, start=1):
-            seconds += _write_clip(clip_audio, segment, staging / "wavs" / f"{segment.id}.wav", segments)
+            seconds += _write_clip(clip_audio, segment, _clip_wav(staging, segment), segments)
             if progress is not None:
                 progress(done, len(usable))
         for name, ids in ((TRAIN_CSV, train_ids), (EVAL_CSV, eval_ids)):
@@ -178,6 +179,14 @@ def _row(segment: Segment, speaker: str) -> MetadataRow:
     # removes double quotes anyway, so dropping them changes nothing the model sees.
     text = " ".join(segment.text.replace('"', "").split())
     return MetadataRow(f"wavs/{segment.id}.wav", text, speaker)
+
+
+def _clip_wav(staging: Path, segment: Segment) -> Path:
+    """Where a clip's wav goes: refused unless the id is a plain name, so it cannot name a file elsewhere."""
+    try:
+        return safe_paths.inside(staging / "wavs", f"{safe_paths.plain_name(segment.id, 'clip id')}.wav")
+    except safe_paths.UnsafePathError as exc:
+        raise DatasetError(f"Cannot export clip {segment.id!r}: {exc}") from exc
 
 
 def _write_clip(clip_audio: ClipAudio, segment: Segment, path: Path, segments: SegmentList) -> float:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from alltalk_gui.core.training.run_folders import RunNameError, check_run_name
-from alltalk_gui.core.dataclass_keys import unknown_keys
+from alltalk_gui.core.dataclass_keys import unknown_keys, wrong_types
 
 OPTIMIZERS = ("adamw", "adamw8bit", "paged_adamw8bit")
 SCHEDULES = ("cosine", "constant")
@@ -140,9 +140,14 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TrainConfig":
         """Build from a dict (a saved ``train_config.json``); unknown keys are an error, missing ones default."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"Training settings must be a JSON object, found {type(data).__name__}.")
         unknown = unknown_keys(cls, data)
         if unknown:
             raise ConfigError(f"Unknown training setting(s): {', '.join(unknown)}.")
+        wrong = wrong_types(cls, data)
+        if wrong:
+            raise ConfigError(f"Training setting(s) of the wrong type: {'; '.join(wrong)}.")
         return cls(**data)
 
     @classmethod

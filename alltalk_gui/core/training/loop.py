@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from alltalk_gui.core import atomic, folders
-from alltalk_gui.core.training.checkpoints import CHECKPOINTS, CONFIG_FILE, STATE_FILE
+from alltalk_gui.core.training.checkpoints import CHECKPOINTS, CONFIG_FILE, STATE_FILE, CheckpointError, read_state
 from alltalk_gui.core.training.config import ConfigError, TrainConfig, incompatible_for_resume
 from alltalk_gui.core.engines.xtts.files import BaseModelError, validate_base_model
 from alltalk_gui.core.training.events import Checkpoint, Done, Error, Eval, Event, Log, Memory, MicroBatch, Started, Step
@@ -180,6 +180,10 @@ class TrainingRun:
             self.resume_from = latest_checkpoint(self.run_dir)
             if self.resume_from is None:
                 raise ResumeError(f"There is no complete checkpoint in {self.run_dir / CHECKPOINTS} to resume from.")
+            try:
+                read_state(self.resume_from)
+            except CheckpointError as exc:
+                raise ResumeError(str(exc)) from exc
             saved = TrainConfig.load(self.resume_from / CONFIG_FILE)
             if cfg.auto_micro_batch and saved.auto_micro_batch and (
                     saved.batch_size * saved.grad_accum_steps == cfg.batch_size * cfg.grad_accum_steps):
@@ -299,7 +303,7 @@ class TrainingRun:
 
         if self.resume_from is not None:
             acc.load_state(str(self.resume_from))
-            saved = json.loads((self.resume_from / STATE_FILE).read_text(encoding="utf-8"))
+            saved = read_state(self.resume_from)  # type-checked in _check_inputs, before the model was built
             self.state = _State(**saved)
             yield Log(level="info", message=f"Resumed from {self.resume_from.name} (step {self.state.global_step}).")
         else:
@@ -635,6 +639,8 @@ class TrainingRun:
             try:
                 sessions = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
             except ValueError:
+                sessions = []
+            if not isinstance(sessions, list):  # valid JSON of another shape: start the record again
                 sessions = []
             sessions.append({
                 "date": time.strftime("%Y-%m-%d %H:%M:%S"), "device": str(acc.device), "profile": cfg.profile,

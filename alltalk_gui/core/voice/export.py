@@ -158,6 +158,7 @@ def export_voice(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], op
     out_dir = Path(out_dir).expanduser().absolute()
     target = out_dir / name
     base = checkpoint.base_model_dir
+    _recover_interrupted(out_dir, name)
     _check_target(target, options.overwrite)
 
     copies = ["config.json", "vocab.json"]
@@ -218,6 +219,7 @@ def export_voice(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], op
         for path in tmp.rglob("*"):
             if path.is_file():
                 atomic._fsync_file(path)
+        _readable_by_all(tmp)
         warnings += _publish(tmp, target)
     except ExportError as exc:
         left = folders.remove_tree(tmp)
@@ -243,11 +245,35 @@ def _check_target(target: Path, overwrite: bool) -> None:
                           "overwriting (--overwrite) to replace it.")
 
 
+def _recover_interrupted(out_dir: Path, name: str) -> None:
+    """Put back a previous export that a kill between :func:`_publish`'s two renames left only as
+    ``.NAME.old-*`` (the target itself gone). Runs before the target is checked, so the recovered folder is
+    treated like any existing one: refused without ``overwrite``, replaced with it."""
+    target = out_dir / name
+    if target.exists() or not out_dir.is_dir():
+        return
+    set_aside = sorted(out_dir.glob(f".{name}.old-*"), key=lambda p: p.stat().st_mtime)
+    if set_aside:
+        folders.rename(set_aside[-1], target)
+
+
 def _remove_stale_temporaries(out_dir: Path, name: str) -> list[str]:
-    """Remove hidden folders left by an export of the same name that was killed midway; returns a sentence
-    for each one that could not be deleted (a model folder is hundreds of MB: the user should know)."""
+    """Remove hidden folders left by an export of the same name that was killed midway (after recovery: the
+    target exists, so any ``.old-*`` left is an older copy of it); returns a sentence for each one that could not
+    be deleted (a model folder is hundreds of MB: the user should know)."""
+    if not (out_dir / name).exists() and any(out_dir.glob(f".{name}.old-*")):
+        return []  # never delete the only copy
     stale = [*out_dir.glob(f".{name}.export-*"), *out_dir.glob(f".{name}.old-*")]
     return [problem for problem in map(folders.remove_tree, stale) if problem]
+
+
+def _readable_by_all(folder: Path) -> None:
+    """Files 0644, folders 0755: AllTalk often runs as another user (a service), and atomic writes and copies of
+    a private base model would otherwise leave README.md, export_info.json, wavs or weights readable by us only.
+    (On Windows chmod only sets or clears the read-only flag; these modes leave files writable, as before.)"""
+    for path in folder.rglob("*"):
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    os.chmod(folder, 0o755)
 
 
 def _publish(tmp: Path, target: Path) -> list[str]:

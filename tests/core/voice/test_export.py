@@ -325,3 +325,49 @@ def test_an_old_folder_that_cannot_be_deleted_is_reported(tmp_path, checkpoint, 
     assert (tmp_path / "voice" / "model.pth").read_bytes() != b"old model"  # the new export is in place
     [aside] = _hidden(tmp_path)
     assert result.warnings == [f"Could not delete {tmp_path / aside}: Access is denied. Delete it by hand to free its space."]
+
+
+def test_a_kill_between_the_two_renames_loses_nothing(tmp_path, checkpoint, monkeypatch):
+    """Issue 18 item 8: the old export set aside, then the process dies before the new one is renamed in."""
+    target = tmp_path / "voice"
+    target.mkdir()
+    (target / "model.pth").write_bytes(b"old model")
+    real_rename = export_mod.os.rename
+
+    def killed_after_setting_aside(src, dst):
+        if Path(src).name.startswith(".voice.export-"):
+            raise SystemExit("killed between the renames")
+        return real_rename(src, dst)
+
+    monkeypatch.setattr(export_mod.os, "rename", killed_after_setting_aside)
+    with pytest.raises(SystemExit):
+        export_voice(checkpoint, tmp_path, ExportOptions(format="coqui", name="voice", overwrite=True, half=True))
+    monkeypatch.undo()
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith(".voice.old-")]
+    assert not target.exists() and len(aside) == 1  # the accident: the old export is only the hidden copy
+    assert (aside[0] / "model.pth").read_bytes() == b"old model"
+
+    # The next export without --overwrite puts it back and refuses, as for any existing folder.
+    with pytest.raises(ExportError, match="already exists"):
+        export_voice(checkpoint, tmp_path, ExportOptions(format="coqui", name="voice", half=True))
+    assert (target / "model.pth").read_bytes() == b"old model" and _hidden(tmp_path) == []
+    # With --overwrite it is replaced the normal way.
+    export_voice(checkpoint, tmp_path, ExportOptions(format="coqui", name="voice", overwrite=True, half=True))
+    assert (target / "model.pth").read_bytes() != b"old model" and _hidden(tmp_path) == []
+
+
+def test_exported_files_are_readable_by_other_users_even_with_a_private_umask(tmp_path, checkpoint, references):
+    """Issue 18 item 9: AllTalk often runs as another user; atomic writes alone leave files at 0600."""
+    import os
+    import stat
+
+    old_umask = os.umask(0o077)
+    try:
+        result = export_voice(checkpoint, tmp_path, ExportOptions(format="alltalk", name="shared", half=True,
+                                                                  references=references[:1]))
+    finally:
+        os.umask(old_umask)
+    modes = {str(p.relative_to(result.folder)): stat.S_IMODE(p.stat().st_mode) for p in result.folder.rglob("*")}
+    assert modes["README.md"] == modes["export_info.json"] == modes["model.pth"] == 0o644
+    assert modes["wavs"] == 0o755 and stat.S_IMODE(result.folder.stat().st_mode) == 0o755
+    assert set(modes.values()) == {0o644, 0o755}

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from alltalk_gui.core.engines.xtts.config_limits import range_errors
+
 REQUIRED_FILES = ("model.pth", "config.json", "vocab.json", "dvae.pth", "mel_stats.pth")
 OPTIONAL_FILES = ("speakers_xtts.pth",)
 
@@ -130,6 +132,10 @@ def load_xtts_config(folder: str | os.PathLike[str]):
     if not isinstance(data, dict) or data.get("model") != "xtts":
         raise BaseModelError(f"config.json in {path.parent} is not an XTTS config ('model' must be 'xtts').")
     config = XttsConfig()
+    errors = range_errors(data.get("model_args", {}), config.model_args)  # before anything is built from them
+    if errors:
+        raise BaseModelError(f"config.json in {path.parent} is not a usable XTTS config: {'; '.join(errors)}. "
+                             "Use the config.json that came with model.pth.")
     try:
         config.from_dict(data)
     except Exception as exc:
