@@ -16,6 +16,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from alltalk_gui.core.engines.xtts.languages import word_count
 from alltalk_gui.core.engines.xtts.text_check import TextChecker
 
 # XTTS v2 refuses training samples longer than this (coqui's XttsConfig max_wav_length at 22 050 Hz).
@@ -146,7 +147,7 @@ class ClipChecker:
             return "The speech recogniser marked this as music or non-speech."
         if clip.no_speech_prob is not None and clip.no_speech_prob > NO_SPEECH_ABOVE:
             return f"The speech recogniser thinks this is probably not speech (p = {clip.no_speech_prob:.2f})."
-        words = len(clip.text.split())
+        words = word_count(clip.text, self.language)  # characters in zh-cn and ja
         if seconds >= 3 and words / seconds < MIN_WORDS_PER_S:
             return (f"Only {words} word(s) in {seconds:.1f} s: probably music, noise or a long silence with a "
                     "stray word.")

@@ -31,6 +31,7 @@ from alltalk_gui.core.audio.clips import AudioStats, ClipAudio, ClipAudioError
 from alltalk_gui.core.transcript import journal
 from alltalk_gui.core.transcript.duplicates import DuplicateIndex
 from alltalk_gui.core.transcript.flags import BLOCKING, ClipChecker, ClipFacts, Flag, normalise_for_duplicates
+from alltalk_gui.core.engines.xtts.languages import is_spaced
 from alltalk_gui.core.project.duration_guidance import Guidance, guidance
 
 SCHEMA_VERSION = 1
@@ -403,7 +404,8 @@ class SegmentList:
             at_ms = (words[i].end_ms + words[i + 1].start_ms) // 2
             return at_ms, _char_after_words(segment.text, i + 1)
         middle = len(segment.text) // 2
-        spaces = [m.start() for m in re.finditer(r"\s", segment.text)]
+        # At a space; in text without spaces (Chinese, Japanese) just after a punctuation mark.
+        spaces = [m.start() for m in re.finditer(r"\s|(?<=[。！？，、；：])", segment.text)]
         char = min(spaces, key=lambda p: abs(p - middle)) if spaces else middle
         return (segment.start_ms + segment.end_ms) // 2, char
 
@@ -449,7 +451,8 @@ class SegmentList:
         if following.deleted:
             raise SegmentEditError(f"The clip after {segment_id} ({following.id}) is deleted; restore it to merge, "
                                    "or trim instead.")
-        text = f"{first.text} {following.text}".strip()
+        space = " " if is_spaced(self.checker.language) else ""  # Chinese and Japanese join without one
+        text = f"{first.text}{space}{following.text}".strip()
         probs = [p for p in (first.no_speech_prob, following.no_speech_prob) if p is not None]
         merged = replace(first, end_ms=following.end_ms, text=text, words=first.words + following.words,
                          no_speech_prob=min(probs) if probs else None)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentList, SegmentsError
 from alltalk_gui.gui.common.project_lock import READ_ONLY_MESSAGE, is_read_only
+from alltalk_gui.gui.transcript.own_transcript import KnownTextDialog, import_dataset_folder
 from alltalk_gui.gui.transcript.transcribe_panel import TranscribePanel
 from alltalk_gui.gui.transcript.transcript_editor import TranscriptEditor
 from alltalk_gui.gui.transcript.transcribe_worker import (
@@ -29,6 +30,7 @@ from alltalk_gui.gui.transcript.transcribe_worker import (
 
 class TranscriptPage(QWidget):
     status_message = Signal(str)
+    recordings_added = Signal()  # a dataset folder was imported here: the Import step lists its recordings
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -59,8 +61,20 @@ class TranscriptPage(QWidget):
         self.export_button.setToolTip("Write the kept clips as wavs plus metadata_train.csv / metadata_eval.csv "
                                       "for training.")
         self.export_button.clicked.connect(self.export_dataset)
+        # Bring your own transcript (own_transcript.py): clips that come with their text, or a recording's script.
+        self.dataset_button = QPushButton("Import dataset…")
+        self.dataset_button.setToolTip("Import a folder that already is a dataset (LJSpeech metadata.csv, coqui "
+                                       "metadata_train.csv / metadata_eval.csv with wavs/, AllTalk fine-tuning "
+                                       "output): each row becomes a clip with its text.")
+        self.dataset_button.clicked.connect(lambda: self.import_dataset())
+        self.known_text_button = QPushButton("Known text…")
+        self.known_text_button.setToolTip("Paste the exact text of a recording: its clips take those words "
+                                          "instead of Whisper's.")
+        self.known_text_button.clicked.connect(self.edit_known_text)
         bottom = QHBoxLayout()
         bottom.addWidget(self.editor.summary, 1)
+        bottom.addWidget(self.dataset_button)
+        bottom.addWidget(self.known_text_button)
         bottom.addWidget(self.export_button)
 
         layout = QVBoxLayout(self)
@@ -213,12 +227,45 @@ class TranscriptPage(QWidget):
         self.status_message.emit(f"Transcribed {len(report.transcribed)} recording(s) into {len(self.segments)} "
                                  f"clips in {report.seconds:.0f} s.")
         failed = "".join(f"<br>• {name}: {reason}" for name, reason in report.failed)
-        self._update_state(f"<b>Not transcribed:</b>{failed}" if failed else "")
+        notes = [f"<b>Not transcribed:</b>{failed}"] if failed else []
+        if report.language_note:
+            notes.append(f"<b>Language:</b> {report.language_note}")
+        self._update_state("<br>".join(notes))
 
     def cancel(self) -> None:
         if self.worker is not None and self.worker.is_running():
             self.worker.cancel()
             self.panel.show_cancelling()
+
+    # -- bring your own transcript ----------------------------------------------------------------------------
+    def import_dataset(self, folder: str | None = None) -> None:
+        if self.project is None or self.is_busy():
+            return
+        if is_read_only(self.project):
+            self.status_message.emit(READ_ONLY_MESSAGE)
+            return
+
+        def done(report) -> None:
+            self.set_project(self.project)  # reload the clips the import added
+            self.recordings_added.emit()
+            self.status_message.emit(f"Imported {len(report.imported)} clip(s) with their text.")
+
+        worker = import_dataset_folder(self, self.project, done, folder)
+        if worker is not None:
+            self.export_worker = worker  # waited for like an export when the project changes or the app quits
+            worker.progress.connect(lambda i, n, name: self.status_message.emit(
+                f"Importing the dataset: {i + 1}/{n} {name}" if name else "Importing the dataset…"))
+
+    def edit_known_text(self) -> None:
+        if self.project is None or not self.project.sources:
+            return
+        if is_read_only(self.project):
+            self.status_message.emit(READ_ONLY_MESSAGE)
+            return
+        dialog = KnownTextDialog(self.project, self)
+        if dialog.exec():
+            changed = dialog.apply(self.segments)
+            self.status_message.emit(f"Kept the known text; {changed} clip(s) took it.")
 
     # -- one clip -------------------------------------------------------------------------------------------
     def retranscribe(self, segment_id: str) -> None:
@@ -279,6 +326,8 @@ class TranscriptPage(QWidget):
     def _update_state(self, problem: str = "") -> None:
         has_clips = self.segments is not None and len(self.segments) > 0
         self.export_button.setEnabled(has_clips)
+        self.dataset_button.setEnabled(self.project is not None)
+        self.known_text_button.setEnabled(self.project is not None and bool(self.project.sources))
         self.body.setCurrentWidget(self.editor if has_clips else self.empty)
         self.empty.setText("No transcript yet.\nChoose a model above and press Transcribe: the recordings are cut "
                            "into clips here for you to check." if self.project is not None and self.project.sources
@@ -287,7 +336,8 @@ class TranscriptPage(QWidget):
         lines = [problem] if problem else []
         if self.project is not None:
             if not self.project.sources:
-                lines.append("No recordings yet: import some in step 1, then transcribe them here.")
+                lines.append("No recordings yet: import some in step 1, then transcribe them here, or import a "
+                             "dataset folder whose clips already have their text (Import dataset…).")
             elif self.segments is not None:
                 covered = {s.source_id for s in self.segments}
                 new = [s.name for s in self.project.sources if s.id not in covered]
