@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs (or, without root, names) the Debian/Ubuntu packages the app and its tests need:
 #   Qt offscreen/xcb: libegl1 libgl1 libfontconfig1 libxkbcommon0 libglib2.0-0 libdbus-1-3 fonts-dejavu-core
+#   Chinese, Japanese and Korean text in the transcript editor: fonts-noto-cjk
 #   Qt's xcb plugin (windows on X11, and under XWayland): libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1
 #     libxkbcommon-x11-0 libxcb-image0 libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xkb1
 #   QtMultimedia playback: libpulse0      synthetic speech for tests: espeak-ng
@@ -9,7 +10,7 @@
 # Usage: system_packages.sh [runtime]   "runtime" leaves out the packages only the tests use (the desktop
 # launcher passes it). Without a terminal, sudo asks for the password through $SUDO_ASKPASS when that is set.
 set -euo pipefail
-PACKAGES="libegl1 libgl1 libfontconfig1 libxkbcommon0 libglib2.0-0 libdbus-1-3 fonts-dejavu-core libpulse0"
+PACKAGES="libegl1 libgl1 libfontconfig1 libxkbcommon0 libglib2.0-0 libdbus-1-3 fonts-dejavu-core fonts-noto-cjk libpulse0"
 PACKAGES="$PACKAGES libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxkbcommon-x11-0 libxcb-image0 libxcb-randr0"
 PACKAGES="$PACKAGES libxcb-render-util0 libxcb-shape0 libxcb-xkb1"
 [ "${1:-}" = runtime ] || PACKAGES="$PACKAGES espeak-ng desktop-file-utils xvfb x11-utils"

@@ -14,9 +14,13 @@ from alltalk_gui.core.training.checkpoints import (
 from alltalk_gui.core.voice.export import FORMATS, ExportError, ExportOptions, export_voice
 from alltalk_gui.core.voice.preview import GenerationSettings, PreviewError
 from alltalk_gui.core.project.folder import VoiceProject
-from alltalk_gui.core.voice.references import ReferenceClipError, choose_references
 
-_ERRORS = (CheckpointError, PreviewError, ReferenceClipError, ExportError)
+def _errors() -> tuple[type[Exception], ...]:
+    """The errors these commands report as a message. An ``except`` clause evaluates this only when an exception
+    arrives, so the audio decoders that references.py imports stay unloaded for ``checkpoints`` and ``--help``."""
+    from alltalk_gui.core.voice.references import ReferenceClipError
+
+    return CheckpointError, PreviewError, ReferenceClipError, ExportError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -84,6 +88,9 @@ def _checkpoint(args: argparse.Namespace, project: VoiceProject) -> CheckpointIn
 def _references(args: argparse.Namespace, project: VoiceProject) -> list[Path]:
     if args.reference:
         return [Path(r).expanduser().absolute() for r in args.reference]
+    # Audio decoders are imported here, not at start: ``checkpoints`` and ``--help`` answer without them.
+    from alltalk_gui.core.voice.references import choose_references
+
     return [c.path for c in choose_references(project.dataset_dir)]
 
 
@@ -137,7 +144,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
             engine, base_model_dir=checkpoint.base_model_dir, checkpoint=checkpoint, text=args.text,
             references=references, language=language, settings=settings, out_dir=out.parent, out_file=out,
             checker=checker))
-    except _ERRORS as exc:
+    except _errors() as exc:
         print(f"alltalk-gui: {exc}", file=sys.stderr)
         return EXIT_USAGE
     for r in results:
@@ -167,7 +174,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"Exporting {checkpoint.label} as {args.format} format", flush=True)
         result = export_voice(checkpoint, args.out, options, project_name=project.name,
                               progress=lambda what, _f: print(f"  {what}", flush=True))
-    except _ERRORS as exc:
+    except _errors() as exc:
         print(f"alltalk-gui: {exc}", file=sys.stderr)
         return EXIT_USAGE
     for warning in result.warnings:

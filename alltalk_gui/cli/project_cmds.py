@@ -7,8 +7,8 @@ import json
 import sys
 
 from alltalk_gui.cli import EXIT_OK, EXIT_SOME_REJECTED
+from alltalk_gui.core.engines.xtts.languages import CODES
 from alltalk_gui.core.project.duration_guidance import format_duration, guidance
-from alltalk_gui.core.project.importer import import_files
 from alltalk_gui.core.project.folder import VoiceProject
 
 
@@ -16,7 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("new", help="create a voice project folder")
     p.add_argument("dir", help="project folder (created if missing; must not hold a project already)")
     p.add_argument("--name", help="display name (default: the folder name)")
-    p.add_argument("--language", default="en", help="language of the recordings, e.g. en, de, fr (default en)")
+    p.add_argument("--language", default="en", metavar="CODE",
+                   help=f"language of the recordings, one of XTTS's {', '.join(CODES)} (default en)")
     p.set_defaults(func=cmd_new)
 
     p = sub.add_parser("import", help="import audio files or folders into a project")
@@ -42,6 +43,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     def progress(done: int, total: int, name: str) -> None:
         if name:
             print(f"[{done + 1}/{total}] {name}", flush=True)
+
+    from alltalk_gui.core.project.importer import import_files  # audio decoders: not for the listing commands
 
     report = import_files(project, args.paths, progress=progress)
     for src in report.imported:

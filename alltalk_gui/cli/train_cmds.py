@@ -56,8 +56,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--accept-licence", action="store_true", help="accept the CPML without asking (records it)")
     p.set_defaults(func=cmd_download)
 
-    p = sub.add_parser("make-test-model", help="write a tiny random XTTS v2 base model (for tests; not a voice)")
-    p.add_argument("dir", help="folder to write model.pth, config.json, vocab.json, dvae.pth, mel_stats.pth into")
+    p = sub.add_parser("make-test-model", help="write a tiny random base model (for tests; not a voice)")
+    p.add_argument("dir", help="folder to write the model into (XTTS v2: model.pth, config.json, vocab.json, "
+                               "dvae.pth, mel_stats.pth; F5-TTS: model_0.safetensors, vocab.txt, model_cfg.yaml, vocos/)")
+    p.add_argument("--engine", choices=("xtts", "f5-tts"), default="xtts", help="which model (default xtts)")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_make_test_model)
 
@@ -308,6 +310,12 @@ def cmd_gpu(args: argparse.Namespace) -> int:
 # -- make-test-model -----------------------------------------------------------------------------------------------
 
 def cmd_make_test_model(args: argparse.Namespace) -> int:
+    if args.engine == "f5-tts":
+        from alltalk_gui.core.engines.f5.tiny_model import build_tiny_f5
+
+        folder = build_tiny_f5(args.dir, seed=args.seed)
+        print(f"Wrote a tiny random F5-TTS test model to {folder} (for tests and smoke runs; it is not a voice).")
+        return EXIT_OK
     from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
 
     folder = build_tiny_xtts(args.dir, seed=args.seed)

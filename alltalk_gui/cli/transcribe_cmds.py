@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", choices=BACKENDS, default=OPENAI, help="speech recogniser (default openai-whisper)")
     p.add_argument("--model", help="model name (tiny ... large-v3, turbo) or a local model path "
                                    "(default: turbo on a GPU, small on a CPU)")
-    p.add_argument("--language", default="auto", help="auto (detect) or a language code such as en, de")
+    p.add_argument("--language", default="auto", help="auto (detect) or a language code such as en, de, zh-cn (default auto)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p.add_argument("--min-s", type=float, default=DEFAULT_MIN_S, help=f"shortest clip wanted (default {DEFAULT_MIN_S})")
     p.add_argument("--max-s", type=float, default=DEFAULT_MAX_S, help=f"longest clip (default {DEFAULT_MAX_S}; "
@@ -80,6 +80,8 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
           f"{report.seconds:.1f} s ({', '.join(sorted(set(report.languages.values())))}).")
     for name, reason in report.failed:
         print(f"  failed {name}: {reason}", file=sys.stderr)
+    if report.language_note:
+        print(f"Note: {report.language_note}")
     print(f"{summary.clips} clips, {summary.flagged} flagged. {summary.guidance.message}")
     print(f"Review them with: alltalk-gui segments {args.dir} --flagged")
     return EXIT_SOME_REJECTED if report.failed else EXIT_OK
@@ -93,7 +95,9 @@ def cmd_segments(args: argparse.Namespace) -> int:
         clips = SegmentList.open(project, vocab_file=base_model_vocab())
     except SegmentsError as exc:
         return _fail(str(exc))
-    clips.recheck()  # flags as of now: e.g. the base model's vocabulary may have been chosen since
+    if not clips.is_checked_with_current_checker():
+        clips.recheck()  # e.g. a base model (its vocabulary) was chosen since; else listing needs no torch
+        clips.close()
     chosen = clips.view("flagged" if args.flagged else "all" if args.all else "kept")
     rows = [_clip_row(clips, s) for s in chosen]
     if args.json:

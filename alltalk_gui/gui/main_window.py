@@ -83,6 +83,7 @@ class MainWindow(QMainWindow):
             self.pages.append(page)
         self.import_page: ImportPage = self.pages[0]  # type: ignore[assignment]
         self.import_page.sources_changed.connect(self.pages[1].sources_changed)  # type: ignore[union-attr]
+        self.pages[1].recordings_added.connect(lambda: self.import_page.set_project(self.project))  # type: ignore
         self.train_page: TrainPage = self.pages[2]  # type: ignore[assignment]
         self.train_page.preview_requested.connect(lambda: self.sidebar.setCurrentRow(3))
         self.sidebar.currentRowChanged.connect(self._show_step)

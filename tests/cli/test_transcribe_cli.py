@@ -12,6 +12,7 @@ import pytest
 import soundfile as sf
 
 from alltalk_gui.cli import main
+from alltalk_gui.core.transcription.wer import word_error_rate
 from alltalk_gui.testing.speech import espeak_available
 from alltalk_gui.testing.tiny_whisper import faster_tiny_en
 from tests.core.transcript.test_segments_support import SENTENCES, make_vocab, spoken_sentences
@@ -61,7 +62,9 @@ def test_transcribe_list_and_export(project_dir, capsys):
     for clip in clips:
         assert {"id", "source", "start_s", "end_s", "text", "flags"} <= set(clip)
         assert clip["source"] in ("reading.wav", "second take.wav") and clip["start_s"] < clip["end_s"]
-    assert [c["text"] for c in clips if c["source"] == "reading.wav"][0].lower().startswith("the quick brown")
+    # What a model hears differs by CPU (AVX-512 and AVX2 round differently): a tolerance, not exact words.
+    first = [c["text"] for c in clips if c["source"] == "reading.wav"][0]
+    assert word_error_rate(SENTENCES[0], first) <= 0.5, first
 
     assert main(["segments", str(project_dir), "--json", "--flagged"]) == 0
     flagged = json.loads(capsys.readouterr().out)

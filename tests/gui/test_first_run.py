@@ -225,3 +225,38 @@ def test_cpu_only_check_names_the_card_pytorch_cannot_use(monkeypatch):
     monkeypatch.setattr(gpu, "list_devices", lambda: [replace(CPU, warning=warning)])
     check = system_checks.check_gpu()
     assert check.status == WARNING and check.details.endswith(warning)
+
+
+def test_the_base_model_download_is_offered_once_the_licence_is_accepted(qtbot, tiny_model, tmp_path, monkeypatch):
+    """The same download as the Train page's (one BaseModelDownload); the downloaded folder is then checked and
+    remembered like a chosen one. The Hub is replaced by a copy of the tiny test model."""
+    from alltalk_gui.core.engines.xtts import download as dl
+    from alltalk_gui.gui.common.base_model_download import BaseModelDownload
+    from alltalk_gui.gui.train.train_setup import SetupPanel
+    from PySide6.QtWidgets import QFileDialog
+
+    page = FirstRunPage()
+    qtbot.addWidget(page)
+    assert isinstance(page.base_download, BaseModelDownload) and isinstance(SetupPanel().base_download,
+                                                                            BaseModelDownload)
+    assert not page.base_download.button.isEnabled()  # the licence comes first
+    page.licence.setChecked(True)
+    assert page.base_download.button.isEnabled()
+
+    target = tmp_path / "xtts"
+    seen = []
+
+    def fake_download(folder, progress=None, **_kwargs):
+        files = sorted(p for p in tiny_model.iterdir() if p.is_file())
+        for index, file in enumerate(files, start=1):
+            shutil.copy2(file, folder / file.name)
+            progress(dl.DownloadProgress(file.name, file.stat().st_size, file.stat().st_size, index, len(files)))
+        seen.append(folder)
+
+    monkeypatch.setattr(dl, "download_base_model", fake_download)
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(target.mkdir() or target))
+    page.base_download.button.click()
+    qtbot.waitUntil(lambda: system_checks.base_model_folder() == target, timeout=30000)
+    wait_checks(qtbot, page)
+    assert seen == [target] and page.model_card.result.status == OK
+    assert page.base_download.button.isEnabled() and not page.base_download.progress.isVisible()

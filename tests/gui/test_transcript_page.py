@@ -4,9 +4,6 @@ paths, the dataset export, and the page inside the main window."""
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 import time
 
 import pytest
@@ -14,6 +11,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from alltalk_gui.core.transcription import model_files as whisper_models
+from alltalk_gui.core.transcription.wer import normalise_words, word_error_rate
 from alltalk_gui.core.project.importer import import_files
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentList
@@ -59,6 +57,12 @@ def page(qtbot, project):
     page.shutdown()
 
 
+def share_heard(text: str, spoken: str) -> float:
+    """The share of the recognised words that were spoken (a clip holds part of the speech, so not a WER)."""
+    words, said = normalise_words(text), set(normalise_words(spoken))
+    return sum(w in said for w in words) / max(len(words), 1)
+
+
 def wait_idle(qtbot, page, timeout=120000):
     qtbot.waitUntil(lambda: not page.is_busy() and page.panel.transcribe_button.isEnabled(), timeout=timeout)
 
@@ -73,7 +77,9 @@ def test_transcribe_from_the_page_fills_the_editor(page, qtbot, project, monkeyp
     wait_idle(qtbot, page)
 
     text = " ".join(page.editor.model.index(r, Column.TEXT).data() for r in range(page.editor.model.rowCount()))
-    assert "the weather was calm over the" in text.lower() and "in the afternoon the wind rose" in text.lower()
+    # tiny.en hears espeak-ng differently on Intel (AVX-512) and AMD (AVX2) CPUs: "But when it was come over
+    # the harbor" on one, the right words on the other; 0.28 WER on the worse. A tolerance, not exact words.
+    assert word_error_rate(SPEECH, text) <= 0.45, text
     assert page.editor.model.rowCount() >= 2  # cut at sentence ends
     assert not page.panel.progress_box.isVisible()
     assert page.panel.transcribe_button.text() == "Transcribe again"
@@ -251,34 +257,22 @@ def test_retranscribe_one_clip_is_an_undoable_edit(page, qtbot, project):
     wait_idle(qtbot, page)
     again = SegmentList.open(VoiceProject.open(project.root))[clip.id]
     assert editor.isEnabled()
-    assert "weather was calm" in again.text.lower()
+    assert share_heard(again.text, SPEECH) >= 0.4, again.text  # the clip's own words, give or take a few
     assert again.words and all(clip.start_ms <= w.start_ms < clip.end_ms for w in again.words)  # source timeline
     editor.undo_action.trigger()
     assert SegmentList.open(VoiceProject.open(project.root))[clip.id].text == "garbled words"
 
 
-@pytest.fixture
-def model_server():
-    """A local HTTP server holding the tiny.en model files, standing in for huggingface.co."""
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(faster_tiny_en()))
-    handler.log_message = lambda *a, **k: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-
-
 @pytest.mark.timeout(180)
-def test_download_shows_progress_then_transcribes(page, qtbot, project, monkeypatch, tmp_path, model_server):
-    target = tmp_path / "downloads" / "tiny.en"
-    size = sum(f.stat().st_size for f in faster_tiny_en().iterdir() if f.is_file())
-    info = whisper_models.DownloadInfo(FASTER, "tiny.en", tuple(f"{model_server}/{name}" for name in
-                                                                 whisper_models.FASTER_FILES), size, target)
-    # What resolve() says for a model that is not on disk, with its download pointed at the local server.
-    missing = whisper_models.ResolvedModel(FASTER, "tiny.en", None, info)
-    monkeypatch.setattr(whisper_models, "resolve", lambda *a, **k: missing)
-    monkeypatch.setattr(whisper_models, "network_available", lambda *a, **k: True)
+def test_download_shows_progress_then_transcribes(page, qtbot, project, monkeypatch, no_model_cache):
+    """A named model that is not on disk comes from the Hub set in HF_ENDPOINT (here a local stand-in serving
+    tiny.en), through huggingface_hub into the shared cache, with progress on the page."""
+    import huggingface_hub.constants
+
+    from tests.fake_hub import FakeHub
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)  # the server is local
+    page.panel.set_model("tiny.en")
     asked = []
 
     def accept(box):
@@ -295,13 +289,17 @@ def test_download_shows_progress_then_transcribes(page, qtbot, project, monkeypa
         labels.append(page.panel.file_label.text())
 
     monkeypatch.setattr(page.panel, "show_download", spy)
-    page.panel.transcribe_button.click()
-    qtbot.waitUntil(lambda: page.editor.model.rowCount() > 0, timeout=120000)
-    wait_idle(qtbot, page)
-    assert "model.bin" in asked[0] and "127.0.0.1" in asked[0] and str(target) in asked[0]
+    with FakeHub("Systran/faster-whisper-tiny.en", faster_tiny_en()) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        page.panel.transcribe_button.click()
+        qtbot.waitUntil(lambda: page.editor.model.rowCount() > 0, timeout=120000)
+        wait_idle(qtbot, page)
+    assert "model.bin" in asked[0] and hub.url.split("//")[1] in asked[0]
     assert labels and labels[-1].startswith("Downloading the model: ")
-    assert (target / "model.bin").stat().st_size == (faster_tiny_en() / "model.bin").stat().st_size
-    assert SegmentList.open(project).meta["model"] == str(target)
+    assert any(r.endswith("/model.bin") for r in hub.requests)
+    folder = whisper_models.resolve(FASTER, "tiny.en").path  # in the Hugging Face cache now
+    assert (folder / "model.bin").stat().st_size == (faster_tiny_en() / "model.bin").stat().st_size
+    assert SegmentList.open(project).meta["model"] == str(folder)
 
 
 @pytest.mark.timeout(120)

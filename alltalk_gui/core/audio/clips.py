@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.project.folder import VoiceProject
 
 CLIP_LEVEL = 0.999        # a sample at or above this magnitude is counted as clipped
@@ -108,6 +107,8 @@ class ClipAudio:
             if not path.is_file():
                 raise ClipAudioError(f"The working audio of '{source.name}' ({path}) is missing; import the file "
                                      "again.")
+            from alltalk_gui.core.audio import decode as audio  # PyAV: only when audio is read (fast listing)
+
             try:
                 data, rate = audio.load(path)
             except audio.AudioError as exc:

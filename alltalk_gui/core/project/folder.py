@@ -336,10 +336,13 @@ def _migrate(data: Any, file: Path) -> dict[str, Any]:
 
 
 def _check_language(language: str) -> str:
-    language = language.strip()
-    if not language or not language.replace("-", "").isalpha() or len(language) > 8:
-        raise ProjectError(f"'{language}' is not a language code; use one such as en, de, fr or zh-cn.")
-    return language.lower()
+    """The project code for ``language`` (one of XTTS v2's 17; ``zh`` -> ``zh-cn``). Raises ProjectError."""
+    from alltalk_gui.core.engines.xtts.languages import UnknownLanguage, normalise
+
+    try:
+        return normalise(language)
+    except UnknownLanguage as exc:
+        raise ProjectError(str(exc)) from exc
 
 
 def _now() -> str:

@@ -132,6 +132,8 @@ def load_clips(dataset_dir: str | os.PathLike[str], csv_name: str, tokenizer, la
             tokens = tokenizer.encode(row.text, language)
         except NotImplementedError:
             raise DatasetError(f"The base model's tokenizer does not support the language '{language}'.") from None
+        except ImportError as exc:  # zh / ja text cleaning needs packages coqui-tts does not install by default
+            raise DatasetError(_missing_language_packages(language, exc)) from None
         if unk in tokens or stop in tokens:
             bad = unknown_characters(tokenizer, row.text, language)
             shown = ", ".join(f"'{c}'" for c in bad) if bad else "some characters"
@@ -146,6 +148,15 @@ def load_clips(dataset_dir: str | os.PathLike[str], csv_name: str, tokenizer, la
     if problems:
         raise DatasetError(f"{len(problems)} clip(s) in {csv_path} cannot be used; nothing was changed:", problems)
     return clips
+
+
+def _missing_language_packages(language: str, exc: ImportError) -> str:
+    from alltalk_gui.core.engines.xtts.languages import UnknownLanguage, missing_sentence
+
+    try:
+        return missing_sentence(language) or f"Cannot prepare {language} text for XTTS: {exc}."
+    except UnknownLanguage:
+        return f"Cannot prepare {language} text for XTTS: {exc}."
 
 
 def load_dataset(dataset_dir: str | os.PathLike[str], tokenizer, language: str, **limits: Any

@@ -16,6 +16,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from alltalk_gui.core.engines.xtts.languages import word_count
 from alltalk_gui.core.engines.xtts.text_check import TextChecker
 
 # XTTS v2 refuses training samples longer than this (coqui's XttsConfig max_wav_length at 22 050 Hz).
@@ -79,12 +80,14 @@ class ClipFacts:
     low_energy_ratio: float | None = None
 
 
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
 @functools.lru_cache(maxsize=4096)  # called for every clip after every edit
 def normalise_for_duplicates(text: str) -> str:
     """Lower case, punctuation and repeated spaces removed: 'Hello, world!' and 'hello world' are duplicates."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    text = "".join(ch if ch.isalnum() or ch.isspace() else " " for ch in text)
-    return " ".join(text.split())
+    return " ".join(_NOT_ALNUM.sub(" ", text).split())  # [\W_] is exactly "not str.isalnum()"
 
 
 class ClipChecker:
@@ -144,7 +147,7 @@ class ClipChecker:
             return "The speech recogniser marked this as music or non-speech."
         if clip.no_speech_prob is not None and clip.no_speech_prob > NO_SPEECH_ABOVE:
             return f"The speech recogniser thinks this is probably not speech (p = {clip.no_speech_prob:.2f})."
-        words = len(clip.text.split())
+        words = word_count(clip.text, self.language)  # characters in zh-cn and ja
         if seconds >= 3 and words / seconds < MIN_WORDS_PER_S:
             return (f"Only {words} word(s) in {seconds:.1f} s: probably music, noise or a long silence with a "
                     "stray word.")

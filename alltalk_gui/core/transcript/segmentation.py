@@ -26,14 +26,17 @@ from typing import Sequence
 
 import numpy as np
 
+from alltalk_gui.core.engines.xtts.languages import CLAUSE_ENDS, SENTENCE_ENDS, char_limit
 from alltalk_gui.core.transcript.flags import DEFAULT_MAX_S, DEFAULT_MIN_S, XTTS_MAX_MS
 from alltalk_gui.core.transcript.segments import Segment, Word, new_segment_id
 
 DEFAULT_PAD_MS = 150
 MAX_INTERNAL_GAP_MS = 2000      # a clip never contains a silence longer than this
 
-_SENTENCE_END = (".", "!", "?", "…", "。", "！", "？")
-_CLAUSE_END = (",", ";", ":", "—", "–", "，", "；", "、")
+# Sentence and clause ends of every XTTS language (Latin, CJK, Arabic, Devanagari): one list, in languages.py.
+_SENTENCE_END = SENTENCE_ENDS
+_CLAUSE_END = CLAUSE_ENDS
+SHORT_PAUSE_MS = 300            # automatic merging joins a too-short clip across a pause up to this long
 
 # Costs (unitless). A cut at a sentence end is free; a clip that keeps a sentence end inside costs a little,
 # so sentences are cut apart unless the pieces would be too short (which costs more).
@@ -71,13 +74,14 @@ def join_words(words: Sequence[Word]) -> str:
 
 
 def plan_clips(words: Sequence[Word], duration_ms: int, min_s: float = DEFAULT_MIN_S, max_s: float = DEFAULT_MAX_S,
-               pad_ms: int = DEFAULT_PAD_MS) -> list[ClipPlan]:
+               pad_ms: int = DEFAULT_PAD_MS, max_chars: int | None = None) -> list[ClipPlan]:
     """Choose the clips for one source.
 
     Args:
         words: the recogniser's words in time order (ms spans in the source).
         duration_ms: length of the source (padding never goes past it).
         min_s / max_s: wanted clip length; ``max_s`` is capped at the XTTS limit.
+        max_chars: the longest clip text (XTTS's character limit of the language); None: no limit.
 
     Returns:
         The clips in time order; every word is in exactly one clip.
@@ -114,13 +118,15 @@ def plan_clips(words: Sequence[Word], duration_ms: int, min_s: float = DEFAULT_M
     choice = [0] * (n + 1)
     for b in range(n):
         inside = 0.0  # keep costs of the breaks inside words[a..b]
+        chars = 0     # characters of words[a..b] (Whisper's words carry their own leading space)
         for a in range(b, -1, -1):
+            chars += len(words[a].text)
             if a < b:
                 if gaps[a] > MAX_INTERNAL_GAP_MS:
                     break
                 inside += keep_cost[a]
             start, end = span(a, b)
-            if end - start > max_ms and a < b:
+            if (end - start > max_ms or (max_chars is not None and chars > max_chars)) and a < b:
                 break
             cost = best[a] + inside + (cut_cost[a - 1] if a else 0.0)
             if end - start < min_ms:
@@ -135,6 +141,42 @@ def plan_clips(words: Sequence[Word], duration_ms: int, min_s: float = DEFAULT_M
         plans.append(ClipPlan(start, end, tuple(words[a:b])))
         b = a
     return plans[::-1]
+
+
+def merge_short(plans: Sequence[ClipPlan], min_s: float = DEFAULT_MIN_S, max_s: float = DEFAULT_MAX_S,
+                max_chars: int | None = None, pause_ms: int = SHORT_PAUSE_MS) -> list[ClipPlan]:
+    """Join each clip shorter than ``min_s`` with a neighbour when it continues that neighbour's sentence.
+
+    A short clip continues a sentence across a cut when the text before the cut does not end a sentence and
+    the pause at the cut is at most ``pause_ms`` (a breath inside a line, not a stop). The merge happens only
+    if the joined clip lasts ``min_s`` to ``max_s`` (capped at the XTTS limit) and fits ``max_chars``; of two
+    such neighbours the one across the shorter pause wins. Repeats until no merge applies.
+    """
+    min_ms, max_ms = int(min_s * 1000), min(int(max_s * 1000), XTTS_MAX_MS)
+    out = list(plans)
+
+    def joinable(i: int) -> bool:  # may out[i] and out[i + 1] become one clip?
+        a, b = out[i], out[i + 1]
+        pause = b.words[0].start_ms - a.words[-1].end_ms
+        joined = b.end_ms - a.start_ms
+        text_ok = max_chars is None or len(join_words(a.words + b.words)) <= max_chars
+        return (not _ends(a.words[-1].text, _SENTENCE_END) and pause <= pause_ms and min_ms <= joined <= max_ms
+                and text_ok)
+
+    merged = True
+    while merged:
+        merged = False
+        for i, plan in enumerate(out):
+            if plan.duration_ms >= min_ms:
+                continue
+            options = [j for j in (i - 1, i) if 0 <= j < len(out) - 1 and joinable(j)]
+            if not options:
+                continue
+            j = min(options, key=lambda k: out[k + 1].words[0].start_ms - out[k].words[-1].end_ms)
+            out[j:j + 2] = [ClipPlan(out[j].start_ms, out[j + 1].end_ms, out[j].words + out[j + 1].words)]
+            merged = True
+            break
+    return out
 
 
 def refine_edges(plans: Sequence[ClipPlan], samples: np.ndarray, rate: int, pad_ms: int = DEFAULT_PAD_MS,
@@ -168,14 +210,18 @@ def refine_edges(plans: Sequence[ClipPlan], samples: np.ndarray, rate: int, pad_
 def segments_from_words(source_id: str, words: Sequence[Word], duration_ms: int, first_number: int,
                         windows: Sequence[tuple[int, int, float]] = (), min_s: float = DEFAULT_MIN_S,
                         max_s: float = DEFAULT_MAX_S, pad_ms: int = DEFAULT_PAD_MS,
-                        samples: np.ndarray | None = None, rate: int = 0) -> list[Segment]:
+                        samples: np.ndarray | None = None, rate: int = 0, language: str = "en") -> list[Segment]:
     """Plan the clips of one source and make them Segments numbered from ``first_number``.
+
+    ``language`` (the project's) gives the clip text limit (XTTS's characters per language); too-short
+    pieces of one sentence are then joined (:func:`merge_short`).
 
     ``windows`` are the recogniser's own segments as ``(start_ms, end_ms, no_speech_prob)``; each clip gets
     the no-speech probability of the windows it overlaps (the lowest: any real speech makes the clip speech).
     With the source's mono ``samples`` (at ``rate``), clip edges are snapped to the sound (:func:`refine_edges`).
     """
-    plans = plan_clips(words, duration_ms, min_s, max_s, pad_ms)
+    max_chars = char_limit(language)
+    plans = merge_short(plan_clips(words, duration_ms, min_s, max_s, pad_ms, max_chars), min_s, max_s, max_chars)
     if samples is not None and rate > 0:
         plans = refine_edges(plans, samples, rate, pad_ms, min(int(max_s * 1000), XTTS_MAX_MS))
     out = []

@@ -6,9 +6,12 @@ the ``segments`` command (CLI) both work on a :class:`SegmentList`, which
 * offers every edit as a method (split, merge, trim/move, text, delete/restore, find and replace) that
   returns a :class:`Change`. A change holds the affected segments before and after, so undo is
   ``segment_list.undo(change)`` and redo ``segment_list.redo(change)`` - exactly what a ``QUndoCommand`` needs;
-* recomputes every clip's flags after each edit (see :mod:`alltalk_gui.core.transcript.flags`);
-* saves ``segments.json`` atomically after each edit, so killing the app at any moment loses at most the edit
-  in progress;
+* recomputes the flags of the clips an edit can affect (the edited ones, and those whose duplicate-text
+  original changed; see :mod:`alltalk_gui.core.transcript.flags` and :mod:`.duplicates`), so an edit costs the
+  same at 50 clips and at 5,000;
+* saves each edit before it returns as one line of ``segments.journal`` (see :mod:`.journal`), folded into
+  ``segments.json`` by a background thread: killing the app at any moment loses at most the edit in progress,
+  and the GUI thread never rewrites the whole file;
 * tells subscribers about each change (plain callbacks; the Qt table model turns them into signals).
 
 This module stays light to import (no torch, no Qt): the GUI imports it at start-up.
@@ -16,6 +19,7 @@ This module stays light to import (no torch, no Qt): the GUI imports it at start
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import re
@@ -23,9 +27,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from alltalk_gui.core import atomic
 from alltalk_gui.core.audio.clips import AudioStats, ClipAudio, ClipAudioError
-from alltalk_gui.core.transcript.flags import BLOCKING, ClipChecker, ClipFacts, Flag, duplicate_map
+from alltalk_gui.core.transcript import journal
+from alltalk_gui.core.transcript.duplicates import DuplicateIndex
+from alltalk_gui.core.transcript.flags import BLOCKING, ClipChecker, ClipFacts, Flag, normalise_for_duplicates
+from alltalk_gui.core.engines.xtts.languages import is_spaced
 from alltalk_gui.core.project.duration_guidance import Guidance, guidance
 
 SCHEMA_VERSION = 1
@@ -130,12 +136,14 @@ class Change:
     """One edit: the segments it removed (``before``) and the ones it put in their place (``after``).
 
     Segments are matched by id. ``list.undo(change)`` puts ``before`` back; ``list.redo(change)`` applies it
-    again. An edit that changed nothing has both tuples empty.
+    again. An edit that changed nothing has both tuples empty. ``reflagged`` names other clips whose flags the
+    edit changed (a duplicate's original was edited): shown again, but not part of undo.
     """
 
     description: str
     before: tuple[Segment, ...] = ()
     after: tuple[Segment, ...] = ()
+    reflagged: tuple[str, ...] = ()
 
     def inverse(self) -> "Change":
         return Change(f"Undo {self.description}", self.after, self.before)
@@ -146,7 +154,7 @@ class Change:
 
     @property
     def ids(self) -> set[str]:
-        return {s.id for s in self.before} | {s.id for s in self.after}
+        return {s.id for s in self.before} | {s.id for s in self.after} | set(self.reflagged)
 
 
 @dataclass(frozen=True)
@@ -172,8 +180,10 @@ class SegmentList:
         source_order: source ids in project order (sorting); source_names: id -> original file name.
         meta: how the list was made (backend, model, language...), saved as "transcription".
 
-    Not thread-safe: use one list from one thread (the GUI thread). The first flag computation imports coqui's
-    text cleaning (about 2 s); call :meth:`warm_up` from a worker thread beforehand to keep the first edit quick.
+    Not thread-safe: use one list from one thread (the GUI thread); saving runs on a thread of its own. The
+    first flag computation imports coqui's text cleaning (about 2 s); call :meth:`warm_up` from a worker thread
+    beforehand to keep the first edit quick. Call :meth:`close` (or :meth:`flush`) when done with a list that was
+    edited, to fold its journal into segments.json at once (a normal exit does it too).
     """
 
     segments: list[Segment] = field(default_factory=list)
@@ -188,7 +198,14 @@ class SegmentList:
 
     def __post_init__(self) -> None:
         self._listeners: list[Callable[[Change], None]] = []
+        self._by_id = {s.id: s for s in self.segments}
+        self._ranked: list[str] | None = None  # the source_order the ranks were computed for
+        self._rank: dict[str, int] = {}
         self._sort()
+        self._dups: DuplicateIndex | None = None  # built on the first edit
+        self._store: journal.SegmentStore | None = None  # created on the first save
+        self._journal_head: dict[str, Any] = {}  # the journal segments.json named when it was read
+        self._checked_with: Any = self._checker_identity()  # what the saved flags were computed with
         numbers = [int(m.group(1)) for s in self.segments if (m := re.fullmatch(r"c(\d+)", s.id))]
         self.next_number = max([self.next_number, *(n + 1 for n in numbers)])
 
@@ -203,7 +220,7 @@ class SegmentList:
                      source_order=[s.id for s in project.sources],
                      source_names={s.id: s.name for s in project.sources}, meta=dict(meta or {}))
         result._refresh(set(result.ids()), {})
-        result.save()
+        result.save(fresh=True)
         return result
 
     @classmethod
@@ -225,42 +242,69 @@ class SegmentList:
             language = settings.get("language", project.language)
             kwargs = {k: float(settings[k]) for k in ("min_s", "max_s") if k in settings}
             checker = ClipChecker(language, text_checker=TextChecker(language, vocab_file), **kwargs)
-        return cls([Segment.from_dict(s) for s in data["segments"]], path=path, checker=checker,
-                   audio=audio if audio is not None else ClipAudio(project),
-                   source_order=[s.id for s in project.sources],
-                   source_names={s.id: s.name for s in project.sources},
-                   meta=data.get("transcription", {}), next_number=int(data.get("next_number", 1)),
-                   read_only=bool(getattr(project, "read_only", False)))
+        result = cls([Segment.from_dict(s) for s in data["segments"]], path=path, checker=checker,
+                     audio=audio if audio is not None else ClipAudio(project),
+                     source_order=[s.id for s in project.sources],
+                     source_names={s.id: s.name for s in project.sources},
+                     meta=data.get("transcription", {}), next_number=int(data.get("next_number", 1)),
+                     read_only=bool(getattr(project, "read_only", False)))
+        result._journal_head = data.get("journal") or {}
+        if path.exists():  # no file yet: nothing was flagged, nothing to recheck (and no file to create)
+            result._checked_with = data.get("checked_with")
+        return result
 
     def to_dict(self) -> dict[str, Any]:
+        return {**self._head(), "segments": [s.to_dict() for s in self.segments]}
+
+    def _head(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
             "settings": {"language": self.checker.language, "min_s": self.checker.min_ms / 1000,
                          "max_s": self.checker.max_ms / 1000},
             "transcription": self.meta,
             "next_number": self.next_number,
-            "segments": [s.to_dict() for s in self.segments],
+            "checked_with": self._checked_with,  # what every clip's flags were last computed with
         }
 
-    def save(self) -> None:
-        """Write segments.json atomically (no-op for an in-memory list).
+    def save(self, fresh: bool = False) -> None:
+        """Write segments.json now, synchronously, with every edit in it (no-op for an in-memory list).
 
-        One clip per line: readable and diff-friendly, and several times faster to write than indented JSON
-        (which Python encodes in pure Python), so saving after every edit stays quick with hundreds of clips.
+        Edits do not need this: each is journalled when it returns. ``fresh`` starts a new journal (a new
+        transcript replaces the file, so lines of the old journal must no longer apply).
         """
         if self.path is None:
             return
+        self._refuse_if_read_only()
+        if self._store is not None:  # its mirror may predate changes made to ``segments`` directly: start anew
+            self._store.close()
+            self._journal_head = self._store.position()
+            self._store = None
+        self._storage().write_snapshot(journal.new_journal_id() if fresh else None)
+
+    def flush(self, timeout_s: float = 30.0) -> bool:
+        """Fold the journal of this list's edits into segments.json now and wait; True when done."""
+        return self._store.flush(timeout_s) if self._store is not None else True
+
+    def close(self) -> None:
+        """Flush and stop saving (later edits raise OSError). Call when the list is no longer used."""
+        if self._store is not None:
+            self._store.close()
+
+    def _refuse_if_read_only(self) -> None:
         if self.read_only:
             raise SegmentEditError("The project is open read-only (another program holds it); nothing was changed.")
-        data = self.to_dict()
-        clips = ",\n    ".join(json.dumps(s, ensure_ascii=False) for s in data.pop("segments"))
-        head = json.dumps(data, indent=2, ensure_ascii=False)
-        atomic.write_text(self.path, f'{head[:-2]},\n  "segments": [\n    {clips}\n  ]\n}}\n' if clips
-                          else f'{head[:-2]},\n  "segments": []\n}}\n')
 
     def warm_up(self) -> None:
         """Load what the flag checks need (coqui's text cleaning, the vocabulary) now; safe from any thread."""
         self.checker.text_checker.warm_up()
+
+    def prepare_edits(self) -> None:
+        """Build what edits use (the duplicate-text index, the save mirror) now, on the list's own thread, so the
+        first edit costs what the later ones cost (at 5,000 clips the index takes some 50 ms to build)."""
+        self._check_order()
+        self._duplicates()
+        if self.path is not None:
+            self._storage()
 
     def subscribe(self, callback: Callable[[Change], None]) -> Callable[[], None]:
         """Call ``callback(change)`` after every applied and saved change; returns a function that unsubscribes."""
@@ -275,19 +319,17 @@ class SegmentList:
         return iter(self.segments)
 
     def __getitem__(self, segment_id: str) -> Segment:
-        for segment in self.segments:
-            if segment.id == segment_id:
-                return segment
-        raise SegmentEditError(f"There is no clip {segment_id}.")
+        try:
+            return self._by_id[segment_id]
+        except KeyError:
+            raise SegmentEditError(f"There is no clip {segment_id}.") from None
 
     def ids(self) -> list[str]:
         return [s.id for s in self.segments]
 
     def index_of(self, segment_id: str) -> int:
-        for i, segment in enumerate(self.segments):
-            if segment.id == segment_id:
-                return i
-        raise SegmentEditError(f"There is no clip {segment_id}.")
+        self._check_order()
+        return self._position(self[segment_id])
 
     def source_name(self, source_id: str) -> str:
         return self.source_names.get(source_id, source_id)
@@ -299,10 +341,13 @@ class SegmentList:
             raise ValueError(f"Unknown filter '{filter}'; use one of {', '.join(FILTERS)}.")
         if sort_by not in SORT_KEYS:
             raise ValueError(f"Unknown sort key '{sort_by}'; use one of {', '.join(SORT_KEYS)}.")
+        self._check_order()
         chosen = [s for s in self.segments if filter == "all"
                   or (filter == "kept" and not s.deleted)
                   or (filter == "flagged" and not s.deleted and s.flags)
                   or (filter == "deleted" and s.deleted)]
+        if sort_by == "time":  # the list's own order: no sort needed
+            return chosen[::-1] if descending else chosen
         keys: dict[str, Callable[[Segment], Any]] = {
             "time": self._order_key,
             "duration": lambda s: s.duration_ms,
@@ -332,11 +377,18 @@ class SegmentList:
         return None
 
     def summary(self) -> Summary:
-        kept = [s for s in self.segments if not s.deleted]
-        seconds = sum(s.duration_ms for s in kept) / 1000
-        return Summary(clips=len(self.segments), kept=len(kept), deleted=len(self.segments) - len(kept),
-                       flagged=sum(1 for s in kept if s.flags), blocked=sum(1 for s in kept if s.blocking_flags),
-                       kept_duration_s=seconds, guidance=guidance(seconds))
+        kept = flagged = blocked = kept_ms = 0
+        for s in self.segments:  # one plain pass: the editor asks after every edit
+            if s.deleted:
+                continue
+            kept += 1
+            kept_ms += s.end_ms - s.start_ms
+            if s.flags:
+                flagged += 1
+                blocked += any(f.code in BLOCKING for f in s.flags)
+        seconds = kept_ms / 1000
+        return Summary(clips=len(self.segments), kept=kept, deleted=len(self.segments) - kept, flagged=flagged,
+                       blocked=blocked, kept_duration_s=seconds, guidance=guidance(seconds))
 
     def suggest_split(self, segment_id: str) -> tuple[int, int]:
         """Where to split a clip: (time in ms, character position) at the longest pause between its words.
@@ -352,7 +404,8 @@ class SegmentList:
             at_ms = (words[i].end_ms + words[i + 1].start_ms) // 2
             return at_ms, _char_after_words(segment.text, i + 1)
         middle = len(segment.text) // 2
-        spaces = [m.start() for m in re.finditer(r"\s", segment.text)]
+        # At a space; in text without spaces (Chinese, Japanese) just after a punctuation mark.
+        spaces = [m.start() for m in re.finditer(r"\s|(?<=[。！？，、；：])", segment.text)]
         char = min(spaces, key=lambda p: abs(p - middle)) if spaces else middle
         return (segment.start_ms + segment.end_ms) // 2, char
 
@@ -398,7 +451,8 @@ class SegmentList:
         if following.deleted:
             raise SegmentEditError(f"The clip after {segment_id} ({following.id}) is deleted; restore it to merge, "
                                    "or trim instead.")
-        text = f"{first.text} {following.text}".strip()
+        space = " " if is_spaced(self.checker.language) else ""  # Chinese and Japanese join without one
+        text = f"{first.text}{space}{following.text}".strip()
         probs = [p for p in (first.no_speech_prob, following.no_speech_prob) if p is not None]
         merged = replace(first, end_ms=following.end_ms, text=text, words=first.words + following.words,
                          no_speech_prob=min(probs) if probs else None)
@@ -468,6 +522,12 @@ class SegmentList:
         return self._commit(Change(f"replace '{needle}' with '{replacement}' in {len(before)} clip(s)",
                                    tuple(before), tuple(after)))
 
+    def is_checked_with_current_checker(self) -> bool:
+        """Whether the saved flags were computed with this list's checker (language, length range, the same
+        vocab.json). Then :meth:`recheck` would change nothing, and listing needs no text check at all (which
+        imports coqui and torch, seconds)."""
+        return self._checked_with == self._checker_identity()
+
     def recheck(self) -> Change:
         """Recompute every clip's flags with the current checker (e.g. after a base model was chosen, whose
         vocabulary makes the text check exact). Saves and notifies only if some flag changed. Not an edit to
@@ -477,7 +537,12 @@ class SegmentList:
         changed = [s for s in self.segments if s.flags != before[s.id].flags]
         change = Change("recheck flags", tuple(before[s.id] for s in changed), tuple(changed))
         if changed:
-            self.save()
+            self._journal([], changed)
+        if not self.is_checked_with_current_checker():
+            self._checked_with = self._checker_identity()
+            if self.path is not None:
+                self._storage().write_snapshot(head=self._head())  # once per new checker: record it
+        if changed:
             for listener in list(self._listeners):
                 listener(change)
         return change
@@ -491,52 +556,150 @@ class SegmentList:
 
     # -- internals -------------------------------------------------------------------------------------------
     def _commit(self, change: Change) -> Change:
-        """Apply a change, recompute flags, save, tell subscribers. All or nothing in memory and on disk."""
+        """Apply a change, recompute the flags it can affect, journal it, tell subscribers. All or nothing in
+        memory and on disk. Costs O(clips touched + their duplicate groups), plus O(log n) list positions."""
         if change.is_empty:
             return change
-        current = {s.id: s for s in self.segments}
+        self._refuse_if_read_only()
         for old in change.before:
-            if old.id not in current:
+            if old.id not in self._by_id:
                 raise SegmentEditError(f"Clip {old.id} is no longer in the list; this change cannot be applied.")
         added_ids = {s.id for s in change.after} - {s.id for s in change.before}
-        clash = added_ids & set(current)
+        clash = added_ids & self._by_id.keys()
         if clash:
             raise SegmentEditError(f"Clip(s) {', '.join(sorted(clash))} already exist; this change cannot be "
                                    "applied.")
+        self._check_order()
+        dups = self._duplicates()
         saved = (list(self.segments), self.next_number)
-        removed = {s.id for s in change.before}
-        previous = {s.id: current[s.id] for s in change.before}
-        self.segments = [s for s in self.segments if s.id not in removed] + list(change.after)
-        self._sort()
+        previous = {s.id: self._by_id[s.id] for s in change.before}
         try:
-            self._refresh({s.id for s in change.after}, previous)
-            self.save()
+            keys: set[str] = set()
+            old_first: dict[str, str | None] = {}
+            for old in previous.values():
+                self._take_out(old, dups, keys, old_first)
+            for new in change.after:
+                self._put_in(replace(new, audio=self._measure(new, previous.get(new.id))), dups, keys, old_first)
+            after_ids = [s.id for s in change.after]
+            reflagged = self._reflag(after_ids, keys, old_first, dups)
+            put = [self._by_id[i] for i in after_ids] + [self._by_id[i] for i in reflagged]
+            self._journal([i for i in previous if i not in self._by_id], put)
         except BaseException:
             self.segments, self.next_number = saved
+            self._by_id = {s.id: s for s in self.segments}
+            self._dups = None  # rebuilt on the next edit
             raise
-        applied = Change(change.description, change.before, tuple(self[s.id] for s in change.after))
+        applied = Change(change.description, change.before, tuple(self._by_id[i] for i in after_ids),
+                         tuple(reflagged))
         for listener in list(self._listeners):
             listener(applied)
         return applied
 
+    def _take_out(self, segment: Segment, dups: DuplicateIndex, keys: set[str],
+                  old_first: dict[str, str | None]) -> None:
+        del self.segments[self._position(segment)]
+        del self._by_id[segment.id]
+        self._note_key(segment, dups, keys, old_first)
+        dups.remove(segment.id)
+
+    def _put_in(self, segment: Segment, dups: DuplicateIndex, keys: set[str],
+                old_first: dict[str, str | None]) -> None:
+        self._note_key(segment, dups, keys, old_first)
+        bisect.insort(self.segments, segment, key=self._order_key)
+        self._by_id[segment.id] = segment
+        if not segment.deleted:
+            dups.add(self._order_key(segment), segment.id, segment.text)
+
+    @staticmethod
+    def _note_key(segment: Segment, dups: DuplicateIndex, keys: set[str], old_first: dict[str, str | None]) -> None:
+        """Remember a text group the edit touches, and its original before the edit."""
+        key = normalise_for_duplicates(segment.text)
+        if key and key not in old_first:
+            old_first[key] = dups.first(key)
+        if key:
+            keys.add(key)
+
+    def _reflag(self, edited: list[str], keys: set[str], old_first: dict[str, str | None],
+                dups: DuplicateIndex) -> list[str]:
+        """Recompute the flags of the edited clips, and of the clips whose duplicate original changed; returns
+        the ids of the latter whose flags changed."""
+        for clip_id in edited:
+            self._set_flags(self._by_id[clip_id], dups)
+        others = []
+        edited_set = set(edited)
+        for key in keys:
+            if dups.first(key) == old_first.get(key):
+                continue  # same original: the other members' flags still name it
+            for clip_id in dups.members(key):
+                if clip_id not in edited_set and self._set_flags(self._by_id[clip_id], dups):
+                    others.append(clip_id)
+        return others
+
+    def _set_flags(self, segment: Segment, dups: DuplicateIndex) -> bool:
+        flags = self._flags_for(segment, dups.duplicate_of(segment.id))
+        if flags == segment.flags:
+            return False
+        updated = replace(segment, flags=flags)
+        self.segments[self._position(segment)] = updated
+        self._by_id[segment.id] = updated
+        return True
+
+    def _flags_for(self, segment: Segment, duplicate_of: str | None) -> tuple[Flag, ...]:
+        inside = segment.words_inside()
+        audio = segment.audio
+        facts = ClipFacts(
+            duration_ms=segment.duration_ms, text=segment.text,
+            word_probabilities=tuple(w.probability for w in inside), no_speech_prob=segment.no_speech_prob,
+            peak=audio.peak if audio else None, clipped_fraction=audio.clipped_fraction if audio else None,
+            flatness=audio.flatness if audio else None, low_energy_ratio=audio.low_energy_ratio if audio else None)
+        return tuple(self.checker.flags(facts, duplicate_of))
+
     def _refresh(self, touched: set[str], previous: dict[str, Segment]) -> None:
-        """Re-measure the audio of touched clips whose span changed, then recompute every clip's flags."""
+        """Re-measure the audio of touched clips whose span changed, then recompute every clip's flags (a new
+        list, or a new checker; edits use the incremental path in :meth:`_commit`)."""
         for i, segment in enumerate(self.segments):
             if segment.id in touched:
                 self.segments[i] = replace(segment, audio=self._measure(segment, previous.get(segment.id)))
-        duplicates = duplicate_map((s.id, s.text) for s in self.segments if not s.deleted)
+        self._check_order()
+        dups = self._dups = DuplicateIndex((self._order_key(s), s.id, s.text) for s in self.segments if not s.deleted)
         for i, segment in enumerate(self.segments):
-            inside = segment.words_inside()
-            facts = ClipFacts(
-                duration_ms=segment.duration_ms, text=segment.text,
-                word_probabilities=tuple(w.probability for w in inside), no_speech_prob=segment.no_speech_prob,
-                peak=segment.audio.peak if segment.audio else None,
-                clipped_fraction=segment.audio.clipped_fraction if segment.audio else None,
-                flatness=segment.audio.flatness if segment.audio else None,
-                low_energy_ratio=segment.audio.low_energy_ratio if segment.audio else None)
-            flags = tuple(self.checker.flags(facts, duplicates.get(segment.id)))
+            flags = self._flags_for(segment, dups.duplicate_of(segment.id))
             if flags != segment.flags:
                 self.segments[i] = replace(segment, flags=flags)
+        self._by_id = {s.id: s for s in self.segments}
+
+    def _duplicates(self) -> DuplicateIndex:
+        if self._dups is None:
+            self._dups = DuplicateIndex((self._order_key(s), s.id, s.text) for s in self.segments if not s.deleted)
+        return self._dups
+
+    def _checker_identity(self) -> dict[str, Any]:
+        checker = getattr(self, "checker", None)
+        text = getattr(checker, "text_checker", None)
+        vocab = getattr(text, "vocab_file", None)
+        identity: dict[str, Any] = {"language": getattr(checker, "language", None),
+                                    "min_ms": getattr(checker, "min_ms", None),
+                                    "max_ms": getattr(checker, "max_ms", None), "vocab": None}
+        if vocab is not None:
+            try:
+                stat = Path(vocab).stat()
+                identity["vocab"] = [str(Path(vocab).resolve()), stat.st_size, stat.st_mtime_ns]
+            except OSError:
+                identity["vocab"] = [str(vocab)]
+        return identity
+
+    def _journal(self, removed: list[str], put: list[Segment]) -> None:
+        if self.path is not None:
+            self._storage().append(removed, [(self._order_key(s), s) for s in put],
+                                   {"next_number": self.next_number})
+
+    def _storage(self) -> journal.SegmentStore:
+        assert self.path is not None
+        if self._store is None:
+            self._store = journal.SegmentStore(
+                self.path, self._head(), {s.id: (self._order_key(s), s) for s in self.segments}, Segment.to_dict,
+                self._journal_head.get("id"), int(self._journal_head.get("seq", 0)))
+        return self._store
 
     def _measure(self, segment: Segment, previous: Segment | None) -> AudioStats | None:
         same_span = (previous is not None and previous.source_id == segment.source_id
@@ -563,13 +726,25 @@ class SegmentList:
         return new_segment_id(self.next_number - 1)
 
     def _order_key(self, segment: Segment) -> tuple[int, str, int, str]:
-        try:
-            rank = self.source_order.index(segment.source_id)
-        except ValueError:
-            rank = len(self.source_order)
-        return rank, segment.source_id, segment.start_ms, segment.id
+        return self._rank.get(segment.source_id, len(self._rank)), segment.source_id, segment.start_ms, segment.id
+
+    def _position(self, segment: Segment) -> int:
+        """Where ``segment`` (as in the list) sits, by binary search on the order key."""
+        i = bisect.bisect_left(self.segments, self._order_key(segment), key=self._order_key)
+        if i < len(self.segments) and self.segments[i].id == segment.id:
+            return i
+        raise SegmentEditError(f"There is no clip {segment.id}.")
+
+    def _check_order(self) -> None:
+        """Re-sort when the project's source order changed (the page updates ``source_order`` in place)."""
+        if self._ranked != self.source_order:
+            self._sort()
+            if self._dups is not None:
+                self._dups = None  # order keys changed: rebuilt on the next edit
 
     def _sort(self) -> None:
+        self._ranked = list(self.source_order)
+        self._rank = {source_id: rank for rank, source_id in enumerate(self.source_order)}
         self.segments.sort(key=self._order_key)
 
 
@@ -579,11 +754,21 @@ def new_segment_id(number: int) -> str:
 
 
 def read_file(path: Path) -> dict[str, Any]:
-    """Read and validate segments.json.
+    """Read and validate segments.json, with the edits of its journal applied (see :mod:`.journal`).
 
     Raises:
         SegmentsError: with the file name and what is wrong; the file is left as it is.
     """
+    for _attempt in range(5):
+        lines = journal.read_lines(path)  # before the snapshot: a compaction in between only makes it newer
+        try:
+            return _read_snapshot(path, lines)
+        except journal.Retry:
+            continue  # read across a compaction: read both again
+    raise SegmentsError(f"{path} keeps changing while being read; try again.")
+
+
+def _read_snapshot(path: Path, journal_lines: list[str]) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
@@ -598,6 +783,7 @@ def read_file(path: Path) -> dict[str, Any]:
         raise SegmentsError(f"{path} was written by a newer AllTalk GUI (schema {version}); update the app. It was "
                             "left as it is.")
     _check_types(path, data)
+    journal.replay(data, journal_lines)  # the edits not yet folded in; validated below like the rest
     seen: set[str] = set()
     for number, item in enumerate(data["segments"], start=1):
         try:

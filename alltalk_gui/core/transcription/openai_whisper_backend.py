@@ -57,15 +57,14 @@ class OpenAIWhisperTranscriber:
         self.device = device
         self.beam_size = beam_size
         self.decode_options = dict(decode_options or {})
-        # A known name loads through whisper itself (it verifies the checksum and sets the model's tuned
-        # alignment heads for word timestamps); a local checkpoint loads from its path.
-        name, root = (model, str(resolved.path.parent)) if resolved.download else (str(resolved.path), None)
+        # Always by path: resolve() verified a named model's checksum, and whisper given a name would download
+        # by itself (no consent, no progress) whenever its own check disagreed. The official file names get
+        # their tuned word-timestamp heads below, as whisper.load_model(name) would give them.
         try:
-            self._model = whisper.load_model(name, device=device, download_root=root)
+            self._model = whisper.load_model(str(resolved.path), device=device)
         except Exception as exc:  # a damaged file fails in many ways (unpickling, shapes, I/O): all mean the same
             raise TranscriptionError(f"Cannot load the openai-whisper model {resolved.path}: {exc}") from exc
-        if resolved.download is None:
-            _adopt_alignment_heads(self._model, resolved.path)
+        _adopt_alignment_heads(self._model, resolved.path)
         self._decode = self._model.decode
 
     def transcribe(self, samples: np.ndarray, language: str | None, on_progress: Callable[[float], None],

@@ -28,9 +28,11 @@ from alltalk_gui.core import atomic
 from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.audio.clips import ClipAudio, ClipAudioError
 from alltalk_gui.core.transcript.flags import DEFAULT_MAX_S, DEFAULT_MIN_S, ClipChecker
+from alltalk_gui.core.transcript.known_text import apply_known_text, load_known_text
 from alltalk_gui.core.transcript.segmentation import segments_from_words
 from alltalk_gui.core.transcript.segments import Segment, SegmentList, Word, read_file
 from alltalk_gui.core.transcription.model_files import BACKENDS, FASTER, OPENAI
+from alltalk_gui.core.transcription.languages import detected_note, whisper_option
 
 DEFAULT_BACKEND = OPENAI
 WHISPER_RATE = audio.WHISPER_SAMPLE_RATE
@@ -102,6 +104,8 @@ class TranscriptionReport:
     transcribed: list[str] = field(default_factory=list)        # source names
     failed: list[tuple[str, str]] = field(default_factory=list)  # (source name, reason)
     languages: dict[str, str] = field(default_factory=dict)     # source name -> language used
+    # A sentence when Whisper heard another language than the project's in some recording (else None).
+    language_note: str | None = None
     seconds: float = 0.0
     audio_seconds: float = 0.0
 
@@ -215,6 +219,7 @@ def transcribe_project(project: Any, options: TranscribeOptions = TranscribeOpti
     """
     if not project.sources:
         raise TranscriptionError("The project has no recordings yet; import some audio first.")
+    options = replace(options, language=whisper_option(options.language))  # zh-cn -> zh
     check_language(options.language)
     try:
         ClipChecker(project.language, min_s, max_s)  # a bad length range fails now, not after the long part
@@ -240,9 +245,10 @@ def transcribe_project(project: Any, options: TranscribeOptions = TranscribeOpti
     report.emit("saving", len(project.sources) - 1, 1.0)
     saved = _save(project, options, results, failures, min_s, max_s, vocab_file)
     report.emit("done", len(project.sources) - 1, 1.0)
+    heard = {project.source(sid).name: r.language for sid, r in results.items()}
     return TranscriptionReport(
         segments=saved, transcribed=[project.source(sid).name for sid in results], failed=failures,
-        languages={project.source(sid).name: r.language for sid, r in results.items()},
+        languages=heard, language_note=detected_note(project.language, heard),
         seconds=time.monotonic() - report.started, audio_seconds=report.total_s)
 
 
@@ -302,10 +308,13 @@ def _save(project: Any, options: TranscribeOptions, results: dict[str, Recognise
           failures: list[tuple[str, str]], min_s: float, max_s: float, vocab_file: str | None) -> SegmentList:
     old: list[Segment] = []
     if project.segments_file.exists():
-        atomic.copy_file(project.segments_file, project.root / "segments.json.bak")
+        backup = project.root / "segments.json.bak"
         try:
-            old = [Segment.from_dict(s) for s in read_file(project.segments_file)["segments"]]
+            data = read_file(project.segments_file)  # with the edits still in its journal
+            old = [Segment.from_dict(s) for s in data["segments"]]
+            atomic.write_json(backup, data)
         except Exception:  # an unreadable old file is kept as the .bak; the new transcript replaces it
+            atomic.copy_file(project.segments_file, backup)
             old = []
     # Clips of sources that failed this time are kept; clips of sources removed from the project are not.
     present = {source.id for source in project.sources}
@@ -324,7 +333,10 @@ def _save(project: Any, options: TranscribeOptions, results: dict[str, Recognise
             samples, rate = None, 0
             duration_ms = max((w.end_ms for w in recognised.words), default=0) + 500
         new = segments_from_words(source.id, recognised.words, duration_ms, number, recognised.windows, min_s, max_s,
-                                  samples=samples, rate=rate)
+                                  samples=samples, rate=rate, language=project.language)
+        known = load_known_text(project, source)  # the user's own text wins over Whisper's words
+        if known:
+            new = apply_known_text(new, known, project.language)
         number += len(new)
         segments.extend(new)
     from alltalk_gui.core.engines.xtts.text_check import TextChecker

@@ -26,9 +26,9 @@ from typing import Any, Callable
 import numpy as np
 
 from alltalk_gui.core import atomic, safe_paths
-from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.training.checkpoints import CheckpointInfo, read_checkpoint
 from alltalk_gui.core.dataclass_keys import unknown_keys
+from alltalk_gui.core.engines.xtts.languages import split_text
 from alltalk_gui.core.resources import resource_path
 
 OUTPUT_SAMPLE_RATE = 24000  # XTTS v2's HiFi-GAN output rate (config.audio.output_sample_rate)
@@ -256,12 +256,15 @@ class PreviewEngine:
         _check_text(model.tokenizer, text, language)
         kwargs = settings.generate_kwargs()
         limit = model.tokenizer.char_limits.get(language.split("-")[0], 250)
-        # XTTS cannot take more than ~400 text tokens at once; long text is split into sentences, as coqui does.
-        kwargs["enable_text_splitting"] = len(text) > limit
+        # XTTS reads at most the language's character limit at once: longer text is spoken piece by piece, cut at
+        # sentence ends (coqui's own splitting would need spaCy, which is not installed).
+        kwargs["enable_text_splitting"] = False
         torch.manual_seed(settings.seed)
         ref = torch.from_numpy(np.ascontiguousarray(reference, dtype=np.float32)).unsqueeze(0)
-        wav = synthesize(model, text, ref, language, **kwargs)
-        out = wav.detach().float().cpu().numpy().reshape(-1)
+        pause = np.zeros(OUTPUT_SAMPLE_RATE // 5, np.float32)  # 0.2 s between pieces
+        parts = [synthesize(model, piece, ref, language, **kwargs).detach().float().cpu().numpy().reshape(-1)
+                 for piece in split_text(text, language, limit)]
+        out = np.concatenate([x for part in parts for x in (part, pause)][:-1]) if parts else np.zeros(0, np.float32)
         if out.size == 0 or not np.isfinite(out).all():
             raise PreviewError("The model produced no usable audio for this text (empty or invalid samples).")
         return np.clip(out, -1.0, 1.0).astype(np.float32)
@@ -273,6 +276,10 @@ def _check_text(tokenizer, text: str, language: str) -> None:
         tokens = tokenizer.encode(text, code)
     except NotImplementedError:
         raise PreviewError(f"The model does not support the language '{language}'.") from None
+    except ImportError as exc:  # zh / ja text cleaning needs packages coqui-tts does not install by default
+        from alltalk_gui.core.engines.xtts.languages import missing_sentence
+
+        raise PreviewError(missing_sentence(language) or f"Cannot prepare {language} text: {exc}.") from None
     unk = tokenizer.tokenizer.token_to_id("[UNK]")
     if unk in tokens:
         cleaned = tokenizer.preprocess_text(text, code)
@@ -334,6 +341,8 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
         folder.mkdir(parents=True, exist_ok=True)
         name = _unique_stem(folder, stem or f"{time.strftime('%Y%m%d-%H%M%S')}_{_slug(text)}_{label}")
         wav_path, info_path = folder / f"{name}.wav", folder / f"{name}.json"
+    from alltalk_gui.core.audio import decode as audio  # PyAV: not at import (``--help`` reads this module)
+
     audio.write_wav(wav_path, wav, OUTPUT_SAMPLE_RATE)
     result = PreviewResult(
         wav=wav_path, info=info_path, label=label, text=" ".join(text.split()), language=language,

@@ -12,7 +12,6 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from alltalk_gui.core.project.importer import ImportReport, import_files
 from alltalk_gui.core.project.folder import VoiceProject
 
 
@@ -81,7 +80,10 @@ class Worker(QObject):
 def import_worker(project: VoiceProject, paths: list[str], parent: QObject | None = None) -> Worker:
     """A worker that imports ``paths`` into ``project``; ``finished`` carries the ImportReport."""
 
-    def job(j: _Job) -> ImportReport:
+    def job(j: _Job) -> Any:
+        # The decoders (PyAV, numpy) load with the first import, not while the main window is being built.
+        from alltalk_gui.core.project.importer import import_files
+
         return import_files(project, paths, progress=j.progress.emit, cancel=worker.cancel_event.is_set)
 
     worker = Worker(job, parent)

@@ -23,6 +23,7 @@ from alltalk_gui.gui import settings
 from alltalk_gui.gui.start import system_checks
 from alltalk_gui.gui.style import app_icon
 from alltalk_gui.gui.start.system_checks import OK, PROBLEM, WARNING, Check
+from alltalk_gui.gui.common.base_model_download import BaseModelDownload
 from alltalk_gui.gui.common.workers import Worker
 
 log = logging.getLogger("alltalk_gui")
@@ -161,6 +162,13 @@ class FirstRunPage(QWidget):
         self.choose_model = QPushButton("Choose folder…")
         self.choose_model.clicked.connect(self.choose_base_model)
         self.model_card.extra.addWidget(self.choose_model)
+        # The Train page's download, offered once the licence below is accepted.
+        self.base_download = BaseModelDownload(self)
+        self.base_download.finished.connect(lambda folder: self.use_base_model(str(folder)))
+        self.base_download.failed.connect(lambda error: self.model_card.set_result(
+            Check(PROBLEM, "The download failed", error)))
+        self.model_card.extra.addWidget(self.base_download.button)
+        self.model_card.layout().addWidget(self.base_download.progress, 4, 1, 1, 2)
 
         self.licence = QCheckBox()
         self.licence_label = QLabel(wordWrap=True, openExternalLinks=True)
@@ -280,6 +288,10 @@ class FirstRunPage(QWidget):
         self.licence.setChecked(accepted)
         self.licence.blockSignals(False)
         self.licence.setEnabled(not accepted)
+        self.base_download.button.setEnabled(accepted and not self.base_download.is_running())
+        self.base_download.button.setToolTip(
+            "Download XTTS v2 from the Hugging Face Hub (about 2 GB) into a folder you choose" if accepted else
+            "Accept the Coqui Public Model License below first")
         done = " (accepted)" if accepted else ""
         self.licence_label.setText(
             f"I have read the <a href='{CPML_URL}'>Coqui Public Model License 1.0.0 (CPML)</a>{done}, under which "

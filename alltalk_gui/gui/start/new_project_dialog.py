@@ -9,15 +9,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from alltalk_gui.core.engines.xtts import languages as xtts_languages
 from alltalk_gui.gui import settings
 
-# The languages XTTS v2 was trained on (its config's "languages").
-LANGUAGES = [
-    ("en", "English"), ("es", "Spanish"), ("fr", "French"), ("de", "German"), ("it", "Italian"),
-    ("pt", "Portuguese"), ("pl", "Polish"), ("tr", "Turkish"), ("ru", "Russian"), ("nl", "Dutch"),
-    ("cs", "Czech"), ("ar", "Arabic"), ("zh-cn", "Chinese"), ("ja", "Japanese"), ("hu", "Hungarian"),
-    ("ko", "Korean"), ("hi", "Hindi"),
-]
+# The languages XTTS v2 was trained on (its config's "languages"), from the app's one list.
+LANGUAGES = [(lang.code, lang.name) for lang in xtts_languages.LANGUAGES]
 
 
 class NewProjectDialog(QDialog):

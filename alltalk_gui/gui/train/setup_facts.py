@@ -4,12 +4,12 @@ about how big one resumable checkpoint will be."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from alltalk_gui.core.engines.xtts.files import REQUIRED_FILES
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataError, read_metadata
 from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.core.transcript.segments import SegmentsError, read_file
 
 
 def dataset_facts(project: VoiceProject) -> dict:
@@ -34,9 +34,9 @@ def dataset_facts(project: VoiceProject) -> dict:
     facts["minutes"] = seconds / 60
     if project.segments_file.is_file():
         try:
-            data = json.loads(project.segments_file.read_text(encoding="utf-8"))
-            facts["flagged"] = sum(1 for s in data.get("segments", []) if not s.get("deleted") and s.get("flags"))
-        except (OSError, ValueError):
+            data = read_file(project.segments_file)  # with the edits still in its journal
+            facts["flagged"] = sum(1 for s in data["segments"] if not s.get("deleted") and s.get("flags"))
+        except SegmentsError:
             pass
     return facts
 

@@ -19,8 +19,6 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QMessageBox,
-    QProgressBar,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -40,7 +38,7 @@ from alltalk_gui.gui.train.setup_facts import (
 from alltalk_gui.gui.train.advanced_panel import AdvancedPanel
 from alltalk_gui.gui.train.gpu_card import GpuCard
 from alltalk_gui.gui.train.profile_picker import ProfilePicker
-from alltalk_gui.gui.common.workers import Worker
+from alltalk_gui.gui.common.base_model_download import BaseModelDownload
 
 GB = 1000**3
 
@@ -55,7 +53,6 @@ class SetupPanel(QWidget):
         self.devices: list[DeviceInfo] = []
         self.facts: dict = {}
         self._scan: QProcess | None = None
-        self.download_job: Worker | None = None
 
         self.cards = QHBoxLayout()
         self.cards_note = QLabel("Looking for graphics cards…")
@@ -76,12 +73,11 @@ class SetupPanel(QWidget):
             label.setTextFormat(Qt.TextFormat.RichText)
         self.choose_base = QPushButton("Choose folder…")
         self.choose_base.clicked.connect(self._choose_base)
-        self.download_base = QPushButton("Download…")
-        self.download_base.setToolTip("Download XTTS v2 from the Hugging Face Hub (about 2 GB) after accepting "
-                                      "the Coqui Public Model License")
-        self.download_base.clicked.connect(self._download_base)
-        self.download_progress = QProgressBar()
-        self.download_progress.hide()
+        self.base_download = BaseModelDownload(self)  # the same download the first-run page offers
+        self.base_download.finished.connect(self._downloaded)
+        self.base_download.failed.connect(
+            lambda error: self.base_label.setText(f"<span style='color:#c62828'>Download failed: {error}</span>"))
+        self.download_base, self.download_progress = self.base_download.button, self.base_download.progress
         facts = QGridLayout()
         facts.setColumnStretch(1, 1)
         facts.addWidget(QLabel("<b>Dataset</b>"), 0, 0)
@@ -261,47 +257,10 @@ class SetupPanel(QWidget):
             system_checks.set_base_model_folder(folder)
             self.refresh_facts()
 
-    def _download_base(self) -> None:
-        from alltalk_gui.core.engines.xtts import download as dl
-
-        if not dl.licence_accepted():
-            answer = QMessageBox.question(self, "Coqui Public Model License",
-                                          dl.LICENCE_SUMMARY + "\n\nDo you accept the licence?")
-            if answer != QMessageBox.StandardButton.Yes:
-                return
-            dl.accept_licence()
-        folder = QFileDialog.getExistingDirectory(self, "Download XTTS v2 into this folder")
-        if folder:
-            self.download(Path(folder))
-
     def download(self, folder: Path) -> None:
-        """Download the base model into ``folder`` in a worker, with progress (the licence must be accepted)."""
-        from alltalk_gui.core.engines.xtts import download as dl
+        """Download the base model into ``folder`` with progress (the licence must be accepted)."""
+        self.base_download.download(folder)
 
-        def job(j):
-            return dl.download_base_model(folder, progress=lambda p: j.progress.emit(
-                p.done_bytes // (1 << 20), max(p.total_bytes // (1 << 20), 1),
-                f"{p.file} ({p.file_index}/{p.file_count})"))
-
-        self.download_job = Worker(job, self)
-        self.download_job.progress.connect(self._download_progress)
-        self.download_job.finished.connect(lambda _info: self._download_done(folder, None))
-        self.download_job.failed.connect(lambda tb: self._download_done(folder, tb.strip().splitlines()[-1]))
-        self.download_base.setEnabled(False)
-        self.download_progress.setRange(0, 0)
-        self.download_progress.show()
-        self.download_job.start()
-
-    def _download_progress(self, done: int, total: int, what: str) -> None:
-        self.download_progress.setRange(0, total)
-        self.download_progress.setValue(done)
-        self.download_progress.setFormat(f"{what}: {done} / {total} MB")
-
-    def _download_done(self, folder: Path, error: str | None) -> None:
-        self.download_progress.hide()
-        self.download_base.setEnabled(True)
-        if error:
-            self.base_label.setText(f"<span style='color:#c62828'>Download failed: {error}</span>")
-            return
+    def _downloaded(self, folder: Path) -> None:
         system_checks.set_base_model_folder(folder)
         self.refresh_facts()

@@ -67,6 +67,7 @@ class SegmentsModel(ColumnTableModel):
         self._segments: SegmentList | None = None
         self._unsubscribe = None
         self._rows: list[Segment] = []
+        self._row_of: dict[str, int] = {}  # clip id -> row, for _rows
         self.filter = "all"
         self.sort_key, self.descending = "time", False
         self.playing_id = ""  # the clip being played: its play cell shows a stop icon
@@ -96,19 +97,30 @@ class SegmentsModel(ColumnTableModel):
 
     def refresh(self) -> None:
         self.beginResetModel()
-        self._rows = [] if self._segments is None else self._segments.view(self.filter, self.sort_key,
-                                                                           self.descending)
+        self._set_rows([] if self._segments is None else self._segments.view(self.filter, self.sort_key,
+                                                                             self.descending))
         self.endResetModel()
+
+    def _set_rows(self, rows: list[Segment]) -> None:
+        self._rows = rows
+        self._row_of = {s.id: row for row, s in enumerate(rows)}
 
     def _on_change(self, change: Change) -> None:
         assert self._segments is not None
+        if self._rows_stay(change):  # the common edit (text, flags) at any size: O(clips changed)
+            for clip_id in change.ids:
+                row = self._row_of[clip_id]
+                self._rows[row] = self._segments[clip_id]
+                self.dataChanged.emit(self.index(row, 0), self.index(row, len(Column) - 1))
+            return
         rows = self._segments.view(self.filter, self.sort_key, self.descending)
         if [s.id for s in rows] != [s.id for s in self._rows]:
             self.refresh()  # rows came, went or moved: the page re-selects by id
             return
-        self._rows = rows
+        self._set_rows(rows)
+        changed = change.ids  # a set built per call: once, not once per row
         for row, segment in enumerate(rows):
-            if segment.id in change.ids:
+            if segment.id in changed:
                 self.dataChanged.emit(self.index(row, 0), self.index(row, len(Column) - 1))
 
     def set_highlight(self, ids: set[str]) -> None:
@@ -127,7 +139,16 @@ class SegmentsModel(ColumnTableModel):
         return self._rows[row]
 
     def row_of(self, segment_id: str) -> int | None:
-        return next((row for row, s in enumerate(self._rows) if s.id == segment_id), None)
+        return self._row_of.get(segment_id)
+
+    def _rows_stay(self, change: Change) -> bool:
+        """Whether ``change`` leaves every row where it is: all clips shown in time order, none added or
+        removed, none moved in time."""
+        if self.filter != "all" or self.sort_key != "time" or self._segments is None:
+            return False
+        before = {s.id: (s.source_id, s.start_ms) for s in change.before}
+        after = {s.id: (s.source_id, s.start_ms) for s in change.after}
+        return before == after and all(i in self._row_of for i in change.ids)
 
     # -- Qt model interface ---------------------------------------------------------------------------------
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:

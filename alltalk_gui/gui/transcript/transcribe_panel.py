@@ -13,6 +13,8 @@ from PySide6.QtWidgets import (
     QComboBox, QFileDialog, QGridLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget,
 )
 
+from alltalk_gui.core.engines.xtts import languages as xtts_languages
+from alltalk_gui.core.transcription.languages import to_whisper
 from alltalk_gui.gui import settings
 
 OPENAI, FASTER = "openai-whisper", "faster-whisper"  # the names alltalk_gui.core.transcription.model_files uses
@@ -20,12 +22,8 @@ MODELS = ["tiny", "tiny.en", "base", "base.en", "small", "small.en", "medium", "
 MODEL_TIPS = {"tiny": "fastest, least accurate", "small": "good on a CPU", "medium": "slow on a CPU",
               "large-v3": "most accurate; needs a GPU", "turbo": "nearly large-v3 accuracy, much faster; GPU"}
 LOCAL = "__local__"
-# XTTS v2's languages, as (project code, Whisper code, name).
-LANGUAGES = [("en", "en", "English"), ("es", "es", "Spanish"), ("fr", "fr", "French"), ("de", "de", "German"),
-             ("it", "it", "Italian"), ("pt", "pt", "Portuguese"), ("pl", "pl", "Polish"), ("tr", "tr", "Turkish"),
-             ("ru", "ru", "Russian"), ("nl", "nl", "Dutch"), ("cs", "cs", "Czech"), ("ar", "ar", "Arabic"),
-             ("zh-cn", "zh", "Chinese"), ("ja", "ja", "Japanese"), ("hu", "hu", "Hungarian"),
-             ("ko", "ko", "Korean"), ("hi", "hi", "Hindi")]
+# XTTS v2's languages, as (project code, Whisper code, name): the one list in core.engines.xtts.languages.
+LANGUAGES = [(lang.code, to_whisper(lang.code), lang.name) for lang in xtts_languages.LANGUAGES]
 
 
 def _eta(seconds: float | None) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import urlparse
 
 from PySide6.QtCore import QObject, Signal
 
@@ -58,9 +57,10 @@ def check_model_worker(backend: str, model: str, parent: QObject | None = None) 
             return ModelCheck(exc, None)
         if resolved.on_disk:
             return ModelCheck(resolved, None)
-        # Ask the server the files would come from (openai-whisper's are not on huggingface.co).
-        host = urlparse(resolved.download.urls[0]).hostname or "huggingface.co"
-        return ModelCheck(resolved, whisper_models.network_available(host))
+        # Ask the server the files would come from: the configured Hub (HF_ENDPOINT) for faster-whisper,
+        # openai's own server for openai-whisper.
+        host, port = whisper_models.endpoint_address(resolved.download.urls[0])
+        return ModelCheck(resolved, whisper_models.network_available(host, port))
 
     return TranscribeWorker(job, parent)
 

@@ -138,6 +138,7 @@ class TranscriptEditor(QWidget):
         self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setResizeContentsPrecision(0)  # size columns from the visible rows: all 1,000 cost 100 ms per edit
         header.setSectionResizeMode(Column.TEXT, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(Column.FILE, QHeaderView.ResizeMode.Interactive)
         self.table.setColumnWidth(Column.FILE, 110)

@@ -8,6 +8,7 @@ downloaded (file, size, from where) or, offline, that it cannot be, and may pick
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, Signal
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentList, SegmentsError
 from alltalk_gui.gui.common.project_lock import READ_ONLY_MESSAGE, is_read_only
+from alltalk_gui.gui.transcript.own_transcript import KnownTextDialog, import_dataset_folder
 from alltalk_gui.gui.transcript.transcribe_panel import TranscribePanel
 from alltalk_gui.gui.transcript.transcript_editor import TranscriptEditor
 from alltalk_gui.gui.transcript.transcribe_worker import (
@@ -28,6 +30,7 @@ from alltalk_gui.gui.transcript.transcribe_worker import (
 
 class TranscriptPage(QWidget):
     status_message = Signal(str)
+    recordings_added = Signal()  # a dataset folder was imported here: the Import step lists its recordings
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -58,8 +61,20 @@ class TranscriptPage(QWidget):
         self.export_button.setToolTip("Write the kept clips as wavs plus metadata_train.csv / metadata_eval.csv "
                                       "for training.")
         self.export_button.clicked.connect(self.export_dataset)
+        # Bring your own transcript (own_transcript.py): clips that come with their text, or a recording's script.
+        self.dataset_button = QPushButton("Import dataset…")
+        self.dataset_button.setToolTip("Import a folder that already is a dataset (LJSpeech metadata.csv, coqui "
+                                       "metadata_train.csv / metadata_eval.csv with wavs/, AllTalk fine-tuning "
+                                       "output): each row becomes a clip with its text.")
+        self.dataset_button.clicked.connect(lambda: self.import_dataset())
+        self.known_text_button = QPushButton("Known text…")
+        self.known_text_button.setToolTip("Paste the exact text of a recording: its clips take those words "
+                                          "instead of Whisper's.")
+        self.known_text_button.clicked.connect(self.edit_known_text)
         bottom = QHBoxLayout()
         bottom.addWidget(self.editor.summary, 1)
+        bottom.addWidget(self.dataset_button)
+        bottom.addWidget(self.known_text_button)
         bottom.addWidget(self.export_button)
 
         layout = QVBoxLayout(self)
@@ -82,6 +97,8 @@ class TranscriptPage(QWidget):
     # -- project --------------------------------------------------------------------------------------------
     def set_project(self, project: VoiceProject | None) -> None:
         self.shutdown()
+        if self.segments is not None:
+            self.segments.close()  # folds its journal into segments.json before another list is opened
         self.project = project
         self.segments = None
         self.transcribers = TranscriberCache()  # a model loaded for another project is not needed now
@@ -93,8 +110,17 @@ class TranscriptPage(QWidget):
                     self.segments = SegmentList.open(project)
                 except SegmentsError as exc:
                     problem = str(exc)
+        self._get_ready(self.segments)
         self.editor.set_segments(self.segments)
         self._update_state(problem)
+
+    @staticmethod
+    def _get_ready(segments: SegmentList | None) -> None:
+        """Make the first edit as quick as the rest: the indexes now, coqui's text cleaning (which imports torch,
+        about 2 s) on a thread of its own, never on the GUI thread."""
+        if segments is not None:
+            segments.prepare_edits()
+            threading.Thread(target=_warm_up, args=(segments,), name="warm up the text check", daemon=True).start()
 
     def sources_changed(self) -> None:
         """The Import step added recordings: say which ones have no clips yet."""
@@ -136,6 +162,8 @@ class TranscriptPage(QWidget):
                 "The current one is kept as segments.json.bak in the project folder.\n\nTranscribe again?")
             if answer != QMessageBox.StandardButton.Yes:
                 return
+        if self.segments is not None:
+            self.segments.flush()  # the new transcript starts from (and backs up) every edit made so far
         options = self.panel.options()
         self._run(check_model_worker(options.backend, options.model, self), self._on_model_checked)
         self.panel.file_label.setText(f"Looking for the {options.model} model…")
@@ -191,17 +219,53 @@ class TranscriptPage(QWidget):
                 QMessageBox.warning(self, "Transcription failed", outcome.message)
             return
         report = outcome.report
+        if self.segments is not None and self.segments is not report.segments:
+            self.segments.close()
         self.segments = report.segments
+        self._get_ready(self.segments)
         self.editor.set_segments(self.segments)
         self.status_message.emit(f"Transcribed {len(report.transcribed)} recording(s) into {len(self.segments)} "
                                  f"clips in {report.seconds:.0f} s.")
         failed = "".join(f"<br>• {name}: {reason}" for name, reason in report.failed)
-        self._update_state(f"<b>Not transcribed:</b>{failed}" if failed else "")
+        notes = [f"<b>Not transcribed:</b>{failed}"] if failed else []
+        if report.language_note:
+            notes.append(f"<b>Language:</b> {report.language_note}")
+        self._update_state("<br>".join(notes))
 
     def cancel(self) -> None:
         if self.worker is not None and self.worker.is_running():
             self.worker.cancel()
             self.panel.show_cancelling()
+
+    # -- bring your own transcript ----------------------------------------------------------------------------
+    def import_dataset(self, folder: str | None = None) -> None:
+        if self.project is None or self.is_busy():
+            return
+        if is_read_only(self.project):
+            self.status_message.emit(READ_ONLY_MESSAGE)
+            return
+
+        def done(report) -> None:
+            self.set_project(self.project)  # reload the clips the import added
+            self.recordings_added.emit()
+            self.status_message.emit(f"Imported {len(report.imported)} clip(s) with their text.")
+
+        worker = import_dataset_folder(self, self.project, done, folder)
+        if worker is not None:
+            self.export_worker = worker  # waited for like an export when the project changes or the app quits
+            worker.progress.connect(lambda i, n, name: self.status_message.emit(
+                f"Importing the dataset: {i + 1}/{n} {name}" if name else "Importing the dataset…"))
+
+    def edit_known_text(self) -> None:
+        if self.project is None or not self.project.sources:
+            return
+        if is_read_only(self.project):
+            self.status_message.emit(READ_ONLY_MESSAGE)
+            return
+        dialog = KnownTextDialog(self.project, self)
+        if dialog.exec():
+            changed = dialog.apply(self.segments)
+            self.status_message.emit(f"Kept the known text; {changed} clip(s) took it.")
 
     # -- one clip -------------------------------------------------------------------------------------------
     def retranscribe(self, segment_id: str) -> None:
@@ -262,6 +326,8 @@ class TranscriptPage(QWidget):
     def _update_state(self, problem: str = "") -> None:
         has_clips = self.segments is not None and len(self.segments) > 0
         self.export_button.setEnabled(has_clips)
+        self.dataset_button.setEnabled(self.project is not None)
+        self.known_text_button.setEnabled(self.project is not None and bool(self.project.sources))
         self.body.setCurrentWidget(self.editor if has_clips else self.empty)
         self.empty.setText("No transcript yet.\nChoose a model above and press Transcribe: the recordings are cut "
                            "into clips here for you to check." if self.project is not None and self.project.sources
@@ -270,7 +336,8 @@ class TranscriptPage(QWidget):
         lines = [problem] if problem else []
         if self.project is not None:
             if not self.project.sources:
-                lines.append("No recordings yet: import some in step 1, then transcribe them here.")
+                lines.append("No recordings yet: import some in step 1, then transcribe them here, or import a "
+                             "dataset folder whose clips already have their text (Import dataset…).")
             elif self.segments is not None:
                 covered = {s.source_id for s in self.segments}
                 new = [s.name for s in self.project.sources if s.id not in covered]
@@ -279,3 +346,10 @@ class TranscriptPage(QWidget):
                                  f"{'…' if len(new) > 5 else ''}). Transcribe again to include them.")
         self.notice.setText("<br>".join(lines))
         self.notice_box.setVisible(bool(lines))
+
+
+def _warm_up(segments: SegmentList) -> None:
+    try:
+        segments.warm_up()
+    except Exception:  # noqa: BLE001 - the check then reports the problem on the clips (e.g. coqui missing)
+        pass

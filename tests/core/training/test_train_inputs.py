@@ -73,9 +73,10 @@ def test_wrong_vocab(setup):
     from tokenizers import Tokenizer
 
     vocab = Tokenizer.from_file(str(setup[1] / "vocab.json"))
+    size = vocab.get_vocab_size()
     vocab.add_tokens(["zz", "qq"])  # as if it came from a model with a larger vocabulary
     vocab.save(str(setup[1] / "vocab.json"))
-    _checked(setup, "base_model", "vocab.json", "has 122 tokens but model.pth was trained with 120")
+    _checked(setup, "base_model", "vocab.json", f"has {size + 2} tokens but model.pth was trained with {size}")
 
 
 def test_dataset_without_eval_file(setup):
@@ -107,9 +108,9 @@ def test_clip_over_the_length_limit(setup):
 def test_text_with_unknown_characters(setup):
     csv = setup[0] / "dataset" / TRAIN_CSV
     lines = csv.read_text().splitlines()
-    lines[2] = "wavs/clip_001.wav|the жук sat on the mat.|tester"
+    lines[2] = "wavs/clip_001.wav|the þing sat on the mat.|tester"  # a letter no XTTS language uses
     csv.write_text("\n".join(lines) + "\n")
-    _checked(setup, "dataset", "line 3", "does not know: 'ж', 'к', 'у'")
+    _checked(setup, "dataset", "line 3", "does not know: 'þ'")
 
 
 def test_all_problems_reported_together(setup):

@@ -18,9 +18,10 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-# The languages XTTS v2 was trained on (coqui's VoiceBpeTokenizer.preprocess_text).
-XTTS_LANGUAGES = frozenset({"en", "es", "fr", "de", "it", "pt", "pl", "tr", "ru", "nl", "cs", "ar", "zh", "ja", "hu",
-                            "ko", "hi"})
+from alltalk_gui.core.engines.xtts import languages
+
+# The languages XTTS v2 was trained on, as coqui's text cleaning names them (zh, not zh-cn).
+XTTS_LANGUAGES = frozenset(lang.tokenizer_code for lang in languages.LANGUAGES)
 
 BASE_MODEL_SETTING = "base_model_dir"  # app setting naming the XTTS base-model folder (see core.app_settings)
 
@@ -85,11 +86,18 @@ class TextChecker:
     def _check(self, text: str) -> str | None:
         if self.language not in XTTS_LANGUAGES:
             return (f"XTTS v2 does not speak language '{self.language}'; it supports "
-                    f"{', '.join(sorted(XTTS_LANGUAGES))}.")
+                    f"{', '.join(languages.CODES)}.")
+        limit = languages.char_limit(self.language)
+        if len(text) > limit:
+            return (f"The text is {len(text)} characters long; XTTS reads at most {limit} in "
+                    f"{languages.language(self.language).name}. Split the clip.")
         try:
             cleaned = self.cleaned(text)
         except ImportError as exc:
-            return f"Cannot prepare {self.language} text for XTTS: {exc}."
+            return languages.missing_sentence(self.language) or f"Cannot prepare {self.language} text for XTTS: {exc}."
+        except Exception as exc:  # coqui's cleaning (num2words, cutlet, pypinyin...) fails on this text
+            return (f"XTTS's {self.language} text preparation fails on this text ({type(exc).__name__}: "
+                    f"{str(exc)[:120]}); rewrite the numbers or symbols in words.")
         if self.vocab_file is not None:
             bad = self._not_in_vocab(cleaned)
             where = f"the base model's vocabulary ({self.vocab_file.name})"

@@ -2,14 +2,20 @@
 
 It has the real folder's file set (``model.pth``, ``config.json``, ``vocab.json``, ``dvae.pth``,
 ``mel_stats.pth``) and loads through exactly the code paths a real base model does, but every network is
-small and random: a 2-layer GPT of width 64, a narrow DVAE with 62 audio codes, a BPE vocabulary of about 120
+small and random: a 2-layer GPT of width 64, a narrow DVAE with 62 audio codes, a BPE vocabulary of about 600
 tokens trained here with ``tokenizers``. It speaks noise; it never pretends to be a voice, and its
 ``config.json`` says so in ``run_description``.
+
+The vocabulary covers all 17 XTTS languages: it is trained on sample sentences of each one after XTTS's own
+text cleaning (so Chinese arrives as pinyin with tone digits, Japanese as romaji, Korean romanised), its alphabet
+holds the letters of every script the cleaned texts use (Latin with the accents of the European languages,
+Cyrillic, Arabic, Devanagari), and it keeps XTTS's special tokens and one ``[code]`` token per language.
 """
 
 from __future__ import annotations
 
 import os
+import unicodedata
 from pathlib import Path
 
 from alltalk_gui.core import atomic
@@ -36,6 +42,26 @@ _CORPUS = (
     "pack my box with five dozen liquor jugs. how vexingly quick daft zebras jump. sphinx of black quartz, "
     "judge my vow. hello world - this is a test of the tiny model."
 )
+# Every letter the cleaned text of an XTTS language may hold, so any sentence of the shipped samples, and most
+# others, encode without [UNK]: Latin with the European languages' accents, Cyrillic, Arabic, Devanagari.
+_LATIN = "abcdefghijklmnopqrstuvwxyzßàáâãäåæçèéêëìíîïñòóôõöøùúûüýÿąćčďęěğıłńňőœřśşšťůűźżž"
+_CYRILLIC = "абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґ"
+_ARABIC = "".join(map(chr, range(0x0621, 0x064B))) + "".join(map(chr, range(0x064B, 0x0653))) + "ٰٱپچژکگی"
+_DEVANAGARI = "".join(chr(c) for c in range(0x0900, 0x0980) if unicodedata.name(chr(c), ""))
+_PUNCTUATION = "0123456789.,!?'-;:\"()¡¿«»،؟؛।॥"
+TINY_VOCAB_SIZE = 600
+
+
+def _training_text() -> list[str]:
+    """The corpus the tiny BPE learns from: English test sentences plus every language's samples, cleaned."""
+    from alltalk_gui.core.engines.xtts.sample_sentences import SAMPLE_SENTENCES
+    from alltalk_gui.core.engines.xtts.text_check import TextChecker
+
+    texts = [_CORPUS] * 4
+    for code, sentences in SAMPLE_SENTENCES.items():
+        checker = TextChecker(code)
+        texts += [checker.cleaned(sentence) for sentence in sentences] * 2
+    return texts
 
 
 def build_tiny_vocab(path: str | os.PathLike[str]) -> None:
@@ -46,14 +72,17 @@ def build_tiny_vocab(path: str | os.PathLike[str]) -> None:
     languages = [f"[{lang}]" for lang in XttsConfig().languages]
     tokenizer = Tokenizer(models.BPE(unk_token="[UNK]"))
     tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    texts = _training_text()
+    alphabet = sorted(set(_LATIN + _CYRILLIC + _ARABIC + _DEVANAGARI + _PUNCTUATION).union(*map(set, texts)) - {" "})
     trainer = trainers.BpeTrainer(
-        vocab_size=120,
+        vocab_size=TINY_VOCAB_SIZE,
         # [START] last, like the real vocabulary, so the GPT's text tokens are 0 .. id([START]).
         special_tokens=_SPECIALS + languages + ["[START]"],
-        initial_alphabet=list("abcdefghijklmnopqrstuvwxyz.,!?'-;:"),
+        initial_alphabet=alphabet,
+        limit_alphabet=len(alphabet),
         show_progress=False,
     )
-    tokenizer.train_from_iterator([_CORPUS] * 4, trainer=trainer)
+    tokenizer.train_from_iterator(texts, trainer=trainer)
     with atomic.atomic_path(path) as tmp:
         tokenizer.save(str(tmp))
 

@@ -1,0 +1,86 @@
+"""Bring-your-own-transcript commands: ``import-dataset`` (a folder that already is a dataset) and
+``known-text`` (the exact words of one recording, aligned onto its clips)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from alltalk_gui.cli import EXIT_OK, EXIT_SOME_REJECTED, EXIT_USAGE
+from alltalk_gui.core.project.folder import VoiceProject
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("import-dataset", help="import a folder that already is a dataset (clips with their text)",
+                       description="Import LJSpeech (metadata.csv + wavs/), coqui (metadata_train.csv / "
+                       "metadata_eval.csv + wavs/) or AllTalk fine-tuning output: each row becomes a recording "
+                       "with one clip carrying the row's text. Bad rows are reported one by one; the rest are "
+                       "imported.")
+    p.add_argument("dir", help="project folder")
+    p.add_argument("folder", help="the dataset folder (or a folder up to two levels above its metadata)")
+    p.set_defaults(func=cmd_import_dataset)
+
+    p = sub.add_parser("known-text", help="give a recording its known text (the clips take it instead of "
+                       "Whisper's words)",
+                       description="Store the exact text of one recording. Transcription then cuts the clips "
+                       "with Whisper's timing and gives them this text, aligned to the recognised words; an "
+                       "existing transcript is re-aligned at once. (A .txt with the recording's name beside the "
+                       "original file is used without this command.)")
+    p.add_argument("dir", help="project folder")
+    p.add_argument("recording", help="the recording's file name (as 'alltalk-gui sources' lists it) or id")
+    given = p.add_mutually_exclusive_group(required=True)
+    given.add_argument("--file", metavar="TXT", help="a UTF-8 text file holding the text")
+    given.add_argument("--text", help="the text itself")
+    p.set_defaults(func=cmd_known_text)
+
+
+def cmd_import_dataset(args: argparse.Namespace) -> int:
+    from alltalk_gui.core.dataset.byo_import import DatasetImportError, import_dataset
+    from alltalk_gui.core.engines.xtts.text_check import base_model_vocab
+
+    project = VoiceProject.open(args.dir)
+
+    def progress(done: int, total: int, name: str) -> None:
+        if name:
+            print(f"[{done + 1}/{total}] {name}", flush=True)
+
+    try:
+        report = import_dataset(project, args.folder, vocab_file=base_model_vocab(), progress=progress)
+    except DatasetImportError as exc:
+        print(f"alltalk-gui: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"Found a {report.layout} dataset in {report.folder}.")
+    if report.language and report.language != project.language:
+        print(f"Note: its lang.txt says '{report.language}' but the project's language is {project.language}.")
+    for problem in report.problems:
+        print(f"  refused {problem}", file=sys.stderr)
+    print(f"{len(report.imported)} clip(s) imported, {len(report.problems)} row(s) refused.")
+    return EXIT_SOME_REJECTED if report.problems else EXIT_OK
+
+
+def cmd_known_text(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from alltalk_gui.core.transcript.known_text import realign, save_known_text
+    from alltalk_gui.core.transcript.segments import SegmentList
+
+    project = VoiceProject.open(args.dir)
+    source = next((s for s in project.sources if args.recording in (s.name, s.id)), None)
+    if source is None:
+        names = ", ".join(s.name for s in project.sources) or "none yet"
+        print(f"alltalk-gui: no recording '{args.recording}' in the project (recordings: {names}).", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        text = Path(args.file).read_text(encoding="utf-8-sig") if args.file else args.text
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"alltalk-gui: cannot read {args.file}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    save_known_text(project, source.id, text)
+    if not project.segments_file.exists():
+        print(f"Kept the known text of {source.name}; 'alltalk-gui transcribe' will use it.")
+        return EXIT_OK
+    clips = SegmentList.open(project)
+    changed = len(realign(clips, source.id, text, project.language))
+    print(f"Kept the known text of {source.name} and gave it to its {changed} clip(s).")
+    return EXIT_OK
+

@@ -1,0 +1,209 @@
+"""Bring your own transcript: import a folder that already is a dataset, one clip per row, with its text.
+
+Three layouts are recognised (the first found wins, in the folder or up to two levels below it):
+
+* coqui's ``metadata_train.csv`` (+ ``metadata_eval.csv``): header ``audio_file|text|speaker_name``, paths
+  relative to the folder (``wavs/x.wav``). AllTalk's fine-tuning output (``finetune/<name>/`` or ``tmp-trn/``)
+  is this layout too, with a ``lang.txt`` naming its language.
+* LJSpeech's ``metadata.csv``: no header, ``id|text`` or ``id|text|normalised text``, audio in ``wavs/<id>.wav``
+  (the normalised text is preferred: numbers are already words).
+
+Every row is checked on its own: a missing or unreadable wav, empty text, text XTTS cannot encode in the
+project's language, or a malformed line is reported with its file and line, and the other rows are imported.
+Each good row's wav goes through the normal import (copied, analysed, working copy made) and becomes one
+recording with one clip spanning it, carrying the row's text; the clips are added to the project's transcript.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from alltalk_gui.core import atomic
+from alltalk_gui.core.dataset.metadata import EVAL_CSV, HEADER, TRAIN_CSV
+from alltalk_gui.core.project.importer import import_files
+
+LJSPEECH_CSV = "metadata.csv"
+ALLTALK_LANGUAGE_FILE = "lang.txt"
+_SEARCH_DEPTH = 2
+
+
+class DatasetImportError(Exception):
+    """The folder is no dataset at all (no metadata file found); the message says what was looked for."""
+
+
+@dataclass(frozen=True)
+class DatasetRow:
+    """One clip of a dataset folder: its wav, its text, and where it came from (file and line)."""
+
+    audio: Path
+    text: str
+    where: str
+
+
+@dataclass
+class DatasetImportReport:
+    layout: str = ""                                     # "coqui" or "ljspeech"
+    folder: Path | None = None                           # where the metadata was found
+    language: str | None = None                          # from AllTalk's lang.txt, if any
+    imported: list[str] = field(default_factory=list)    # clip ids added
+    problems: list[str] = field(default_factory=list)    # one sentence per refused row
+
+
+def find_dataset(folder: str | os.PathLike[str]) -> tuple[str, Path]:
+    """The layout (``coqui`` or ``ljspeech``) and the folder holding its metadata, searching ``folder`` and up to
+    two levels below it (AllTalk keeps its output in ``finetune/<name>/``).
+
+    Raises:
+        DatasetImportError: no metadata_train.csv or metadata.csv found.
+    """
+    root = Path(folder).expanduser()
+    if not root.is_dir():
+        raise DatasetImportError(f"{root} is not a folder.")
+    level = [root]
+    for _depth in range(_SEARCH_DEPTH + 1):
+        for candidate in level:
+            if (candidate / TRAIN_CSV).is_file() or (candidate / EVAL_CSV).is_file():
+                return "coqui", candidate
+            if (candidate / LJSPEECH_CSV).is_file():
+                return "ljspeech", candidate
+        level = sorted(child for parent in level for child in parent.iterdir()
+                       if child.is_dir() and not child.name.startswith("."))
+    raise DatasetImportError(f"{root} holds no dataset: expected {TRAIN_CSV} / {EVAL_CSV} (coqui, AllTalk) or "
+                             f"{LJSPEECH_CSV} with wavs/ (LJSpeech), in the folder or up to two levels below.")
+
+
+def read_rows(layout: str, folder: Path) -> tuple[list[DatasetRow], list[str]]:
+    """The rows of a dataset folder and a sentence for each line that cannot be read (the rest still count)."""
+    if layout == "coqui":
+        rows: list[DatasetRow] = []
+        problems: list[str] = []
+        for name in (TRAIN_CSV, EVAL_CSV):
+            if (folder / name).is_file():
+                more, bad = _read_coqui(folder / name)
+                rows += more
+                problems += bad
+        return rows, problems
+    return _read_ljspeech(folder / LJSPEECH_CSV)
+
+
+def check_rows(rows: list[DatasetRow], problem: Callable[[str], str | None]) -> tuple[list[DatasetRow], list[str]]:
+    """Split rows into usable ones and one sentence per refused row (missing wav, empty text, text ``problem``
+    objects to). ``problem`` is a text check such as :meth:`TextChecker.problem`."""
+    good: list[DatasetRow] = []
+    problems: list[str] = []
+    seen: set[Path] = set()
+    for row in rows:
+        if not row.audio.is_file():
+            problems.append(f"{row.where}: the audio file {row.audio.name} does not exist.")
+        elif not row.text.strip():
+            problems.append(f"{row.where}: the text is empty.")
+        elif row.audio.resolve() in seen:
+            problems.append(f"{row.where}: {row.audio.name} is listed twice; the first row was kept.")
+        elif (reason := problem(row.text)) is not None:
+            problems.append(f"{row.where}: {reason}")
+        else:
+            seen.add(row.audio.resolve())
+            good.append(row)
+    return good, problems
+
+
+def import_dataset(project: Any, folder: str | os.PathLike[str], vocab_file: str | os.PathLike[str] | None = None,
+                   progress: Callable[[int, int, str], None] | None = None) -> DatasetImportReport:
+    """Import the dataset in ``folder`` into ``project`` as recordings with one clip each (see the module text).
+
+    Args:
+        vocab_file: the base model's vocab.json, for the exact text check; None checks the language's letters.
+        progress: called with (done, total, file name) as the wavs are imported.
+
+    Raises:
+        DatasetImportError: the folder holds no dataset.
+    """
+    from alltalk_gui.core.engines.xtts.text_check import TextChecker
+    from alltalk_gui.core.transcript.flags import ClipChecker
+    from alltalk_gui.core.transcript.segments import Segment, SegmentList, new_segment_id
+
+    layout, where = find_dataset(folder)
+    report = DatasetImportReport(layout=layout, folder=where, language=_alltalk_language(where))
+    rows, report.problems = read_rows(layout, where)
+    checker = TextChecker(project.language, vocab_file)
+    rows, refused = check_rows(rows, checker.problem)
+    report.problems += refused
+    existing = SegmentList.open(project, vocab_file=vocab_file) if project.segments_file.exists() else None
+    segments = list(existing) if existing is not None else []
+    number = existing.next_number if existing is not None else 1
+    new: list[Segment] = []
+    for index, row in enumerate(rows):
+        if progress:
+            progress(index, len(rows), row.audio.name)
+        result = import_files(project, [row.audio])
+        if result.rejected:
+            report.problems.append(f"{row.where}: {result.rejected[0].reason}")
+            continue
+        source = result.imported[0]
+        new.append(Segment(new_segment_id(number), source.id, 0, int(round(source.duration_s * 1000)), row.text))
+        number += 1
+    project.save()
+    if new:
+        meta = dict(existing.meta) if existing is not None else {}
+        meta.setdefault("imported_datasets", []).append({"folder": str(where), "layout": layout, "clips": len(new)})
+        if existing is not None:  # the transcript as it was, like a new transcription keeps it
+            atomic.copy_file(project.segments_file, project.root / "segments.json.bak")
+        # An existing transcript keeps its clip length range; the exact (vocab) text check applies to all clips.
+        kept = existing.checker if existing is not None else None
+        clip_checker = ClipChecker(project.language, kept.min_ms / 1000, kept.max_ms / 1000, checker) if kept \
+            else ClipChecker(project.language, text_checker=checker)
+        SegmentList.create(project, segments + new, meta=meta, checker=clip_checker)
+    report.imported = [s.id for s in new]
+    if progress:
+        progress(len(rows), len(rows), "")
+    return report
+
+
+# -- internals -------------------------------------------------------------------------------------------------
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8-sig", errors="replace").splitlines()
+
+
+def _read_coqui(path: Path) -> tuple[list[DatasetRow], list[str]]:
+    lines = _lines(path)
+    if not lines or [h.strip() for h in lines[0].split("|")][:2] != ["audio_file", "text"]:
+        return [], [f"{path.name}: the first line must be the header '{HEADER}'; the file was skipped."]
+    rows, problems = [], []
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        cells = line.split("|")
+        where = f"{path.name} line {number}"
+        if len(cells) < 2 or not cells[0].strip():
+            problems.append(f"{where}: expected 'audio_file|text|speaker_name', found '{line[:80]}'.")
+            continue
+        rows.append(DatasetRow(path.parent / cells[0].strip(), cells[1].strip(), where))
+    return rows, problems
+
+
+def _read_ljspeech(path: Path) -> tuple[list[DatasetRow], list[str]]:
+    rows, problems = [], []
+    for number, line in enumerate(_lines(path), start=1):
+        if not line.strip():
+            continue
+        cells = line.split("|")
+        where = f"{path.name} line {number}"
+        if len(cells) < 2 or not cells[0].strip():
+            problems.append(f"{where}: expected 'id|text' or 'id|text|normalised text', found '{line[:80]}'.")
+            continue
+        name = cells[0].strip()
+        audio = path.parent / "wavs" / (name if name.lower().endswith(".wav") else f"{name}.wav")
+        text = (cells[2] if len(cells) > 2 and cells[2].strip() else cells[1]).strip()
+        rows.append(DatasetRow(audio, text, where))
+    return rows, problems
+
+
+def _alltalk_language(folder: Path) -> str | None:
+    for candidate in (folder / ALLTALK_LANGUAGE_FILE, folder.parent / ALLTALK_LANGUAGE_FILE):
+        if candidate.is_file():
+            text = candidate.read_text(encoding="utf-8", errors="replace").strip()
+            return text or None
+    return None

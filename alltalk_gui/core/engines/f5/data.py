@@ -1,0 +1,133 @@
+"""F5-TTS training data: clips as 24 kHz Vocos mels and token ids, their length checks, and batches.
+
+F5 trains on the mel of each clip (Vocos: 24 kHz, 100 bands, hop 256, log of the clamped magnitude, exactly
+f5-tts's ``get_vocos_mel_spectrogram``, which we call) and on the transcript's token ids
+(:mod:`alltalk_gui.core.engines.f5.text`). There is no audio tokenizer and no fixed text/audio length budget
+as XTTS has, so clips from 1 to 30 s are kept (F5's own dataset drops < 0.3 s and > 30 s; below 1 s there
+is hardly a word to learn from, and a 30 s clip is 2,813 mel frames, the sequence length that sets the
+activation memory). Audio is decoded with the app's own decoder (soundfile, PyAV for other formats), never
+torchaudio's loader, which needs a system FFmpeg.
+
+Batches are dicts ``{"mel": b x n x 100, "mel_lengths": b, "text": b x nt (-1 padded), "text_lengths": b}``,
+what :func:`alltalk_gui.core.engines.f5.model.loss` takes. F5 batches by frames (its sampler fills 38,400
+frames per GPU); a loop can do the same with :func:`frames` as the length key.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from alltalk_gui.core.engines.f5.files import HOP_LENGTH, MEL, SAMPLE_RATE
+from alltalk_gui.core.engines.f5.text import token_ids, tokenize
+
+MIN_SECONDS = 1.0
+MAX_SECONDS = 30.0
+
+
+class ClipError(ValueError):
+    """A clip cannot be used for F5 training; the message names it and says why."""
+
+
+@dataclass(frozen=True)
+class F5Clip:
+    """One training clip: its audio file and the exact transcript."""
+
+    audio_path: Path
+    text: str
+
+
+@dataclass(frozen=True)
+class F5Sample:
+    mel: Any            # torch.Tensor, frames x 100
+    tokens: Any         # torch.LongTensor, token ids
+    clip: F5Clip
+
+
+def frames(seconds: float) -> int:
+    """Mel frames F5 sees for a clip of ``seconds`` (centred STFT: one frame per hop plus one)."""
+    return int(seconds * SAMPLE_RATE) // HOP_LENGTH + 1
+
+
+def load_audio_24k(path: str | os.PathLike[str]):
+    """Decode ``path`` to mono float32 at 24 kHz as a 1-D torch tensor."""
+    import torch
+
+    from alltalk_gui.core.audio.decode import load, resample, to_mono
+
+    samples, rate = load(path)
+    return torch.from_numpy(resample(to_mono(samples), rate, SAMPLE_RATE).copy())
+
+
+def mel_spectrogram(wave):
+    """Vocos mel of a 24 kHz waveform (1-D or b x samples): frames x 100 (or b x frames x 100)."""
+    from alltalk_gui.core.engines.f5.upstream import f5_model_package
+
+    f5_model_package()
+    from f5_tts.model.modules import get_vocos_mel_spectrogram
+
+    batched = wave.dim() == 2
+    mel = get_vocos_mel_spectrogram(wave if batched else wave[None], n_fft=MEL["n_fft"],
+                                    n_mel_channels=MEL["n_mel_channels"], target_sample_rate=SAMPLE_RATE,
+                                    hop_length=HOP_LENGTH, win_length=MEL["win_length"])
+    mel = mel.transpose(1, 2)
+    return mel if batched else mel[0]
+
+
+def prepare_clip(clip: F5Clip, vocab: dict[str, int]) -> F5Sample:
+    """Load, check and featurise one clip.
+
+    Raises:
+        ClipError: shorter than 1 s or longer than 30 s, or no text.
+    """
+    import torch
+
+    if not clip.text.strip():
+        raise ClipError(f"{clip.audio_path.name} has no transcript.")
+    wave = load_audio_24k(clip.audio_path)
+    seconds = wave.numel() / SAMPLE_RATE
+    if not MIN_SECONDS <= seconds <= MAX_SECONDS:
+        raise ClipError(f"{clip.audio_path.name} is {seconds:.1f} s long; F5-TTS trains on clips of "
+                        f"{MIN_SECONDS:g} to {MAX_SECONDS:g} s.")
+    ids = torch.tensor(token_ids(tokenize(clip.text), vocab), dtype=torch.long)
+    return F5Sample(mel=mel_spectrogram(wave), tokens=ids, clip=clip)
+
+
+def prepare_clips(clips: list[F5Clip], vocab: dict[str, int]) -> tuple[list[F5Sample], list[str]]:
+    """Featurise every usable clip; returns (samples, one message per clip left out)."""
+    samples, skipped = [], []
+    for clip in clips:
+        try:
+            samples.append(prepare_clip(clip, vocab))
+        except ClipError as exc:
+            skipped.append(str(exc))
+    return samples, skipped
+
+
+def collate(samples: list[F5Sample]) -> dict[str, Any]:
+    """Pad a list of samples into one batch (mels with 0, token ids with -1 as f5-tts does)."""
+    import torch
+    from torch.nn.utils.rnn import pad_sequence
+
+    return {
+        "mel": pad_sequence([s.mel for s in samples], batch_first=True, padding_value=0.0),
+        "mel_lengths": torch.tensor([s.mel.shape[0] for s in samples], dtype=torch.long),
+        "text": pad_sequence([s.tokens for s in samples], batch_first=True, padding_value=-1),
+        "text_lengths": torch.tensor([s.tokens.numel() for s in samples], dtype=torch.long),
+    }
+
+
+def clips_from_metadata(csv_path: str | os.PathLike[str]) -> list[F5Clip]:
+    """The clips of a coqui/AllTalk ``metadata_*.csv`` (the app's dataset export), paths made absolute."""
+    from alltalk_gui.core.dataset.metadata import read_metadata
+
+    base = Path(csv_path).parent
+    return [F5Clip(base / row.audio_file, row.text) for row in read_metadata(csv_path)]
+
+
+def max_frames() -> int:
+    """Mel frames of the longest clip kept (30 s): the sequence length memory estimates are made for."""
+    return frames(MAX_SECONDS)
+

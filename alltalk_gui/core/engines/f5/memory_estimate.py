@@ -1,0 +1,209 @@
+"""Estimate the peak GPU memory of an F5-TTS v1 Base fine-tune before it starts.
+
+The same sum as for XTTS (:mod:`alltalk_gui.core.engines.xtts.memory_estimate`), for CFM+DiT:
+
+* **weights**: all 337 M parameters in fp32 (accelerate keeps fp32 master weights under mixed precision),
+  plus under bf16/fp16 autocast the 16-bit copies it makes of them in the forward pass;
+* **gradients**: fp32, trainable parameters only (all of them, or the LoRA adapters: 5.0 M at rank 16);
+* **optimizer**: AdamW 8 bytes per trainable parameter, 8-bit AdamW about 2;
+* **EMA**: another fp32 copy of the weights when the EMA is kept (off by default, see :mod:`.model`);
+* **activations**: what autograd saves for backward, per clip, linear (and for attention possibly quadratic)
+  in the mel frames of the longest clip in the micro-batch (the batch is padded to it): 30 s = 2,813 frames.
+  The coefficients come from :func:`calibrate`, which counts the bytes of every tensor saved for backward by
+  a real-width DiT (dim 1024, 16 heads, ff x2, text_dim 512, random weights) at three lengths, with and
+  without checkpointing and under fp32 and bf16 autocast; saved-tensor bytes are the same on any device,
+  except that the CPU's attention kernel may save what CUDA's fused kernels do not (the quadratic term).
+  Stored in ``resources/profiles/f5/activation_calibration.json``; until that file exists the estimate uses
+  the fallback coefficients below (derived from the block's tensor shapes, not measured).
+* **overhead**: allocator fragmentation and library workspaces, 10 % plus 0.35 GiB (XTTS's figures; not yet
+  measured for F5 on a GPU).
+
+Not yet validated on a GPU. CPU checks (2026-11-23, shared 2-core dev machine, 1 thread, fp32, real-size DiT
+with random weights, one 5 s clip = 469 frames, checkpointing, AdamW): LoRA rank 16 (5,046,272 trainable)
+26 s a step, peak RSS 4.62 GiB against 1.44 GiB of tensors estimated + 0.67 GiB for Python and torch; full
+fine-tune 58-67 s a step, peak RSS 7.14 GiB against 5.15 + 0.67 GiB. Of the gap, ~0.4 GiB is temporaries of
+building the model and ~0.8 GiB memory glibc keeps after the step (``malloc_trim`` returns it); the CPU
+figures say nothing about CUDA's caching allocator, which the overhead term stands for.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from alltalk_gui.core.engines.f5.data import frames
+
+GIB = 1024**3
+V1_BASE_PARAMETERS = 337_096_836  # counted: expected_state_shapes(V1_BASE_ARCH, 2545) (CFM + DiT, 2,545 tokens)
+V1_BASE_DEPTH = 22
+FRAGMENTATION = 0.10
+CONSTANT_OVERHEAD_GIB = 0.35
+CALIBRATION_PARTS = ("profiles", "f5", "activation_calibration.json")  # under resources/ (see core/resources.py)
+
+# Bytes per frame of one clip (shape-derived fallback for bf16: ~20 saved tensors of width 1024 at 2 bytes per
+# block; with checkpointing only the fp32 block input, 4 KiB per frame, is kept).
+_FALLBACK = {
+    "bf16": {"block": [0.0, 40960.0, 0.0], "block_input": [0.0, 4096.0, 0.0], "other": [0.0, 20480.0, 0.0]},
+    "fp32": {"block": [0.0, 81920.0, 0.0], "block_input": [0.0, 4096.0, 0.0], "other": [0.0, 40960.0, 0.0]},
+}
+
+
+def lora_parameters(rank: int, dim: int = 1024, ff_mult: int = 2, depth: int = V1_BASE_DEPTH) -> int:
+    """Trainable parameters of LoRA on q/k/v/out (dim x dim) and the feed-forward (dim <-> dim*ff_mult)."""
+    inner = dim * ff_mult
+    return depth * rank * (4 * (dim + dim) + (dim + inner) + (inner + dim))
+
+
+@dataclass(frozen=True)
+class F5Setting:
+    """What sets an F5 fine-tune's memory (the fields the profiles fill)."""
+
+    batch_size: int = 1
+    max_clip_seconds: float = 30.0
+    mixed_precision: str = "bf16"   # "no", "bf16" or "fp16"
+    gradient_checkpointing: bool = False
+    optimizer: str = "adamw"        # "adamw" or "adamw8bit"
+    lora_rank: int = 0              # 0: full fine-tune
+    ema: bool = False
+
+
+@dataclass(frozen=True)
+class F5MemoryEstimate:
+    weights_gib: float
+    gradients_gib: float
+    optimizer_gib: float
+    activations_gib: float
+    overhead_gib: float
+    calibrated: bool
+
+    @property
+    def total_gib(self) -> float:
+        return self.weights_gib + self.gradients_gib + self.optimizer_gib + self.activations_gib + self.overhead_gib
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(asdict(self), total_gib=self.total_gib)
+
+
+def load_calibration(path: Path | None = None) -> tuple[dict[str, Any], bool]:
+    """The activation coefficients (measured when the calibration file exists)."""
+    from alltalk_gui.core.resources import resource_path
+
+    try:
+        path = path or resource_path(*CALIBRATION_PARTS)
+        return json.loads(path.read_text(encoding="utf-8"))["per_frame"], True
+    except (OSError, KeyError, ValueError):  # FileNotFoundError included
+        return _FALLBACK, False
+
+
+def _poly(coefficients: list[float], n: int) -> float:
+    # The constant term is the weights (and their autocast copies) that autograd also saves: they are
+    # counted under weights already, and an activation of a zero-length clip is zero.
+    _a, b, c = coefficients
+    return max(0.0, b * n + c * n * n)
+
+
+def estimate(setting: F5Setting, parameters: int = V1_BASE_PARAMETERS, depth: int = V1_BASE_DEPTH,
+             calibration: tuple[dict[str, Any], bool] | None = None) -> F5MemoryEstimate:
+    """Peak GPU memory of a fine-tune with ``setting`` (GiB, parts and total)."""
+    per_frame, calibrated = calibration or load_calibration()
+    half = setting.mixed_precision in ("bf16", "fp16")
+    trainable = lora_parameters(setting.lora_rank, depth=depth) if setting.lora_rank else parameters
+    weights = parameters * 4 + (parameters * 2 if half else 0) + (parameters * 4 if setting.ema else 0)
+    gradients = trainable * 4
+    optimizer = trainable * (2 if setting.optimizer == "adamw8bit" and not setting.lora_rank else 8)
+    n = frames(setting.max_clip_seconds)
+    coeff = per_frame["bf16" if half else "fp32"]
+    if setting.gradient_checkpointing:
+        per_clip = _poly(coeff["other"], n) + depth * _poly(coeff["block_input"], n) + _poly(coeff["block"], n)
+    else:
+        per_clip = _poly(coeff["other"], n) + depth * _poly(coeff["block"], n)
+    activations = setting.batch_size * per_clip
+    subtotal = (weights + gradients + optimizer + activations) / GIB
+    return F5MemoryEstimate(weights / GIB, gradients / GIB, optimizer / GIB, activations / GIB,
+                            FRAGMENTATION * subtotal + CONSTANT_OVERHEAD_GIB, calibrated)
+
+
+def saved_tensor_bytes(frames_: int, depth: int, precision: str, checkpointing: bool, seed: int = 0) -> int:
+    """Bytes autograd saves for backward in one training forward of a real-width DiT with ``depth`` blocks on
+    one clip of ``frames_`` frames (CPU, random weights; each storage counted once)."""
+    import torch
+
+    from alltalk_gui.core.engines.f5.files import V1_BASE_ARCH
+    from alltalk_gui.core.engines.f5.upstream import dit_class
+
+    torch.manual_seed(seed)
+    arch = dict(V1_BASE_ARCH, depth=depth, checkpoint_activations=checkpointing)
+    dit = dit_class()(**arch, text_num_embeds=2545, mel_dim=100)
+    seen: dict[tuple[int, int], int] = {}
+
+    def pack(tensor):
+        storage = tensor.untyped_storage()
+        seen[(storage.data_ptr(), storage.nbytes())] = storage.nbytes()
+        return tensor
+
+    x = torch.randn(1, frames_, 100)
+    text = torch.randint(0, 2545, (1, frames_ // 3))
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16")
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), autocast:
+        out = dit(x=x, cond=x, text=text, time=torch.rand(1))
+    del out
+    return sum(seen.values())
+
+
+def calibrate(lengths: tuple[int, ...] = (128, 256, 512)) -> dict[str, Any]:
+    """Measure the per-frame coefficients (``per_frame`` of the calibration file) on the CPU.
+
+    ``block``: one DiT block's saved bytes (depth 2 minus depth 1, no checkpointing); ``block_input``: what a
+    checkpointed block keeps (depth 2 minus depth 1, checkpointing); ``other``: everything outside the blocks
+    (text embedding with its ConvNeXt, input embedding, output). Each fitted as a + b*n + c*n^2 through the
+    three lengths. The constant term (the weights autograd saves, ~58 MB per fp32 block) is kept in the file
+    for reference; :func:`estimate` counts weights separately and uses only the per-frame terms.
+    """
+    import numpy as np
+
+    result: dict[str, Any] = {}
+    for precision in ("fp32", "bf16"):
+        series: dict[str, list[float]] = {"block": [], "block_input": [], "other": []}
+        for n in lengths:
+            one = saved_tensor_bytes(n, 1, precision, False)
+            two = saved_tensor_bytes(n, 2, precision, False)
+            series["block"].append(two - one)
+            series["other"].append(one - (two - one))
+            series["block_input"].append(saved_tensor_bytes(n, 2, precision, True)
+                                         - saved_tensor_bytes(n, 1, precision, True))
+        result[precision] = {key: [float(c) for c in np.polyfit(lengths, values, 2)[::-1]]
+                             for key, values in series.items()}
+        result[precision]["measured_bytes"] = {key: dict(zip(map(str, lengths), values)) for key, values in series.items()}
+    return result
+
+
+def write_calibration(path: Path) -> dict[str, Any]:
+    """Run :func:`calibrate` and write the calibration file (atomically); returns what was written."""
+    import time
+
+    import torch
+
+    from alltalk_gui.core import atomic
+
+    start = time.perf_counter()
+    document = {
+        "date": time.strftime("%Y-%m-%d"),
+        "device": "cpu (saved-tensor bytes are device-independent; CPU sdpa saves no n^2 scores)",
+        "model": "F5TTS_v1_Base width (dim 1024, heads 16, dim_head 64, ff_mult 2, text_dim 512, conv_layers 4), "
+                 "random weights, depth 1 and 2",
+        "torch": torch.__version__, "lengths_frames": [128, 256, 512],
+        "written_by": "python -m alltalk_gui.core.engines.f5.memory_estimate PATH",
+        "per_frame": calibrate(),
+    }
+    document["seconds"] = round(time.perf_counter() - start, 1)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic.write_json(path, document)
+    return document
+
+
+if __name__ == "__main__":  # python -m alltalk_gui.core.engines.f5.memory_estimate resources/profiles/f5/activation_calibration.json
+    import sys
+
+    write_calibration(Path(sys.argv[1]))
