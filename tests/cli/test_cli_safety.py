@@ -34,10 +34,10 @@ def test_import_into_a_project_held_by_the_app_is_refused_and_changes_nothing(tm
 def test_a_command_holds_the_lock_while_it_runs_and_gives_it_back(tmp_path, monkeypatch):
     project = VoiceProject.create(tmp_path / "voice")
     seen = []
-    from alltalk_gui.cli import project_cmds
+    from alltalk_gui.core.project import importer  # the command imports it when it runs (fast listing commands)
 
-    real = project_cmds.import_files
-    monkeypatch.setattr(project_cmds, "import_files",
+    real = importer.import_files
+    monkeypatch.setattr(importer, "import_files",
                         lambda *a, **k: (seen.append((project.root / LOCK_FILE).read_text()), real(*a, **k))[1])
     assert main(["import", str(project.root), str(_tone(tmp_path / "a.wav"))]) == 0
     assert '"program": "alltalk-gui import"' in seen[0]
