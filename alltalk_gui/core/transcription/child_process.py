@@ -20,7 +20,7 @@ from __future__ import annotations
 import multiprocessing
 from typing import Any
 
-from alltalk_gui.core.transcription.transcribe import Cancelled, Recognised, StopCallback, TranscribeOptions, TranscriptionError
+from alltalk_gui.core.transcription.types import Cancelled, Recognised, StopCallback, TranscribeOptions, TranscriptionError
 from alltalk_gui.core.transcription.model_files import ModelError, ModelNotDownloaded, UnknownModel, resolve
 
 _POLL_S = 0.1
@@ -97,7 +97,7 @@ def _raise_from_child(kind: str, message: str, options: TranscribeOptions) -> No
 
 
 def _child_main(send: Any, options: TranscribeOptions, jobs: list[tuple[int, str, str, str]]) -> None:
-    from alltalk_gui.core.transcription.transcribe import load_for_whisper, make_transcriber
+    from alltalk_gui.core.transcription.factory import load_for_whisper, make_transcriber
 
     try:
         send.send(("loading",))

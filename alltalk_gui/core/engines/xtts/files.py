@@ -193,7 +193,7 @@ def validate_base_model(folder: str | os.PathLike[str]) -> BaseModelInfo:
             "the vocabulary belongs to a different model. Use the vocab.json that came with model.pth."
         )
 
-    from alltalk_gui.core.engines.xtts.model import build_gpt
+    from alltalk_gui.core.engines.xtts.gpt import build_gpt
 
     with torch.device("meta"):
         # Shapes only: the meta device allocates nothing, so this is cheap even for the 441 M parameter GPT.
