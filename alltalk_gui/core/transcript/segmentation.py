@@ -4,7 +4,7 @@ XTTS learns best from clips of one to two sentences, 2-11 s long, that start and
 recogniser's word timestamps this module chooses where to cut:
 
 * only between words (a word is never split), and never so that a clip spans a long silence;
-* never longer than the maximum (and never above XTTS's 255 995-sample limit), unless a single "word" is
+* never longer than the maximum (and never above the engine's limit, XTTS v2's 255 995 samples), unless a single "word" is
   already longer (then it is a clip of its own and gets flagged);
 * preferring sentence ends, then clause punctuation, then the longest pauses; clips shorter than the minimum
   are avoided by joining neighbouring sentences;
@@ -26,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from alltalk_gui.core.transcript.flags import DEFAULT_MAX_S, DEFAULT_MIN_S, XTTS_MAX_MS
+from alltalk_gui.core.transcript.flags import DEFAULT_MAX_S, DEFAULT_MIN_S, MAX_CLIP_MS
 from alltalk_gui.core.transcript.segments import Segment, Word, new_segment_id
 
 DEFAULT_PAD_MS = 150
@@ -77,7 +77,7 @@ def plan_clips(words: Sequence[Word], duration_ms: int, min_s: float = DEFAULT_M
     Args:
         words: the recogniser's words in time order (ms spans in the source).
         duration_ms: length of the source (padding never goes past it).
-        min_s / max_s: wanted clip length; ``max_s`` is capped at the XTTS limit.
+        min_s / max_s: wanted clip length; ``max_s`` is capped at the engine's limit.
 
     Returns:
         The clips in time order; every word is in exactly one clip.
@@ -92,7 +92,7 @@ def plan_clips(words: Sequence[Word], duration_ms: int, min_s: float = DEFAULT_M
     if not words:
         return []
     min_ms = int(min_s * 1000)
-    max_ms = min(int(max_s * 1000), XTTS_MAX_MS)
+    max_ms = min(int(max_s * 1000), MAX_CLIP_MS)
     n = len(words)
     # Padding each word may take on each side: up to half the pause to its neighbour, and not past the file.
     left = [min(pad_ms, max(0, words[i].start_ms - (words[i - 1].end_ms if i else 0)) // (2 if i else 1))
@@ -138,7 +138,7 @@ def plan_clips(words: Sequence[Word], duration_ms: int, min_s: float = DEFAULT_M
 
 
 def refine_edges(plans: Sequence[ClipPlan], samples: np.ndarray, rate: int, pad_ms: int = DEFAULT_PAD_MS,
-                 max_ms: int = XTTS_MAX_MS) -> list[ClipPlan]:
+                 max_ms: int = MAX_CLIP_MS) -> list[ClipPlan]:
     """Snap each clip's ends to the audio: the first and last 10 ms frames louder than the speech threshold.
 
     A start is searched from halfway into the pause before the clip up to the end of its first word (an end
@@ -177,7 +177,7 @@ def segments_from_words(source_id: str, words: Sequence[Word], duration_ms: int,
     """
     plans = plan_clips(words, duration_ms, min_s, max_s, pad_ms)
     if samples is not None and rate > 0:
-        plans = refine_edges(plans, samples, rate, pad_ms, min(int(max_s * 1000), XTTS_MAX_MS))
+        plans = refine_edges(plans, samples, rate, pad_ms, min(int(max_s * 1000), MAX_CLIP_MS))
     out = []
     for i, plan in enumerate(plans):
         probs = [p for start, end, p in windows if start < plan.end_ms and plan.start_ms < end]

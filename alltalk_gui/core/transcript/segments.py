@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from alltalk_gui.core import atomic
+from alltalk_gui.core.engines.engine import get_engine
 from alltalk_gui.core.audio.clips import AudioStats, ClipAudio, ClipAudioError
 from alltalk_gui.core.transcript.flags import BLOCKING, ClipChecker, ClipFacts, Flag, duplicate_map
 from alltalk_gui.core.project.duration_guidance import Guidance, guidance
@@ -217,11 +218,9 @@ class SegmentList:
         data = read_file(path) if path.exists() else {"segments": [], "settings": {}}
         settings = data.get("settings", {})
         if checker is None:
-            from alltalk_gui.core.engines.xtts.text_check import TextChecker
-
             language = settings.get("language", project.language)
             kwargs = {k: float(settings[k]) for k in ("min_s", "max_s") if k in settings}
-            checker = ClipChecker(language, text_checker=TextChecker(language, vocab_file), **kwargs)
+            checker = ClipChecker(language, text_checker=get_engine().text_checker(language, vocab_file), **kwargs)
         return cls([Segment.from_dict(s) for s in data["segments"]], path=path, checker=checker,
                    audio=audio if audio is not None else ClipAudio(project),
                    source_order=[s.id for s in project.sources],

@@ -23,6 +23,7 @@ from typing import Any, Sequence
 
 from alltalk_gui.core import atomic
 from alltalk_gui.core.audio.clips import ClipAudio, ClipAudioError
+from alltalk_gui.core.engines.engine import get_engine
 from alltalk_gui.core.transcript.flags import DEFAULT_MAX_S, DEFAULT_MIN_S, ClipChecker
 from alltalk_gui.core.transcript.segmentation import segments_from_words
 from alltalk_gui.core.transcript.segments import Segment, SegmentList, Word, read_file
@@ -194,9 +195,7 @@ def _save(project: Any, options: TranscribeOptions, results: dict[str, Recognise
                                   samples=samples, rate=rate)
         number += len(new)
         segments.extend(new)
-    from alltalk_gui.core.engines.xtts.text_check import TextChecker
-
-    checker = ClipChecker(project.language, min_s, max_s, TextChecker(project.language, vocab_file))
+    checker = ClipChecker(project.language, min_s, max_s, get_engine().text_checker(project.language, vocab_file))
     languages = sorted({r.language for r in results.values()})
     meta = {"backend": options.backend, "model": options.model, "language": options.language,
             "detected_languages": languages, "device": options.device,

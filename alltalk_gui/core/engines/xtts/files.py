@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+# The engine boundary's error, so the neutral packages catch it without knowing this engine.
+from alltalk_gui.core.engines.engine import BaseModelError  # noqa: F401  (re-exported)
+
 REQUIRED_FILES = ("model.pth", "config.json", "vocab.json", "dvae.pth", "mel_stats.pth")
 OPTIONAL_FILES = ("speakers_xtts.pth",)
-
-
-class BaseModelError(ValueError):
-    """The base-model folder cannot be used; the message names the file and what is wrong with it."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +54,11 @@ class BaseModelInfo:
 
     def path(self, name: str) -> Path:
         return self.folder / name
+
+    @property
+    def parameters(self) -> int:
+        """The size of the part that trains (the GPT), as the engine boundary names it."""
+        return self.gpt_parameters
 
 
 @contextlib.contextmanager
