@@ -25,8 +25,7 @@ import soundfile as sf
 import soxr
 
 from alltalk_gui.core.atomic import atomic_path
-from alltalk_gui.core.project.duration_guidance import format_duration
-from alltalk_gui.core.audio.info import AudioInfo  # noqa: F401  (re-exported: callers name it here)
+from alltalk_gui.core.audio.info import AudioInfo, format_duration  # noqa: F401  (AudioInfo re-exported)
 from alltalk_gui.core.audio.analysis import (  # noqa: F401  (re-exported: analyse and judge are public API here)
     DBFS_FLOOR,  # levels of digital silence; callers compare against it
     analyse,

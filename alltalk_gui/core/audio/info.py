@@ -1,4 +1,4 @@
-"""What a file's headers say about its audio (:class:`AudioInfo`).
+"""What a file's headers say about its audio (:class:`AudioInfo`), and lengths said the way people say them.
 
 Its own module so that :mod:`~alltalk_gui.core.audio.decode` (which probes files) and
 :mod:`~alltalk_gui.core.audio.analysis` (which judges them) can both name it without importing each other.
@@ -29,3 +29,16 @@ class AudioInfo:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able dict of the fields."""
         return asdict(self)
+
+
+def format_duration(seconds: float) -> str:
+    """Say a length the way a person would: ``"3.0 s"``, ``"45 s"``, ``"3 min 20 s"``, ``"2 h 14 min"``."""
+    seconds = max(0.0, float(seconds))
+    if seconds < 60:
+        return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
+    total = int(round(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    return f"{minutes} min {secs} s" if secs else f"{minutes} min"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, get_type_hints
 
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
-from alltalk_gui.core.machine.cpu_estimate import estimate_for_config
+from alltalk_gui.core.training.cpu_estimate import estimate_for_config
 from alltalk_gui.core.machine.gpu import DeviceInfo, cpu_cores
 from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, get_engine
 from alltalk_gui.core.resources import resource_path
@@ -112,7 +112,7 @@ def choose_auto(devices: list[DeviceInfo], config: TrainConfig | None = None) ->
 
     ``config`` supplies the settings a profile does not set (clip length above all); defaults otherwise. With no
     GPU it is High on the CPU, and the reason says how many hours that takes on the config's dataset (or on
-    :data:`~alltalk_gui.core.machine.cpu_estimate.REFERENCE_MINUTES` of audio when there is none yet).
+    :data:`~alltalk_gui.core.training.cpu_estimate.REFERENCE_MINUTES` of audio when there is none yet).
     """
     base = config or TrainConfig()
     gpus = [d for d in devices if d.kind == "cuda"]

@@ -3,8 +3,9 @@
 A flag is a short code (for filtering) plus a reason (for people). Flags are never stored as the truth: the
 :class:`ClipChecker` recomputes them from the clip itself after every edit, so fixing a clip clears its flag.
 
-Three flags make a clip unusable for XTTS training and are refused by the dataset export (:data:`BLOCKING`):
-too long (XTTS cannot take more than 255 995 samples), empty text, and text the XTTS tokenizer cannot encode.
+Three flags make a clip unusable for training and are refused by the dataset export (:data:`BLOCKING`): too
+long for the engine (XTTS v2 takes at most 255 995 samples), empty text, and text the engine's tokenizer cannot
+encode (the engine's text check, :meth:`alltalk_gui.core.engines.engine.Engine.text_checker`).
 The others are warnings: the clip can be trained on, but it is probably worth a look.
 """
 

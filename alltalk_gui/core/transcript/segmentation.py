@@ -27,7 +27,7 @@ from typing import Sequence
 import numpy as np
 
 from alltalk_gui.core.transcript.flags import DEFAULT_MAX_S, DEFAULT_MIN_S, MAX_CLIP_MS
-from alltalk_gui.core.transcript.segments import Segment, Word, new_segment_id
+from alltalk_gui.core.transcript.segments import Segment, Word, join_words, new_segment_id  # noqa: F401  (join_words re-exported)
 
 DEFAULT_PAD_MS = 150
 MAX_INTERNAL_GAP_MS = 2000      # a clip never contains a silence longer than this
@@ -62,12 +62,6 @@ class ClipPlan:
     @property
     def duration_ms(self) -> int:
         return self.end_ms - self.start_ms
-
-
-def join_words(words: Sequence[Word]) -> str:
-    """The text of recognised words. Whisper gives each word its leading space (none in languages written
-    without spaces), so joining as they are keeps both kinds right."""
-    return " ".join("".join(w.text for w in words).split())
 
 
 def plan_clips(words: Sequence[Word], duration_ms: int, min_s: float = DEFAULT_MIN_S, max_s: float = DEFAULT_MAX_S,

@@ -21,7 +21,7 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from alltalk_gui.core import atomic
 from alltalk_gui.core.engines.engine import get_engine
@@ -122,6 +122,12 @@ class Segment:
             audio=AudioStats.from_dict(data["audio"]) if data.get("audio") else None,
             words=tuple(Word.from_list(w) for w in data.get("words", [])),
         )
+
+
+def join_words(words: Sequence[Word]) -> str:
+    """The text of recognised words. Whisper gives each word its leading space (none in languages written
+    without spaces), so joining as they are keeps both kinds right."""
+    return " ".join("".join(w.text for w in words).split())
 
 
 @dataclass(frozen=True)
@@ -460,6 +466,16 @@ class SegmentList:
             return Change("replace")
         return self._commit(Change(f"replace '{needle}' with '{replacement}' in {len(before)} clip(s)",
                                    tuple(before), tuple(after)))
+
+    def set_recognition(self, segment_id: str, words: Sequence[Word],
+                        windows: Sequence[tuple[int, int, float]]) -> Change:
+        """Put a re-transcription of one clip into it: its words (on the source's timeline), their text, and the
+        recogniser's lowest no-speech probability over ``windows`` (its own segments: start, end, probability)."""
+        old = self[segment_id]
+        probs = [p for _start, _end, p in windows]
+        new = replace(old, text=join_words(words), words=tuple(words),
+                      no_speech_prob=min(probs) if probs else old.no_speech_prob)
+        return self._commit(Change(f"re-transcribe {segment_id}", (old,), (new,)))
 
     def recheck(self) -> Change:
         """Recompute every clip's flags with the current checker (e.g. after a base model was chosen, whose

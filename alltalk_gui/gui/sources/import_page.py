@@ -11,8 +11,8 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView, QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel, QListWidget, QProgressBar,
-    QPushButton, QStyle, QTableView, QToolButton, QVBoxLayout, QWidget,
+    QAbstractItemView, QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel, QListWidget, QMessageBox,
+    QProgressBar, QPushButton, QStyle, QTableView, QToolButton, QVBoxLayout, QWidget,
 )
 
 from alltalk_gui.core.audio import decode as audio
@@ -150,6 +150,22 @@ class ImportPage(QWidget):
 
     def is_importing(self) -> bool:
         return self.worker is not None and self.worker.is_running()
+
+    # -- StepPage -------------------------------------------------------------------------------------------
+    def busy_message(self) -> str | None:
+        return "Wait for the import to finish or cancel it first." if self.is_importing() else None
+
+    def confirm_close(self) -> bool:
+        """An import that runs stops after the current file, if the user agrees; playback stops."""
+        if self.is_importing():
+            answer = QMessageBox.question(self, "Import running",
+                                          "An import is running. Stop it after the current file and quit?")
+            if answer != QMessageBox.StandardButton.Yes:
+                return False
+            self.worker.cancel()
+            self.worker.wait()
+        self.player.stop()
+        return True
 
     # -- slots ----------------------------------------------------------------------------------------------
     def _choose_files(self) -> None:

@@ -121,6 +121,9 @@ class TrainPage(QWidget):
             self._sized = True
             self._size_halves(self.run.is_running())
 
+    def busy_message(self) -> str | None:
+        return "Stop the training on the Train step first." if self.is_training() else None
+
     def confirm_close(self) -> bool:
         """Ask what to do with a running training before the window closes; True when it may close."""
         if not self.run.is_running():

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 
 from alltalk_gui.core.training.checkpoints import run_checkpoints
 from alltalk_gui.core.training.config import TrainConfig
-from alltalk_gui.core.training.events import read_events
+from alltalk_gui.core.training.events import EventType, FinishReason, LogLevel, MicroBatchCause, read_events
 from alltalk_gui.gui.train.run_folders import (
     EVENTS_FILE,
     newest_resumable_run,
@@ -257,29 +257,29 @@ class RunPanel(QWidget):
     def on_event(self, event) -> None:
         self.history.add(event)
         kind = event.type
-        if kind == "started":
+        if kind == EventType.STARTED:
             self.log.append(f"Training {event.train_clips} clips ({event.eval_clips} for eval) on {event.device}"
                             f" × {event.processes}: {event.total_steps} steps, {event.steps_per_epoch} per epoch, "
                             f"{event.trainable_parameters / 1e6:.1f} M trainable parameters.")
             self.status.setText(f"Training on {event.device}.")
-        elif kind == "eval":
+        elif kind == EventType.EVAL:
             self.log.append(f"Eval after epoch {event.epoch + 1}: loss {event.loss:.4f}"
                             f"{' (best so far)' if event.best else ''}")
-        elif kind == "checkpoint":
+        elif kind == EventType.CHECKPOINT:
             self.log.append(f"Checkpoint ({event.reason}) at step {event.step}: {event.path}")
             self.checkpoint_saved.emit(event.path)
-        elif kind == "log":
+        elif kind == EventType.LOG:
             self.log.append(event.message, event.level)
-            if event.level == "warning":
+            if event.level == LogLevel.WARNING:
                 self.add_banner("warning", event.message)
-        elif kind == "micro_batch":
-            self.log.append(event.message, "warning" if event.cause == "out_of_memory" else "info")
-            if event.cause == "out_of_memory":
+        elif kind == EventType.MICRO_BATCH:
+            self.log.append(event.message, "warning" if event.cause == MicroBatchCause.OUT_OF_MEMORY else "info")
+            if event.cause == MicroBatchCause.OUT_OF_MEMORY:
                 self.add_banner("warning", event.message)
-        elif kind == "error":
+        elif kind == EventType.ERROR:
             self.last_error = event.message
             self.log.append(event.message, "error")
-        elif kind == "done":
+        elif kind == EventType.DONE:
             self.done_event = event
 
     def _on_output(self, line: str) -> None:
@@ -331,10 +331,10 @@ class RunPanel(QWidget):
         run = self.run_dir
         checkpoints = run_checkpoints(run) if run is not None else []
         done = self.done_event
-        self.resumable_run = run if checkpoints and not (done and done.reason in ("finished", "max_steps")) else None
+        self.resumable_run = run if checkpoints and not (done and done.reason in (FinishReason.FINISHED, FinishReason.MAX_STEPS)) else None
         keep = (f" The last checkpoint (step {checkpoints[-1].step}) is kept: Resume continues from it."
                 if checkpoints else " No checkpoint was saved yet: start again.")
-        if done is not None and done.reason != "error":
+        if done is not None and done.reason != FinishReason.ERROR:
             self._finished(done, code)
         elif self.last_error is not None:
             first = self.last_error.strip().splitlines()[0]
@@ -358,13 +358,13 @@ class RunPanel(QWidget):
         if done.estimated_memory_gib is not None:
             peak += f" (estimated before the run: {done.estimated_memory_gib:.2f} GiB)"
         elapsed = hms(time.time() - self._run_started_wall)
-        if done.reason == "stopped":
+        if done.reason == FinishReason.STOPPED:
             self.status.setText(f"Stopped at step {done.step} and saved a checkpoint. Resume continues from it.")
             self.add_banner("info", f"Stopped at step {done.step}; the checkpoint is saved.")
         else:
             self.status.setText(f"Training finished at step {done.step}.")
             self._notify("Training finished", f"Step {done.step}, final loss {final}, best eval loss {best}.")
-        self.summary.setText(f"<b>{'Stopped' if done.reason == 'stopped' else 'Finished'}</b> after {elapsed} "
+        self.summary.setText(f"<b>{'Stopped' if done.reason == FinishReason.STOPPED else 'Finished'}</b> after {elapsed} "
                              f"at step {done.step}: final training loss {final}, best eval loss {best}, peak "
                              f"memory {peak}.")
         self.summary.show()

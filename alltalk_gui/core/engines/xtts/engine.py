@@ -33,7 +33,7 @@ class XttsEngine:
     base_model_files = REQUIRED_FILES
     voice_files = ("model.pth", "config.json", "vocab.json", "mel_stats.pth")  # what synthesis reads
     optional_base_model_files = OPTIONAL_FILES
-    export_formats = ("alltalk", "coqui")
+    export_formats = ("alltalk", "coqui")  # AllTalk's models/xtts/<name>/, or a plain coqui-tts model folder
 
     # ----------------------------------------------------------------------------------------- base model
     def validate_base_model(self, folder: str | os.PathLike[str]):

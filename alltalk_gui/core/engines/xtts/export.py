@@ -28,13 +28,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from alltalk_gui.core import atomic
 from alltalk_gui.core.training.checkpoints import CheckpointInfo
