@@ -12,6 +12,9 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args:
+        from alltalk_gui.core import app_log
+
+        app_log.start_file_log()  # before Qt loads, so that a failing import is in the log too
         from alltalk_gui.gui.app import run_app
 
         return run_app()

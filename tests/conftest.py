@@ -28,3 +28,16 @@ def _module_temporaries_go_with_the_module(request, tmp_path_factory):
         for path in set(base.iterdir()) - before:
             if not path.name.startswith(SESSION_PREFIX):
                 shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _windows_fsync(request, monkeypatch):
+    """The atomic-write, checkpoint and export tests run with ``os.fsync`` refusing read-only files as on
+    Windows (see tests/windows_fsync.py); ALLTALK_TEST_WINDOWS_FSYNC=1 applies it to every test."""
+    from pathlib import Path
+
+    from tests import windows_fsync
+
+    module = Path(request.path).resolve().relative_to(Path(__file__).resolve().parents[1]).as_posix()
+    if module in windows_fsync.MODULES or os.environ.get(windows_fsync.SESSION_ENV) == "1":
+        windows_fsync.refuse_read_only(monkeypatch)

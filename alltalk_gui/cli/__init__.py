@@ -3,20 +3,30 @@
 Each module in this package owns a group of commands and exposes ``register(subparsers)``, which adds its
 sub-parsers with ``set_defaults(func=...)``; ``func(args)`` returns the exit code.
 
-Exit codes: 0 ok, 1 some inputs were rejected (the rest were kept), 2 usage or project error.
+Exit codes: 0 ok, 1 some inputs were rejected (the rest were kept), 2 usage or project error (including a
+project that another program holds: see :mod:`alltalk_gui.core.project.lock`).
+
+All output goes through :class:`alltalk_gui.cli.printable.EscapingWriter`: file names with control characters
+are shown escaped, never obeyed by the terminal.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import ExitStack
 from importlib import import_module
+from pathlib import Path
 
 from alltalk_gui import __version__
 
 EXIT_OK = 0
 EXIT_SOME_REJECTED = 1
 EXIT_USAGE = 2
+
+# Commands that change the project in DIR: each holds the project's lock while it runs, so it cannot overwrite
+# what the app or another command is doing (and two Resumes of one run cannot write the same checkpoints).
+WRITES_PROJECT = frozenset({"import", "transcribe", "dataset", "train", "preview"})
 
 # Command-group modules, in the order their commands appear in --help.
 COMMAND_MODULES = [
@@ -46,18 +56,42 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from alltalk_gui.cli.printable import EscapingWriter
+
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = EscapingWriter(sys.stdout), EscapingWriter(sys.stderr)
+    try:
+        return _run(argv)
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _run(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
-    from alltalk_gui.core.project.folder import ProjectError
+    from alltalk_gui.core.project.folder import PROJECT_FILE, ProjectError
 
     try:
-        return int(args.func(args))
+        with ExitStack() as stack:
+            if args.command in WRITES_PROJECT and (Path(args.dir).expanduser() / PROJECT_FILE).is_file():
+                stack.enter_context(_lock(Path(args.dir), f"alltalk-gui {args.command}"))
+            return int(args.func(args))
     except ProjectError as exc:
         print(f"alltalk-gui: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("alltalk-gui: interrupted", file=sys.stderr)
         return 130
+
+
+def _lock(root: Path, program: str):
+    """The project's lock; none when the folder cannot be written at all (then the command fails on its own)."""
+    from alltalk_gui.core.project.lock import ProjectLock
+
+    try:
+        return ProjectLock.acquire(root, program)
+    except OSError:  # ProjectLockedError is a ProjectError, not an OSError: it is reported by _run
+        return ExitStack()

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -69,6 +68,8 @@ def _build_config(args: argparse.Namespace):
     from alltalk_gui.core.project.folder import VoiceProject
     from alltalk_gui.core.training.config import ConfigError
     from alltalk_gui.core.training.run_config import build_train_config
+    from alltalk_gui.core.training.run_folders import RunNameError, check_run_name, new_run_name, \
+        newest_run_with_checkpoint
 
     project = VoiceProject.open(args.dir)  # ProjectError -> exit 2 with its message
     base = args.base_model or app_settings.get("base_model_dir")
@@ -93,15 +94,17 @@ def _build_config(args: argparse.Namespace):
               f"({built.device.free_gib:.1f} GiB free).")
     config = built.config
     if args.run:
-        config.run_name = args.run
+        try:
+            config.run_name = check_run_name(args.run)
+        except RunNameError as exc:
+            raise ConfigError(f"--run: {exc}") from None
     elif args.resume:
-        runs = sorted((p for p in project.runs_dir.glob("*/checkpoints") if p.is_dir()),
-                      key=lambda p: p.stat().st_mtime)
-        if not runs:
+        newest = newest_run_with_checkpoint(project.runs_dir)
+        if newest is None:
             raise ConfigError(f"--resume: {project.runs_dir} holds no run with checkpoints.")
-        config.run_name = runs[-1].parent.name
+        config.run_name = newest.name
     else:
-        config.run_name = time.strftime("run_%Y%m%d_%H%M%S")
+        config.run_name = new_run_name()
     return config
 
 
@@ -141,59 +144,56 @@ def _train_here(config, args) -> int:
 
 
 def _train_launched(config, args) -> int:
-    """N processes under accelerate launch; this process only follows the events file."""
-    from alltalk_gui.core import atomic
-    from alltalk_gui.core.training.events import Done, event_from_dict
+    """N processes under accelerate launch; this process only follows the events file. Ctrl+C reaches this
+    process alone (the children run in their own process group) and asks them, through the run's STOP file, to
+    checkpoint and exit together."""
+    from alltalk_gui.core.training.events import Done
+    from alltalk_gui.core.training.follow import EventsFollower, follow_process
+    from alltalk_gui.core.training.launch import LaunchError, start_training
+    from alltalk_gui.core.training.run_folders import EVENTS_FILE
     from alltalk_gui.core.training.runner import exit_code
-    from alltalk_gui.core.training.loop import EVENTS_FILE
 
-    run_dir = config.run_dir
-    run_dir.mkdir(parents=True, exist_ok=True)
-    events_path = Path(args.events) if args.events else run_dir / EVENTS_FILE
-    offset = events_path.stat().st_size if events_path.exists() else 0
-    config_file = run_dir / "launch_config.json"
-    atomic.write_json(config_file, config.to_dict())
-    # --multi_gpu is accelerate's torchrun launcher; on a machine without CUDA the processes form a gloo group on
-    # the CPU (Accelerator(cpu=True)). accelerate's --cpu launcher would need MPI for more than one process.
-    cmd = [sys.executable, "-m", "accelerate.commands.launch"]
-    if args.accelerate_config:
-        # accelerate's own config file (written by 'accelerate config'): FSDP sharding and its options live there.
-        cmd += ["--config_file", args.accelerate_config, "--num_processes", str(args.processes)]
-    else:
-        cmd += ["--multi_gpu", "--num_processes", str(args.processes), "--num_machines", "1",
-                "--mixed_precision", config.mixed_precision, "--dynamo_backend", "no"]
-    cmd += ["-m", "alltalk_gui.core.training.runner", "--config", str(config_file), "--events", str(events_path)]
-    if args.resume:
-        cmd.append("--resume")
+    events_path = Path(args.events) if args.events else config.run_dir / EVENTS_FILE
+    follower = EventsFollower(events_path)  # from the end: a resumed run's earlier events are not shown again
     progress = Progress()
     events = []
-    child = subprocess.Popen(cmd)
+
+    def on_event(event) -> None:
+        events.append(event)
+        progress.show(event)
+
+    try:
+        child = start_training(config, resume=args.resume, processes=args.processes, events_path=events_path,
+                               accelerate_config=args.accelerate_config, lower_priority=False)
+    except LaunchError as exc:
+        print(f"alltalk-gui: {exc}", file=sys.stderr)
+        return 1
+    # The children are in a process group of their own, so a terminal's Ctrl+C, a closed terminal or a kill
+    # reaches this process only: each becomes a stop request instead of orphaning them.
+    asked = [sig for sig in ("SIGTERM", "SIGHUP", "SIGBREAK") if hasattr(signal, sig)]
+    previous = {sig: signal.signal(getattr(signal, sig), _raise_interrupt) for sig in asked}
     try:
         while True:
-            finished = child.poll() is not None
-            if events_path.exists():
-                with open(events_path, encoding="utf-8") as f:
-                    f.seek(offset)
-                    for line in f:
-                        if not line.endswith("\n"):
-                            break
-                        offset += len(line.encode("utf-8"))
-                        event = event_from_dict(json.loads(line))
-                        events.append(event)
-                        progress.show(event)
-            if finished:
+            try:
+                code = follow_process(child.process, follower, on_event, poll_s=0.2)
                 break
-            time.sleep(0.2)
-    except KeyboardInterrupt:
-        (run_dir / "STOP").touch()  # the processes checkpoint and exit together
-        child.wait()
+            except KeyboardInterrupt:
+                child.request_stop(signals=False)  # the processes checkpoint and exit together
     finally:
+        for sig, handler in previous.items():
+            signal.signal(getattr(signal, sig), handler)
         progress.close()
-        (run_dir / "STOP").unlink(missing_ok=True)
-    if child.returncode and not any(isinstance(e, Done) for e in events):
-        print(f"alltalk-gui: the training processes exited with code {child.returncode}", file=sys.stderr)
+        child.clear_stop()
+    if follower.skipped:
+        print(f"alltalk-gui: {follower.skipped} unreadable line(s) in {events_path} were skipped.", file=sys.stderr)
+    if code and not any(isinstance(e, Done) for e in events):
+        print(f"alltalk-gui: the training processes exited with code {code}", file=sys.stderr)
         return 1
     return exit_code(events)
+
+
+def _raise_interrupt(signum, frame):  # noqa: ARG001 - signal handler signature
+    raise KeyboardInterrupt
 
 
 class Progress:
@@ -202,10 +202,9 @@ class Progress:
     def __init__(self, stream=None) -> None:
         self.stream = stream or sys.stdout
         self.tty = self.stream.isatty()
-        self.total = 0
         self.epochs = 0
         self.first_step_time = None
-        self.start_step = 0
+        self.first_step = 0
         self.line_open = False
 
     def _print(self, text: str) -> None:
@@ -216,61 +215,39 @@ class Progress:
         self.stream.flush()
 
     def show(self, event) -> None:
-        kind = event.type
-        if kind == "started":
-            self.total, self.start_step = event.total_steps, event.start_step
+        from alltalk_gui.core.training.event_text import event_text, step_text
+        from alltalk_gui.core.training.events import Done, Started, Step
+
+        if isinstance(event, Step):
+            self._show_step(event, step_text)
+            return
+        if isinstance(event, Started):
             self.epochs = event.config.get("epochs", 0)
-            self._print(f"Training {event.train_clips} clips ({event.eval_clips} eval) on {event.device} x "
-                        f"{event.processes}: {event.steps_per_epoch} steps/epoch, {event.total_steps} steps, "
-                        f"{event.trainable_parameters / 1e6:.1f} M trainable parameters. Run: {event.run_dir}")
-        elif kind == "step":
-            now = time.time()
-            if self.first_step_time is None:
-                self.first_step_time, self.first_step = now - event.step_time_s, event.step - 1
-            done = event.step - self.first_step
-            eta = (now - self.first_step_time) / max(done, 1) * max(event.total_steps - event.step, 0)
-            text = (f"step {event.step}/{event.total_steps}  epoch {event.epoch + 1}/{self.epochs}  "
-                    f"loss {event.loss:.4f}  {event.samples_per_s:.2f} samples/s  ETA {_hms(eta)}")
-            if self.tty:
-                self.stream.write("\r" + text.ljust(90))
-                self.stream.flush()
-                self.line_open = True
-            else:
-                self._print(text)
-        elif kind == "eval":
-            self._print(f"eval after epoch {event.epoch + 1}: loss {event.loss:.4f}{'  (best so far)' if event.best else ''}")
-        elif kind == "checkpoint":
-            self._print(f"checkpoint ({event.reason}): {event.path}")
-        elif kind in ("log", "micro_batch"):
-            self._print(event.message)
-        elif kind == "error":
-            self._print(f"error ({event.kind}): {event.message}")
-        elif kind == "done":
-            best = f"{event.best_eval_loss:.4f}" if event.best_eval_loss is not None else "-"
-            final = f"{event.final_loss:.4f}" if event.final_loss is not None else "-"
-            self._print(f"Done ({event.reason}) after step {event.step} in {_hms(event.elapsed_s)}: final loss "
-                        f"{final}, best eval loss {best}.")
-            if event.peak_memory_gib is not None:
-                estimated = (f" (estimated {event.estimated_memory_gib:.2f} GiB)"
-                             if event.estimated_memory_gib is not None else "")
-                self._print(f"Peak memory: {event.peak_memory_gib:.2f} GiB{estimated}.")
-            if event.best_checkpoint:
-                self._print(f"Best checkpoint: {event.best_checkpoint}")
-            if event.last_checkpoint:
-                self._print(f"Last checkpoint: {event.last_checkpoint}")
-            if event.reason == "stopped":
-                self._print("Stopped: run again with --resume to go on.")
+        text = event_text(event)
+        if text is not None:
+            self._print(text)
+        if isinstance(event, Done) and str(getattr(event.reason, "value", event.reason)) == "stopped":
+            self._print("Stopped: run again with --resume to go on.")
+
+    def _show_step(self, event, step_text) -> None:
+        now = time.time()
+        if self.first_step_time is None:
+            self.first_step_time, self.first_step = now - event.step_time_s, event.step - 1
+        done = event.step - self.first_step
+        eta = (now - self.first_step_time) / max(done, 1) * max(event.total_steps - event.step, 0)
+        text = step_text(event, epochs=self.epochs, eta_s=eta)
+        if self.tty:
+            self.stream.write("\r" + text.ljust(90))
+            self.stream.flush()
+            self.line_open = True
+        else:
+            self._print(text)
 
     def close(self) -> None:
         if self.line_open:
             self.stream.write("\n")
             self.stream.flush()
             self.line_open = False
-
-
-def _hms(seconds: float) -> str:
-    seconds = int(round(seconds))
-    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
 # -- gpu -----------------------------------------------------------------------------------------------------------
@@ -301,6 +278,8 @@ def cmd_gpu(args: argparse.Namespace) -> int:
                 print(f"          {p.label_with_pid}  {used}")
         else:
             print(f"cpu    {d.name}  {d.cores} cores  RAM {d.free_gib:.1f} / {d.total_gib:.1f} GiB free")
+        if d.warning:
+            print(f"        Warning: {d.warning}")
     return EXIT_OK
 
 

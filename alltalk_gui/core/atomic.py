@@ -10,10 +10,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
+
+from alltalk_gui.core import folders
 
 
 @contextmanager
@@ -30,7 +33,7 @@ def atomic_path(target: str | os.PathLike[str], suffix: str = "") -> Iterator[Pa
     try:
         yield tmp
         _fsync_file(tmp)
-        os.replace(tmp, target)
+        folders.rename(tmp, target, overwrite=True)  # os.replace, retried while Windows' indexer holds target
         _fsync_dir(target.parent)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -62,9 +65,28 @@ def copy_file(source: str | os.PathLike[str], target: str | os.PathLike[str]) ->
         shutil.copy2(source, tmp)
 
 
-def _fsync_file(path: Path) -> None:
-    with open(path, "rb") as f:
-        os.fsync(f.fileno())
+def _fsync_file(path: str | os.PathLike[str]) -> None:
+    """Flush one file's data to disk through a *writable* handle.
+
+    On Windows ``os.fsync`` is ``FlushFileBuffers``, which fails with EBADF ("Bad file descriptor") on a handle
+    opened read-only; POSIX accepts either, so a writable handle works everywhere. A file that is itself
+    read-only (``shutil.copy2`` keeps a read-only source's mode) is made writable for the flush and put back.
+    """
+    try:
+        fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0))
+    except PermissionError:
+        mode = os.stat(path).st_mode
+        if mode & stat.S_IWUSR:
+            raise
+        os.chmod(path, mode | stat.S_IWUSR)
+        try:
+            fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0))
+        finally:
+            os.chmod(path, mode)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _fsync_dir(path: Path) -> None:

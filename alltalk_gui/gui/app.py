@@ -33,8 +33,12 @@ def create_application(argv: list[str] | None = None) -> QApplication:
 
 
 def run_app(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    from alltalk_gui.core import app_log
+    from alltalk_gui.gui import crash_dialog
+
+    app_log.start_file_log()  # stderr as before, plus the log file a user can send (no console on Windows)
     app = create_application(argv)
+    crash_dialog.install()
     from alltalk_gui.gui.splash import StartupSplash
     from alltalk_gui.gui.style import apply_style
 

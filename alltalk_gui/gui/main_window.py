@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from alltalk_gui.core.project.folder import ProjectError, VoiceProject
 from alltalk_gui.gui import settings
 from alltalk_gui.gui.common.step_page import StepPage
+from alltalk_gui.gui.common.project_lock import lock_or_read_only
 from alltalk_gui.gui.start.about_dialog import AboutDialog
 from alltalk_gui.gui.start.new_project_dialog import NewProjectDialog
 from alltalk_gui.gui.start.first_run_page import FirstRunPage
@@ -110,6 +111,13 @@ class MainWindow(QMainWindow):
         self.close_action = self._action(menu, "&Close project", self.close_project, QKeySequence.StandardKey.Close)
         menu.addSeparator()
         self._action(menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        # The transcript editor's actions with their shortcuts, so they can be found without hovering; they act
+        # on the Transcribe & Edit step, so the menu is enabled there only.
+        self.edit_menu = self.menuBar().addMenu("&Edit")
+        self.edit_menu.addActions(self.transcript_page.editor.menu_actions())
+        self.edit_menu.setEnabled(False)
+        self.stack.currentChanged.connect(
+            lambda: self.edit_menu.setEnabled(self.stack.currentWidget() is self.transcript_page))
         help_menu = self.menuBar().addMenu("&Help")
         self._action(help_menu, "&Check this computer…", self.show_first_run)
         self._action(help_menu, "&About AllTalk GUI", self._about)
@@ -151,7 +159,10 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, "Cannot create the project", str(exc))
             return
         settings.set_last_folder("projects", dialog.folder.parent)
-        self.set_project(project)
+        if lock_or_read_only(self, project):
+            self.set_project(project)
+            if self.project is not project:  # refused while an import or a training runs
+                project.release_lock()
 
     def open_project_dialog(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Open a voice project", settings.last_folder("projects"))
@@ -159,6 +170,8 @@ class MainWindow(QMainWindow):
             self.open_project(folder)
 
     def open_project(self, folder: str) -> bool:
+        if self.project is not None and self.project.root == Path(folder).expanduser().absolute():
+            return True  # already open here (and this window holds its lock)
         try:
             project = VoiceProject.open(folder)
         except ProjectError as exc:
@@ -166,7 +179,12 @@ class MainWindow(QMainWindow):
             self.welcome.refresh()
             return False
         settings.set_last_folder("projects", Path(folder).parent)
+        if not lock_or_read_only(self, project):
+            return False
         self.set_project(project)
+        if self.project is not project:  # refused while an import or a training runs
+            project.release_lock()
+            return False
         return True
 
     def set_project(self, project: VoiceProject | None) -> None:
@@ -175,12 +193,15 @@ class MainWindow(QMainWindow):
             if message:
                 QMessageBox.information(self, "Still working", message)
                 return
+        if self.project is not None and self.project is not project:
+            self.project.release_lock()
         self.project = project
         for page in self.pages:
             page.set_project(project)
         if project is not None:
             settings.add_recent_project(project.root)
-            self.setWindowTitle(f"{project.name} — AllTalk GUI")
+            read_only = " (read-only)" if project.read_only else ""
+            self.setWindowTitle(f"{project.name}{read_only} — AllTalk GUI")
             self.statusBar().showMessage(f"Opened {project.root}", 5000)
         else:
             self.setWindowTitle("AllTalk GUI")
@@ -233,4 +254,6 @@ class MainWindow(QMainWindow):
                 event.ignore()
                 return
         settings.settings().setValue("window/geometry", self.saveGeometry())
+        if self.project is not None:
+            self.project.release_lock()
         super().closeEvent(event)

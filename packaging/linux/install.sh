@@ -43,13 +43,19 @@ if [ "${1:-}" = "--frozen" ]; then
   launcher="$(realpath "${2:?--frozen needs the build folder, e.g. build-frozen/dist/alltalk-gui}")/alltalk-gui"
   [ -x "$launcher" ] || { echo "$launcher is not there; build it with packaging/build.sh" >&2; exit 1; }
 fi
-quoted="\"$(printf '%s' "$launcher" | sed -e 's/[\\"`$]/\\\\&/g')\""
+# Escaping, in the spec's order: inside the double quotes \ " ` $ take a backslash, % becomes %% (field codes),
+# then the whole value is a desktop-file string, where every backslash is doubled. The values go into the file
+# through awk's ENVIRON, never through a sed replacement, where & | and \ in a path would mean something.
+exec_arg="$(printf '%s' "$launcher" | sed -e 's/[\\"`$]/\\&/g' -e 's/%/%%/g' -e 's/\\/\\\\/g')"
+try_exec="$(printf '%s' "$launcher" | sed -e 's/\\/\\\\/g')"
 mkdir -p "$APPS"
 workdir="$(mktemp -d)"
 trap 'rm -rf "$workdir"' EXIT
 tmp="$workdir/alltalk-gui.desktop"  # validated before it goes where the menu can see it
-sed -e "s|^Exec=.*|Exec=${quoted//|/\\|}|" -e "s|^TryExec=.*|TryExec=${launcher//|/\\|}|" \
-  "$HERE/alltalk-gui.desktop" >"$tmp"
+EXEC_LINE="Exec=\"$exec_arg\"" TRY_EXEC_LINE="TryExec=$try_exec" awk '
+  /^Exec=/ { print ENVIRON["EXEC_LINE"]; next }
+  /^TryExec=/ { print ENVIRON["TRY_EXEC_LINE"]; next }
+  { print }' "$HERE/alltalk-gui.desktop" >"$tmp"
 if command -v desktop-file-validate >/dev/null 2>&1 && ! desktop-file-validate "$tmp"; then
   echo "The menu entry did not validate (see above); nothing was installed." >&2
   exit 1

@@ -206,3 +206,22 @@ def test_help_menu_offers_the_computer_check(qtbot):
     action.trigger()
     assert window.stack.currentWidget() is window.first_run
     wait_checks(qtbot, window.first_run)
+
+
+def test_gpu_check_puts_a_card_without_kernels_first(monkeypatch):
+    from dataclasses import replace
+
+    warning = "This PyTorch has no kernels for the NVIDIA GeForce GTX 1080 (compute capability 6.1) ..."
+    card = replace(cuda("NVIDIA GeForce GTX 1080", 8.0), capability="6.1", warning=warning)
+    monkeypatch.setattr(gpu, "list_devices", lambda: [card, CPU])
+    check = system_checks.check_gpu()
+    assert check.status == PROBLEM and check.details == warning
+
+
+def test_cpu_only_check_names_the_card_pytorch_cannot_use(monkeypatch):
+    from dataclasses import replace
+
+    warning = "This computer's NVIDIA card (NVIDIA GeForce GTX 1080) is not used: ..."
+    monkeypatch.setattr(gpu, "list_devices", lambda: [replace(CPU, warning=warning)])
+    check = system_checks.check_gpu()
+    assert check.status == WARNING and check.details.endswith(warning)

@@ -68,3 +68,13 @@ def test_the_devices_are_listed_by_the_gpu_command_in_a_child_process(panel, qtb
         panel.scan_devices()
     assert panel.devices and panel.devices[-1].kind == "cpu" and panel.devices[-1].cores >= 1
     assert all(isinstance(d.processes, tuple) for d in panel.devices)
+
+
+def test_a_card_pytorch_has_no_kernels_for_says_so(qtbot):
+    from dataclasses import replace
+
+    warning = "This PyTorch has no kernels for the NVIDIA GeForce GTX 1080 (compute capability 6.1) ..."
+    card = GpuCard(replace(IDLE, name="NVIDIA GeForce GTX 1080", capability="6.1", warning=warning))
+    qtbot.addWidget(card)
+    assert "has no kernels for the NVIDIA GeForce GTX 1080" in card.details.text()
+    assert "has no kernels" in card.toolTip()

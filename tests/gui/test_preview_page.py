@@ -43,8 +43,8 @@ def _wait_idle(qtbot, page):
 
 def test_checkpoints_references_and_sentences_are_filled_in(page):
     items = [page.checkpoint_box.itemText(i) for i in range(page.checkpoint_box.count())]
-    assert items[0].startswith("Latest: run1 · step 4") and items[1].startswith("Best: run1 · step")
-    assert len(items) == 4  # latest, best, then each checkpoint
+    assert items[0].startswith("run1 · step 4") and "latest" in items[0]
+    assert len(items) == 2 and sum("best" in item for item in items) == 1  # each checkpoint once, marked
     assert page.references and all(p.suffix == ".wav" for p in page.references)
     assert page.text_box.count() >= 3 and page.text_box.itemText(0).startswith("The quick brown fox")
     assert page.generate_button.isEnabled() and page.compare_button.isEnabled()

@@ -192,12 +192,11 @@ def test_start_stop_resume_kill_resume(page, qtbot, monkeypatch):
 
 @pytest.mark.timeout(600)
 def test_one_click_low_vram_trains_lora_adapters(page, qtbot, monkeypatch):
-    page.setup.picker.low_vram.click()
-    assert page.setup.picker.choice() == "low"
     _fast(page, monkeypatch, max_steps=2, save_every_steps=0)
     run = page.run
     seen: list = []
-    run.start_button.click()
+    page.setup.picker.low_vram.click()  # selects Low VRAM and starts
+    assert page.setup.picker.choice() == "low" and run.is_running()
     run.supervisor.event_received.connect(seen.append)
     _wait_exit(qtbot, page)
     assert run.supervisor.returncode == 0 and run.done_event.reason == "max_steps", run.log.shown_text()[-2000:]
@@ -218,11 +217,11 @@ def test_invalid_advanced_settings_are_refused_with_the_message(page, qtbot):
     assert "CUDA" in adv.error.text() and adv.notes["optimizer"].text() == "(changed)"
 
     adv.editors["optimizer"].setCurrentText("adamw")
-    adv.editors["mixed_precision"].setCurrentText("fp16")
+    adv.editors["mixed_precision"].setCurrentText("fp16 (half memory, older GPUs)")
     page.run.start_button.click()
     assert page.run.supervisor is None and "mixed_precision=fp16 needs a CUDA GPU" in adv.error.text()
 
-    adv.editors["mixed_precision"].setCurrentText("no")
+    adv.editors["mixed_precision"].setCurrentText("full (fp32)")
     adv.editors["lr"].setText("fast")
     adv.editors["lr"].textEdited.emit("fast")
     page.run.start_button.click()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import av
 import numpy as np
@@ -26,6 +26,7 @@ import soxr
 
 from alltalk_gui.core.atomic import atomic_path
 from alltalk_gui.core.audio.info import AudioInfo, format_duration  # noqa: F401  (AudioInfo re-exported)
+from alltalk_gui.core.audio import blocks
 from alltalk_gui.core.audio.analysis import (  # noqa: F401  (re-exported: analyse and judge are public API here)
     DBFS_FLOOR,  # levels of digital silence; callers compare against it
     analyse,
@@ -47,8 +48,19 @@ WHISPER_SAMPLE_RATE = 16000
 MAX_DURATION_S = 2 * 3600
 """Longer sources are refused: the whole file is decoded into memory, and 3-10 minutes of voice is plenty."""
 
+MAX_SAMPLE_RATE = 384_000
+"""Higher stated rates are refused: no recorder goes above 384 kHz, and a forged header is how a few megabytes of
+FLAC ask for gigabytes of memory."""
+MAX_CHANNELS = 32
+"""More stated channels are refused, for the same reason (a voice memo has one or two)."""
+MAX_DECODED_BYTES = 2 * 1024**3
+"""Refused above this: rate x channels x length x 4 bytes, the file decoded as float32. 2 GiB is an hour of 48 kHz
+stereo; decoding for the import keeps only a mono mix (see :mod:`alltalk_gui.core.audio.blocks`), but
+:func:`load` and the analysis of what was recorded need every channel."""
+
 # Decoding stops this far past the limit when a header understated the length.
 _DURATION_SLACK_S = 1.0
+_BLOCK_FRAMES = 1 << 16  # frames per block read through libsndfile (256 KiB per channel)
 
 
 class AudioError(Exception):
@@ -79,7 +91,30 @@ def probe(path: str | os.PathLike[str]) -> AudioInfo:
     if info.duration_s <= 0:
         raise AudioError(f"{path.name} has no audio (0 samples).")
     _check_duration(path, info.duration_s)
+    _check_bounds(path, info)
     return info
+
+
+def _check_bounds(path: Path, info: AudioInfo) -> None:
+    """Refuse headers whose decoded size no voice recording has (see :data:`MAX_DECODED_BYTES`)."""
+    if info.sample_rate > MAX_SAMPLE_RATE:
+        raise AudioError(f"{path.name} states a sample rate of {info.sample_rate:,} Hz; the limit is "
+                         f"{MAX_SAMPLE_RATE:,} Hz. It is damaged or not a recording; export it again at 48 kHz.")
+    if info.channels > MAX_CHANNELS:
+        raise AudioError(f"{path.name} states {info.channels} channels; the limit is {MAX_CHANNELS}. Export the "
+                         "voice as a mono or stereo file.")
+    needed = info.sample_rate * info.channels * info.duration_s * 4
+    if needed > MAX_DECODED_BYTES:
+        raise AudioError(f"{path.name} would need {needed / 1024**3:.1f} GiB of memory to decode "
+                         f"({format_duration(info.duration_s)} at {info.sample_rate:,} Hz x {info.channels} "
+                         f"channels); the limit is {MAX_DECODED_BYTES / 1024**3:.0f} GiB. Cut it into shorter "
+                         "parts or export it as mono.")
+
+
+def _frame_limit(rate: int, channels: int) -> int:
+    """Frames past which decoding stops, whatever the header said: the duration limit or the memory cap."""
+    return int(min((MAX_DURATION_S + _DURATION_SLACK_S) * rate,
+                   MAX_DECODED_BYTES * 1.01 / (4 * max(1, channels))))
 
 
 def _check_file(path: Path) -> None:
@@ -293,49 +328,129 @@ def _decoded_short(decoded_s: float, stated_s: float) -> bool:
 
 
 def _decode_pyav(path: Path, sf_error: BaseException | None, expected_s: float) -> tuple[np.ndarray, int]:
-    container, stream = _open_pyav(path, sf_error)
-    try:
-        cc = stream.codec_context
-        rate = int(cc.sample_rate)
-        channels = int(cc.channels)
-        # Planar float at the stream's own rate and layout: one array layout whatever the codec decodes to,
-        # and nothing is resampled here (that is a separate, high-quality step).
-        resampler = av.AudioResampler(format="fltp", layout=cc.layout, rate=rate)
-        # Decoded frames go straight into one array sized from the stated length (grown if that was short), so
-        # an hour-long video needs its decoded size in memory once, not a list of pieces plus their join.
-        buf = np.empty((int(expected_s * rate * 1.02) + rate, channels), dtype=np.float32)
-        samples = 0
-        limit = (MAX_DURATION_S + _DURATION_SLACK_S) * rate
-
-        def put(frame: Any) -> None:
-            nonlocal buf, samples
-            block = frame.to_ndarray().T  # planar (channels, n) -> (n, channels)
-            n = block.shape[0]
-            if samples + n > buf.shape[0]:
-                grown = np.empty((max(samples + n, int(buf.shape[0] * 1.25)), channels), dtype=np.float32)
-                grown[:samples] = buf[:samples]
-                buf = grown
-            buf[samples:samples + n] = block[:, :channels]
-            samples += n
-
-        try:
-            for frame in container.decode(stream):
-                for out in resampler.resample(frame):
-                    put(out)
-                if samples > limit:
-                    break
-            for out in resampler.resample(None):
-                put(out)
-        except av.FFmpegError as e:
-            where = f"after {format_duration(samples / rate)}" if samples else "at the start"
-            raise AudioError(f"{path.name} is damaged: decoding failed {where} ({_short(e)}).") from e
-    finally:
-        container.close()
+    source, rate, channels = _pyav_blocks(path, sf_error)
+    # Decoded frames go straight into one array sized from the stated length (grown if that was short), so
+    # an hour-long video needs its decoded size in memory once, not a list of pieces plus their join.
+    buf = np.empty((int(expected_s * rate * 1.02) + rate, channels), dtype=np.float32)
+    samples = 0
+    limit = _frame_limit(rate, channels)
+    for block in source:
+        n = block.shape[0]
+        if samples + n > buf.shape[0]:
+            grown = np.empty((min(limit, max(samples + n, int(buf.shape[0] * 1.25))), channels), dtype=np.float32)
+            grown[:samples] = buf[:samples]
+            buf = grown
+        buf[samples:samples + n] = block[:buf.shape[0] - samples]
+        samples = min(samples + n, buf.shape[0])
+        if samples >= limit:
+            source.close()
+            _too_long(path, samples, rate)
     if samples == 0:
         raise AudioError(f"{path.name} has no audio (0 samples).")
     # A view keeps the unused tail alive, a copy briefly doubles the memory: copy only if most of it is unused.
     x = buf[:samples] if samples > 0.75 * buf.shape[0] else buf[:samples].copy()
     return x, rate
+
+
+def _pyav_blocks(path: Path, sf_error: BaseException | None) -> tuple[Iterator[np.ndarray], int, int]:
+    """Open ``path`` with PyAV; return a generator of ``(n, channels)`` float32 blocks, the rate and channels.
+
+    Planar float at the stream's own rate and layout: one array layout whatever the codec decodes to, and
+    nothing is resampled here (that is a separate, high-quality step). The generator closes the file when it
+    ends or is closed, and raises :class:`AudioError` for a decoding failure.
+    """
+    container, stream = _open_pyav(path, sf_error)
+    cc = stream.codec_context
+    rate, channels = int(cc.sample_rate), int(cc.channels)
+    if rate > MAX_SAMPLE_RATE or channels > MAX_CHANNELS:  # a stream whose codec disagrees with the header
+        container.close()
+        _check_bounds(path, AudioInfo(0.0, rate, channels, "", None, ""))
+
+    def generate() -> Iterator[np.ndarray]:
+        resampler = av.AudioResampler(format="fltp", layout=cc.layout, rate=rate)
+        done = 0
+        try:
+            for frame in container.decode(stream):
+                for out in resampler.resample(frame):
+                    done += out.samples
+                    yield np.ascontiguousarray(out.to_ndarray().T[:, :channels], dtype=np.float32)
+            for out in resampler.resample(None):
+                yield np.ascontiguousarray(out.to_ndarray().T[:, :channels], dtype=np.float32)
+        except av.FFmpegError as e:
+            where = f"after {format_duration(done / rate)}" if done else "at the start"
+            raise AudioError(f"{path.name} is damaged: decoding failed {where} ({_short(e)}).") from e
+        finally:
+            container.close()
+
+    return generate(), rate, channels
+
+
+def _sf_blocks(path: Path) -> Iterator[np.ndarray]:
+    """``(n, channels)`` float32 blocks through libsndfile; its errors propagate (the caller falls back)."""
+    with sf.SoundFile(str(path)) as f:
+        while True:
+            block = f.read(_BLOCK_FRAMES, dtype="float32", always_2d=True)
+            if block.shape[0] == 0:
+                return
+            yield block
+
+
+def _decode_mono(path: Path) -> tuple[np.ndarray, int, AudioInfo, dict[str, Any]]:
+    """Decode ``path`` block by block into a mono mix and its analysis (see :mod:`alltalk_gui.core.audio.blocks`).
+
+    The same fallbacks as :func:`load`: libsndfile first; FFmpeg for what it cannot open, fails on midway, or
+    stops short of the stated length on (the longer of the two is kept).
+    """
+    info = probe(path)
+    result: tuple[blocks.MonoMix, blocks.BlockAnalyser, int] | None = None
+    sf_error: BaseException | None = None
+    if _libsndfile_may_try(path):
+        try:
+            result = _mix(path, info, _sf_blocks(path), info.sample_rate, info.channels)
+        except (sf.LibsndfileError, RuntimeError, TypeError) as e:
+            sf_error = e
+    if result is not None and _decoded_short(result[0].frames / result[2], info.duration_s):
+        try:
+            other = _mix(path, info, *_pyav_blocks(path, sf_error))
+            if other[0].frames / other[2] > result[0].frames / result[2]:
+                result = other
+        except AudioError:
+            pass
+    if result is None:
+        result = _mix(path, info, *_pyav_blocks(path, sf_error))
+    mix, analyser, sr = result
+    if mix.frames == 0:
+        raise AudioError(f"{path.name} has no audio (0 samples).")
+    if _decoded_short(mix.frames / sr, info.duration_s):
+        raise AudioError(f"{path.name} is damaged: only {format_duration(mix.frames / sr)} of its "
+                         f"{format_duration(info.duration_s)} could be decoded.")
+    return mix.samples(), sr, info, analyser.result()
+
+
+def _too_long(path: Path, frames: int, rate: int) -> None:
+    """Raise for a file that decoded past :func:`_frame_limit` (its header understated its length)."""
+    _check_duration(path, frames / rate)
+    raise AudioError(f"{path.name} holds more audio than its header states (over {format_duration(frames / rate)}); "
+                     f"it would need more than {MAX_DECODED_BYTES / 1024**3:.0f} GiB to decode. Export it again as "
+                     "mono.")
+
+
+def _mix(path: Path, info: AudioInfo, source: Iterator[np.ndarray], rate: int,
+         channels: int) -> tuple[blocks.MonoMix, blocks.BlockAnalyser, int]:
+    mix = blocks.MonoMix(int(info.duration_s * rate * 1.02) + rate, _frame_limit(rate, channels))
+    analyser = blocks.BlockAnalyser(rate, channels)
+    try:
+        for block in source:
+            block = blocks.clean(block)
+            mix.add(block)
+            analyser.add(block)
+    except blocks.TooLong as exc:
+        _too_long(path, exc.frames, rate)
+    finally:
+        close = getattr(source, "close", None)
+        if close is not None:
+            close()
+    return mix, analyser, rate
 
 
 def _reasons(av_error: BaseException, sf_error: BaseException | None) -> str:
@@ -430,11 +545,13 @@ def make_working_copy(source_path: str | os.PathLike[str],
                       target_wav_path: str | os.PathLike[str]) -> tuple[AudioInfo, dict[str, Any]]:
     """Decode ``source_path`` and write the training working copy to ``target_wav_path``.
 
-    Steps: load -> analyse (original channels and rate, so clipping and peaks are seen as recorded) -> mono ->
-    resample to :data:`WORKING_SAMPLE_RATE` -> :func:`normalise` -> 16-bit WAV. The source is only read.
+    Steps: decode in blocks -> analyse each block (original channels and rate, so clipping and peaks are seen as
+    recorded) and mix it down to mono -> resample to :data:`WORKING_SAMPLE_RATE` -> :func:`normalise` -> 16-bit
+    WAV. The source is only read.
 
-    Memory: the decoded source once (frames x channels x 4 bytes) plus a mono mix of half that while both
-    exist, so about 2 GB for an hour of 48 kHz stereo and 4 GB at the two-hour limit. Time (measured on a shared
+    Memory: the source is decoded block by block and mixed down as it goes (:mod:`alltalk_gui.core.audio.blocks`),
+    so the mono mix (frames x 4 bytes: 690 MB for two hours at 48 kHz) plus one block, whatever the channel
+    count; headers claiming more than :data:`MAX_DECODED_BYTES` are refused first. Time (measured on a shared
     two-core machine): about 0.9 s per minute of 48 kHz stereo AAC, 0.25 s per minute of WAV.
 
     Returns:
@@ -443,11 +560,7 @@ def make_working_copy(source_path: str | os.PathLike[str],
     Raises:
         AudioError: the source cannot be used (see :func:`load`).
     """
-    source_path = Path(source_path)
-    x, sr, info = _load_with_info(source_path)
-    analysis = analyse(x, sr)
-    mono = to_mono(x)
-    del x  # the multi-channel original is the largest array here; free it before resampling
+    mono, sr, info, analysis = _decode_mono(Path(source_path))
     mono = resample(mono, sr, WORKING_SAMPLE_RATE)
     mono = normalise(mono, WORKING_SAMPLE_RATE)
     write_wav(target_wav_path, mono, WORKING_SAMPLE_RATE, subtype="PCM_16")
@@ -456,6 +569,7 @@ def make_working_copy(source_path: str | os.PathLike[str],
 
 __all__ = [
     "AUDIO_EXTENSIONS", "VIDEO_EXTENSIONS", "SUPPORTED_EXTENSIONS", "WORKING_SAMPLE_RATE", "WHISPER_SAMPLE_RATE",
-    "MAX_DURATION_S", "AudioError", "AudioInfo", "format_duration", "probe", "load", "to_mono", "resample",
+    "MAX_DURATION_S", "MAX_SAMPLE_RATE", "MAX_CHANNELS", "MAX_DECODED_BYTES", "AudioError", "AudioInfo",
+    "format_duration", "probe", "load", "to_mono", "resample",
     "analyse", "judge", "normalise", "write_wav", "make_working_copy",
 ]

@@ -17,19 +17,22 @@ back if the kill came between the two renames of the swap, and removes the rest.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import re
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from alltalk_gui.core import folders, safe_paths
 from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.audio.clips import ClipAudio, ClipAudioError
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataRow, write_metadata
 from alltalk_gui.core.transcript.segments import Segment, SegmentList
+
+log = logging.getLogger(__name__)
 
 DEFAULT_EVAL_SPLIT = 0.15
 
@@ -121,6 +124,7 @@ def export_dataset(project: Any, eval_split: float = DEFAULT_EVAL_SPLIT, seed: i
         DatasetError: no transcript, fewer than two usable clips, bad split, or a clip's audio is missing.
         segments.SegmentsError: segments.json is corrupt.
     """
+    project.check_writable()
     if segments is None:
         if not project.segments_file.exists():
             raise DatasetError("The project has no transcript yet; transcribe it first.")
@@ -144,14 +148,14 @@ def export_dataset(project: Any, eval_split: float = DEFAULT_EVAL_SPLIT, seed: i
         clip_audio = ClipAudio(project)
         seconds = 0.0
         for done, segment in enumerate(usable, start=1):
-            seconds += _write_clip(clip_audio, segment, staging / "wavs" / f"{segment.id}.wav", segments)
+            seconds += _write_clip(clip_audio, segment, _clip_wav(staging, segment), segments)
             if progress is not None:
                 progress(done, len(usable))
         for name, ids in ((TRAIN_CSV, train_ids), (EVAL_CSV, eval_ids)):
             write_metadata(staging / name, [_row(by_id[i], speaker) for i in ids])
         _swap_in(staging, target)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        _remove(staging)
         raise
     return ExportReport(target, len(train_ids), len(eval_ids), seconds, refused,
                         sum(1 for s in segments if s.deleted))
@@ -165,9 +169,9 @@ def recover_interrupted_export(project: Any) -> None:
         return
     set_aside = sorted(target.parent.glob(f".{target.name}-old-*"))
     if not target.exists() and set_aside:
-        set_aside[-1].rename(target)
+        folders.rename(set_aside[-1], target)
     for leftover in target.parent.glob(f".{target.name}-*"):
-        shutil.rmtree(leftover, ignore_errors=True)
+        _remove(leftover)
 
 
 def _row(segment: Segment, speaker: str) -> MetadataRow:
@@ -175,6 +179,14 @@ def _row(segment: Segment, speaker: str) -> MetadataRow:
     # removes double quotes anyway, so dropping them changes nothing the model sees.
     text = " ".join(segment.text.replace('"', "").split())
     return MetadataRow(f"wavs/{segment.id}.wav", text, speaker)
+
+
+def _clip_wav(staging: Path, segment: Segment) -> Path:
+    """Where a clip's wav goes: refused unless the id is a plain name, so it cannot name a file elsewhere."""
+    try:
+        return safe_paths.inside(staging / "wavs", f"{safe_paths.plain_name(segment.id, 'clip id')}.wav")
+    except safe_paths.UnsafePathError as exc:
+        raise DatasetError(f"Cannot export clip {segment.id!r}: {exc}") from exc
 
 
 def _write_clip(clip_audio: ClipAudio, segment: Segment, path: Path, segments: SegmentList) -> float:
@@ -196,7 +208,14 @@ def _swap_in(staging: Path, target: Path) -> None:
     old = None
     if target.exists():
         old = target.with_name(f".{target.name}-old-{staging.name[-8:]}")
-        target.rename(old)
-    staging.rename(target)
+        folders.rename(target, old)  # retried while an antivirus scans the new wavs (Windows)
+    folders.rename(staging, target)
     if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+        _remove(old)
+
+
+def _remove(folder: Path) -> None:
+    """Delete a staging or set-aside folder; one that cannot be deleted is logged (the next export tries again)."""
+    problem = folders.remove_tree(folder)
+    if problem:
+        log.warning("%s", problem)

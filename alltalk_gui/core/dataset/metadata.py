@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from alltalk_gui.core import atomic
+from alltalk_gui.core import atomic, safe_paths
 
 HEADER = "audio_file|text|speaker_name"
 TRAIN_CSV = "metadata_train.csv"
@@ -34,7 +34,8 @@ def read_metadata(path: str | os.PathLike[str]) -> list[MetadataRow]:
     """Read a metadata CSV.
 
     Raises:
-        MetadataError: missing file, missing/unknown header, a line without audio_file or text.
+        MetadataError: missing file, missing/unknown header, a line without audio_file or text, an audio_file
+            that is absolute or climbs out of the dataset folder with ``..``.
     """
     path = Path(path)
     if not path.is_file():
@@ -53,6 +54,10 @@ def read_metadata(path: str | os.PathLike[str]) -> list[MetadataRow]:
         if len(cells) < 2 or not cells[0].strip() or not cells[1].strip():
             raise MetadataError(f"{path}, line {number}: expected 'audio_file|text|speaker_name', found '{line}'.")
         speaker = cells[2].strip() if len(cells) > 2 and cells[2].strip() else "speaker"
+        try:  # a shared dataset must not point training or preview at files outside it
+            safe_paths.inside(path.parent, cells[0].strip(), "audio_file")
+        except safe_paths.UnsafePathError as exc:
+            raise MetadataError(f"{path}, line {number}: {exc}") from exc
         rows.append(MetadataRow(cells[0].strip(), cells[1].strip(), speaker))
     return rows
 

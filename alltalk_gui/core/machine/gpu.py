@@ -8,12 +8,18 @@ CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER say, so each torch device is matched 
 PCI address, never by index. A card NVML does not describe (no NVML, an NVML error, a MIG slice whose UUID is
 not a whole card's) gets free/total memory from ``torch.cuda.mem_get_info``, which counts every process's use but
 cannot name them. The CPU and RAM are always listed last, since training can fall back to them.
+
+A card torch can see is not always one it can compute on: each PyTorch build carries kernels for a range of
+compute capabilities (``torch.cuda.get_arch_list()``; the cu128 builds of 2.8+ start at 7.0, so a GTX 1080
+fails every step with "no kernel image is available"). Such a card's ``warning`` says so and names the build
+to install. Likewise a CPU-only or unusable PyTorch on a computer whose NVIDIA card NVML sees (a CPU build, or a
+driver too old for the build) puts a warning on the CPU entry, since training would silently run there.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from alltalk_gui.core.machine.nvml import GpuProcess, NvmlGpu, normalise_uuid, read_gpus
@@ -37,6 +43,7 @@ class DeviceInfo:
     # when the driver lists no figures; None where unknown (torch fallback, CPU).
     other_processes_gib: float | None = None
     processes: tuple[GpuProcess, ...] = ()  # the other processes using this GPU (NVML only), most memory first
+    warning: str = ""  # why training cannot use this device as expected (see the module docstring); "" if none
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -56,7 +63,10 @@ class DeviceInfo:
 def list_devices() -> list[DeviceInfo]:
     """CUDA devices first (if any), then the CPU."""
     devices = _cuda_devices()
-    devices.append(_cpu_device())
+    cpu = _cpu_device()
+    if not devices:
+        cpu = replace(cpu, warning=unused_card_warning(read_gpus() or [], *_torch_build()))
+    devices.append(cpu)
     return devices
 
 
@@ -107,11 +117,13 @@ def _cuda_devices() -> list[DeviceInfo]:
     if not cards:
         return []
     nvml = read_gpus() or []
+    arch_list = _torch_arch_list()
     devices = []
     for card in cards:
         match = next((n for n in nvml if same_card(card, n)), None)
         common = {"kind": "cuda", "index": card.index, "name": card.name, "bf16": card.major >= 8,
-                  "capability": f"{card.major}.{card.minor}"}
+                  "capability": f"{card.major}.{card.minor}",
+                  "warning": kernel_warning(card.name, (card.major, card.minor), arch_list)}
         if match is not None:
             devices.append(DeviceInfo(**common, total_gib=match.total_gib, free_gib=match.free_gib,
                                       driver=match.driver, source="nvml",
@@ -144,6 +156,66 @@ def _torch_gpus() -> list[TorchGpu]:
                getattr(props, "pci_device_id", -1))
         cards.append(TorchGpu(i, props.name, props.major, props.minor, normalise_uuid(uuid), pci))
     return cards
+
+
+def has_kernels(capability: tuple[int, int], arch_list: list[str]) -> bool:
+    """Whether a build with these architectures ("sm_61", "compute_90", ...) runs on a card of ``capability``:
+    machine code for the same major version and an equal or lower minor runs as it is; PTX ("compute_XY") is
+    compiled by the driver for any card of XY or newer. An empty list (unknown) counts as yes."""
+    if not arch_list:
+        return True
+    for arch in arch_list:
+        kind, _, number = arch.partition("_")
+        if not number[:-1].isdigit():
+            continue
+        major, minor = int(number[:-1]), int(number[-1])
+        if kind == "sm" and major == capability[0] and minor <= capability[1]:
+            return True
+        if kind == "compute" and (major, minor) <= capability:
+            return True
+    return False
+
+
+def kernel_warning(name: str, capability: tuple[int, int], arch_list: list[str]) -> str:
+    """"" when the installed PyTorch has kernels for the card, else what happens and which build to install."""
+    if has_kernels(capability, arch_list):
+        return ""
+    sms = sorted(int(a[3:]) for a in arch_list if a.startswith("sm_") and a[3:].isdigit())
+    covered = f" (it covers {sms[0] / 10:.1f} to {sms[-1] / 10:.1f})" if sms else ""
+    return (f"This PyTorch has no kernels for the {name} (compute capability {capability[0]}.{capability[1]})"
+            f"{covered}: training on it fails with \"no kernel image is available\". Install PyTorch's cu126 "
+            "build, which covers 5.0 to 9.0 (on Windows: start the launcher with -CudaIndex cu126).")
+
+
+def unused_card_warning(nvml_cards: list[NvmlGpu], torch_version: str, torch_cuda: str | None) -> str:
+    """When NVML sees an NVIDIA card but torch has no CUDA device: why (a CPU build, or a CUDA build that the
+    driver cannot run) and what to do; "" when there is no card."""
+    if not nvml_cards:
+        return ""
+    card = nvml_cards[0]
+    if torch_cuda is None:
+        return (f"This computer's NVIDIA card ({card.name}) is not used: the installed PyTorch ({torch_version}) "
+                "is its CPU-only build, so training runs on the processor. Install a CUDA build (on Windows the launcher does: "
+                "start it again; elsewhere see the README).")
+    return (f"This computer's NVIDIA card ({card.name}) is not used: PyTorch's CUDA {torch_cuda} build cannot "
+            f"run on its driver ({card.driver or 'version unknown'}). Update the NVIDIA driver (528.33 or newer on Windows, 525.60.13 on "
+            "Linux), then restart AllTalk GUI.")
+
+
+def _torch_arch_list() -> list[str]:
+    import torch
+
+    try:
+        return list(torch.cuda.get_arch_list())
+    except Exception:  # a build without CUDA: nothing to compare
+        return []
+
+
+def _torch_build() -> tuple[str, str | None]:
+    """(torch's version, the CUDA version it was built for or None for a CPU build)."""
+    import torch
+
+    return torch.__version__, torch.version.cuda
 
 
 def _torch_memory(index: int) -> tuple[int, int]:

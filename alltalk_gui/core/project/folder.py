@@ -13,7 +13,10 @@ Layout (later steps add their own folders)::
     exports/          exported voice models
 
 Every write goes through :mod:`alltalk_gui.core.atomic`. A ``project.json`` that cannot be read or does not
-validate raises :class:`ProjectError` and is never overwritten: the project object is simply not created.
+validate (wrong JSON types, paths that leave the folder: a shared project is foreign input) raises
+:class:`ProjectError` and is never overwritten: the project object is simply not created. The app and the
+writing commands make themselves the project's one writer with :meth:`VoiceProject.take_lock`
+(:mod:`alltalk_gui.core.project.lock`); a project opened while another program holds it is ``read_only``.
 """
 
 from __future__ import annotations
@@ -23,20 +26,20 @@ import os
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from alltalk_gui.core import atomic
+from alltalk_gui.core import atomic, safe_paths
 from alltalk_gui.core.dataclass_keys import unknown_keys
+from alltalk_gui.core.project.errors import ProjectError  # noqa: F401  (re-exported: callers name it here)
+
+if TYPE_CHECKING:
+    from alltalk_gui.core.project.lock import ProjectLock
 
 SCHEMA_VERSION = 1
 PROJECT_FILE = "project.json"
 BACKUP_FILE = "project.json.bak"
 
 _TOP_LEVEL_KEYS = {"schema_version", "name", "language", "created", "settings", "sources"}
-
-
-class ProjectError(Exception):
-    """A project folder or its project.json cannot be used. The message says why and what to do."""
 
 
 @dataclass
@@ -74,7 +77,46 @@ class Source:
         missing = [name for name in ("id", "name", "file", "audio_file", "sha256") if name not in data]
         if missing:
             raise ProjectError(f"{where}: a source entry is missing {', '.join(missing)}.")
+        for key, value in data.items():
+            kind = _SOURCE_TYPES[key]
+            if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+                raise ProjectError(f"{where}: '{key}' of source {data.get('id')!r} must be {_TYPE_WORDS[kind]}, "
+                                   f"found {type(value).__name__}. It was left as it is.")
+        if not all(isinstance(r, str) for r in data.get("reasons", [])):
+            raise ProjectError(f"{where}: 'reasons' of source {data['id']!r} must be a list of texts. It was left as "
+                               "it is.")
+        _check_analysis(data.get("analysis", {}), f"{where}: 'analysis' of source {data['id']!r}")
+        try:
+            safe_paths.plain_name(data["id"], "source id")
+            for key in ("file", "audio_file"):
+                safe_paths.inside(".", data[key], f"'{key}' of source {data['id']!r}")
+        except safe_paths.UnsafePathError as exc:
+            raise ProjectError(f"{where}: {exc} It was left as it is.") from exc
         return cls(**data)
+
+
+# The JSON type of every Source field (checked on open: a shared project may hold anything).
+_SOURCE_TYPES: dict[str, type] = {"id": str, "name": str, "file": str, "audio_file": str, "sha256": str,
+                                  "size_bytes": int, "imported_at": str, "original_path": str, "analysis": dict,
+                                  "verdict": str, "reasons": list}
+_TYPE_WORDS = {str: "a text", int: "a whole number", dict: "an object", list: "a list"}
+# Analysis values that the verdict, the table and the clip checks read as numbers (None: not measured).
+_ANALYSIS_NUMBERS = {"duration_s", "peak_dbfs", "clipped_fraction", "silence_fraction", "speech_level_dbfs",
+                     "noise_floor_dbfs", "snr_db", "sample_rate", "channels", "bit_depth"}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_analysis(analysis: dict[str, Any], where: str) -> None:
+    for key in _ANALYSIS_NUMBERS & set(analysis):
+        if analysis[key] is not None and not _is_number(analysis[key]):
+            raise ProjectError(f"{where}: '{key}' must be a number, found {type(analysis[key]).__name__}. It was "
+                               "left as it is.")
+    envelope = analysis.get("envelope", [])
+    if not isinstance(envelope, list) or not all(_is_number(v) for v in envelope):
+        raise ProjectError(f"{where}: 'envelope' must be a list of numbers. It was left as it is.")
 
 
 def _migrate_0_to_1(data: dict[str, Any]) -> dict[str, Any]:
@@ -102,6 +144,32 @@ class VoiceProject:
         self.created = created
         self.settings: dict[str, Any] = settings or {}
         self.sources: list[Source] = sources or []
+        self.read_only = False  # opened while another program holds the lock: every save is refused
+        self.lock: ProjectLock | None = None  # held while this object is the project's one writer
+
+    # -- one writer (see alltalk_gui.core.project.lock) -----------------------------------------------------
+    def take_lock(self, program: str) -> None:
+        """Become the project's one writer until :meth:`release_lock`.
+
+        Raises:
+            lock.ProjectLockedError (a ProjectError): another live process holds it; the message names it.
+        """
+        from alltalk_gui.core.project.lock import ProjectLock
+
+        if self.lock is None:
+            self.lock = ProjectLock.acquire(self.root, program)
+            self.read_only = False
+
+    def check_writable(self) -> None:
+        """Raises ProjectError when the project is open read-only (call before changing anything)."""
+        if self.read_only:
+            raise ProjectError(f"{self.root} is open read-only (another program holds it), so nothing was changed. "
+                               "Close it there and open the project again to make changes.")
+
+    def release_lock(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
 
     # -- folders -------------------------------------------------------------------------------------------
     @property
@@ -137,8 +205,12 @@ class VoiceProject:
         return self.root / "exports"
 
     def path(self, relative: str) -> Path:
-        """Absolute path of a project-relative path stored in project.json."""
-        return self.root / relative
+        """Absolute path of a project-relative path stored in project.json.
+
+        Raises:
+            safe_paths.UnsafePathError: ``relative`` is absolute or climbs out of the project with ``..``.
+        """
+        return safe_paths.inside(self.root, relative)
 
     # -- life cycle -----------------------------------------------------------------------------------------
     @classmethod
@@ -189,7 +261,12 @@ class VoiceProject:
         return cls._from_dict(root, data, file)
 
     def save(self) -> None:
-        """Write project.json atomically, keeping the previous version as project.json.bak."""
+        """Write project.json atomically, keeping the previous version as project.json.bak.
+
+        Raises:
+            ProjectError: the project was opened read-only (another program holds its lock).
+        """
+        self.check_writable()
         if self.project_file.exists():
             atomic.copy_file(self.project_file, self.root / BACKUP_FILE)
         atomic.write_json(self.project_file, self.to_dict())

@@ -76,11 +76,15 @@ def read_checkpoint(folder: str | os.PathLike[str]) -> CheckpointInfo:
                 f"{folder} is not a complete training checkpoint: {name} is missing. Pick a folder "
                 f"runs/<run>/{CHECKPOINTS}/step_N of a project."
             )
+    state = read_state(folder)
     try:
-        state = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
         config = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CheckpointError(f"The checkpoint {folder} cannot be read: {exc}") from exc
+    if not isinstance(config, dict) or not isinstance(config.get("base_model_dir", ""), str) or not isinstance(
+            config.get("language") or "", str):
+        raise CheckpointError(f"{folder / CONFIG_FILE} must hold an object with text values for base_model_dir "
+                              "and language. It was left as it is.")
     step = int(state.get("global_step", 0))
     eval_loss = next((float(h["loss"]) for h in state.get("history", []) if h.get("step") == step), None)
     run = folder.parent.parent.name if folder.parent.name == CHECKPOINTS else folder.parent.name
@@ -89,6 +93,39 @@ def read_checkpoint(folder: str | os.PathLike[str]) -> CheckpointInfo:
         base_model_dir=Path(config.get("base_model_dir", "")).expanduser(),
         language=str(config.get("language") or ""), config=config,
     )
+
+
+# What the training loop writes into train_state.json: key -> accepted JSON types (None: not measured yet).
+_STATE_TYPES: dict[str, tuple[type, ...]] = {
+    "global_step": (int,), "epoch": (int,), "batches_done": (int,), "best_eval_loss": (int, float, type(None)),
+    "best_checkpoint": (str, type(None)), "last_loss": (int, float, type(None)), "history": (list,),
+}
+
+
+def read_state(folder: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and type-check a checkpoint's train_state.json (the loop's position and its eval history).
+
+    Raises:
+        CheckpointError: unreadable, not JSON, not an object, an unknown key, or a value of the wrong type.
+    """
+    path = Path(folder) / STATE_FILE
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CheckpointError(f"The checkpoint {path.parent} cannot be read: {exc}") from exc
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{path} must hold a JSON object, found {type(state).__name__}. It was left as it is.")
+    for key, value in state.items():
+        types = _STATE_TYPES.get(key)
+        if types is None or not isinstance(value, types) or (isinstance(value, bool)):
+            expected = "an unknown key" if types is None else f"of the wrong type ({type(value).__name__})"
+            raise CheckpointError(f"{path}: '{key}' is {expected}. It was left as it is.")
+    history = state.get("history", [])
+    if not all(isinstance(h, dict) and isinstance(h.get("step", 0), int)
+               and isinstance(h.get("loss", 0.0), (int, float)) for h in history):
+        raise CheckpointError(f"{path}: 'history' must be a list of objects with a whole-number 'step' and a "
+                              "numeric 'loss'. It was left as it is.")
+    return state
 
 
 def run_checkpoints(run_dir: str | os.PathLike[str]) -> list[CheckpointInfo]:

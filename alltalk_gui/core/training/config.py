@@ -15,8 +15,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from alltalk_gui.core.dataclass_keys import unknown_keys
+from alltalk_gui.core.dataclass_keys import unknown_keys, wrong_types
 from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, engine_names
+from alltalk_gui.core.training.run_folders import RunNameError, check_run_name
 
 OPTIMIZERS = ("adamw", "adamw8bit", "paged_adamw8bit")
 SCHEDULES = ("cosine", "constant")
@@ -143,9 +144,14 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TrainConfig":
         """Build from a dict (a saved ``train_config.json``); unknown keys are an error, missing ones default."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"Training settings must be a JSON object, found {type(data).__name__}.")
         unknown = unknown_keys(cls, data)
         if unknown:
             raise ConfigError(f"Unknown training setting(s): {', '.join(unknown)}.")
+        wrong = wrong_types(cls, data)
+        if wrong:
+            raise ConfigError(f"Training setting(s) of the wrong type: {'; '.join(wrong)}.")
         return cls(**data)
 
     @classmethod
@@ -224,6 +230,11 @@ class TrainConfig:
             raise ConfigError("base_model_dir is not set: point it to the engine's base-model folder.")
         if not self.project_dir and not self.dataset_dir:
             raise ConfigError("project_dir is not set: point it to the voice project folder.")
+        if self.run_name:
+            try:
+                check_run_name(self.run_name)  # a name with a path separator would write outside runs/
+            except RunNameError as exc:
+                raise ConfigError(str(exc)) from None
 
     # -- paths -------------------------------------------------------------------------------------------------------
     @property

@@ -18,7 +18,7 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from pathlib import Path
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar
 
 
 class _Vocabulary(str, Enum):
@@ -236,16 +236,21 @@ class JsonlSink:
     """Appends events to a JSON-lines file, one flushed line per event.
 
     Appending whole lines with one ``write`` keeps the file readable while it grows; a reader sees complete
-    lines or nothing of the last one.
+    lines or nothing of the last one. The file is written in binary with ``\n`` line ends on every OS, so
+    readers can count byte offsets (:mod:`alltalk_gui.core.training.follow`). A file whose last line was torn
+    (a power loss mid-write) is first closed with a newline: the torn line stays one unreadable line that
+    readers skip, and the resumed run's events start on lines of their own.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "a", encoding="utf-8")
+        self._file = open(self.path, "ab")
+        if self._file.tell() > 0 and not _ends_with_newline(self.path):
+            self._file.write(b"\n")
 
     def write(self, event: Event) -> None:
-        self._file.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
+        self._file.write((json.dumps(event.to_dict(), ensure_ascii=False) + "\n").encode("utf-8"))
         self._file.flush()
 
     def close(self) -> None:
@@ -258,10 +263,7 @@ class JsonlSink:
         self.close()
 
 
-def read_events(path: str | os.PathLike[str]) -> Iterator[Event]:
-    """Events from a JSON-lines file, skipping a torn last line."""
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line.endswith("\n"):
-                break
-            yield event_from_dict(json.loads(line))
+def _ends_with_newline(path: Path) -> bool:
+    with open(path, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"

@@ -38,19 +38,16 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from alltalk_gui.core import atomic
+from alltalk_gui.core import atomic, folders
 from alltalk_gui.core.engines.engine import BaseModelError, TrainingSetup, get_engine
-from alltalk_gui.core.training.checkpoints import CHECKPOINTS, CONFIG_FILE, STATE_FILE
+from alltalk_gui.core.training.checkpoints import CHECKPOINTS, CONFIG_FILE, STATE_FILE, CheckpointError, read_state
 from alltalk_gui.core.training.config import ConfigError, TrainConfig, incompatible_for_resume
 from alltalk_gui.core.training.data import BucketBatchSampler, DatasetError
 from alltalk_gui.core.training.events import (Checkpoint, CheckpointReason, Done, Error, ErrorKind, Eval, Event,
                                               FinishReason, Log, LogLevel, Memory, MicroBatch, MicroBatchCause,
                                               Started, Step)
 from alltalk_gui.core.training.levers import OutOfMemory, OutOfMemoryRetry, out_of_memory_advice
-
-STOP_FILE = "STOP"  # creating <run_dir>/STOP asks a running training to checkpoint and exit
-EVENTS_FILE = "events.jsonl"
-MEMORY_FILE = "memory.json"  # measured peak memory of each session of a run, beside the estimate
+from alltalk_gui.core.training.run_folders import EVENTS_FILE, MEMORY_FILE, STOP_FILE, new_run_name  # noqa: F401
 # Test hook for the crash-safety test: "STEP:SECONDS" makes the save at STEP wait SECONDS between writing the
 # checkpoint's files and publishing it, so a test can kill the process at exactly that moment.
 SLOW_SAVE_ENV = "ALLTALK_GUI_TEST_SLOW_SAVE"
@@ -101,6 +98,8 @@ def train(config: TrainConfig, *, resume: bool = False, stop: Callable[[], bool]
     for event in run.events():
         # Every process runs the recipe (they must stay in step); only the main process reports.
         if run.accelerator is None or run.accelerator.is_main_process:
+            while run.warnings:  # raised while making ``event`` (e.g. a checkpoint that could not be pruned)
+                yield Log(level=LogLevel.WARNING, message=run.warnings.pop(0))
             yield event
 
 
@@ -150,15 +149,18 @@ def setup_accelerator(config: TrainConfig):
     """The Accelerator for ``config`` (mixed precision, accumulation, CPU or GPU), with every RNG seeded."""
     import torch
     from accelerate import Accelerator
-    from accelerate.utils import set_seed
+    from accelerate.utils import InitProcessGroupKwargs, set_seed
 
     from alltalk_gui.core.machine.memory import use_expandable_segments
+    from alltalk_gui.core.training.launch import distributed_backend
 
     use_expandable_segments()  # before the first CUDA allocation, which comes below
     accelerator = Accelerator(
         mixed_precision=config.mixed_precision,
         gradient_accumulation_steps=config.grad_accum_steps,
         cpu=config.device == "cpu" or not torch.cuda.is_available(),
+        # Windows builds of PyTorch have no NCCL: several processes meet over gloo there.
+        kwargs_handlers=[InitProcessGroupKwargs(backend=backend)] if (backend := distributed_backend()) else None,
     )
     set_seed(config.seed)
     return accelerator
@@ -179,6 +181,8 @@ class TrainingRun:
         self.started_at = time.time()
         self.peaks: dict[str, float] = {}  # the run's peak memory figures (GiB), kept across memory samples
         self.parameters = 0                # the trained model's size, once it is built
+        self.warnings: list[str] = []      # problems that do not stop the run, reported as Log events
+        self.warned: set[str] = set()      # each of them is reported once
 
     # ------------------------------------------------------------------------------------------------ driver
     def events(self) -> Iterator[Event]:
@@ -214,7 +218,7 @@ class TrainingRun:
         if not cfg.run_name:
             if self.resume:
                 raise ResumeError("--resume needs the run to continue: give its name (run_name).")
-            cfg.run_name = time.strftime("run_%Y%m%d_%H%M%S")
+            cfg.run_name = new_run_name()
         self.run_dir = cfg.run_dir
         base = self.engine.validate_base_model(cfg.base_model_dir)
         train_clips, eval_clips = self.engine.load_clips(cfg)
@@ -229,6 +233,10 @@ class TrainingRun:
         resume_from = latest_checkpoint(self.run_dir)
         if resume_from is None:
             raise ResumeError(f"There is no complete checkpoint in {self.run_dir / CHECKPOINTS} to resume from.")
+        try:
+            read_state(resume_from)
+        except CheckpointError as exc:
+            raise ResumeError(str(exc)) from exc
         saved = TrainConfig.load(resume_from / CONFIG_FILE)
         if cfg.auto_micro_batch and saved.auto_micro_batch and (
                 saved.batch_size * saved.grad_accum_steps == cfg.batch_size * cfg.grad_accum_steps):
@@ -315,7 +323,7 @@ class TrainingRun:
 
         if inputs.resume_from is not None:
             acc.load_state(str(inputs.resume_from))
-            saved = json.loads((inputs.resume_from / STATE_FILE).read_text(encoding="utf-8"))
+            saved = read_state(inputs.resume_from)  # type-checked in _check_inputs, before the model was built
             self.state = TrainState(**saved)
             yield Log(level=LogLevel.INFO,
                       message=f"Resumed from {inputs.resume_from.name} (step {self.state.global_step}).")
@@ -520,7 +528,7 @@ class TrainingRun:
                 slow_step, _, slow_s = os.environ.get(SLOW_SAVE_ENV, "").partition(":")
                 if slow_step and int(slow_step) == st.global_step:
                     time.sleep(float(slow_s))
-                os.replace(tmp, final)
+                folders.rename(tmp, final)  # retried while an antivirus scans the new files (Windows)
                 atomic._fsync_dir(root)
                 self._prune()
             acc.wait_for_everyone()
@@ -537,12 +545,14 @@ class TrainingRun:
         keep = {p.name for p in done[-self.config.keep_last:]}
         if self.state.best_checkpoint:
             keep.add(self.state.best_checkpoint)
-        for p in done:
-            if p.name not in keep:
-                shutil.rmtree(p, ignore_errors=True)
-        for stale in root.glob(".tmp-*"):  # left by a crash during an earlier save
-            if stale.name != f".tmp-step_{self.state.global_step:07d}":
-                shutil.rmtree(stale, ignore_errors=True)
+        doomed = [p for p in done if p.name not in keep]
+        doomed += [stale for stale in root.glob(".tmp-*")  # left by a crash during an earlier save
+                   if stale.name != f".tmp-step_{self.state.global_step:07d}"]
+        for path in doomed:
+            problem = folders.remove_tree(path)
+            if problem and problem not in self.warned:  # a checkpoint is gigabytes: say so, once
+                self.warned.add(problem)
+                self.warnings.append(problem)
 
     # ------------------------------------------------------------------------------------------------ the end
     def _done(self, reason: FinishReason) -> Done:
@@ -572,6 +582,8 @@ class TrainingRun:
             try:
                 sessions = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
             except ValueError:
+                sessions = []
+            if not isinstance(sessions, list):  # valid JSON of another shape: start the record again
                 sessions = []
             sessions.append({
                 "date": time.strftime("%Y-%m-%d %H:%M:%S"), "device": str(acc.device), "profile": cfg.profile,

@@ -20,7 +20,7 @@ from alltalk_gui.core.training.cpu_estimate import estimate_for_config
 from alltalk_gui.core.machine.gpu import DeviceInfo, cpu_cores
 from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, get_engine
 from alltalk_gui.core.resources import resource_path
-from alltalk_gui.core.toml import TOMLDecodeError, loads as toml_loads
+from alltalk_gui.core.training.toml import TOMLDecodeError, loads as toml_loads
 
 PROFILE_NAMES = ("low", "medium", "high")
 # auto leaves this share of the free memory unused: other programs, the desktop and allocator spikes need it.

@@ -6,9 +6,10 @@ The GUI's training worker and ``alltalk-gui train --processes N`` start it as::
         [--resume] [--events FILE]
 
 (or plain ``python -m alltalk_gui.core.training.runner ...`` for one process). Every process trains; only the main
-process yields events, so the events file is written once. SIGTERM / SIGINT (and a ``STOP`` file in the run
-folder) make the loop finish its step, save a checkpoint and exit with code 0; the exit code is 2 when the
-inputs were rejected before training and 1 when training failed after it started.
+process yields events, so the events file is written once. SIGTERM / SIGINT, SIGBREAK on Windows (CTRL_BREAK,
+which :mod:`alltalk_gui.core.training.launch` sends there instead of a SIGTERM that would kill), and a ``STOP``
+file in the run folder make the loop finish its step, save a checkpoint and exit with code 0; the exit code is 2
+when the inputs were rejected before training and 1 when training failed after it started.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from typing import Callable, Iterator
 
 from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.training.events import Done, Error, ErrorKind, Event, EventType, FinishReason, JsonlSink
-from alltalk_gui.core.training.loop import EVENTS_FILE, train
+from alltalk_gui.core.training.loop import train
+from alltalk_gui.core.training.run_folders import EVENTS_FILE
 
 class StopFlag:
     """Set by a signal handler; polled by the training loop once per step."""
@@ -38,6 +40,8 @@ class StopFlag:
 
         signal.signal(signal.SIGTERM, handler)
         signal.signal(signal.SIGINT, handler)
+        if hasattr(signal, "SIGBREAK"):  # Windows: CTRL_BREAK sent to the child's process group
+            signal.signal(signal.SIGBREAK, handler)
 
 
 def run_to_sink(config: TrainConfig, *, resume: bool, events_path: str | Path | None,

@@ -30,6 +30,8 @@ from alltalk_gui.core.transcript.flags import BLOCKING, ClipChecker, ClipFacts, 
 from alltalk_gui.core.project.duration_guidance import Guidance, guidance
 
 SCHEMA_VERSION = 1
+CLIP_ID = re.compile(r"c\d{1,12}")
+"""The only clip ids accepted from segments.json: the app's own form (c00001). Ids become file names on export."""
 FILTERS = ("all", "kept", "flagged", "deleted")
 SORT_KEYS = ("time", "duration", "text", "flags", "confidence")
 
@@ -189,6 +191,7 @@ class SegmentList:
     source_names: dict[str, str] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     next_number: int = 1
+    read_only: bool = False  # the project is open read-only (another program holds its lock): edits are refused
 
     def __post_init__(self) -> None:
         self._listeners: list[Callable[[Change], None]] = []
@@ -231,7 +234,8 @@ class SegmentList:
                    audio=audio if audio is not None else ClipAudio(project),
                    source_order=[s.id for s in project.sources],
                    source_names={s.id: s.name for s in project.sources},
-                   meta=data.get("transcription", {}), next_number=int(data.get("next_number", 1)))
+                   meta=data.get("transcription", {}), next_number=int(data.get("next_number", 1)),
+                   read_only=bool(getattr(project, "read_only", False)))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -251,6 +255,8 @@ class SegmentList:
         """
         if self.path is None:
             return
+        if self.read_only:
+            raise SegmentEditError("The project is open read-only (another program holds it); nothing was changed.")
         data = self.to_dict()
         clips = ",\n    ".join(json.dumps(s, ensure_ascii=False) for s in data.pop("segments"))
         head = json.dumps(data, indent=2, ensure_ascii=False)
@@ -606,6 +612,7 @@ def read_file(path: Path) -> dict[str, Any]:
     if not isinstance(version, int) or version > SCHEMA_VERSION:
         raise SegmentsError(f"{path} was written by a newer AllTalk GUI (schema {version}); update the app. It was "
                             "left as it is.")
+    _check_types(path, data)
     seen: set[str] = set()
     for number, item in enumerate(data["segments"], start=1):
         try:
@@ -616,10 +623,35 @@ def read_file(path: Path) -> dict[str, Any]:
         if segment.end_ms <= segment.start_ms or segment.start_ms < 0:
             raise SegmentsError(f"{path}: clip {segment.id} has an impossible span {segment.start_ms}-"
                                 f"{segment.end_ms} ms. The file was left as it is.")
+        if not CLIP_ID.fullmatch(segment.id):
+            raise SegmentsError(f"{path}: clip number {number} has the id {segment.id!r}; clip ids are 'c' followed "
+                                "by digits (c00001). The file was left as it is.")
         if segment.id in seen:
             raise SegmentsError(f"{path}: clip id {segment.id} appears twice. The file was left as it is.")
         seen.add(segment.id)
     return data
+
+
+# Top-level fields besides "segments": name -> (accepted types, what to call them in a message).
+_FIELD_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "settings": ((dict,), "an object"),
+    "transcription": ((dict,), "an object"),
+    "next_number": ((int,), "a whole number"),
+}
+_SETTING_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "language": ((str,), "a text"),
+    "min_s": ((int, float), "a number"),
+    "max_s": ((int, float), "a number"),
+}
+
+
+def _check_types(path: Path, data: dict[str, Any]) -> None:
+    """Refuse fields of the wrong JSON type with a SegmentsError (bool is not accepted as a number)."""
+    for where, fields, values in (("", _FIELD_TYPES, data), ("settings.", _SETTING_TYPES, data.get("settings", {}))):
+        for key, (types, words) in fields.items():
+            if key in values and (not isinstance(values[key], types) or isinstance(values[key], bool)):
+                raise SegmentsError(f"{path}: '{where}{key}' must be {words}, found {type(values[key]).__name__}. "
+                                    "The file was left as it is.")
 
 
 def _pattern(needle: str, case_sensitive: bool, whole_word: bool) -> re.Pattern[str]:

@@ -17,8 +17,11 @@ A frozen (PyInstaller) app must call ``multiprocessing.freeze_support()`` at sta
 
 from __future__ import annotations
 
+import importlib.util
 import multiprocessing
-from typing import Any
+import os
+from pathlib import Path
+from typing import Any, Callable, MutableMapping
 
 from alltalk_gui.core.transcription.types import Cancelled, Recognised, StopCallback, TranscribeOptions, TranscriptionError
 from alltalk_gui.core.transcription.model_files import ModelError, ModelNotDownloaded, UnknownModel, resolve
@@ -96,11 +99,41 @@ def _raise_from_child(kind: str, message: str, options: TranscribeOptions) -> No
     raise TranscriptionError(message if kind == "TranscriptionError" else f"{kind}: {message}")
 
 
+_dll_directories: list[Any] = []  # os.add_dll_directory handles: the directory stays searchable while held
+
+
+def expose_torch_libraries(os_name: str = os.name, add_dll_directory: Callable[[str], Any] | None = None,
+                           environ: MutableMapping[str, str] = os.environ) -> Path | None:
+    """On Windows, let CTranslate2 (faster-whisper) find the CUDA libraries that PyTorch's wheel brings.
+
+    CTranslate2 loads cuBLAS 12 and cuDNN 9 (``cublas64_12.dll``, ``cudnn64_9.dll``) only when a model goes on
+    the GPU, by name, through Windows' DLL search. The CUDA build of PyTorch ships exactly those in
+    ``torch\\lib``, but nothing puts that folder on the search path unless torch itself is imported, so
+    faster-whisper on CUDA failed with "cublas64_12.dll is not found". The folder is added both ways Windows
+    looks: ``os.add_dll_directory`` (for loads that ask for user directories) and ``PATH`` (plain
+    ``LoadLibrary``). torch is located without importing it (that takes seconds). Returns the folder added, or
+    None (not Windows, or no torch).
+    """
+    if os_name != "nt":
+        return None
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    lib = Path(list(spec.submodule_search_locations)[0]) / "lib"
+    if not lib.is_dir():
+        return None
+    add = add_dll_directory or getattr(os, "add_dll_directory")
+    _dll_directories.append(add(str(lib)))
+    environ["PATH"] = str(lib) + os.pathsep + environ.get("PATH", "")
+    return lib
+
+
 def _child_main(send: Any, options: TranscribeOptions, jobs: list[tuple[int, str, str, str]]) -> None:
     from alltalk_gui.core.transcription.factory import load_for_whisper, make_transcriber
 
     try:
         send.send(("loading",))
+        expose_torch_libraries()  # before CTranslate2 loads: it needs cuBLAS from torch's folder on Windows
         transcriber = make_transcriber(options)
         language = None if options.language == "auto" else options.language
         for index, source_id, name, path in jobs:

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from alltalk_gui.core import atomic
+from alltalk_gui.core import atomic, safe_paths
 from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.training.checkpoints import CheckpointInfo, read_checkpoint
 from alltalk_gui.core.dataclass_keys import unknown_keys
@@ -136,7 +136,7 @@ class PreviewResult:
             data = json.loads(info.read_text(encoding="utf-8"))
             data.pop("base_model", None)
             data["settings"] = GenerationSettings.from_dict(data["settings"])
-            data["wav"], data["info"] = info.parent / data["wav"], info
+            data["wav"], data["info"] = safe_paths.inside(info.parent, data["wav"], "wav"), info
             result = cls(**data)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise PreviewError(f"{info.name} is not a preview description: {exc}") from exc

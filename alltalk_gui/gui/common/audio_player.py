@@ -2,6 +2,9 @@
 
 QSoundEffect deadlocked once with Qt's audio thread here, so playback uses QMediaPlayer. The player is
 created on first use: pages that never play anything never start Qt's audio back-end.
+
+Without a sound output device Qt still "plays" (the position moves, silently), so Play turned into Stop and
+nothing said why there was no sound: each play then also sends ``error`` a sentence that says so.
 """
 
 from __future__ import annotations
@@ -9,6 +12,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QUrl, Signal
+
+
+NO_OUTPUT = ("No sound output was found on this computer: playback runs silently. Connect speakers or "
+             "headphones, or check the system's sound settings.")
+
+
+def has_sound_output() -> bool:
+    """Whether the system offers an audio output device to play on."""
+    from PySide6.QtMultimedia import QMediaDevices
+
+    return not QMediaDevices.defaultAudioOutput().isNull()
 
 
 class AudioPlayer(QObject):
@@ -45,6 +59,8 @@ class AudioPlayer(QObject):
         player.setSource(QUrl.fromLocalFile(str(path)))
         player.play()
         self._set_current(str(path) if key is None else key)
+        if not has_sound_output():
+            self.error.emit(NO_OUTPUT)
 
     def position_ms(self) -> int:
         """Playback position in the current file, in milliseconds (0 when nothing was played)."""

@@ -7,7 +7,9 @@ import numpy as np
 import pyqtgraph as pg
 import soundfile as sf
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QStyle, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame, QHBoxLayout, QLabel, QSizePolicy, QStyle, QToolButton, QVBoxLayout, QWidget,
+)
 
 from alltalk_gui.core.voice.preview import PreviewResult
 
@@ -45,6 +47,7 @@ class TakeView(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         title = "Base model" if result.label == "base" else f"Fine-tuned · {result.checkpoint_label}"
         self.title = QLabel(f"<b>{title}</b>")
+        self.title.setWordWrap(True)
         self.play_button = QToolButton()
         self.play_button.setAutoRaise(True)
         self.play_button.setToolTip(f"Play {result.wav.name}")
@@ -74,13 +77,20 @@ class TakeView(QFrame):
         self.plot.plot(x, y, pen=pg.mkPen(COLOURS.get(result.label, "#1565c0"), width=1))
         self.plot.setXRange(0, max(samples.size, 1), padding=0)
 
+        self.info.setWordWrap(True)
+        self.info.setStyleSheet("font-size: 9pt;")
+        self.plot.setMinimumWidth(120)
+        # Equal halves whatever the titles say: the size hint is ignored, the row's stretch shares the width
+        # (the fine-tuned card's long title made it wider than the base card and gave the list a scroll bar).
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setMinimumWidth(200)
         top = QHBoxLayout()
         top.addWidget(self.play_button)
         top.addWidget(self.title, 1)
-        top.addWidget(self.info)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
         layout.addLayout(top)
+        layout.addWidget(self.info)
         layout.addWidget(self.plot)
         layout.addWidget(self.wer_label)
 

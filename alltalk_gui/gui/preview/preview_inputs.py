@@ -1,12 +1,17 @@
 """What to preview: the checkpoint (latest, best or any), the reference clips (the dataset's cleanest 3-10 s clips,
 or files the user picks), the language and the sentence (the shipped sentences for that language, or typed).
 
+Automatic references follow the dataset: training writes it, so they are looked for again whenever the
+checkpoints are (page shown, Refresh) until the user picks files, and are shown by their words, not file names.
+Each checkpoint is listed once, marked "latest" and "best" where it is.
+
 Reads checkpoints and reference clips through the core (JSON and audio files only: no torch). ``changed`` fires
 when the checkpoint or the references change, so the page can update its buttons and defaults.
 """
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -15,7 +20,8 @@ from PySide6.QtWidgets import QComboBox, QFileDialog, QGridLayout, QHBoxLayout, 
 from alltalk_gui.core.training.checkpoints import CheckpointError, CheckpointInfo, list_checkpoints, resolve_checkpoint
 from alltalk_gui.core.voice.preview import default_sentences
 from alltalk_gui.core.project.folder import VoiceProject
-from alltalk_gui.core.voice.references import candidate_references
+from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV
+from alltalk_gui.core.voice.references import ReferenceClip, candidate_references
 from alltalk_gui.gui import settings
 
 LANGUAGES = ["en", "de", "fr", "es", "it", "pt", "pl", "tr", "ru", "nl", "cs", "ar", "zh-cn", "ja", "hu", "ko", "hi"]
@@ -30,6 +36,8 @@ class PreviewInputs(QWidget):
         self.project: VoiceProject | None = None
         self.checkpoints: list[CheckpointInfo] = []
         self.references: list[Path] = []
+        self.automatic = True  # references follow the dataset until the user chooses files
+        self._dataset_stamp: tuple | None = None  # the metadata files the automatic references were read from
         self.checkpoint_box = QComboBox()
         self.checkpoint_box.currentIndexChanged.connect(self.changed)
         refresh = QPushButton("Refresh")
@@ -37,6 +45,7 @@ class PreviewInputs(QWidget):
         refresh.clicked.connect(self.refresh)
         self.reference_label = QLabel()
         self.reference_label.setWordWrap(True)
+        self.reference_label.setTextFormat(Qt.TextFormat.RichText)
         choose = QPushButton("Choose…")
         choose.clicked.connect(self._choose_references)
         auto = QPushButton("Automatic")
@@ -73,24 +82,29 @@ class PreviewInputs(QWidget):
         self.project = project
         if project is not None:
             self.language_box.setCurrentText(project.language)
+        self._dataset_stamp = None
         self.auto_references()
         self.refresh()
 
     def refresh(self) -> None:
-        """Re-read the checkpoints (training may have written new ones), keeping the selection if it still exists."""
+        """Re-read the checkpoints (training may have written new ones), keeping the selection if it still exists,
+        and the automatic references (training may have written the dataset)."""
+        if self.automatic and self._dataset_changed():
+            self.auto_references()
         previous = self.checkpoint_box.currentData()
         self.checkpoint_box.blockSignals(True)
         self.checkpoint_box.clear()
         self.checkpoints = list_checkpoints(self.project.root) if self.project else []
-        if self.project and self.checkpoints:
-            for which in ("latest", "best"):
-                try:
-                    found = resolve_checkpoint(self.project.root, which)
-                except CheckpointError:  # no eval yet: no "best"
-                    continue
-                self.checkpoint_box.addItem(f"{which.capitalize()}: {found.label}", str(found.path))
-            for checkpoint in reversed(self.checkpoints):
-                self.checkpoint_box.addItem(checkpoint.label, str(checkpoint.path))
+        tags: dict[str, list[str]] = {}
+        for which in ("latest", "best") if self.project and self.checkpoints else ():
+            try:
+                tags.setdefault(str(resolve_checkpoint(self.project.root, which).path), []).append(which)
+            except CheckpointError:  # no eval yet: no "best"
+                continue
+        for checkpoint in reversed(self.checkpoints):  # newest first, each once
+            marks = tags.get(str(checkpoint.path))
+            self.checkpoint_box.addItem(f"{checkpoint.label}  ({', '.join(marks)})" if marks else checkpoint.label,
+                                        str(checkpoint.path))
         index = self.checkpoint_box.findData(previous) if previous else -1
         self.checkpoint_box.setCurrentIndex(max(index, 0))
         self.checkpoint_box.blockSignals(False)
@@ -106,14 +120,36 @@ class PreviewInputs(QWidget):
     def language(self) -> str:
         return self.language_box.currentText().strip() or (self.project.language if self.project else "en")
 
+    def _dataset_changed(self) -> bool:
+        stamp = self._stamp()
+        return stamp != self._dataset_stamp
+
+    def _stamp(self) -> tuple:
+        if self.project is None:
+            return ()
+        files = (self.project.dataset_dir / name for name in (TRAIN_CSV, EVAL_CSV))
+        return tuple(f.stat().st_mtime_ns if f.is_file() else 0 for f in files)
+
     def auto_references(self) -> None:
+        """The dataset's cleanest clips (again, when the user had chosen files: the Automatic button)."""
+        self._dataset_stamp = self._stamp()
         found = candidate_references(self.project.dataset_dir) if self.project else []
-        self.set_references([c.path for c in found[:REFERENCE_COUNT]])
+        self._show_references(found[:REFERENCE_COUNT], automatic=True)
 
     def set_references(self, paths: list[Path]) -> None:
-        self.references = list(paths)
-        self.reference_label.setText(", ".join(p.name for p in paths) if paths else
-                                     "<i>none: export the dataset, or choose clips</i>")
+        """Files the user chose; they stay until Automatic is pressed or another project is opened."""
+        self._show_references([ReferenceClip(Path(p), "", 0.0, 0.0) for p in paths], automatic=False)
+
+    def _show_references(self, clips: list[ReferenceClip], automatic: bool) -> None:
+        self.automatic = automatic
+        self.references = [c.path for c in clips]
+        if clips:
+            self.reference_label.setText(", ".join(html.escape(_words(c)) for c in clips))
+            self.reference_label.setToolTip("\n".join(str(c.path) for c in clips))
+        else:
+            self.reference_label.setText("<i>none yet: they are taken from the dataset once it is exported "
+                                         "(Transcribe &amp; Edit), or choose clips</i>")
+            self.reference_label.setToolTip("")
         self.changed.emit()
 
     def _choose_references(self) -> None:
@@ -130,3 +166,12 @@ class PreviewInputs(QWidget):
         self.text_box.addItems(sentences)
         if typed and typed not in sentences:  # keep what the user typed
             self.text_box.setCurrentText(typed)
+
+
+def _words(clip: ReferenceClip, count: int = 5) -> str:
+    """A reference as a person knows it: its first words and length; a chosen file by its name."""
+    words = clip.text.split()
+    if not words:
+        return clip.path.name
+    text = " ".join(words[:count]) + ("…" if len(words) > count else "")
+    return f"“{text}” ({clip.duration_s:.1f} s)"

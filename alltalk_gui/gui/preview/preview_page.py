@@ -33,6 +33,15 @@ def error_text(traceback_text: str) -> str:
     return message if sep and kind.rsplit(".", 1)[-1].endswith("Error") else last
 
 
+def transcription_model() -> str | None:
+    """The Whisper model the Transcribe step last used (a name or a local folder), so the intelligibility check
+    listens with a model this computer has rather than the default one; None when none was chosen there."""
+    from alltalk_gui.gui import settings
+
+    value = settings.settings().value("transcribe/model")
+    return str(value) if value else None
+
+
 class PreviewPage(QWidget):
     status_message = Signal(str)
 
@@ -88,6 +97,7 @@ class PreviewPage(QWidget):
         self.rows_layout.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # the takes share the width
         scroll.setWidget(self.rows_box)
         self.export_panel = ExportPanel()
         self.export_panel.export_requested.connect(self.export)
@@ -180,7 +190,7 @@ class PreviewPage(QWidget):
         request = PreviewRequest(checkpoint=checkpoint, text=text, references=list(self.references),
                                  language=self.inputs.language(),
                                  settings=self.generation.settings(), out_dir=self.project.previews_dir, ab=ab,
-                                 whisper_model=self.whisper_model)
+                                 whisper_model=self.whisper_model or transcription_model())
         self.worker = preview_worker(self.session, request, self)
         self.worker.progress.connect(self._on_progress)
         self.worker.finished.connect(self._on_generated)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView, QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel, QListWidget, QMessageBox,
+    QAbstractItemView, QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem,
+    QMessageBox,
     QProgressBar, QPushButton, QStyle, QTableView, QToolButton, QVBoxLayout, QWidget,
 )
 
@@ -20,7 +21,10 @@ from alltalk_gui.core.project.duration_guidance import format_duration, guidance
 from alltalk_gui.core.project.importer import ImportReport
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.gui import settings
+from alltalk_gui.gui.sources.plain_reasons import plain_reason
 from alltalk_gui.gui.sources.sources_model import Column, SourcesModel
+from alltalk_gui.gui.sources.bulk_drop import confirm_bulk_import
+from alltalk_gui.gui.common.project_lock import READ_ONLY_MESSAGE, is_read_only
 from alltalk_gui.gui.common.audio_player import AudioPlayer
 from alltalk_gui.gui.sources.waveform_delegate import WaveformDelegate
 from alltalk_gui.gui.common.workers import Worker, import_worker
@@ -89,14 +93,21 @@ class ImportPage(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
-        self.table.verticalHeader().setDefaultSectionSize(34)
+        # Two lines per row, and the verdict wraps onto the second: "Check: clipped 6.7 % of samples" was cut
+        # off, and at 1024 px squeezed to "…" behind a horizontal scroll bar. The format gets a fixed width
+        # (the whole of it is in its tooltip), so the verdict keeps the room.
+        self.table.verticalHeader().setDefaultSectionSize(2 * self.fontMetrics().lineSpacing() + 8)
         self.table.setAlternatingRowColors(True)
-        self.table.setWordWrap(False)
+        self.table.setWordWrap(True)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(Column.WAVEFORM, QHeaderView.ResizeMode.Fixed)
+        header.setSectionResizeMode(Column.FORMAT, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(Column.VERDICT, QHeaderView.ResizeMode.Stretch)
-        self.table.setColumnWidth(Column.WAVEFORM, 150)
+        header.setMinimumSectionSize(40)
+        self.table.setColumnWidth(Column.WAVEFORM, 120)
+        self.table.setColumnWidth(Column.FORMAT, 110)
         self.table.doubleClicked.connect(lambda index: self._toggle_play(index.row()))
         self.model.modelReset.connect(self._install_play_buttons)
 
@@ -105,11 +116,16 @@ class ImportPage(QWidget):
         self.rejected_list.setWordWrap(True)
         dismiss = QToolButton(text="Dismiss")
         dismiss.clicked.connect(self._clear_rejections)
+        self.details_button = QToolButton(text="Details", checkable=True)
+        self.details_button.setToolTip("Show what the audio decoders said (for a bug report)")
+        self.details_button.toggled.connect(self._show_details)
+        self.details_button.hide()
         self.rejected_box = QFrame(objectName="rejectedBox")
         self.rejected_box.setStyleSheet("#rejectedBox { border: 1px solid #c62828; border-radius: 6px; }")
         box = QVBoxLayout(self.rejected_box)
         top = QHBoxLayout()
         top.addWidget(self.rejected_title, 1)
+        top.addWidget(self.details_button)
         top.addWidget(dismiss)
         box.addLayout(top)
         box.addWidget(self.rejected_list)
@@ -140,6 +156,11 @@ class ImportPage(QWidget):
     def import_paths(self, paths: list[str]) -> None:
         """Start importing ``paths`` in the background (ignored while another import runs)."""
         if self.project is None or not paths or self.is_importing():
+            return
+        if is_read_only(self.project):
+            self.status_message.emit(READ_ONLY_MESSAGE)
+            return
+        if not confirm_bulk_import(self, paths):
             return
         self.worker = import_worker(self.project, paths, self)
         self.worker.progress.connect(self._on_progress)
@@ -198,7 +219,7 @@ class ImportPage(QWidget):
         self.model.refresh()
         self._update_summary()
         for rej in report.rejected:
-            self.rejected_list.addItem(rej.reason)
+            self._add_rejection(rej.reason)
         if self.rejected_list.count():
             self._fit_rejected_list()
             self.rejected_title.setText(f"<b>{self.rejected_list.count()} file(s) were not imported</b>")
@@ -222,13 +243,49 @@ class ImportPage(QWidget):
         self.rejected_title.setText("<b>The import stopped</b>")
         self.rejected_box.show()
 
+    def _add_rejection(self, reason: str) -> None:
+        """The reason in plain words; the decoders' own message in the tooltip and behind Details."""
+        plain, detail = plain_reason(reason)
+        item = QListWidgetItem(plain)
+        item.setData(Qt.ItemDataRole.UserRole, (plain, f"{plain}\n{detail}" if detail else plain))
+        item.setToolTip(detail or plain)
+        self.rejected_list.addItem(item)
+        self.details_button.setVisible(self.details_button.isVisible() or bool(detail))
+
+    def _show_details(self, shown: bool) -> None:
+        for i in range(self.rejected_list.count()):
+            item = self.rejected_list.item(i)
+            texts = item.data(Qt.ItemDataRole.UserRole)
+            if texts:
+                item.setText(texts[1] if shown else texts[0])
+        self._fit_rejected_list()
+
     def _fit_rejected_list(self) -> None:
-        # As tall as its rows, up to four; a scroll bar beyond that.
-        rows = sum(self.rejected_list.sizeHintForRow(i) for i in range(min(4, self.rejected_list.count())))
-        self.rejected_list.setFixedHeight(rows + 2 * self.rejected_list.frameWidth() + 4)
+        # As tall as its wrapped rows, up to four; a scroll bar beyond that. Measured against the list's width:
+        # sizeHintForRow gave one line per row before the list had been laid out, cutting messages in half.
+        shown = self.rejected_list.isVisible()
+        width = (self.rejected_list.viewport().width() if shown else self.width() - 70) - 16
+        metrics = self.rejected_list.fontMetrics()
+        rows = sum(metrics.boundingRect(QRect(0, 0, max(width, 150), 10000), Qt.TextFlag.TextWordWrap,
+                                        self.rejected_list.item(i).text()).height() + 8
+                   for i in range(min(4, self.rejected_list.count())))
+        self.rejected_list.setFixedHeight(rows + 2 * self.rejected_list.frameWidth() + 6)
+        if not shown:  # measure again once it is laid out at its real width
+            QTimer.singleShot(0, self, self._fit_rejected_list_once)
+
+    def _fit_rejected_list_once(self) -> None:
+        if self.rejected_list.isVisible():
+            self._fit_rejected_list()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        if self.rejected_list.count():
+            self._fit_rejected_list()
 
     def _clear_rejections(self) -> None:
         self.rejected_list.clear()
+        self.details_button.setChecked(False)
+        self.details_button.hide()
         self.rejected_box.hide()
 
     def _set_busy(self, busy: bool) -> None:

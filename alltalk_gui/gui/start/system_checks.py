@@ -53,10 +53,14 @@ def check_gpu() -> Check:
     if not cuda:
         return Check(WARNING, "CPU only: no NVIDIA graphics card with CUDA was found.",
                      f"Training will run on the processor ({cpu.name}, {cpu.total_gib:.0f} GiB of memory): "
-                     f"{typical_run(cpu.cores).sentence()}. It works, but slowly. If this computer has an NVIDIA "
-                     "card, install its driver and the CUDA build of PyTorch (see the README).")
+                     f"{typical_run(cpu.cores).sentence()}. It works, but slowly. "
+                     + (cpu.warning or "If this computer has an NVIDIA card, install its driver and the CUDA "
+                        "build of PyTorch (see the README)."))
     best = max(cuda, key=lambda d: d.total_gib)
     names = "; ".join(_gpu_words(d) for d in cuda)
+    unusable = " ".join(d.warning for d in cuda if d.warning)
+    if unusable:  # PyTorch has no kernels for a card: nothing else about it matters until that is fixed
+        return Check(PROBLEM, names, unusable)
     if best.total_gib >= GPU_GOOD_GIB:
         return Check(OK, names, "Enough graphics memory for full fine-tuning; the app picks a profile that fits.")
     if best.total_gib >= GPU_MIN_GIB:

@@ -39,8 +39,8 @@ FIELDS: list[tuple[str, str, str]] = [
      "batch at no memory cost, proportionally more time per step."),
     ("auto_micro_batch", "Auto micro-batch", "Before training, find the largest micro-batch that fits in 90 % of "
      "the free GPU memory and accumulate the rest, keeping the effective batch (Auto does this on a GPU)."),
-    ("mixed_precision", "Precision", "no = fp32; bf16 = half the activation memory on Ampere+ GPUs and modern "
-     "CPUs; fp16 = older GPUs (CUDA only)."),
+    ("mixed_precision", "Number precision", "full (fp32): exact, most memory; bf16: half the activation memory on "
+     "Ampere+ GPUs and modern CPUs; fp16: the same for older GPUs (CUDA only)."),
     ("gradient_checkpointing", "Activation checkpointing", "Recompute activations in the backward pass: saves "
      "most activation memory for about 30 % more time."),
     ("optimizer", "Optimizer", "adamw: 8 bytes of state per parameter (3.5 GB for XTTS); adamw8bit / "
@@ -55,6 +55,9 @@ FIELDS: list[tuple[str, str, str]] = [
      "chosen when the dataset is exported). A little time, no memory."),
 ]
 CHOICES = {"mixed_precision": PRECISIONS, "optimizer": OPTIMIZERS}
+# Words for values that are jargon on their own ("Precision: no").
+CHOICE_LABELS = {"mixed_precision": {"no": "full (fp32)", "bf16": "bf16 (half memory)",
+                                     "fp16": "fp16 (half memory, older GPUs)"}}
 
 
 class AdvancedPanel(QGroupBox):
@@ -99,14 +102,25 @@ class AdvancedPanel(QGroupBox):
         layout.addRow(self.body)
         layout.addRow(self.error)
         self.toggled.connect(self.body.setVisible)
+        self.toggled.connect(self._fold)
         self.body.setVisible(False)
+        self._fold(False)
         self.processes = 1
         self._update_effective()
+
+    def _fold(self, shown: bool) -> None:
+        """Closed, the panel is its title only: no empty framed box under it."""
+        opened = shown or self.error.isVisible()
+        margin = 11 if opened else 0
+        self.layout().setContentsMargins(margin, margin, margin, margin)
+        self.setFlat(not shown)
+        self.setMaximumHeight(16777215 if opened else self.fontMetrics().height() + 6)  # cuts the empty frame
 
     def _editor(self, name: str, value: Any) -> QWidget:
         if name in CHOICES:
             box = QComboBox()
-            box.addItems(list(CHOICES[name]))
+            for choice in CHOICES[name]:
+                box.addItem(CHOICE_LABELS.get(name, {}).get(choice, choice), choice)
             box.currentTextChanged.connect(lambda _t, n=name: self._edited(n))
             return box
         if isinstance(value, bool):
@@ -133,7 +147,7 @@ class AdvancedPanel(QGroupBox):
     def _set(self, name: str, value: Any) -> None:
         editor = self.editors[name]
         if isinstance(editor, QComboBox):
-            editor.setCurrentText(str(value))
+            editor.setCurrentIndex(max(0, editor.findData(str(value))))
         elif isinstance(editor, QCheckBox):
             editor.setChecked(bool(value))
         elif isinstance(editor, QLineEdit):
@@ -144,7 +158,7 @@ class AdvancedPanel(QGroupBox):
     def _get(self, name: str) -> Any:
         editor = self.editors[name]
         if isinstance(editor, QComboBox):
-            return editor.currentText()
+            return editor.currentData()
         if isinstance(editor, QCheckBox):
             return editor.isChecked()
         if isinstance(editor, QLineEdit):
@@ -217,5 +231,6 @@ class AdvancedPanel(QGroupBox):
     def show_error(self, message: str | None) -> None:
         self.error.setText(message or "")
         self.error.setVisible(bool(message))
+        self._fold(self.isChecked())
         if message and not self.isChecked():
             self.setChecked(True)  # the message names a field: show it

@@ -4,6 +4,10 @@ a display timer, plus a read-out line that shows the values under the mouse.
 pyqtgraph's own advice for live data is followed: ``setData`` is called at most once per display tick (not
 per event), and every curve draws only what is in view (``setClipToView``) with peak-preserving downsampling
 (``setDownsampling(mode='peak')``), so a 20 000-step run draws about as fast as a 200-step one.
+
+The key (which colour is which line) sits in a line under the plot, not in pyqtgraph's legend box, which
+covered the curves it names. Before any data the axes show a plain 0-10 steps by 0-1, and only the major ticks of
+the step axis are labelled (minor labels of a short run ran together as "10111213").
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 from bisect import bisect_left
 
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from alltalk_gui.gui.train.training_history import Series, TrainingHistory
@@ -29,20 +34,27 @@ class LivePlot(QWidget):
         self.plot.setLabel("left", y_label)
         self.plot.setLabel("bottom", "step")
         self.plot.showGrid(x=True, y=True, alpha=0.2)
-        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
         self.plot.setMouseEnabled(x=True, y=False)
+        self.plot.getAxis("bottom").setStyle(maxTextLevel=0)  # label major steps only
+        self._empty_range()
         # Plain numbers on the value axis: SI scaling turned 0.78 GiB into "780 (x0.001)".
         self.plot.getAxis("left").enableAutoSIPrefix(False)
         self.plot.setMinimumHeight(150)
         self.readout = QLabel(" ")
         self.readout.setStyleSheet("color: palette(mid); font-size: 8pt;")
+        self.key = QLabel()
+        self.key.setWordWrap(True)
+        self.key.setTextFormat(Qt.TextFormat.RichText)
+        self.key.setStyleSheet("font-size: 8pt;")
         self.curves: dict[str, pg.PlotDataItem] = {}
+        self._colours: dict[str, tuple[str, bool]] = {}  # name -> (colour, drawn as dots)
         self._in_legend: set[str] = set()
         self._version = -1
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.plot, 1)
+        layout.addWidget(self.key)
         layout.addWidget(self.readout)
         self._proxy = pg.SignalProxy(self.plot.scene().sigMouseMoved, rateLimit=30, slot=self._hover)
         self._history: TrainingHistory | None = None
@@ -55,6 +67,7 @@ class LivePlot(QWidget):
         curve.setClipToView(True)
         curve.setDownsampling(auto=True, method="peak")
         self.curves[name] = curve
+        self._colours[name] = (colour, symbol is not None)
         return curve
 
     def series(self, history: TrainingHistory) -> dict[str, Series]:
@@ -66,16 +79,18 @@ class LivePlot(QWidget):
         if history.version == self._version:
             return
         self._version = history.version
+        had_data = bool(self._in_legend)
         for name, data in self.series(history).items():
             curve = self.curves[name]
             if data.x:
                 curve.setData(data.x, data.y)
-                if name not in self._in_legend:
-                    self.legend.addItem(curve, name)
-                    self._in_legend.add(name)
+                self._in_legend.add(name)
             elif curve.xData is not None and len(curve.xData):
                 curve.setData([], [])
-                self._drop_from_legend(name)
+                self._in_legend.discard(name)
+        if self._in_legend and not had_data:
+            self.plot.enableAutoRange()  # data arrived: follow it from now on
+        self._show_key()
         self.after_refresh(history)
 
     def after_refresh(self, history: TrainingHistory) -> None:
@@ -83,15 +98,25 @@ class LivePlot(QWidget):
 
     def clear(self) -> None:
         self._version = -1
-        for name, curve in self.curves.items():
+        for curve in self.curves.values():
             curve.setData([], [])
-            self._drop_from_legend(name)
+        self._in_legend.clear()
+        self._show_key()
+        self._empty_range()
         self.readout.setText(" ")
 
-    def _drop_from_legend(self, name: str) -> None:
-        if name in self._in_legend:
-            self.legend.removeItem(self.curves[name])
-            self._in_legend.discard(name)
+    def _empty_range(self) -> None:
+        """Plain axes while there is nothing to draw (auto-range of nothing gave -20..20)."""
+        self.plot.setRange(xRange=(0, 10), yRange=(0, 1), padding=0)
+
+    def _show_key(self) -> None:
+        """The names of the lines that have data, each after a mark in its colour."""
+        parts = []
+        for name in self.curves:
+            if name in self._in_legend:
+                colour, dots = self._colours[name]
+                parts.append(f"<span style='color:{colour}'>{'●' if dots else '━━'}</span> {name}")
+        self.key.setText("&nbsp;&nbsp; ".join(parts))
 
     # -- hover --------------------------------------------------------------------------------------------------
     def values_at(self, step: float) -> str:

@@ -28,6 +28,8 @@ class LogView(QWidget):
         self.text = QPlainTextEdit(readOnly=True)
         self.text.setMaximumBlockCount(MAX_ENTRIES)
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # About seven lines: three were too few to follow a run.
+        self.text.setMinimumHeight(self.text.fontMetrics().lineSpacing() * 7 + 8)
         self.filter = QLineEdit(placeholderText="Filter the log…", clearButtonEnabled=True)
         self.filter.textChanged.connect(self._render)
         self.level = QComboBox()

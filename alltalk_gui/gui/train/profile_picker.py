@@ -105,6 +105,7 @@ class ProfilePicker(QGroupBox):
     """Emits ``changed`` with the chosen name ("low", "medium", "high" or "auto")."""
 
     changed = Signal(str)
+    low_vram_clicked = Signal()  # after Low VRAM is selected: the page starts a run with it
 
     def __init__(self, source: ProfileSource | None = None, parent: QWidget | None = None) -> None:
         super().__init__("Memory profile", parent)
@@ -125,8 +126,7 @@ class ProfilePicker(QGroupBox):
             self.buttons[view.name] = button
             fit_label = QLabel()
             summary = QLabel(view.summary)
-            summary.setWordWrap(True)
-            summary.setStyleSheet("color: palette(mid);")
+            summary.setWordWrap(True)  # normal text colour: in grey they looked disabled
             grid.addWidget(button, row, 0)
             grid.addWidget(fit_label, row, 1)
             grid.addWidget(summary, row, 2)
@@ -139,8 +139,9 @@ class ProfilePicker(QGroupBox):
             grid.addWidget(auto, len(views), 0)
             grid.addWidget(self.auto_reason, len(views), 1, 1, 2)
             self.low_vram = QPushButton("Low VRAM")
-            self.low_vram.setToolTip("One click: the profile that needs the least graphics memory")
-            self.low_vram.clicked.connect(lambda: self.choose("low"))
+            self.low_vram.setToolTip("One click: start training with the profile that needs the least graphics "
+                                     "memory (the settings are checked first)")
+            self.low_vram.clicked.connect(lambda: (self.choose("low"), self.low_vram_clicked.emit()))
             grid.addWidget(self.low_vram, 0, 3)
             auto.setChecked(True)
         else:

@@ -3,26 +3,49 @@
 The page joins two halves: :class:`~alltalk_gui.gui.train.train_setup.SetupPanel` above builds the TrainConfig,
 :class:`~alltalk_gui.gui.train.train_run.RunPanel` below runs it in a child process and shows what happens.
 Start validates the config first (:meth:`TrainConfig.validate`, told whether this machine has CUDA) and refuses
-with the message shown under the Advanced settings. The main window asks :meth:`TrainPage.confirm_close`
-before it closes, and follows ``preview_requested`` to the Preview step.
+with the message shown under the Advanced settings; the picker's one-click Low VRAM button selects that
+profile and goes through the same Start. A project reopened with an interrupted run shows the run's own profile,
+the one Resume uses. The main window asks :meth:`TrainPage.confirm_close` before it closes (stopping shows a
+"saving a checkpoint" note while it waits), and follows ``preview_requested`` to the Preview step.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEventLoop, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QLabel,
     QMessageBox,
+    QProgressDialog,
     QScrollArea,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.gui.common.project_lock import READ_ONLY_MESSAGE, is_read_only
 from alltalk_gui.gui.train.train_run import RunPanel
 from alltalk_gui.gui.train.train_setup import SetupPanel
+
+RUN_MIN_HEIGHT = 420  # run controls, status and plots tall enough to read, with a few log lines
+
+
+class _AtMinimum(QWidget):
+    """Holds the run panel and asks the scroll area for its minimum height only. Its preferred height (three
+    plots' default 480 px each side) made the page taller than the window, so it scrolled even when the
+    minimum fitted; now the room beyond the minimum goes to it by stretch."""
+
+    def __init__(self, child: QWidget) -> None:
+        super().__init__()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(child)
+
+    def sizeHint(self):  # noqa: N802 (Qt's name)
+        return self.minimumSizeHint()
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt's name)
+        return False
 
 
 class TrainPage(QWidget):
@@ -32,6 +55,7 @@ class TrainPage(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.project: VoiceProject | None = None
+        self._stopping = False  # stop_and_wait is waiting for the checkpoint
         self.setup = SetupPanel()
         self.run = RunPanel()
         self.run.status_message.connect(self.status_message)
@@ -41,23 +65,31 @@ class TrainPage(QWidget):
         self.run.resume_button.clicked.connect(self.resume)
         self.setup.changed.connect(lambda: self.setup.advanced.show_error(None))
         self.setup.devices_ready.connect(self._devices_ready)
-        # Opening the Advanced settings makes room for them (before a run; the plots keep theirs during one).
-        self.setup.advanced.toggled.connect(lambda: self._size_halves(self.run.is_running()))
+        self.setup.picker.low_vram_clicked.connect(self.start)  # one click: Low VRAM, checked, started
 
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setWidget(self.setup)
-        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(scroll)
-        split.addWidget(self.run)
-        split.setStretchFactor(0, 2)
-        split.setStretchFactor(1, 3)
-        self.splitter = split
-        self._sized = False
+        # One scroll area for the whole page, no inner one: the setup takes its natural height (Advanced
+        # settings included when open) and the run below keeps room for readable plots. At 1400x950 it all
+        # fits; at 1024x700 the page scrolls. During a run the setup (locked then) folds into one line, so the
+        # plots and the log fill the window at either size.
+        self.run.setMinimumHeight(RUN_MIN_HEIGHT)
+        content = QWidget()
+        column = QVBoxLayout(content)
+        column.addWidget(QLabel("<h2>Train</h2>"))
+        self.running_note = QLabel()
+        self.running_note.setWordWrap(True)
+        self.running_note.hide()
+        column.addWidget(self.running_note)
+        column.addWidget(self.setup)
+        self._run_holder = _AtMinimum(self.run)
+        column.addWidget(self._run_holder, 1)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setWidget(content)
+        self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel("<h2>Train</h2>"))
-        layout.addWidget(split, 1)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.scroll)
 
     # -- project --------------------------------------------------------------------------------------------
     def set_project(self, project: VoiceProject | None) -> None:
@@ -67,6 +99,13 @@ class TrainPage(QWidget):
         self.run.previews.language = project.language if project is not None else "en"
         self.setup.set_project(project)
         self.run.show_run(project.runs_dir if project is not None else None)
+        self._show_resume_profile()
+
+    def _show_resume_profile(self) -> None:
+        """An interrupted run resumes with its own settings: show its profile, not Auto's pick for a new run."""
+        profile = self.run.resumable_profile()
+        if profile and profile in self.setup.picker.buttons:
+            self.setup.picker.choose(profile)
 
     def showEvent(self, event) -> None:
         # Devices are listed the first time the page is shown, not at start-up: it takes a torch import.
@@ -91,11 +130,18 @@ class TrainPage(QWidget):
         return config
 
     def start(self) -> None:
+        if is_read_only(self.project):  # two runs of one project would write the same checkpoints
+            self.status_message.emit(READ_ONLY_MESSAGE)
+            return
         config = self.checked_config()
         if config is not None:
             self.run.start(config, processes=self.setup.processes)
 
     def resume(self) -> None:
+        if is_read_only(self.project):
+            self.status_message.emit(READ_ONLY_MESSAGE)
+            return
+        self._show_resume_profile()  # Resume uses the run's own settings: show its profile
         self.run.resume(processes=self.setup.processes)
 
     def _devices_ready(self) -> None:
@@ -107,19 +153,18 @@ class TrainPage(QWidget):
 
     def _running_changed(self, running: bool) -> None:
         self.setup.setEnabled(not running)
-        self._size_halves(running)
-
-    def _size_halves(self, running: bool) -> None:
-        """Setup gets the room before a run, the plots during one (the user can drag the divider)."""
-        total = max(self.splitter.height(), 600)
-        setup = min(self.setup.sizeHint().height() + 8, int(total * (0.25 if running else 0.75)))
-        self.splitter.setSizes([setup, total - setup])
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        if not self._sized and self.height() > 300:
-            self._sized = True
-            self._size_halves(self.run.is_running())
+        self.setup.setVisible(not running)
+        picker = self.setup.picker
+        name = picker.resolved() or ""
+        title = picker.buttons[name].text() if name in picker.buttons else "the chosen"
+        self.running_note.setText(f"Training with the {title} profile. The settings are locked while it runs and "
+                                  "shown again when it ends.")
+        self.running_note.setVisible(running)
+        if running:  # the plots are what to watch now
+            self.scroll.verticalScrollBar().setValue(0)
+        else:  # the summary and the plots stay in view with the setup back above them
+            # After the setup is laid out again (a moment later), or the position is the old one.
+            QTimer.singleShot(100, self, lambda: self.scroll.verticalScrollBar().setValue(self._run_holder.y()))
 
     def busy_message(self) -> str | None:
         return "Stop the training on the Train step first." if self.is_training() else None
@@ -128,6 +173,8 @@ class TrainPage(QWidget):
         """Ask what to do with a running training before the window closes; True when it may close."""
         if not self.run.is_running():
             return True
+        if self._stopping:  # a second close while the first one waits for the checkpoint
+            return False
         if self.ask_on_close() != "stop":
             return False
         self.stop_and_wait()
@@ -138,17 +185,33 @@ class TrainPage(QWidget):
         """"stop" (checkpoint, then close) or "keep" (keep training, window stays open)."""
         box = QMessageBox(QMessageBox.Icon.Question, "Training is running",
                           "A training run is in progress. What should happen to it?", parent=self)
-        stop = box.addButton("Stop and save a checkpoint", QMessageBox.ButtonRole.AcceptRole)
-        box.addButton("Keep training", QMessageBox.ButtonRole.RejectRole)
+        stop = box.addButton("Stop, save a checkpoint and close", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton("Don't close (keep training)", QMessageBox.ButtonRole.RejectRole)
         box.setDefaultButton(stop)
         box.exec()
         return "stop" if box.clickedButton() is stop else "keep"
 
     def stop_and_wait(self) -> None:
-        """Stop the run (checkpoint, exit) and wait for it, killing it after the stop timeout."""
+        """Stop the run (checkpoint, exit) and wait for it, killing it after the stop timeout. The wait keeps the
+        window painting and says what it waits for (a checkpoint can take a minute on a slow disk)."""
         if not self.run.is_running():
             return
+        self._stopping = True
         self.run.stop()
-        if not self.run.wait(int(self.run.stop_timeout_s * 1000)):
+        note = QProgressDialog("Stopping the training: finishing the step and saving a checkpoint…", "", 0, 0, self)
+        note.setWindowTitle("Stopping training")
+        note.setCancelButton(None)
+        note.setMinimumDuration(0)
+        note.setWindowModality(Qt.WindowModality.WindowModal)
+        note.show()
+        loop = QEventLoop()
+        self.run.running_changed.connect(loop.quit)
+        QTimer.singleShot(int(self.run.stop_timeout_s * 1000), loop.quit)
+        if self.run.is_running():
+            loop.exec()
+        self.run.running_changed.disconnect(loop.quit)
+        if self.run.is_running() and self.run.supervisor.returncode is None:  # the stop timed out
             self.run.force_stop()
-            self.run.wait(10000)
+        self.run.wait(10000)
+        note.close()
+        self._stopping = False

@@ -30,16 +30,16 @@ from PySide6.QtWidgets import (
 
 from alltalk_gui.core.training.checkpoints import run_checkpoints
 from alltalk_gui.core.training.config import TrainConfig
-from alltalk_gui.core.training.events import EventType, FinishReason, LogLevel, MicroBatchCause, read_events
-from alltalk_gui.gui.train.run_folders import (
-    EVENTS_FILE,
-    newest_resumable_run,
-    run_finished,
-)
-from alltalk_gui.gui.train.training_history import TrainingHistory, hms
-from alltalk_gui.gui.train.training_supervisor import LAUNCH_CONFIG, TrainingSupervisor
+from alltalk_gui.core.training.event_text import event_level, event_text, hms
+from alltalk_gui.core.training.events import Checkpoint, Done, Error, FinishReason, Log, MicroBatch, Started
+from alltalk_gui.core.training.follow import read_event_file
+from alltalk_gui.core.training.launch import LaunchError, resume_config
+from alltalk_gui.core.training.run_folders import EVENTS_FILE, new_run_name, newest_run_with_checkpoint, run_finished
+from alltalk_gui.gui.train.training_history import TrainingHistory
+from alltalk_gui.gui.train.training_supervisor import TrainingSupervisor
 from alltalk_gui.gui.common.banner import Banner
 from alltalk_gui.gui.train.checkpoint_preview import CheckpointPreview
+from alltalk_gui.gui.train.child_output import OUTPUT_FILE, ChildOutput
 from alltalk_gui.gui.train.log_view import LogView
 from alltalk_gui.gui.train.loss_plot import LossPlot
 from alltalk_gui.gui.train.lr_plot import LrPlot
@@ -67,6 +67,8 @@ class RunPanel(QWidget):
         self.done_event = None
         self.resumable_run: Path | None = None
         self._run_started_wall = 0.0
+        self.output = ChildOutput(None)
+        self._sessions_before_s = 0.0  # training time of the run's earlier sessions (stop/crash, then Resume)
         self._build()
         self.timer = QTimer(self, interval=REFRESH_MS)
         self.timer.timeout.connect(self._tick)
@@ -118,7 +120,7 @@ class RunPanel(QWidget):
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.hide()
-        self.to_preview = QPushButton("Go to Preview & Export →")
+        self.to_preview = QPushButton("Go to Preview && Export →")  # "&&": a lone & is a mnemonic
         self.to_preview.clicked.connect(self.preview_requested)
         self.to_preview.hide()
         end_row = QHBoxLayout()
@@ -169,12 +171,15 @@ class RunPanel(QWidget):
         self.summary.hide()
         self.to_preview.hide()
         self.resumable_run = None
-        run = newest_resumable_run(runs_dir) if runs_dir is not None else None
+        run = newest_run_with_checkpoint(runs_dir) if runs_dir is not None else None
         if run is not None:
             events = run / EVENTS_FILE
             if events.is_file():
-                for event in read_events(events):
+                log = read_event_file(events)  # a torn line (power loss) is skipped, not fatal
+                for event in log.events:
                     self.history.add(event)
+                if log.skipped:
+                    self.log.append(f"{log.skipped} unreadable line(s) in {events} were skipped.", "warning")
             self.refresh_plots()
             if not run_finished(run):
                 self.resumable_run = run
@@ -186,6 +191,18 @@ class RunPanel(QWidget):
         else:
             self.status.setText("Choose a profile and press Start.")
         self._update_buttons()
+
+    def resumable_profile(self) -> str:
+        """The memory profile the resumable run was started with ("" when none or unknown)."""
+        if self.resumable_run is None:
+            return ""
+        saved = self.resumable_run / LAUNCH_CONFIG
+        try:
+            config = TrainConfig.load(saved if saved.is_file()
+                                      else run_checkpoints(self.resumable_run)[-1].path / "train_config.json")
+        except (OSError, ValueError):
+            return ""
+        return config.profile
 
     def _update_buttons(self, ready: bool = True) -> None:
         running = self.is_running()
@@ -199,19 +216,23 @@ class RunPanel(QWidget):
         if self.is_running():
             return
         if not config.run_name:
-            config.run_name = time.strftime("run_%Y%m%d_%H%M%S")
+            config.run_name = new_run_name()
         self.history.clear()
         self.clear_plots()
         self.log.clear()
         self._launch(config, resume=False, processes=processes)
 
     def resume(self, processes: int = 1) -> None:
-        """Continue the newest resumable run with the settings it was started with."""
+        """Continue the newest resumable run with the settings it was started with, in the project that is open
+        (its folder, not the one the run was started in: a copied project must not train the original)."""
         if self.is_running() or self.resumable_run is None:
             return
         run = self.resumable_run
-        saved = run / LAUNCH_CONFIG
-        config = TrainConfig.load(saved if saved.is_file() else run_checkpoints(run)[-1].path / "train_config.json")
+        try:
+            config = resume_config(run.parent.parent, run.name)
+        except (LaunchError, ValueError) as exc:  # a run folder renamed by hand, an unreadable config
+            self.add_banner("error", f"Run {run.name} cannot be resumed: {exc}")
+            return
         self._launch(config, resume=True, processes=processes)
 
     def _launch(self, config: TrainConfig, *, resume: bool, processes: int) -> None:
@@ -222,6 +243,9 @@ class RunPanel(QWidget):
         self.done_event = None
         self.run_dir = config.run_dir
         self._run_started_wall = time.time()
+        self._sessions_before_s = self.history.training_s if resume else 0.0
+        self.output.close()
+        self.output = ChildOutput(config.run_dir)
         self.supervisor = TrainingSupervisor(config, resume=resume, processes=processes, parent=self)
         self.supervisor.event_received.connect(self.on_event)
         self.supervisor.output_line.connect(self._on_output)
@@ -230,7 +254,8 @@ class RunPanel(QWidget):
         self.progress.setFormat("Loading the model…")
         what = "Resuming" if resume else "Starting"
         self.status.setText(f"{what} run {config.run_name}: loading PyTorch, the base model and the dataset…")
-        self.log.append(f"{what} run {config.run_name} in {config.run_dir}")
+        self.log.append(f"{what} run {config.run_name} in {config.run_dir} (the process's whole output goes to "
+                        f"{OUTPUT_FILE} there)")
         self.supervisor.start()
         self.timer.start()
         self._update_buttons()
@@ -256,37 +281,25 @@ class RunPanel(QWidget):
     # -- events (GUI thread) ---------------------------------------------------------------------------------
     def on_event(self, event) -> None:
         self.history.add(event)
-        kind = event.type
-        if kind == EventType.STARTED:
-            self.log.append(f"Training {event.train_clips} clips ({event.eval_clips} for eval) on {event.device}"
-                            f" × {event.processes}: {event.total_steps} steps, {event.steps_per_epoch} per epoch, "
-                            f"{event.trainable_parameters / 1e6:.1f} M trainable parameters.")
-            self.status.setText(f"Training on {event.device}.")
-        elif kind == EventType.EVAL:
-            self.log.append(f"Eval after epoch {event.epoch + 1}: loss {event.loss:.4f}"
-                            f"{' (best so far)' if event.best else ''}")
-        elif kind == EventType.CHECKPOINT:
-            self.log.append(f"Checkpoint ({event.reason}) at step {event.step}: {event.path}")
-            self.checkpoint_saved.emit(event.path)
-        elif kind == EventType.LOG:
-            self.log.append(event.message, event.level)
-            if event.level == LogLevel.WARNING:
-                self.add_banner("warning", event.message)
-        elif kind == EventType.MICRO_BATCH:
-            self.log.append(event.message, "warning" if event.cause == MicroBatchCause.OUT_OF_MEMORY else "info")
-            if event.cause == MicroBatchCause.OUT_OF_MEMORY:
-                self.add_banner("warning", event.message)
-        elif kind == EventType.ERROR:
-            self.last_error = event.message
-            self.log.append(event.message, "error")
-        elif kind == EventType.DONE:
+        if isinstance(event, Done):
             self.done_event = event
+            return  # the summary tells it
+        text = event_text(event)
+        if text is not None:
+            self.log.append(text, event_level(event))
+        if isinstance(event, Started):
+            self.status.setText(f"Training on {event.device}.")
+        elif isinstance(event, Checkpoint):
+            self.checkpoint_saved.emit(event.path)
+        elif isinstance(event, (Log, MicroBatch)) and event_level(event) == "warning":
+            self.add_banner("warning", event.message)
+        elif isinstance(event, Error):
+            self.last_error = event.message
 
     def _on_output(self, line: str) -> None:
-        lowered = line.lower()
-        level = "error" if ("error" in lowered or "traceback" in lowered) else \
-            "warning" if "warn" in lowered else "info"
-        self.log.append(line, level)
+        shown = self.output.accept(line)  # every line to the run's output.log, library noise not to the view
+        if shown is not None:
+            self.log.append(shown[1], shown[0])
 
     def _show_progress(self) -> None:
         h = self.history
@@ -323,6 +336,7 @@ class RunPanel(QWidget):
 
     # -- the end -------------------------------------------------------------------------------------------
     def _on_exited(self, code: int, done_seen: bool) -> None:
+        self.output.close()
         self.stop_timer.stop()
         self.timer.stop()
         for i, plot in enumerate(self.plots()):  # the last points, one plot per event-loop turn
@@ -331,7 +345,8 @@ class RunPanel(QWidget):
         run = self.run_dir
         checkpoints = run_checkpoints(run) if run is not None else []
         done = self.done_event
-        self.resumable_run = run if checkpoints and not (done and done.reason in (FinishReason.FINISHED, FinishReason.MAX_STEPS)) else None
+        finished = done is not None and done.reason in (FinishReason.FINISHED, FinishReason.MAX_STEPS)
+        self.resumable_run = run if checkpoints and not finished else None
         keep = (f" The last checkpoint (step {checkpoints[-1].step}) is kept: Resume continues from it."
                 if checkpoints else " No checkpoint was saved yet: start again.")
         if done is not None and done.reason != FinishReason.ERROR:
@@ -354,17 +369,23 @@ class RunPanel(QWidget):
     def _finished(self, done, code: int) -> None:
         final = f"{done.final_loss:.4f}" if done.final_loss is not None else "–"
         best = f"{done.best_eval_loss:.4f}" if done.best_eval_loss is not None else "–"
-        peak = f"{self.history.peak_gib:.2f} GiB {'on the GPU' if self.history.on_gpu else 'of RAM'}"
+        h = self.history
+        sampled = h.sampled_peak_gib or h.peak_gib
+        peak = f"{sampled:.2f} GiB {'on the GPU' if h.on_gpu else 'of RAM'}"
+        if h.peak_gib > sampled * 1.1:  # the plot shows the samples; say where the higher figure comes from
+            peak += f" (briefly {h.peak_gib:.2f} GiB between samples, e.g. while loading the model)"
         if done.estimated_memory_gib is not None:
             peak += f" (estimated before the run: {done.estimated_memory_gib:.2f} GiB)"
-        elapsed = hms(time.time() - self._run_started_wall)
+        # This session from its start (loading included) plus the earlier sessions of a resumed run.
+        elapsed = hms(self._sessions_before_s + time.time() - self._run_started_wall)
         if done.reason == FinishReason.STOPPED:
             self.status.setText(f"Stopped at step {done.step} and saved a checkpoint. Resume continues from it.")
             self.add_banner("info", f"Stopped at step {done.step}; the checkpoint is saved.")
         else:
             self.status.setText(f"Training finished at step {done.step}.")
             self._notify("Training finished", f"Step {done.step}, final loss {final}, best eval loss {best}.")
-        self.summary.setText(f"<b>{'Stopped' if done.reason == FinishReason.STOPPED else 'Finished'}</b> after {elapsed} "
+        how = "Stopped" if done.reason == FinishReason.STOPPED else "Finished"
+        self.summary.setText(f"<b>{how}</b> after {elapsed} "
                              f"at step {done.step}: final training loss {final}, best eval loss {best}, peak "
                              f"memory {peak}.")
         self.summary.show()

@@ -62,12 +62,10 @@ class SetupPanel(QWidget):
         self.cards = QHBoxLayout()
         self.cards_note = QLabel("Looking for graphics cards…")
         self.cards.addWidget(self.cards_note)
-        self.cards.addStretch(1)
         self.picker = ProfilePicker()
         self.picker.changed.connect(lambda _n: self._refresh_config())
         self.profile_notes = QLabel()
         self.profile_notes.setWordWrap(True)
-        self.profile_notes.setStyleSheet("color: palette(mid);")
         self.profile_notes.hide()
         self.advanced = AdvancedPanel()
         self.advanced.changed.connect(self.changed)
@@ -98,10 +96,12 @@ class SetupPanel(QWidget):
         facts.addWidget(QLabel("<b>Disk</b>"), 3, 0)
         facts.addWidget(self.disk_label, 3, 1, 1, 3)
 
+        top = QHBoxLayout()  # the device card beside the facts: one band instead of two
+        top.addLayout(self.cards)
+        top.addLayout(facts, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(self.cards)
-        layout.addLayout(facts)
+        layout.addLayout(top)
         layout.addWidget(self.picker)
         layout.addWidget(self.profile_notes)
         layout.addWidget(self.advanced)
@@ -183,13 +183,13 @@ class SetupPanel(QWidget):
         while self.cards.count():
             item = self.cards.takeAt(0)
             if item.widget() is not None:
+                item.widget().hide()  # gone at once, not when the deferred delete comes round
                 item.widget().deleteLater()
         if not devices:
             self.cards.addWidget(QLabel("The devices could not be listed; training picks the GPU if there is one."))
         cuda = [d for d in devices if d.kind == "cuda"]
         for d in cuda or devices:
             self.cards.addWidget(GpuCard(d, cpu_only=not cuda))
-        self.cards.addStretch(1)
         self.picker.set_devices(devices, self.base_config())
         self.advanced.processes = self.processes
         self._refresh_config()
@@ -255,7 +255,10 @@ class SetupPanel(QWidget):
 
     # -- base model ---------------------------------------------------------------------------------------------
     def _choose_base(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "The XTTS v2 base-model folder")
+        current = self.base_model_dir()  # open where the current model is, not at home
+        start = next((str(f) for f in (current, current and current.parent) if f is not None and f.is_dir()),
+                     str(Path.home()))
+        folder = QFileDialog.getExistingDirectory(self, "The XTTS v2 base-model folder", start)
         if folder:
             system_checks.set_base_model_folder(folder)
             self.refresh_facts()

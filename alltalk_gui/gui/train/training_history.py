@@ -7,6 +7,7 @@ per event); the plots read the arrays from a display timer, so 20 000 steps cost
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -61,13 +62,34 @@ class TrainingHistory:
         self.last_eval: float | None = None
         self.device = ""
         self.version = 0
+        # Training time across the sessions of a run (stop and resume, a crash and resume): each session counts
+        # from its Started event to its last event; sessions_s holds the ones before the current session.
+        self.sessions_s = 0.0
+        self._session_start: float | None = None
+        self._last_time: float | None = None
 
     # -- events ------------------------------------------------------------------------------------------------
     def add(self, event) -> None:
+        self._count_time(event)
         handler = getattr(self, f"_on_{event.type}", None)
         if handler is not None:
             handler(event)
             self.version += 1
+
+    def _count_time(self, event) -> None:
+        stamp = getattr(event, "time", None)
+        if stamp is None:
+            return
+        if event.type == "started":
+            self.sessions_s = self.training_s
+            self._session_start = stamp
+        self._last_time = stamp
+
+    @property
+    def training_s(self) -> float:
+        """Seconds of training in all sessions of the run so far (model loading before each Started excluded)."""
+        current = (self._last_time - self._session_start) if self._session_start is not None else 0.0
+        return self.sessions_s + max(current, 0.0)
 
     def _on_started(self, e) -> None:
         # A run resumed from its checkpoint at start_step repeats the steps a crash or kill left after it: drop
@@ -90,10 +112,15 @@ class TrainingHistory:
             self.first_step_wall, self.first_step_seen = e.time - e.step_time_s, e.step - 1
         self.loss.add(e.step, e.loss)
         previous = self.loss_smooth.y[-1] if self.loss_smooth.y else e.loss
-        # A plain mean over the first steps (weight 1/n), then the moving average: no lag from a cold start.
-        span = min(100.0, max(2.0, SMOOTHING_SHARE * (self.total_steps or 0)))
-        weight = max(1.0 / span, 1.0 / len(self.loss.x))
-        self.loss_smooth.add(e.step, previous + weight * (e.loss - previous))
+        if not math.isfinite(e.loss):  # one inf/NaN step must not end the smoothed line for the rest of the run
+            if math.isfinite(previous):
+                self.loss_smooth.add(e.step, previous)
+        else:
+            # A plain mean over the first steps (weight 1/n), then the moving average: no lag from a cold start.
+            span = min(100.0, max(2.0, SMOOTHING_SHARE * (self.total_steps or 0)))
+            weight = max(1.0 / span, 1.0 / len(self.loss.x))
+            start = previous if math.isfinite(previous) else e.loss
+            self.loss_smooth.add(e.step, start + weight * (e.loss - start))
         self.lr.add(e.step, e.lr)
 
     def _on_eval(self, e) -> None:
@@ -120,6 +147,13 @@ class TrainingHistory:
     def on_gpu(self) -> bool:
         return bool(self.allocated.x)
 
+    @property
+    def sampled_peak_gib(self) -> float:
+        """The highest memory sample the plot shows (the process's own high-water mark, ``peak_gib``, also
+        counts moments between samples, such as loading the model and the checkpoint)."""
+        series = (self.reserved, self.allocated) if self.on_gpu else (self.rss,)
+        return max((max(s.y) for s in series if s.y), default=0.0)
+
     def eta_s(self, now: float | None = None) -> float | None:
         """Seconds left at the speed of the steps seen so far; None before two steps."""
         done = self.step - self.first_step_seen
@@ -128,7 +162,3 @@ class TrainingHistory:
         elapsed = (now or time.time()) - self.first_step_wall
         return elapsed / done * max(self.total_steps - self.step, 0)
 
-
-def hms(seconds: float) -> str:
-    seconds = int(round(seconds))
-    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"

@@ -70,6 +70,7 @@ class SegmentsModel(ColumnTableModel):
         self.filter = "all"
         self.sort_key, self.descending = "time", False
         self.playing_id = ""  # the clip being played: its play cell shows a stop icon
+        self.highlight: set[str] = set()  # clips that match the Find box: their text is bold
 
     # -- what is shown --------------------------------------------------------------------------------------
     def set_segments(self, segments: SegmentList | None) -> None:
@@ -109,6 +110,13 @@ class SegmentsModel(ColumnTableModel):
         for row, segment in enumerate(rows):
             if segment.id in change.ids:
                 self.dataChanged.emit(self.index(row, 0), self.index(row, len(Column) - 1))
+
+    def set_highlight(self, ids: set[str]) -> None:
+        if ids != self.highlight:
+            self.highlight = set(ids)
+            if self._rows:
+                self.dataChanged.emit(self.index(0, Column.TEXT), self.index(len(self._rows) - 1, Column.TEXT),
+                                      [Qt.ItemDataRole.FontRole])
 
     def refresh_play_column(self) -> None:
         if self._rows:
@@ -163,9 +171,11 @@ class SegmentsModel(ColumnTableModel):
                 return DELETED_COLOUR
             if col == Column.FLAGS and segment.flags:
                 return BLOCKING_COLOUR if segment.blocking_flags else WARNING_COLOUR
-        if role == Qt.ItemDataRole.FontRole and segment.deleted and col == Column.TEXT:
+        if role == Qt.ItemDataRole.FontRole and col == Column.TEXT and (segment.deleted
+                                                                        or segment.id in self.highlight):
             font = QFont()
-            font.setStrikeOut(True)
+            font.setStrikeOut(segment.deleted)
+            font.setBold(segment.id in self.highlight)
             return font
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (Column.START, Column.END, Column.LENGTH):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

@@ -52,6 +52,7 @@ class TranscribePanel(QWidget):
             self.model.addItem(f"{name}  ({MODEL_TIPS[name]})" if name in MODEL_TIPS else name, name)
         self.model.addItem("Local model…", LOCAL)
         self.model.activated.connect(self._on_model_activated)
+        self.model.setMinimumContentsLength(16)
         self.language = QComboBox()
         self.language.addItem("Detect automatically", "auto")
         for _code, whisper_code, name in LANGUAGES:
@@ -59,6 +60,11 @@ class TranscribePanel(QWidget):
         self.device = QComboBox()
         for label, value in (("Automatic", "auto"), ("CPU", "cpu"), ("NVIDIA GPU (CUDA)", "cuda")):
             self.device.addItem(label, value)
+        for combo in (self.backend, self.model, self.language, self.device):
+            # As wide as the layout gives, not as wide as the longest entry (a local model's path widened the
+            # whole window, and it never came back to a small size).
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(max(combo.minimumContentsLength(), 10))
         self.transcribe_button = QPushButton("Transcribe")
         self.transcribe_button.setDefault(True)
         self.transcribe_button.clicked.connect(self.transcribe_requested)
@@ -70,9 +76,12 @@ class TranscribePanel(QWidget):
             grid.addWidget(QLabel(label), 0, column)
             grid.addWidget(widget, 1, column)
         grid.addWidget(self.transcribe_button, 1, 4)
-        grid.setColumnStretch(1, 1)
+        for column, stretch in enumerate((2, 3, 2, 1)):  # the room shared, the model's name gets the most
+            grid.setColumnStretch(column, stretch)
 
         self.file_label = QLabel()
+        self.file_label.setWordWrap(True)  # a long file name wraps instead of widening the window
+        self.file_label.setMinimumWidth(190)
         self.file_bar = QProgressBar()
         self.overall_label = QLabel()
         self.overall_bar = QProgressBar()
@@ -188,7 +197,9 @@ class TranscribePanel(QWidget):
             self.file_bar.setRange(0, 0)
             self.file_label.setText("Loading the model…")
             return
-        self.file_bar.setRange(0, 1000)
+        # Whisper reports a file's progress per recognised passage: a short file goes from 0 straight to done.
+        # Until the first report the bar moves as "busy" instead of sitting at a 0 % that looks stuck.
+        self.file_bar.setRange(0, 1000 if progress.file_fraction > 0 else 0)
         self.overall_bar.setRange(0, 1000)
         self.file_bar.setValue(int(1000 * progress.file_fraction))
         self.overall_bar.setValue(int(1000 * progress.overall_fraction))

@@ -11,7 +11,7 @@ from PySide6.QtCore import QEvent, QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence, QPalette, QUndoStack
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QSplitter,
-    QTableView, QToolBar, QToolButton, QVBoxLayout, QWidget,
+    QTableView, QToolBar, QVBoxLayout, QWidget,
 )
 
 from alltalk_gui.core.project.duration_guidance import format_duration
@@ -20,6 +20,7 @@ from alltalk_gui.gui.transcript.segments_model import SORTS, Column, SegmentsMod
 from alltalk_gui.gui.transcript.transcript_text import TextDelegate, caret_for_time
 from alltalk_gui.gui.transcript.undo_commands import apply_edit
 from alltalk_gui.gui.transcript.clip_player import ClipPlayer
+from alltalk_gui.gui.transcript.find_bar import FindBar
 from alltalk_gui.gui.transcript.clip_waveform import ClipWaveform
 from alltalk_gui.gui.common.media_icons import media_icon
 
@@ -61,14 +62,27 @@ class TranscriptEditor(QWidget):
         self.retranscribe_action = self._add("Re-transcribe", self._retranscribe, "Ctrl+R",
                                              tip="Run Whisper again on this clip only.")
         self.toolbar.addSeparator()
-        self.undo_action = self.undo_stack.createUndoAction(self, "Undo")
+        # Fixed labels, so the toolbar does not shift as the edit names change; the tooltip names the edit.
+        self.undo_action = self._add("Undo", self.undo_stack.undo, None)
         self.undo_action.setShortcuts([QKeySequence.StandardKey.Undo])
-        self.redo_action = self.undo_stack.createRedoAction(self, "Redo")
+        self.redo_action = self._add("Redo", self.undo_stack.redo, None)
         self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
         for action in (self.undo_action, self.redo_action):
             action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            self.toolbar.addAction(action)
-            self.addAction(action)
+        self.undo_action.setEnabled(False)
+        self.redo_action.setEnabled(False)
+        self.undo_action.setToolTip("Nothing to undo")
+        self.redo_action.setToolTip("Nothing to redo")
+        self.undo_stack.canUndoChanged.connect(self.undo_action.setEnabled)
+        self.undo_stack.canRedoChanged.connect(self.redo_action.setEnabled)
+        self.undo_stack.undoTextChanged.connect(lambda t: self.undo_action.setToolTip(
+            f"Undo {t[:1].lower() + t[1:]} (Ctrl+Z)" if t else "Nothing to undo"))
+        self.undo_stack.redoTextChanged.connect(lambda t: self.redo_action.setToolTip(
+            f"Redo {t[:1].lower() + t[1:]} (Ctrl+Shift+Z)" if t else "Nothing to redo"))
+        self.edit_text_action = self._add("Edit text", self.edit_text, "F2", add_to_toolbar=False)
+        for action in (self.toolbar.widgetForAction(a) for a in self.toolbar.actions()):
+            if action is not None:  # toolbar buttons take no focus by default: put them in the Tab order
+                action.setFocusPolicy(Qt.FocusPolicy.TabFocus)
 
         self.filter_combo = QComboBox()
         for label, name in FILTERS:
@@ -79,35 +93,37 @@ class TranscriptEditor(QWidget):
         for label, _key, _descending in SORTS:
             self.sort_combo.addItem(label)
         self.sort_combo.currentIndexChanged.connect(lambda i: self.model.set_sort(*SORTS[i][1:]))
-        self.find_edit = QLineEdit(placeholderText="Find…", clearButtonEnabled=True)
-        self.find_edit.textChanged.connect(self._update_find_count)
-        self.replace_edit = QLineEdit(placeholderText="Replace with…")
-        self.replace_edit.returnPressed.connect(self.replace_all)
-        self.find_count = QLabel()
-        self.replace_action = self._add("Replace all", self.replace_all, None, add_to_toolbar=False)
-        find_action = QAction(self, shortcut=QKeySequence.StandardKey.Find,
-                              shortcutContext=Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        find_action.triggered.connect(lambda: (self.find_edit.setFocus(), self.find_edit.selectAll()))
-        self.addAction(find_action)
-        replace_button = QToolButton()
-        replace_button.setDefaultAction(self.replace_action)
+        self.find_bar = FindBar()
+        self.find_bar.current_id = lambda: self.current_id
+        self.find_bar.visible_order = lambda: [self.model.segment(r).id for r in range(self.model.rowCount())]
+        self.find_bar.select.connect(self.select)
+        self.find_bar.replace_requested.connect(self.replace_all)
+        # Short names the page and its tests use.
+        self.find_edit, self.replace_edit = self.find_bar.find_edit, self.find_bar.replace_edit
+        self.find_count, self.replace_action = self.find_bar.count, self.find_bar.replace_action
+        self.find_next_action, self.find_previous_action = self.find_bar.next_action, self.find_bar.previous_action
+        self.find_action = QAction("Find…", self, shortcut=QKeySequence.StandardKey.Find,
+                                   shortcutContext=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.find_action.triggered.connect(lambda: (self.find_edit.setFocus(), self.find_edit.selectAll()))
+        for action in (self.find_action, self.find_next_action, self.find_previous_action, self.replace_action):
+            self.addAction(action)
         row = QHBoxLayout()
         row.addWidget(QLabel("Show"))
         row.addWidget(self.filter_combo)
         row.addWidget(QLabel("Sort"))
         row.addWidget(self.sort_combo)
         row.addStretch(1)
-        row.addWidget(self.find_edit, 2)
-        row.addWidget(self.replace_edit, 2)
-        row.addWidget(replace_button)
-        row.addWidget(self.find_count)
+        row.addWidget(self.find_bar, 4)
 
         self.model = SegmentsModel()
         self.model.text_edit_requested.connect(lambda sid, text: self._edit(lambda: self.segments.set_text(sid, text)))
-        self.model.modelReset.connect(self._reselect)
         self.model.dataChanged.connect(self._on_data_changed)
+        self.find_bar.matches_changed.connect(self.model.set_highlight)
         self.table = QTableView()
         self.table.setModel(self.model)
+        # After setModel: the view clears its current row on a reset, so selecting again must come after that.
+        self.model.modelReset.connect(self._reselect)
+        self.table.setTabKeyNavigation(False)  # Tab moves on to the next control, arrows move between cells
         self.text_delegate = TextDelegate(self.table)
         self.table.setItemDelegateForColumn(Column.TEXT, self.text_delegate)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -190,6 +206,7 @@ class TranscriptEditor(QWidget):
         if self._unsubscribe is not None:
             self._unsubscribe()
         self.segments = segments
+        self.find_bar.segments = segments
         self._unsubscribe = segments.subscribe(lambda _change: self._update_summary()) if segments else None
         self.current_id = None
         self.model.set_segments(segments)
@@ -236,8 +253,8 @@ class TranscriptEditor(QWidget):
         self._update_actions()
 
     def _on_data_changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles=()) -> None:
-        if list(roles) == [Qt.ItemDataRole.DecorationRole]:
-            return  # only the play icons changed
+        if list(roles) in ([Qt.ItemDataRole.DecorationRole], [Qt.ItemDataRole.FontRole]):
+            return  # only the play icons or the Find highlight changed
         if self.current_id is not None and top_left.row() <= (self.model.row_of(self.current_id) or -1) \
                 <= bottom_right.row():
             self._show_waveform()
@@ -343,6 +360,29 @@ class TranscriptEditor(QWidget):
         """Put a re-transcription's words (source timeline) and text into a clip, as one undoable edit."""
         self._edit(lambda: self.segments.set_recognition(segment_id, words, windows))
 
+    def edit_text(self) -> None:
+        """Open the current clip's text for typing (F2), as a double-click does."""
+        index = self.table.currentIndex()
+        if index.isValid():
+            self.table.setFocus()
+            self.table.edit(self.model.index(index.row(), Column.TEXT))
+
+    def menu_actions(self) -> list[QAction]:
+        """Every editor action in menu order (separators between groups), for the window's Edit menu."""
+        groups = [[self.undo_action, self.redo_action],
+                  [self.edit_text_action, self.split_action, self.merge_action, self.delete_action,
+                   self.retranscribe_action],
+                  [self.play_action, self.previous_action, self.next_action],
+                  [self.find_action, self.find_next_action, self.find_previous_action, self.replace_action]]
+        actions: list[QAction] = []
+        for group in groups:
+            if actions:
+                separator = QAction(self)
+                separator.setSeparator(True)
+                actions.append(separator)
+            actions.extend(group)
+        return actions
+
     def _retranscribe(self) -> None:
         if self.current_id is not None:
             self.retranscribe_requested.emit(self.current_id)
@@ -405,11 +445,8 @@ class TranscriptEditor(QWidget):
         self.next_action.setEnabled(rows > 0 and row < rows - 1)
 
     def _update_find_count(self) -> None:
-        needle = self.find_edit.text()
-        if self.segments is None or not needle:
-            self.find_count.clear()
-            return
-        self.find_count.setText(f"{len(self.segments.find(needle))} clip(s)")
+        self.find_bar.segments = self.segments
+        self.find_bar.refresh()
 
     def _update_summary(self) -> None:
         if self.segments is None or not len(self.segments):

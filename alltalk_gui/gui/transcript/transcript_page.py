@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentList, SegmentsError
+from alltalk_gui.gui.common.project_lock import READ_ONLY_MESSAGE, is_read_only
 from alltalk_gui.gui.transcript.transcribe_panel import TranscribePanel
 from alltalk_gui.gui.transcript.transcript_editor import TranscriptEditor
 from alltalk_gui.gui.transcript.transcribe_worker import (
@@ -52,7 +53,8 @@ class TranscriptPage(QWidget):
         self.editor = TranscriptEditor()
         self.editor.status_message.connect(self.status_message)
         self.editor.retranscribe_requested.connect(self.retranscribe)
-        self.export_button = QPushButton("Export dataset…")
+        # No "…": it writes at once (it asks only when some clips would be refused).
+        self.export_button = QPushButton("Export dataset")
         self.export_button.setToolTip("Write the kept clips as wavs plus metadata_train.csv / metadata_eval.csv "
                                       "for training.")
         self.export_button.clicked.connect(self.export_dataset)
@@ -127,6 +129,9 @@ class TranscriptPage(QWidget):
     def start_transcription(self, confirmed: bool = False) -> None:
         """Check the model, then transcribe; ``confirmed``: the user already agreed to replace the clips."""
         if self.project is None or self.is_busy():
+            return
+        if is_read_only(self.project):
+            self.status_message.emit(READ_ONLY_MESSAGE)
             return
         if not self.project.sources:
             self.status_message.emit("Import some recordings first (step 1).")

@@ -7,6 +7,7 @@ core refuses (``SegmentEditError``) never reaches the stack, and an edit that ch
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from PySide6.QtGui import QUndoCommand, QUndoStack
@@ -22,7 +23,8 @@ class ChangeCommand(QUndoCommand):
     """
 
     def __init__(self, segments: SegmentList, change: Change, on_error: Callable[[str], None] | None = None) -> None:
-        super().__init__(change.description[:1].upper() + change.description[1:])
+        text = describe(change)
+        super().__init__(text[:1].upper() + text[1:])
         self.segments = segments
         self.change = change
         self._on_error = on_error
@@ -45,6 +47,22 @@ class ChangeCommand(QUndoCommand):
             if self._on_error is None:
                 raise
             self._on_error(str(exc))
+
+
+def describe(change: Change, words: int = 4) -> str:
+    """The change's description with each clip id replaced by the clip's first words, as a person knows it:
+    "merge “A second sentence follows…” with “Third one is spoken…”", not "merge c00005 with c00006"."""
+    texts = {s.id: s.text for s in (*change.before, *change.after)}
+
+    def words_of(match: re.Match) -> str:
+        text = texts.get(match.group(0))
+        if text is None:
+            return match.group(0)
+        first = text.split()
+        return f"“{' '.join(first[:words])}{'…' if len(first) > words else ''}”" if first else "an empty clip"
+
+    return re.sub(r"\b" + "|".join(map(re.escape, sorted(texts, key=len, reverse=True))) + r"\b", words_of,
+                  change.description) if texts else change.description
 
 
 def apply_edit(stack: QUndoStack, segments: SegmentList, edit: Callable[[], Change],

@@ -151,3 +151,31 @@ def test_a_killed_export_is_recovered_by_the_next_one(project):
     (project.root / ".dataset-killed").mkdir()  # killed while writing wavs: the next export cleans up
     export_dataset(project, seed=5)
     assert [p.name for p in project.root.iterdir() if p.name.startswith(".dataset")] == []
+
+
+def test_the_swap_waits_while_an_antivirus_scans_the_new_wavs(project, monkeypatch, caplog):
+    """Windows refuses a folder rename (WinError 5) while a scanner holds a file in it: retried, not failed; an
+    old dataset that cannot be deleted is logged, and the next export removes it."""
+    import os
+    from pathlib import Path
+
+    from alltalk_gui.core import folders
+
+    export_dataset(project)
+    real_rename, refused = os.rename, []
+
+    def scanned(source, target):
+        if Path(source).name.startswith(".dataset-") and not refused:
+            refused.append(source)
+            raise PermissionError(13, "Access is denied")
+        real_rename(source, target)
+
+    monkeypatch.setattr(folders.os, "rename", scanned)
+    monkeypatch.setattr(folders, "_rmtree", lambda path: (_ for _ in ()).throw(PermissionError(13, "Access is denied")))
+    monkeypatch.setattr(folders, "RETRY_DELAYS_S", (0.0,))
+    export_dataset(project, seed=3)
+    assert refused and (project.dataset_dir / "metadata_train.csv").is_file()
+    assert "Could not delete" in caplog.text and ".dataset-old-" in caplog.text
+    monkeypatch.undo()
+    export_dataset(project, seed=4)
+    assert [p.name for p in project.root.iterdir() if p.name.startswith(".dataset")] == []

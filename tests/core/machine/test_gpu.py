@@ -259,3 +259,50 @@ def test_the_json_listing_round_trips_and_ignores_keys_it_does_not_know(monkeypa
     listing = json.loads(json.dumps([d.to_dict() for d in devices]))
     assert listing[0]["processes"][0] == {"pid": PARENT, "name": psutil.Process(PARENT).name(), "used_gib": 1.2}
     assert [DeviceInfo.from_dict({**d, "from_a_newer_version": 1}) for d in listing] == devices
+
+
+# -- does the installed PyTorch have kernels for the card? -----------------------------------------------------------
+
+CU128_ARCHES = ["sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]  # torch 2.9.1+cu128
+CU126_ARCHES = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]  # torch 2.9.1+cu126
+
+
+@pytest.mark.parametrize("capability, arches, ok", [
+    ((6, 1), CU128_ARCHES, False),  # GTX 1080 under cu128: "no kernel image"
+    ((6, 1), CU126_ARCHES, True),  # sm_60 machine code runs on 6.1
+    ((8, 9), CU126_ARCHES, True),  # sm_86 runs on 8.9
+    ((12, 0), CU126_ARCHES, False),  # Blackwell needs cu128
+    ((12, 0), CU128_ARCHES, True),
+    ((10, 0), ["sm_80", "compute_90"], True),  # PTX is compiled for newer cards by the driver
+    ((3, 5), CU126_ARCHES, False),
+    ((6, 1), [], True),  # unknown (no CUDA in this torch): no claim
+])
+def test_kernels_for_the_card(capability, arches, ok):
+    assert gpu.has_kernels(capability, arches) is ok
+
+
+def test_a_card_without_kernels_gets_a_warning_naming_the_build(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    torch_sees(monkeypatch, [torch_card(0, UUID_A, 1, "NVIDIA GeForce GTX 1080", 6, 1)], {0: (7 * GIB, 8 * GIB)})
+    monkeypatch.setattr(gpu, "_torch_arch_list", lambda: CU128_ARCHES)
+    card = gpu.list_devices()[0]
+    assert card.warning == (
+        "This PyTorch has no kernels for the NVIDIA GeForce GTX 1080 (compute capability 6.1) (it covers 7.0 to "
+        "12.0): training on it fails with \"no kernel image is available\". Install PyTorch's cu126 build, which "
+        "covers 5.0 to 9.0 (on Windows: start the launcher with -CudaIndex cu126).")
+    assert gpu.DeviceInfo.from_dict(card.to_dict()).warning == card.warning  # survives `alltalk-gui gpu --json`
+    monkeypatch.setattr(gpu, "_torch_arch_list", lambda: CU126_ARCHES)
+    assert gpu.list_devices()[0].warning == ""
+
+
+@pytest.mark.parametrize("torch_cuda, words", [
+    (None, "is its CPU-only build"),
+    ("12.6", "PyTorch's CUDA 12.6 build cannot run on its driver (457.51). Update the NVIDIA driver"),
+])
+def test_an_nvidia_card_torch_cannot_use_is_named_on_the_cpu_entry(monkeypatch, torch_cuda, words):
+    card = FakeCard(UUID_A, 0x01, "NVIDIA GeForce GTX 1080", 8 * GIB, 7 * GIB)
+    monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml([card], driver="457.51"))
+    torch_sees(monkeypatch, [])
+    monkeypatch.setattr(gpu, "_torch_build", lambda: ("2.9.1+cu126" if torch_cuda else "2.9.1+cpu", torch_cuda))
+    [cpu] = gpu.list_devices()
+    assert cpu.kind == "cpu" and words in cpu.warning and "GeForce GTX 1080" in cpu.warning

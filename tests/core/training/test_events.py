@@ -6,7 +6,8 @@ import json
 
 from alltalk_gui.core.training.events import (Checkpoint, CheckpointReason, Done, Error, ErrorKind, EventType,
                                               FinishReason, JsonlSink, Log, LogLevel, MicroBatch, MicroBatchCause,
-                                              event_from_dict, read_events)
+                                              event_from_dict)
+from alltalk_gui.core.training.follow import read_event_file
 
 
 def _done(reason) -> Done:
@@ -27,7 +28,7 @@ def test_the_file_holds_the_old_strings_and_reads_back_as_enums(tmp_path):
     assert [(d["type"], d.get("level") or d.get("kind") or d.get("cause") or d.get("reason")) for d in lines] == [
         ("log", "warning"), ("error", "disk_full"), ("micro_batch", "out_of_memory"), ("checkpoint", "stopped"),
         ("done", "stopped")]
-    back = list(read_events(path))
+    back = list(read_event_file(path).events)
     assert back[-1].reason is FinishReason.STOPPED and back[0].level is LogLevel.WARNING
     assert back[1].kind is ErrorKind.DISK_FULL and back[3].reason is CheckpointReason.STOPPED
     assert [e.type for e in back] == [EventType.LOG, EventType.ERROR, EventType.MICRO_BATCH, EventType.CHECKPOINT,

@@ -128,3 +128,23 @@ def test_keeps_last_k_and_the_best(project, tiny):
     expected = {f"step_{max(evals):07d}", f"step_{best_step:07d}"}
     assert set(kept) == expected
     assert events[-1].best_checkpoint.endswith(f"step_{best_step:07d}")
+
+
+def test_a_checkpoint_that_cannot_be_deleted_is_reported(project, tiny, monkeypatch):
+    """Pruning that fails (a file held open on Windows) leaves the folder and says so, instead of ignoring it."""
+    from alltalk_gui.core import folders
+    from alltalk_gui.core.training.events import Log
+
+    def locked(path):
+        raise PermissionError(13, "Access is denied", str(path))
+
+    monkeypatch.setattr(folders, "_rmtree", locked)
+    monkeypatch.setattr(folders, "RETRY_DELAYS_S", ())
+    events = _run(_config(project, tiny, "locked", batch_size=2, epochs=1, keep_last=1, save_every_steps=1,
+                          eval_each_epoch=False))
+    assert events[-1].reason == "finished"
+    root = project / "runs" / "locked" / CHECKPOINTS
+    assert (root / "step_0000001").is_dir()  # could not be pruned, so it is still there ...
+    warnings = [e.message for e in events if isinstance(e, Log) and e.level == "warning"]
+    assert warnings == [f"Could not delete {root / 'step_0000001'}: Access is denied. Delete it by hand to free "
+                        "its space."]  # ... and the run said so, once

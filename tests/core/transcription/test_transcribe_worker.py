@@ -4,6 +4,7 @@ and errors raised in the child arrive as the same kind of error in the parent.""
 from __future__ import annotations
 
 import multiprocessing
+import os
 import threading
 import time
 
@@ -81,3 +82,18 @@ def test_errors_in_the_child_arrive_as_the_same_errors(tmp_path, speech, monkeyp
     with pytest.raises(TranscriptionError, match="Unknown language 'xx'"):
         transcribe_project(project, tiny_options(language="xx"), in_worker_process=True)
     assert not project.segments_file.exists()
+
+
+def test_the_child_puts_torchs_cuda_libraries_on_windows_dll_path():
+    """faster-whisper on CUDA loads cuBLAS by name; on Windows it is found only in torch's lib folder."""
+    from pathlib import Path
+
+    import torch
+
+    from alltalk_gui.core.transcription import child_process
+
+    added, env = [], {"PATH": "C:\\Windows\\system32"}
+    lib = child_process.expose_torch_libraries("nt", added.append, env)
+    assert lib == Path(torch.__file__).parent / "lib" and added == [str(lib)]
+    assert env["PATH"] == str(lib) + os.pathsep + "C:\\Windows\\system32"
+    assert child_process.expose_torch_libraries("posix", added.append, env) is None and len(added) == 1

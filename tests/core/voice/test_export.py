@@ -4,6 +4,7 @@ bad inputs are refused with nothing written; a crash midway leaves no half-writt
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -288,3 +289,85 @@ def test_an_output_folder_that_cannot_be_created_is_reported(tmp_path, checkpoin
     (tmp_path / "file").write_text("x")
     with pytest.raises(ExportError, match="Cannot create the output folder"):
         export_voice(checkpoint, tmp_path / "file" / "models", ExportOptions(format="coqui", name="v"))
+
+
+def test_publishing_waits_while_an_antivirus_holds_the_new_folder(tmp_path, checkpoint, monkeypatch):
+    """Windows refuses the final rename (WinError 5) while a scanner reads the new model; it is retried."""
+    from alltalk_gui.core import folders
+
+    real_rename, refused = os.rename, []
+
+    def scanned(source, target):
+        if Path(source).name.startswith(".voice.export-") and len(refused) < 2:
+            refused.append(source)
+            raise PermissionError(13, "Access is denied")
+        real_rename(source, target)
+
+    monkeypatch.setattr(folders.os, "rename", scanned)
+    result = export_voice(checkpoint, tmp_path, ExportOptions(format="coqui", name="voice", half=True))
+    assert len(refused) == 2 and (tmp_path / "voice" / "model.pth").is_file() and _hidden(tmp_path) == []
+    assert result.warnings == []
+
+
+def test_an_old_folder_that_cannot_be_deleted_is_reported(tmp_path, checkpoint, monkeypatch):
+    from alltalk_gui.core import folders
+
+    (tmp_path / "voice").mkdir()
+    (tmp_path / "voice" / "model.pth").write_bytes(b"old model")
+
+    def locked(path):
+        raise PermissionError(13, "Access is denied", str(path))
+
+    monkeypatch.setattr(folders, "_rmtree", locked)
+    monkeypatch.setattr(folders, "RETRY_DELAYS_S", ())
+    result = export_voice(checkpoint, tmp_path, ExportOptions(format="coqui", name="voice", overwrite=True,
+                                                               half=True))
+    assert (tmp_path / "voice" / "model.pth").read_bytes() != b"old model"  # the new export is in place
+    [aside] = _hidden(tmp_path)
+    assert result.warnings == [f"Could not delete {tmp_path / aside}: Access is denied. Delete it by hand to free its space."]
+
+
+def test_a_kill_between_the_two_renames_loses_nothing(tmp_path, checkpoint, monkeypatch):
+    """Issue 18 item 8: the old export set aside, then the process dies before the new one is renamed in."""
+    target = tmp_path / "voice"
+    target.mkdir()
+    (target / "model.pth").write_bytes(b"old model")
+    real_rename = export_mod.os.rename
+
+    def killed_after_setting_aside(src, dst):
+        if Path(src).name.startswith(".voice.export-"):
+            raise SystemExit("killed between the renames")
+        return real_rename(src, dst)
+
+    monkeypatch.setattr(export_mod.os, "rename", killed_after_setting_aside)
+    with pytest.raises(SystemExit):
+        export_voice(checkpoint, tmp_path, ExportOptions(format="coqui", name="voice", overwrite=True, half=True))
+    monkeypatch.undo()
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith(".voice.old-")]
+    assert not target.exists() and len(aside) == 1  # the accident: the old export is only the hidden copy
+    assert (aside[0] / "model.pth").read_bytes() == b"old model"
+
+    # The next export without --overwrite puts it back and refuses, as for any existing folder.
+    with pytest.raises(ExportError, match="already exists"):
+        export_voice(checkpoint, tmp_path, ExportOptions(format="coqui", name="voice", half=True))
+    assert (target / "model.pth").read_bytes() == b"old model" and _hidden(tmp_path) == []
+    # With --overwrite it is replaced the normal way.
+    export_voice(checkpoint, tmp_path, ExportOptions(format="coqui", name="voice", overwrite=True, half=True))
+    assert (target / "model.pth").read_bytes() != b"old model" and _hidden(tmp_path) == []
+
+
+def test_exported_files_are_readable_by_other_users_even_with_a_private_umask(tmp_path, checkpoint, references):
+    """Issue 18 item 9: AllTalk often runs as another user; atomic writes alone leave files at 0600."""
+    import os
+    import stat
+
+    old_umask = os.umask(0o077)
+    try:
+        result = export_voice(checkpoint, tmp_path, ExportOptions(format="alltalk", name="shared", half=True,
+                                                                  references=references[:1]))
+    finally:
+        os.umask(old_umask)
+    modes = {str(p.relative_to(result.folder)): stat.S_IMODE(p.stat().st_mode) for p in result.folder.rglob("*")}
+    assert modes["README.md"] == modes["export_info.json"] == modes["model.pth"] == 0o644
+    assert modes["wavs"] == 0o755 and stat.S_IMODE(result.folder.stat().st_mode) == 0o755
+    assert set(modes.values()) == {0o644, 0o755}

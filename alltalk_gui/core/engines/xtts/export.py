@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from alltalk_gui.core import atomic
+from alltalk_gui.core import atomic, folders
 from alltalk_gui.core.training.checkpoints import CheckpointInfo
 from alltalk_gui.core.voice import export as neutral
 from alltalk_gui.core.voice.export import ExportError, ExportOptions, ExportResult, ProgressCallback, safe_name
@@ -116,6 +116,7 @@ def export_xtts(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], opt
     out_dir = Path(out_dir).expanduser().absolute()
     target = out_dir / name
     base = checkpoint.base_model_dir
+    _recover_interrupted(out_dir, name)
     _check_target(target, options.overwrite)
 
     copies = ["config.json", "vocab.json"]
@@ -152,7 +153,7 @@ def export_xtts(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], opt
         raise ExportError(f"Not enough free space in {out_dir}: the export needs about {needed / 1e6:.0f} MB and "
                           f"{free / 1e6:.0f} MB are free. Free some space or export somewhere else.")
 
-    _remove_stale_temporaries(out_dir, name)
+    warnings += _remove_stale_temporaries(out_dir, name)
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.export-", dir=out_dir))
     os.chmod(tmp, 0o755)  # mkdtemp makes it private; the model folder is for AllTalk (often another user) to read
     try:
@@ -176,14 +177,18 @@ def export_xtts(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], opt
         for path in tmp.rglob("*"):
             if path.is_file():
                 atomic._fsync_file(path)
-        _publish(tmp, target)
-    except ExportError:
-        shutil.rmtree(tmp, ignore_errors=True)
+        _readable_by_all(tmp)
+        warnings += _publish(tmp, target)
+    except ExportError as exc:
+        left = folders.remove_tree(tmp)
+        if left:
+            raise ExportError(f"{exc} {left}") from exc
         raise
     except BaseException as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
+        left = folders.remove_tree(tmp)
         if isinstance(exc, OSError):
-            raise ExportError(f"The export to {target} failed and was undone: {exc}") from exc
+            raise ExportError(f"The export to {target} failed and was undone: {exc}"
+                              + (f" {left}" if left else "")) from exc
         raise
     report("Done", 1.0)
     files = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
@@ -198,30 +203,57 @@ def _check_target(target: Path, overwrite: bool) -> None:
                           "overwriting (--overwrite) to replace it.")
 
 
-def _remove_stale_temporaries(out_dir: Path, name: str) -> None:
-    """Hidden folders left by an export of the same name that was killed midway."""
-    for stale in out_dir.glob(f".{name}.export-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    for stale in out_dir.glob(f".{name}.old-*"):
-        shutil.rmtree(stale, ignore_errors=True)
+def _recover_interrupted(out_dir: Path, name: str) -> None:
+    """Put back a previous export that a kill between :func:`_publish`'s two renames left only as
+    ``.NAME.old-*`` (the target itself gone). Runs before the target is checked, so the recovered folder is
+    treated like any existing one: refused without ``overwrite``, replaced with it."""
+    target = out_dir / name
+    if target.exists() or not out_dir.is_dir():
+        return
+    set_aside = sorted(out_dir.glob(f".{name}.old-*"), key=lambda p: p.stat().st_mtime)
+    if set_aside:
+        folders.rename(set_aside[-1], target)
 
 
-def _publish(tmp: Path, target: Path) -> None:
+def _remove_stale_temporaries(out_dir: Path, name: str) -> list[str]:
+    """Remove hidden folders left by an export of the same name that was killed midway (after recovery: the
+    target exists, so any ``.old-*`` left is an older copy of it); returns a sentence for each one that could not
+    be deleted (a model folder is hundreds of MB: the user should know)."""
+    if not (out_dir / name).exists() and any(out_dir.glob(f".{name}.old-*")):
+        return []  # never delete the only copy
+    stale = [*out_dir.glob(f".{name}.export-*"), *out_dir.glob(f".{name}.old-*")]
+    return [problem for problem in map(folders.remove_tree, stale) if problem]
+
+
+def _readable_by_all(folder: Path) -> None:
+    """Files 0644, folders 0755: AllTalk often runs as another user (a service), and atomic writes and copies of
+    a private base model would otherwise leave README.md, export_info.json, wavs or weights readable by us only.
+    (On Windows chmod only sets or clears the read-only flag; these modes leave files writable, as before.)"""
+    for path in folder.rglob("*"):
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    os.chmod(folder, 0o755)
+
+
+def _publish(tmp: Path, target: Path) -> list[str]:
     """Rename the finished folder into place. An existing target is moved aside first and removed after, so at
-    every moment either the old folder or the complete new one is at ``target``."""
+    every moment either the old folder or the complete new one is at ``target``. Renames are retried while
+    Windows reports a file as held (an antivirus scanning the new model); returns a sentence when the old
+    folder could not be deleted afterwards."""
+    problems = []
     if target.exists():
         aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
         os.rmdir(aside)  # only the unique name was wanted
-        os.rename(target, aside)
+        folders.rename(target, aside)
         try:
-            os.rename(tmp, target)
+            folders.rename(tmp, target)
         except OSError:
-            os.rename(aside, target)
+            folders.rename(aside, target)
             raise
-        shutil.rmtree(aside, ignore_errors=True)
+        problems = [p for p in [folders.remove_tree(aside)] if p]
     else:
-        os.rename(tmp, target)
+        folders.rename(tmp, target)
     atomic._fsync_dir(target.parent)
+    return problems
 
 
 def _copy_references(references: list[Path], folder: Path) -> list[str]:

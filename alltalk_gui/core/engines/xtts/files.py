@@ -22,6 +22,7 @@ from typing import Any, Iterator
 
 # The engine boundary's error, so the neutral packages catch it without knowing this engine.
 from alltalk_gui.core.engines.engine import BaseModelError  # noqa: F401  (re-exported)
+from alltalk_gui.core.engines.xtts.config_limits import range_errors
 
 REQUIRED_FILES = ("model.pth", "config.json", "vocab.json", "dvae.pth", "mel_stats.pth")
 OPTIONAL_FILES = ("speakers_xtts.pth",)
@@ -134,6 +135,10 @@ def load_xtts_config(folder: str | os.PathLike[str]):
     if not isinstance(data, dict) or data.get("model") != "xtts":
         raise BaseModelError(f"config.json in {path.parent} is not an XTTS config ('model' must be 'xtts').")
     config = XttsConfig()
+    errors = range_errors(data.get("model_args", {}), config.model_args)  # before anything is built from them
+    if errors:
+        raise BaseModelError(f"config.json in {path.parent} is not a usable XTTS config: {'; '.join(errors)}. "
+                             "Use the config.json that came with model.pth.")
     try:
         config.from_dict(data)
     except Exception as exc:

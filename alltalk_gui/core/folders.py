@@ -1,0 +1,78 @@
+"""Folder renames and removals that survive Windows' file locks, and say so when they cannot.
+
+On Windows an antivirus scanner, the search indexer or a backup tool opens new files for a moment after they
+are written; while it holds one, renaming its folder fails with ``PermissionError`` (WinError 5, "Access is
+denied") or WinError 32 ("used by another process"). Checkpoints and exports are written into a hidden folder
+and renamed into place the moment they are complete, exactly when a scanner looks at them, so the rename is
+retried for a few seconds before it counts as a failure. Linux has no such locks: there the first try works
+and the retries cost nothing.
+
+Removing a folder (old checkpoints, leftovers of an interrupted export) can fail the same way. A checkpoint is
+gigabytes, so a failure is reported in words (which folder is left, why) instead of being ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+# About 4 s in all: long enough for a scanner to finish with a few files, short enough not to look hung.
+RETRY_DELAYS_S = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0)
+
+
+def rename(source: str | os.PathLike[str], target: str | os.PathLike[str], *, overwrite: bool = False,
+           sleep: Callable[[float], None] = time.sleep) -> None:
+    """``os.rename(source, target)`` (``os.replace`` with ``overwrite``: a file over an existing one), retried
+    while Windows reports a file as held. On Linux a PermissionError is a real permission problem; it is
+    raised after the same few seconds.
+
+    Raises:
+        PermissionError: still refused after :data:`RETRY_DELAYS_S` (the last error, unchanged).
+        OSError: any other failure, at once (e.g. FileExistsError on Windows for an existing target).
+    """
+    for delay in (*RETRY_DELAYS_S, None):
+        try:
+            (os.replace if overwrite else os.rename)(source, target)
+            return
+        except PermissionError:
+            if delay is None:
+                raise
+            sleep(delay)
+
+
+def remove_tree(path: str | os.PathLike[str], *, sleep: Callable[[float], None] = time.sleep) -> str | None:
+    """Delete a folder and everything in it; return None when it is gone, else one sentence saying what is
+    left and why (for a warning). Read-only files (which Windows refuses to delete) are made writable first;
+    locked ones are retried like :func:`rename`. A folder that does not exist counts as removed."""
+    path = Path(path)
+    error: OSError | None = None
+    for delay in (*RETRY_DELAYS_S, None):
+        if not path.exists():
+            return None
+        try:
+            _rmtree(path)
+            return None
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            error = exc
+            if delay is None or not isinstance(exc, PermissionError):
+                break
+            sleep(delay)
+    return f"Could not delete {path}: {error.strerror or error}. Delete it by hand to free its space."
+
+
+def _rmtree(path: Path) -> None:
+    def clear_read_only(function, name, *_):  # Windows refuses to delete a file with the read-only attribute
+        os.chmod(name, stat.S_IWRITE)
+        function(name)
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=clear_read_only)
+    else:
+        shutil.rmtree(path, onerror=clear_read_only)

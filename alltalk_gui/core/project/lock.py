@@ -1,0 +1,189 @@
+"""One writer per project: an exclusive lock file, held for as long as a window or a command has it open.
+
+Two app windows, or the app and the command line, on one project each saved their whole in-memory state over
+the other's (two imports left project.json listing one file while ``sources/`` held both), and two Resumes of
+one run wrote the same checkpoints. Now whoever opens a project to change it takes ``.alltalk-gui.lock`` in the
+project folder; a second opener is told who holds it (program, user, computer, process, since when) and may
+open the project read-only instead (:attr:`VoiceProject.read_only`), where every save is refused.
+
+Why a lock file and not ``QLockFile`` in the app: the app and the command line must exclude each other, and the
+core never imports Qt, so both use this one implementation. It is the same design as QLockFile: the file is
+created with ``O_CREAT | O_EXCL`` (atomic on every local file system, on Windows too), holds the holder's pid,
+host name and the process's start time, and is stale when that process no longer runs on this computer (its
+pid is gone, or now belongs to a process started later): a crashed app never blocks the project for good. A
+lock from another computer (a project on a network share) cannot be checked from here and is never broken
+automatically; :func:`break_lock` does it on the user's word.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import socket
+import uuid
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import psutil
+
+from alltalk_gui.core.project.errors import ProjectError
+
+LOCK_FILE = ".alltalk-gui.lock"
+_UNREADABLE_GRACE_S = 10.0  # a lock file being written right now is empty for a moment; older and empty is stale
+
+
+class ProjectLockedError(ProjectError):
+    """Another process holds the project. ``holder`` says who; the message says what the user can do."""
+
+    def __init__(self, root: Path, holder: "LockHolder | None") -> None:
+        who = holder.describe() if holder else "another program (its lock file cannot be read)"
+        remote = holder is not None and holder.host != socket.gethostname()
+        hint = (f" If it is not open there any more (a copied or shared project), delete {LOCK_FILE} in the project "
+                "folder." if remote else "")
+        super().__init__(f"{root} is open in {who}. Only one program may change a project at a time: close it "
+                         f"there, or open the project read-only.{hint}")
+        self.root, self.holder, self.remote = root, holder, remote
+
+
+@dataclass(frozen=True)
+class LockHolder:
+    """What a lock file says about the process holding it."""
+
+    program: str      # "AllTalk GUI app", "alltalk-gui import"...
+    pid: int
+    host: str
+    user: str
+    since: str        # ISO time the lock was taken
+    started: float    # the process's start time (seconds since the epoch): tells a reused pid apart
+
+    def describe(self) -> str:
+        return f"{self.program} (user {self.user} on {self.host}, process {self.pid}, since {self.since})"
+
+    def is_alive(self) -> bool:
+        """Whether the holding process still runs; True when that cannot be known (another computer)."""
+        if self.host != socket.gethostname():
+            return True
+        try:
+            process = psutil.Process(self.pid)
+            return abs(process.create_time() - self.started) < 1.0
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            return False
+        except psutil.Error:
+            return True  # exists but cannot be inspected (another user's process): assume it holds the lock
+
+
+class ProjectLock:
+    """The lock on one project folder, taken by :meth:`acquire` and given back by :meth:`release`.
+
+    Use as a context manager, or keep it for as long as the project is open (the app does).
+    """
+
+    def __init__(self, root: Path, holder: LockHolder, token: str) -> None:
+        self.root, self.holder, self._token = root, holder, token
+
+    @property
+    def path(self) -> Path:
+        return self.root / LOCK_FILE
+
+    @classmethod
+    def acquire(cls, root: str | os.PathLike[str], program: str) -> "ProjectLock":
+        """Take the lock on ``root`` for this process, breaking a stale one.
+
+        Raises:
+            ProjectLockedError: a live process holds it (or one on another computer).
+            OSError: the folder cannot be written (read-only media): the caller may open read-only.
+        """
+        root = Path(root).expanduser().absolute()
+        me = _this_process(program)
+        for _attempt in range(3):
+            token = uuid.uuid4().hex
+            try:
+                fd = os.open(root / LOCK_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                holder = read_holder(root)
+                if holder is not None and holder.is_alive():
+                    raise ProjectLockedError(root, holder) from None
+                if holder is None and _age_s(root / LOCK_FILE) < _UNREADABLE_GRACE_S:
+                    raise ProjectLockedError(root, None) from None
+                _remove_stale(root / LOCK_FILE)
+                continue
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump({**asdict(me), "token": token}, f)
+                f.flush()
+                os.fsync(f.fileno())
+            return cls(root, me, token)
+        raise ProjectLockedError(root, read_holder(root))
+
+    def release(self) -> None:
+        """Remove the lock file, if it is still ours (never one that somebody took over after breaking ours)."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if isinstance(data, dict) and data.get("token") == self._token:
+            self.path.unlink(missing_ok=True)
+
+    def __enter__(self) -> "ProjectLock":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+
+
+def read_holder(root: str | os.PathLike[str]) -> LockHolder | None:
+    """Who holds the lock on ``root``: None if nobody, or if the lock file cannot be read."""
+    return _read(Path(root) / LOCK_FILE)
+
+
+def _read(path: Path) -> LockHolder | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data.pop("token", None)
+        holder = LockHolder(**data)
+        if not (isinstance(holder.pid, int) and isinstance(holder.host, str) and isinstance(holder.started, float)):
+            return None
+        return holder
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
+def break_lock(root: str | os.PathLike[str]) -> None:
+    """Remove the lock on ``root`` whoever holds it: only on the user's word (a lock from another computer)."""
+    (Path(root) / LOCK_FILE).unlink(missing_ok=True)
+
+
+def _this_process(program: str) -> LockHolder:
+    try:
+        user = getpass.getuser()
+    except Exception:  # no user name in the environment (a service): the pid and host still identify it
+        user = "unknown"
+    return LockHolder(program=program, pid=os.getpid(), host=socket.gethostname(), user=user,
+                      since=datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds"),
+                      started=psutil.Process().create_time())
+
+
+def _remove_stale(path: Path) -> None:
+    # Renamed to a unique name first, so two processes breaking the same stale lock cannot both succeed and
+    # then remove each other's fresh one: only one rename of that file wins, the other finds nothing. If what
+    # was renamed turns out to be a fresh lock (taken between our read and the rename), it is put back.
+    aside = path.with_name(f"{path.name}.stale-{uuid.uuid4().hex}")
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return
+    holder = _read(aside)
+    if holder is not None and holder.is_alive():
+        try:
+            os.link(aside, path)
+        except OSError:
+            pass  # somebody locked it meanwhile; the fresh lock's owner keeps going, as with QLockFile
+    aside.unlink(missing_ok=True)
+
+
+def _age_s(path: Path) -> float:
+    try:
+        return datetime.now().timestamp() - path.stat().st_mtime
+    except OSError:
+        return 0.0

@@ -1,0 +1,311 @@
+"""Starting, stopping and ending a training child process: the one launcher the CLI and the GUI share.
+
+The child is the runner (``python -u -m alltalk_gui.core.training.runner``) for one device, or N runners under
+``accelerate launch --multi_gpu`` (through :mod:`alltalk_gui.core.training.loopback_launcher`, which keeps the
+rendezvous on 127.0.0.1 and a free port) for N processes. ``sys.executable`` starts it, which in the frozen app
+is the app itself: its entry script runs ``-m alltalk_gui...`` and ``-m accelerate.commands.launch`` like Python.
+
+How the child is run, per OS:
+
+- **Priority.** Training saturates every core it may use, and the desktop should stay responsive. On Windows the
+  creation flag ``BELOW_NORMAL_PRIORITY_CLASS`` lowers it from its first instruction; children (the real
+  interpreter behind a venv's ``Scripts\\python.exe``, accelerate's workers) inherit a below-normal class. On
+  POSIX the command is prefixed with ``nice -n 10``, so every thread and worker starts lowered (``renice``
+  after the start would miss threads torch had already created).
+- **Stop.** :meth:`TrainingProcess.request_stop` writes the run's ``STOP`` file, which every process polls once
+  per step, on every OS and under accelerate. For one process it also signals: SIGTERM on POSIX; on Windows,
+  where ``send_signal(SIGTERM)`` is ``TerminateProcess`` (no checkpoint), CTRL_BREAK to the child's own process
+  group (``CREATE_NEW_PROCESS_GROUP``), which the runner's SIGBREAK handler turns into a stop.
+- **Kill.** The child runs in its own session / process group; a kill ends it and everything it started.
+- **Multi-GPU.** Windows builds of PyTorch have no NCCL: the processes use gloo (:func:`distributed_backend`) and
+  the TCPStore without libuv (``USE_LIBUV=0``), which those builds lack.
+
+A resume takes the run's ``launch_config.json`` re-rooted at the project folder that is open now
+(:func:`resume_config`), so a copied or moved project trains itself, never the original.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from alltalk_gui.core import atomic
+from alltalk_gui.core.training.checkpoints import CONFIG_FILE, run_checkpoints
+from alltalk_gui.core.training.config import TrainConfig
+from alltalk_gui.core.training.run_folders import EVENTS_FILE, LAUNCH_CONFIG, STOP_FILE, check_run_name, run_dir
+
+RUNNER_MODULE = "alltalk_gui.core.training.runner"
+LAUNCHER_MODULE = "alltalk_gui.core.training.loopback_launcher"
+LOOPBACK = "127.0.0.1"
+NICENESS = 10  # POSIX nice value of the child (0 normal, 19 lowest)
+# Windows process creation flags (named in subprocess only on Windows, so spelled out here).
+CREATE_NEW_PROCESS_GROUP = 0x00000200
+BELOW_NORMAL_PRIORITY_CLASS = 0x00004000
+
+
+def _on_windows() -> bool:
+    """Whether this is Windows (a function, so that tests on Linux can check what Windows would get)."""
+    return os.name == "nt"
+
+
+class LaunchError(RuntimeError):
+    """The training process could not be started, or there is no run to resume."""
+
+
+# -- the run's config -------------------------------------------------------------------------------------------
+
+def write_launch_config(config: TrainConfig) -> Path:
+    """Save the config the run is launched with as ``<run>/launch_config.json`` (the file the runner reads)."""
+    path = config.run_dir / LAUNCH_CONFIG
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic.write_json(path, config.to_dict())
+    return path
+
+
+def resume_config(project_dir: str | os.PathLike[str], run_name: str) -> TrainConfig:
+    """The config to resume run ``run_name`` of the project in ``project_dir`` with.
+
+    It is the run's ``launch_config.json`` (or its newest checkpoint's ``train_config.json``), with
+    ``project_dir`` and ``run_name`` replaced by the ones given: the saved absolute ``project_dir`` names the
+    folder the run was started in, which for a copied or moved project is another project. A ``dataset_dir``
+    inside that old folder moves along with it.
+
+    Raises:
+        RunNameError: ``run_name`` is not a plain folder name.
+        LaunchError: the run has neither file.
+    """
+    run = run_dir(project_dir, run_name)
+    saved = run / LAUNCH_CONFIG
+    if not saved.is_file():
+        checkpoints = run_checkpoints(run)
+        if not checkpoints:
+            raise LaunchError(f"The run {run} has no {LAUNCH_CONFIG} and no checkpoint: nothing to resume.")
+        saved = checkpoints[-1].path / CONFIG_FILE
+    return rebased(TrainConfig.load(saved), project_dir, run_name)
+
+
+def rebased(config: TrainConfig, project_dir: str | os.PathLike[str], run_name: str) -> TrainConfig:
+    """``config`` for run ``run_name`` of the project in ``project_dir`` (see :func:`resume_config`)."""
+    root = Path(project_dir).absolute()
+    dataset_dir = config.dataset_dir
+    if dataset_dir and config.project_dir:
+        try:
+            dataset_dir = str(root / Path(dataset_dir).relative_to(config.project_dir))
+        except ValueError:
+            pass  # a dataset outside the old project stays where it is
+    return dataclasses.replace(config, project_dir=str(root), run_name=check_run_name(run_name),
+                               dataset_dir=dataset_dir)
+
+
+# -- the command ---------------------------------------------------------------------------------------------------
+
+def free_port() -> int:
+    """A TCP port nobody listens on now (for the rendezvous of this machine's processes)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((LOOPBACK, 0))
+        return s.getsockname()[1]
+
+
+def launch_command(config_file: str | os.PathLike[str], events: str | os.PathLike[str], *, resume: bool,
+                   processes: int = 1, mixed_precision: str = "no", accelerate_config: str | None = None,
+                   port: int | None = None) -> list[str]:
+    """The child's command line: the runner itself, or N of it under ``accelerate launch``.
+
+    Args:
+        config_file: the TrainConfig JSON the runner reads (``run_name`` set).
+        events: the events file the runner appends to.
+        resume: continue from the run's newest checkpoint.
+        processes: 1 runs the runner alone; N > 1 runs N under accelerate's torchrun launcher (one per GPU, or
+            N CPU processes in a gloo group on a machine without CUDA).
+        mixed_precision: accelerate's ``--mixed_precision`` for N > 1.
+        accelerate_config: an ``accelerate config`` file (e.g. one that switches on FSDP) instead of our options.
+        port: the rendezvous port for N > 1 (default: a free one).
+    """
+    cmd = [sys.executable, "-u", "-m"]
+    if processes > 1:
+        cmd += [LAUNCHER_MODULE]
+        if accelerate_config:
+            cmd += ["--config_file", str(accelerate_config), "--num_processes", str(processes)]
+        else:
+            cmd += ["--multi_gpu", "--num_processes", str(processes), "--num_machines", "1",
+                    "--mixed_precision", mixed_precision, "--dynamo_backend", "no"]
+        if not accelerate_config or _machines(accelerate_config) <= 1:
+            # One machine: the rendezvous listens on loopback only, on a port no other run uses.
+            cmd += ["--main_process_ip", LOOPBACK, "--main_process_port", str(port or free_port())]
+        cmd += ["-m"]
+    cmd += [RUNNER_MODULE, "--config", str(config_file), "--events", str(events)]
+    if resume:
+        cmd.append("--resume")
+    return cmd
+
+
+def _machines(accelerate_config: str | os.PathLike[str]) -> int:
+    """``num_machines`` of an accelerate config file (YAML or JSON); 1 when it cannot be read."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(accelerate_config).read_text(encoding="utf-8"))
+        return int(data.get("num_machines", 1)) if isinstance(data, dict) else 1
+    except (OSError, ValueError, TypeError, yaml.YAMLError):
+        return 1
+
+
+def distributed_backend() -> str | None:
+    """The torch.distributed backend the training processes must use, or None for accelerate's choice
+    (NCCL on CUDA, gloo on the CPU). Windows builds of PyTorch have no NCCL: gloo."""
+    return "gloo" if _on_windows() else None
+
+
+def loopback_interface() -> str | None:
+    """The name of the network interface that holds 127.0.0.1 (``lo``, ``lo0``), if psutil finds one."""
+    import psutil
+
+    for name, addresses in psutil.net_if_addrs().items():
+        if any(a.family == socket.AF_INET and a.address == LOOPBACK for a in addresses):
+            return name
+    return None
+
+
+def child_env(processes: int = 1, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The child's environment: unbuffered output, and for several processes their links kept on loopback."""
+    env = dict(os.environ if base is None else base, PYTHONUNBUFFERED="1")
+    if processes > 1:
+        if _on_windows():
+            env.setdefault("USE_LIBUV", "0")  # Windows wheels of PyTorch have no libuv TCPStore
+        else:
+            loopback = loopback_interface()
+            if loopback:
+                # gloo and NCCL open their own sockets on the interface the host name resolves to; on one
+                # machine they only need loopback. A user's own choice stays.
+                env.setdefault("GLOO_SOCKET_IFNAME", loopback)
+                env.setdefault("NCCL_SOCKET_IFNAME", loopback)
+    return env
+
+
+def priority_prefix(lower: bool) -> list[str]:
+    """``nice -n 10`` on POSIX when the priority is to be lowered and ``nice`` exists; else nothing."""
+    if not lower or _on_windows():
+        return []
+    nice = shutil.which("nice")
+    return [nice, "-n", str(NICENESS)] if nice else []
+
+
+def popen_options(*, lower_priority: bool) -> dict[str, Any]:
+    """``subprocess.Popen`` options: a process group of its own (for Stop and kill) and, on Windows, the priority."""
+    if _on_windows():
+        flags = CREATE_NEW_PROCESS_GROUP | (BELOW_NORMAL_PRIORITY_CLASS if lower_priority else 0)
+        return {"creationflags": flags}
+    return {"start_new_session": True}
+
+
+# -- the process ---------------------------------------------------------------------------------------------------
+
+@dataclass
+class TrainingProcess:
+    """A started training child: its process, its run folder and events file, and how to stop or end it."""
+
+    process: subprocess.Popen
+    run_dir: Path
+    events_path: Path
+    processes: int
+    command: list[str]
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def request_stop(self, *, signals: bool = True) -> None:
+        """Ask the child to finish its step, save a checkpoint and exit 0.
+
+        The ``STOP`` file always; with ``signals`` and one process also a signal (see the module docstring).
+        Under accelerate the file alone: a signal to the launcher would end its workers before they save.
+        """
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        (self.run_dir / STOP_FILE).touch()
+        if not signals or self.processes != 1 or self.process.poll() is not None:
+            return
+        try:
+            if _on_windows():
+                # Reaches the child's process group only when it shares this process's console (the CLI); the
+                # STOP file above covers the rest (the app has no console).
+                self.process.send_signal(signal.CTRL_BREAK_EVENT)
+            else:
+                self.process.send_signal(signal.SIGTERM)
+        except (OSError, ValueError):
+            pass
+
+    def kill(self) -> None:
+        """End the child and every process it started, now. The last complete checkpoint stays."""
+        if self.process.poll() is not None:
+            return
+        if _on_windows():
+            _kill_tree(self.process.pid)
+            return
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def clear_stop(self) -> None:
+        """Remove the STOP file (after the child exited: a leftover would stop the next session at once)."""
+        (self.run_dir / STOP_FILE).unlink(missing_ok=True)
+
+
+def _kill_tree(pid: int) -> None:
+    """Kill a process and its descendants, children first (Windows has no process groups to kill at once)."""
+    import psutil
+
+    try:
+        parent = psutil.Process(pid)
+        victims = [*parent.children(recursive=True), parent]
+    except psutil.Error:
+        return
+    for proc in victims:
+        try:
+            proc.kill()
+        except psutil.Error:
+            pass
+
+
+def start_training(config: TrainConfig, *, resume: bool = False, processes: int = 1,
+                   events_path: str | os.PathLike[str] | None = None, accelerate_config: str | None = None,
+                   lower_priority: bool = True, output: int | IO[Any] | None = None) -> TrainingProcess:
+    """Write the run's launch config and start its training child.
+
+    Args:
+        config: the run's settings; ``config.run_name`` must be a plain name.
+        resume: continue from the run's newest checkpoint.
+        processes: see :func:`launch_command`.
+        events_path: where the events go (default ``<run>/events.jsonl``).
+        accelerate_config: see :func:`launch_command`.
+        lower_priority: run below normal priority (the app: yes; the CLI in a terminal: as the user's shell).
+        output: ``subprocess.PIPE`` to read the child's output as text lines, None to let it through.
+
+    Raises:
+        RunNameError: the run name is empty or not plain.
+        LaunchError: the process could not be started.
+    """
+    check_run_name(config.run_name)
+    run = config.run_dir
+    run.mkdir(parents=True, exist_ok=True)
+    (run / STOP_FILE).unlink(missing_ok=True)  # a leftover from a killed session would stop this one at once
+    events = Path(events_path) if events_path else run / EVENTS_FILE
+    config_file = write_launch_config(config)
+    cmd = launch_command(config_file, events, resume=resume, processes=processes,
+                         mixed_precision=config.mixed_precision, accelerate_config=accelerate_config)
+    cmd = priority_prefix(lower_priority) + cmd
+    piped = {"stderr": subprocess.STDOUT, "text": True, "errors": "replace", "bufsize": 1} if output else {}
+    try:
+        process = subprocess.Popen(cmd, stdout=output, env=child_env(processes), **piped,
+                                   **popen_options(lower_priority=lower_priority))
+    except OSError as exc:
+        raise LaunchError(f"Cannot start the training process: {exc}") from exc
+    return TrainingProcess(process=process, run_dir=run, events_path=events, processes=processes, command=cmd)

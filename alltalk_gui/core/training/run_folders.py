@@ -1,0 +1,119 @@
+"""The run folder: its file names, how runs are named, and which run is the newest or can be resumed.
+
+Each training run lives in ``<project>/runs/<run_name>/``::
+
+    events.jsonl        the run's events, one JSON line each (appended to by every session of the run)
+    STOP                present: the running training finishes its step, saves a checkpoint and exits
+    launch_config.json  the TrainConfig the run was launched with (read again by Resume)
+    memory.json         measured peak memory of each session, beside the estimate
+    checkpoints/step_N/ complete checkpoints (see :mod:`alltalk_gui.core.training.checkpoints`)
+
+The training loop, the runner, the launcher, the CLI and the GUI all take these names from here. A run name is a
+plain folder name: a name with a path separator or ``..`` could make a run write outside ``runs/``, so
+:func:`check_run_name` refuses it. This module needs neither torch nor Qt (the GUI lists runs with it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+from alltalk_gui.core.training.checkpoints import run_checkpoints
+from alltalk_gui.core.training.events import Done
+from alltalk_gui.core.training.follow import read_event_file
+
+RUNS_DIR = "runs"
+EVENTS_FILE = "events.jsonl"
+STOP_FILE = "STOP"
+LAUNCH_CONFIG = "launch_config.json"
+MEMORY_FILE = "memory.json"
+RUN_NAME_FORMAT = "run_%Y%m%d_%H%M%S"  # time.strftime format of a new run's name
+# Letters, digits and . _ - (and spaces inside): a name every file system takes, shown as typed.
+_PLAIN_NAME = re.compile(r"^[\w.\- ]+$")
+_FINISHED = ("finished", "max_steps")  # Done reasons that leave nothing to resume
+# Device names Windows reserves in every folder, with or without an extension ("nul.txt" is the device too).
+_WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
+
+
+class RunNameError(ValueError):
+    """A run name that is not a plain folder name."""
+
+
+def new_run_name(now: float | None = None) -> str:
+    """The name of a new run: the local time it starts, e.g. ``run_20261123_041502``."""
+    return time.strftime(RUN_NAME_FORMAT, time.localtime(now))
+
+
+def check_run_name(name: str) -> str:
+    """Return ``name`` if it is a plain folder name.
+
+    Raises:
+        RunNameError: empty, ``.`` or ``..``, a path separator (``/`` or ``\\`` on every OS, so a project copied
+            between Windows and Linux means the same), a drive letter or a character outside letters, digits,
+            space, ``.``, ``_`` and ``-``, spaces/dots at either end (Windows drops them silently), or a device
+            name Windows reserves (``CON``, ``NUL``, ``COM1``...), so a project stays usable on every OS.
+    """
+    if not name or name in (".", "..") or "/" in name or "\\" in name or ":" in name:
+        raise RunNameError(f"The run name '{name}' is not a plain folder name: use letters, digits, '_', '-' and "
+                           "'.', without '/' or '\\'.")
+    if not _PLAIN_NAME.match(name) or name != name.strip(" .") or len(name) > 100:
+        raise RunNameError(f"The run name '{name}' is not a plain folder name: use at most 100 letters, digits, "
+                           "'_', '-', '.' and spaces (not at either end).")
+    if name.split(".")[0].upper() in _WINDOWS_DEVICES:
+        raise RunNameError(f"The run name '{name}' is a device name on Windows; choose another.")
+    return name
+
+
+def runs_dir(project_dir: str | os.PathLike[str]) -> Path:
+    """Where a project's runs live."""
+    return Path(project_dir) / RUNS_DIR
+
+
+def run_dir(project_dir: str | os.PathLike[str], name: str) -> Path:
+    """The folder of run ``name`` of a project (the name checked first).
+
+    Raises:
+        RunNameError: see :func:`check_run_name`.
+    """
+    return runs_dir(project_dir) / check_run_name(name)
+
+
+def newest_run_with_checkpoint(runs: str | os.PathLike[str]) -> Path | None:
+    """The run folder under ``runs`` whose newest complete checkpoint was written last, if any run has one."""
+    runs = Path(runs)
+    best, best_time = None, -1.0
+    if not runs.is_dir():
+        return None
+    for run in runs.iterdir():
+        checkpoints = run_checkpoints(run) if run.is_dir() else []
+        if not checkpoints:
+            continue
+        try:
+            stamp = checkpoints[-1].path.stat().st_mtime
+        except OSError:  # pruned by a running training in the meantime
+            continue
+        if stamp > best_time:
+            best, best_time = run, stamp
+    return best
+
+
+def run_finished(run: str | os.PathLike[str]) -> bool:
+    """Whether the run's last Done event says it ran to its end (nothing left to resume)."""
+    path = Path(run) / EVENTS_FILE
+    if not path.is_file():
+        return False
+    done = [e for e in read_event_file(path).events if isinstance(e, Done)]
+    return bool(done) and _reason(done[-1].reason) in _FINISHED
+
+
+def resumable_run(runs: str | os.PathLike[str]) -> Path | None:
+    """The newest run with a checkpoint, if it did not run to its end (what Resume continues)."""
+    run = newest_run_with_checkpoint(runs)
+    return run if run is not None and not run_finished(run) else None
+
+
+def _reason(value: object) -> str:
+    """A Done reason as text, whether the event holds a string or an enum member."""
+    return str(getattr(value, "value", value))

@@ -1,0 +1,24 @@
+"""``alltalk-gui train --run NAME`` takes plain run names only: a path could write outside the project's runs/."""
+
+from __future__ import annotations
+
+import pytest
+
+from alltalk_gui.cli import main
+
+
+@pytest.mark.parametrize("name", ["../outside", "a/b", "..\\x", "/tmp/abs"])
+def test_a_run_name_with_path_separators_is_refused_before_anything_is_written(tmp_path, capsys, name):
+    project = tmp_path / "voice"
+    assert main(["new", str(project), "--language", "en"]) == 0
+    code = main(["train", str(project), "--base-model", str(tmp_path / "base"), "--run", name])
+    assert code == 2
+    assert "not a plain folder name" in capsys.readouterr().err
+    assert not (project / "runs").exists() and not (tmp_path / "outside").exists()
+
+
+def test_resume_without_any_run_says_so(tmp_path, capsys):
+    project = tmp_path / "voice"
+    assert main(["new", str(project)]) == 0
+    assert main(["train", str(project), "--base-model", str(tmp_path / "base"), "--resume"]) == 2
+    assert "holds no run with checkpoints" in capsys.readouterr().err
