@@ -196,13 +196,10 @@ class RunPanel(QWidget):
         """The memory profile the resumable run was started with ("" when none or unknown)."""
         if self.resumable_run is None:
             return ""
-        saved = self.resumable_run / LAUNCH_CONFIG
         try:
-            config = TrainConfig.load(saved if saved.is_file()
-                                      else run_checkpoints(self.resumable_run)[-1].path / "train_config.json")
-        except (OSError, ValueError):
+            return resume_config(self.resumable_run.parent.parent, self.resumable_run.name).profile
+        except (OSError, ValueError, LaunchError):
             return ""
-        return config.profile
 
     def _update_buttons(self, ready: bool = True) -> None:
         running = self.is_running()
