@@ -10,7 +10,7 @@ CPU attention saves its full score matrix where CUDA's fused kernels do not, so 
 Activation checkpointing keeps only each block's input (plus one block's activations while it is recomputed):
 that figure is derived from the same measurement.
 
-    python benchmarks/activation_calibration.py [--out resources/profiles/activation_calibration.json]
+    python benchmarks/activation_calibration.py [--out resources/profiles/xtts/activation_calibration.json]
 
 Needs about 4 GiB of RAM and a minute or two of CPU.
 """
@@ -134,7 +134,7 @@ def fit(rows: list[dict]) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "resources" / "profiles"
-                                             / "activation_calibration.json"))
+                                             / "xtts" / "activation_calibration.json"))
     args = parser.parse_args()
     rows = [measure(p, s) for p in ("fp32", "bf16") for s in CLIP_SECONDS]
     result = {"date": date.today().isoformat(), "device": "cpu (saved-tensor bytes are device-independent)",

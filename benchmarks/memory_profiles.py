@@ -125,7 +125,7 @@ def run_case(case: str, opts: argparse.Namespace) -> dict[str, Any]:
 
 
 def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> dict[str, Any]:
-    """A profile trained the way ``alltalk_gui.core.training.loop.TrainingRun`` trains it."""
+    """A profile trained the way ``alltalk_gui.core.training.loop`` trains it."""
     import dataclasses
     import gc
 
@@ -159,7 +159,7 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     acc = Accelerator(mixed_precision=config.mixed_precision, gradient_accumulation_steps=config.grad_accum_steps,
                       cpu=not on_cuda)
     if case == "auto" and on_cuda:
-        # As TrainingRun._cap_gpu_memory: the caching allocator enforces the cap, so the probe meets it as OOM.
+        # As the training loop's _cap_gpu_memory: the caching allocator enforces the cap, so the probe meets it as OOM.
         cap, free = cap_gpu_memory(acc.device, AUTO_HEADROOM)
         notes.append(f"auto sizing: allocator capped at {cap / GIB:.1f} GiB "
                      f"({AUTO_HEADROOM:.0%} of {free / GIB:.1f} GiB free).")
@@ -175,11 +175,11 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     result: dict[str, Any] = {}
 
     if case == "auto" and on_cuda:
-        # As TrainingRun._probe_micro_batch, on clips of the benchmark's length.
+        # As the training loop's _probe_micro_batch, on clips of the benchmark's length.
         gpt.to(acc.device)
         micro = probe_micro_batch(
             gpt, lambda size: _to_device(raw_batch(size, opts.clip_seconds, arch["text_tokens"]), acc.device),
-            features, weights, config, acc, effective)
+            lambda model, batch: gpt_loss(model, features(batch), weights), config, acc, effective)
         result["probe_peak_reserved_gib"] = round(torch.cuda.max_memory_reserved(acc.device) / GIB, 3)
         if not micro:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory: auto sizing found no micro-batch that fits")

@@ -6,7 +6,7 @@ sub-parsers with ``set_defaults(func=...)``; ``func(args)`` returns the exit cod
 Exit codes: 0 ok, 1 some inputs were rejected (the rest were kept), 2 usage or project error (including a
 project that another program holds: see :mod:`alltalk_gui.core.project.lock`).
 
-All output goes through :class:`alltalk_gui.core.printable.EscapingWriter`: file names with control characters
+All output goes through :class:`alltalk_gui.cli.printable.EscapingWriter`: file names with control characters
 are shown escaped, never obeyed by the terminal.
 """
 
@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from alltalk_gui.core.printable import EscapingWriter
+    from alltalk_gui.cli.printable import EscapingWriter
 
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = EscapingWriter(sys.stdout), EscapingWriter(sys.stderr)

@@ -13,7 +13,6 @@ Exit codes: 0 finished or stopped cleanly; 2 the inputs were rejected before tra
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import signal
 import sys
@@ -68,8 +67,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _build_config(args: argparse.Namespace):
     from alltalk_gui.core import app_settings
-    from alltalk_gui.core.training.config import ConfigError, TrainConfig
     from alltalk_gui.core.project.folder import VoiceProject
+    from alltalk_gui.core.training.config import ConfigError
+    from alltalk_gui.core.training.run_config import build_train_config
     from alltalk_gui.core.training.run_folders import RunNameError, check_run_name, new_run_name, \
         newest_run_with_checkpoint
 
@@ -78,11 +78,23 @@ def _build_config(args: argparse.Namespace):
     if not base:
         raise ConfigError("No base model: pass --base-model DIR (an XTTS v2 folder with model.pth, config.json, "
                           "vocab.json, dvae.pth, mel_stats.pth).")
-    config = TrainConfig(project_dir=str(project.root), base_model_dir=str(Path(base).expanduser().absolute()),
-                         language=project.language)
-    if getattr(args, "profile", None):
-        config = _apply_profile(config, args.profile, _user_settings(config, args))
-    config = _user_settings(config, args)
+    profile = getattr(args, "profile", None)
+    devices = []
+    if profile:
+        from alltalk_gui.core.machine.gpu import list_devices
+
+        devices = list_devices()
+    built = build_train_config(project, Path(base).expanduser().absolute(), profile=profile, devices=devices,
+                               overrides={"epochs": args.epochs} if args.epochs is not None else None,
+                               pairs=args.set)
+    if built.auto_reason:
+        print(f"Profile (auto): {built.auto_reason}")
+    for note in built.notes:
+        print(f"Profile {built.profile}: {note}")
+    if built.estimate_gib is not None:
+        print(f"Profile {built.profile}: estimated peak {built.estimate_gib:.1f} GiB on {built.device.name} "
+              f"({built.device.free_gib:.1f} GiB free).")
+    config = built.config
     if args.run:
         try:
             config.run_name = check_run_name(args.run)
@@ -95,40 +107,6 @@ def _build_config(args: argparse.Namespace):
         config.run_name = newest.name
     else:
         config.run_name = new_run_name()
-    return config
-
-
-def _user_settings(config, args: argparse.Namespace):
-    """``config`` with --epochs and --set applied (they win over a profile's values)."""
-    if args.epochs is not None:
-        config = dataclasses.replace(config, epochs=args.epochs)
-    return config.with_overrides(args.set)
-
-
-def _apply_profile(config, name: str, wanted):
-    """Apply a memory profile adapted to the device training will use, saying what was chosen and changed.
-
-    ``wanted`` is the config with the user's --epochs and --set as well, for auto's reason (its CPU time estimate
-    counts the epochs and max_steps asked for).
-    """
-    from alltalk_gui.core.machine.gpu import list_devices
-    from alltalk_gui.core.engines.xtts.memory_estimate import estimate
-    from alltalk_gui.core.training.profiles import apply_profile, choose_auto, profile_settings
-
-    devices = list_devices()
-    gpus = [d for d in devices if d.kind == "cuda"]
-    device = max(gpus, key=lambda d: d.free_gib) if gpus else devices[-1]
-    auto = name == "auto"
-    if auto:
-        choice = choose_auto(devices, wanted)
-        name = choice.profile
-        print(f"Profile (auto): {choice.reason}")
-    for note in profile_settings(name, device)[1]:
-        print(f"Profile {name}: {note}")
-    config = apply_profile(config, name, device, auto=auto)
-    if device.kind == "cuda":
-        print(f"Profile {name}: estimated peak {estimate(config).total_gib:.1f} GiB on {device.name} "
-              f"({device.free_gib:.1f} GiB free).")
     return config
 
 
@@ -286,7 +264,7 @@ def cmd_gpu(args: argparse.Namespace) -> int:
         print(json.dumps([d.to_dict() for d in devices], indent=2))
         return EXIT_OK
     if not any(d.kind == "cuda" for d in devices):
-        from alltalk_gui.core.machine.cpu_estimate import typical_run
+        from alltalk_gui.core.training.cpu_estimate import typical_run
 
         print(f"No CUDA GPU found: training runs on the CPU, {typical_run(devices[-1].cores).sentence()}.")
     for d in devices:

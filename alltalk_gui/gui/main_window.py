@@ -1,14 +1,14 @@
 """The main window: a sidebar of steps, the current step's page, and the Project menu.
 
-Steps are listed in ``STEPS``. A step whose page exists is enabled once a project is open; a step whose page
-is not built yet is shown disabled, with a tooltip that says what it will do.
+Steps are listed in ``STEPS``, each with the class of its page; the window builds one page per step and talks
+to it only through :class:`~alltalk_gui.gui.common.step_page.StepPage`. The steps are enabled once a project is
+open.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from PySide6.QtCore import QByteArray, QSize, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from alltalk_gui.core.project.folder import ProjectError, VoiceProject
 from alltalk_gui.gui import settings
+from alltalk_gui.gui.common.step_page import StepPage
 from alltalk_gui.gui.common.project_lock import lock_or_read_only
 from alltalk_gui.gui.start.about_dialog import AboutDialog
 from alltalk_gui.gui.start.new_project_dialog import NewProjectDialog
@@ -33,7 +34,7 @@ from alltalk_gui.gui.start.welcome_page import WelcomePage
 class Step:
     title: str
     summary: str
-    page: Callable[[], QWidget] | None  # None: not built yet, shown disabled
+    page: type  # the page's class (a QWidget that is a StepPage)
 
 
 STEPS = [
@@ -69,23 +70,24 @@ class MainWindow(QMainWindow):
         self.first_run.done.connect(self._update_steps)
         self.stack.addWidget(self.first_run)
 
-        self.pages: list[QWidget | None] = []
-        for number, step in enumerate(STEPS, start=1):
+        # One page per step, built here by name so that the steps' signals can be wired to each other.
+        self.import_page = ImportPage()
+        self.transcript_page = TranscriptPage()
+        self.train_page = TrainPage()
+        self.preview_page = PreviewPage()
+        by_class = {type(p): p for p in (self.import_page, self.transcript_page, self.train_page, self.preview_page)}
+        self.pages: list[StepPage] = [by_class[step.page] for step in STEPS]
+        for number, (step, page) in enumerate(zip(STEPS, self.pages), start=1):
             item = QListWidgetItem(f"{number}  {step.title}")
-            item.setToolTip(step.summary if step.page else f"{step.summary}\n(Not available yet.)")
+            item.setToolTip(step.summary)
             item.setSizeHint(QSize(180, 40))
             self.sidebar.addItem(item)
-            page = step.page() if step.page else None
-            if page is not None:
-                self.stack.addWidget(page)
-                if hasattr(page, "status_message"):
-                    page.status_message.connect(lambda text: self.statusBar().showMessage(text, 8000))
-            self.pages.append(page)
-        self.import_page: ImportPage = self.pages[0]  # type: ignore[assignment]
-        self.import_page.sources_changed.connect(self.pages[1].sources_changed)  # type: ignore[union-attr]
-        self.pages[1].recordings_added.connect(lambda: self.import_page.set_project(self.project))  # type: ignore
-        self.train_page: TrainPage = self.pages[2]  # type: ignore[assignment]
-        self.train_page.preview_requested.connect(lambda: self.sidebar.setCurrentRow(3))
+            self.stack.addWidget(page)
+            page.status_message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self.import_page.sources_changed.connect(self.transcript_page.sources_changed)
+        self.transcript_page.recordings_added.connect(lambda: self.import_page.set_project(self.project))
+        preview_row = self.pages.index(self.preview_page)
+        self.train_page.preview_requested.connect(lambda: self.sidebar.setCurrentRow(preview_row))
         self.sidebar.currentRowChanged.connect(self._show_step)
 
         central = QWidget()
@@ -113,10 +115,10 @@ class MainWindow(QMainWindow):
         # The transcript editor's actions with their shortcuts, so they can be found without hovering; they act
         # on the Transcribe & Edit step, so the menu is enabled there only.
         self.edit_menu = self.menuBar().addMenu("&Edit")
-        self.edit_menu.addActions(self.pages[1].editor.menu_actions())  # type: ignore[union-attr]
+        self.edit_menu.addActions(self.transcript_page.editor.menu_actions())
         self.edit_menu.setEnabled(False)
         self.stack.currentChanged.connect(
-            lambda: self.edit_menu.setEnabled(self.stack.currentWidget() is self.pages[1]))
+            lambda: self.edit_menu.setEnabled(self.stack.currentWidget() is self.transcript_page))
         help_menu = self.menuBar().addMenu("&Help")
         self._action(help_menu, "&Check this computer…", self.show_first_run)
         self._action(help_menu, "&About AllTalk GUI", self._about)
@@ -187,18 +189,16 @@ class MainWindow(QMainWindow):
         return True
 
     def set_project(self, project: VoiceProject | None) -> None:
-        if self.import_page.is_importing():
-            QMessageBox.information(self, "Import running", "Wait for the import to finish or cancel it first.")
-            return
-        if self.train_page.is_training():
-            QMessageBox.information(self, "Training running", "Stop the training on the Train step first.")
-            return
+        for page in self.pages:
+            message = page.busy_message()
+            if message:
+                QMessageBox.information(self, "Still working", message)
+                return
         if self.project is not None and self.project is not project:
             self.project.release_lock()
         self.project = project
         for page in self.pages:
-            if page is not None and hasattr(page, "set_project"):
-                page.set_project(project)
+            page.set_project(project)
         if project is not None:
             settings.add_recent_project(project.root)
             read_only = " (read-only)" if project.read_only else ""
@@ -218,7 +218,7 @@ class MainWindow(QMainWindow):
         self.close_action.setEnabled(has_project)
         for row, page in enumerate(self.pages):
             item = self.sidebar.item(row)
-            enabled = has_project and page is not None
+            enabled = has_project
             flags = Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled if enabled else Qt.ItemFlag.NoItemFlags
             item.setFlags(flags)
         if has_project:
@@ -229,7 +229,7 @@ class MainWindow(QMainWindow):
             self.stack.setCurrentWidget(self.welcome)
 
     def _show_step(self, row: int) -> None:
-        if 0 <= row < len(self.pages) and self.pages[row] is not None and self.project is not None:
+        if 0 <= row < len(self.pages) and self.project is not None:
             self.stack.setCurrentWidget(self.pages[row])
 
     # -- window ---------------------------------------------------------------------------------------------
@@ -250,18 +250,10 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.import_page.is_importing():
-            answer = QMessageBox.question(self, "Import running",
-                                          "An import is running. Stop it after the current file and quit?")
-            if answer != QMessageBox.StandardButton.Yes:
+        for page in self.pages:  # each asks what to do with work it runs (an import, a training)
+            if not page.confirm_close():
                 event.ignore()
                 return
-            self.import_page.worker.cancel()
-            self.import_page.worker.wait()
-        if not self.train_page.confirm_close():  # asks what to do with a running training
-            event.ignore()
-            return
-        self.import_page.player.stop()
         settings.settings().setValue("window/geometry", self.saveGeometry())
         if self.project is not None:
             self.project.release_lock()

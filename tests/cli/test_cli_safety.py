@@ -7,7 +7,7 @@ import numpy as np
 import soundfile as sf
 
 from alltalk_gui.cli import main
-from alltalk_gui.core.printable import EscapingWriter, escape
+from alltalk_gui.cli.printable import EscapingWriter, escape
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.project.lock import LOCK_FILE, ProjectLock
 

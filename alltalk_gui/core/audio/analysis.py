@@ -36,12 +36,11 @@ training cares about.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:  # only for annotations: audio.py imports this module
-    from alltalk_gui.core.audio.decode import AudioInfo
+from alltalk_gui.core.audio.info import AudioInfo
 
 FRAME_S = 0.030
 """Length of an analysis frame: short enough to fall into the pauses between words, long enough for a stable RMS."""
@@ -194,7 +193,7 @@ def envelope(x: np.ndarray, bins: int = ENVELOPE_BINS) -> list[float]:
     return out
 
 
-def judge(analysis: dict[str, Any], info: "AudioInfo") -> tuple[str, list[str]]:
+def judge(analysis: dict[str, Any], info: AudioInfo) -> tuple[str, list[str]]:
     """Turn :func:`analyse` numbers and the file's :class:`AudioInfo` into a verdict and plain-language reasons.
 
     Returns:

@@ -14,16 +14,29 @@ clipped (the importer's analysis says so) or the working copy itself reaches ful
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
-from alltalk_gui.core.project.folder import VoiceProject
 
 CLIP_LEVEL = 0.999        # a sample at or above this magnitude is counted as clipped
 NEAR_PEAK = 0.9           # in a clipped source, samples this close to the file's peak are the clipped ones
 SOURCE_CLIPPED = 0.001    # the importer's analysis calls a source clipped from this share of samples
 _FLATNESS_FRAME = 1024
+
+
+class SourceFolder(Protocol):
+    """What this module reads of a project (a :class:`alltalk_gui.core.project.folder.VoiceProject`): audio sits
+    below projects in the layers, so it names only this."""
+
+    def source(self, source_id: str) -> Any:
+        """The source with ``source_id`` (its ``audio_file`` and ``analysis``); KeyError if there is none."""
+        ...
+
+    def path(self, relative: str) -> Path:
+        """A project-relative path made absolute."""
+        ...
 
 
 class ClipAudioError(Exception):
@@ -92,7 +105,7 @@ class ClipAudio:
     Raises (from every method): ClipAudioError when the source is unknown or its working copy is missing.
     """
 
-    def __init__(self, project: VoiceProject) -> None:
+    def __init__(self, project: SourceFolder) -> None:
         self.project = project
         self._cache: dict[str, tuple[np.ndarray, int]] = {}
         self._clip_level: dict[str, float] = {}

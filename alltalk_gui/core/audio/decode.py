@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -26,8 +25,8 @@ import soundfile as sf
 import soxr
 
 from alltalk_gui.core.atomic import atomic_path
+from alltalk_gui.core.audio.info import AudioInfo, format_duration  # noqa: F401  (AudioInfo re-exported)
 from alltalk_gui.core.audio import blocks
-from alltalk_gui.core.project.duration_guidance import format_duration
 from alltalk_gui.core.audio.analysis import (  # noqa: F401  (re-exported: analyse and judge are public API here)
     DBFS_FLOOR,  # levels of digital silence; callers compare against it
     analyse,
@@ -66,27 +65,6 @@ _BLOCK_FRAMES = 1 << 16  # frames per block read through libsndfile (256 KiB per
 
 class AudioError(Exception):
     """A file cannot be used as audio. The message names the file and says why, in plain language."""
-
-
-@dataclass(frozen=True)
-class AudioInfo:
-    """What a file's headers say about its audio.
-
-    ``codec`` is a short name such as ``pcm_s16``, ``flac``, ``mp3``, ``aac``, ``opus``; ``bit_depth`` is the
-    stored sample size for PCM and FLAC (``None`` for lossy codecs, which have none); ``container`` is the file
-    format (``wav``, ``flac``, ``ogg``, ``mp4``, ``matroska``...).
-    """
-
-    duration_s: float
-    sample_rate: int
-    channels: int
-    codec: str
-    bit_depth: int | None
-    container: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able dict of the fields."""
-        return asdict(self)
 
 
 # --------------------------------------------------------------------------------------------------- probing

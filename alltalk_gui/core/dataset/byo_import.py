@@ -121,14 +121,14 @@ def import_dataset(project: Any, folder: str | os.PathLike[str], vocab_file: str
     Raises:
         DatasetImportError: the folder holds no dataset.
     """
-    from alltalk_gui.core.engines.xtts.text_check import TextChecker
+    from alltalk_gui.core.engines.engine import get_engine
     from alltalk_gui.core.transcript.flags import ClipChecker
     from alltalk_gui.core.transcript.segments import Segment, SegmentList, new_segment_id
 
     layout, where = find_dataset(folder)
     report = DatasetImportReport(layout=layout, folder=where, language=_alltalk_language(where))
     rows, report.problems = read_rows(layout, where)
-    checker = TextChecker(project.language, vocab_file)
+    checker = get_engine().text_checker(project.language, vocab_file)
     rows, refused = check_rows(rows, checker.problem)
     report.problems += refused
     existing = SegmentList.open(project, vocab_file=vocab_file) if project.segments_file.exists() else None

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from alltalk_gui.core.audio.info import format_duration  # noqa: F401  (re-exported: callers name it here)
+
 MIN_RECOMMENDED_S = 3 * 60
 MAX_RECOMMENDED_S = 10 * 60
 
@@ -16,19 +18,6 @@ MAX_RECOMMENDED_S = 10 * 60
 class Guidance:
     level: str  # "empty" | "short" | "good" | "long"
     message: str
-
-
-def format_duration(seconds: float) -> str:
-    """Say a length the way a person would: ``"3.0 s"``, ``"45 s"``, ``"3 min 20 s"``, ``"2 h 14 min"``."""
-    seconds = max(0.0, float(seconds))
-    if seconds < 60:
-        return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
-    total = int(round(seconds))
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
-    return f"{minutes} min {secs} s" if secs else f"{minutes} min"
 
 
 def guidance(usable_s: float) -> Guidance:

@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from alltalk_gui.core import atomic, safe_paths
 from alltalk_gui.core.dataclass_keys import unknown_keys
+from alltalk_gui.core.project.errors import ProjectError  # noqa: F401  (re-exported: callers name it here)
 
-if TYPE_CHECKING:  # lock.py imports ProjectError from here
+if TYPE_CHECKING:
     from alltalk_gui.core.project.lock import ProjectLock
 
 SCHEMA_VERSION = 1
@@ -39,10 +40,6 @@ PROJECT_FILE = "project.json"
 BACKUP_FILE = "project.json.bak"
 
 _TOP_LEVEL_KEYS = {"schema_version", "name", "language", "created", "settings", "sources"}
-
-
-class ProjectError(Exception):
-    """A project folder or its project.json cannot be used. The message says why and what to do."""
 
 
 @dataclass
@@ -337,7 +334,7 @@ def _migrate(data: Any, file: Path) -> dict[str, Any]:
 
 def _check_language(language: str) -> str:
     """The project code for ``language`` (one of XTTS v2's 17; ``zh`` -> ``zh-cn``). Raises ProjectError."""
-    from alltalk_gui.core.engines.xtts.languages import UnknownLanguage, normalise
+    from alltalk_gui.core.engines.languages import UnknownLanguage, normalise
 
     try:
         return normalise(language)

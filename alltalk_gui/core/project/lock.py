@@ -28,7 +28,7 @@ from pathlib import Path
 
 import psutil
 
-from alltalk_gui.core.project.folder import ProjectError
+from alltalk_gui.core.project.errors import ProjectError
 
 LOCK_FILE = ".alltalk-gui.lock"
 _UNREADABLE_GRACE_S = 10.0  # a lock file being written right now is empty for a moment; older and empty is stale

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from alltalk_gui.core.engines.engine import DEFAULT_ENGINE
+
 # The run-folder layout that alltalk_gui.core.training.loop writes (it imports these names from here: this module needs
 # no torch, so the GUI can list checkpoints without loading it).
 CHECKPOINTS = "checkpoints"
@@ -48,6 +50,11 @@ class CheckpointInfo:
     @property
     def weights(self) -> Path:
         return self.path / WEIGHTS_FILE
+
+    @property
+    def engine(self) -> str:
+        """The engine that trained it (runs from before engines were named are XTTS v2's)."""
+        return str(self.config.get("engine") or DEFAULT_ENGINE)
 
     @property
     def label(self) -> str:

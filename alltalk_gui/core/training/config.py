@@ -15,8 +15,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from alltalk_gui.core.training.run_folders import RunNameError, check_run_name
 from alltalk_gui.core.dataclass_keys import unknown_keys, wrong_types
+from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, engine_names
+from alltalk_gui.core.training.run_folders import RunNameError, check_run_name
 
 OPTIMIZERS = ("adamw", "adamw8bit", "paged_adamw8bit")
 SCHEDULES = ("cosine", "constant")
@@ -32,7 +33,10 @@ class TrainConfig:
     # -- where ---------------------------------------------------------------------------------------------------
     # The voice project folder; training reads <project>/dataset/ and writes <project>/runs/<run_name>/.
     project_dir: str = ""
-    # The XTTS v2 base-model folder (model.pth, config.json, vocab.json, dvae.pth, mel_stats.pth).
+    # The engine that trains (a name registered in alltalk_gui.core.engines.engine.ENGINES); it reads the base model,
+    # builds the model and its loss, and owns the profiles under resources/profiles/<engine>/.
+    engine: str = DEFAULT_ENGINE
+    # The engine's base-model folder (for XTTS v2: model.pth, config.json, vocab.json, dvae.pth, mel_stats.pth).
     base_model_dir: str = ""
     # Name of the run folder under <project>/runs/. Empty: a timestamp is used.
     run_name: str = ""
@@ -234,8 +238,10 @@ class TrainConfig:
             raise ConfigError("min_audio_seconds must be above 0 and below max_audio_seconds.")
         if not 0 < self.min_conditioning_seconds <= self.max_conditioning_seconds:
             raise ConfigError("min_conditioning_seconds must be above 0 and at most max_conditioning_seconds.")
+        if self.engine not in engine_names():
+            raise ConfigError(f"engine must be one of {', '.join(engine_names())} (it is '{self.engine}').")
         if not self.base_model_dir:
-            raise ConfigError("base_model_dir is not set: point it to an XTTS v2 base-model folder.")
+            raise ConfigError("base_model_dir is not set: point it to the engine's base-model folder.")
         if not self.project_dir and not self.dataset_dir:
             raise ConfigError("project_dir is not set: point it to the voice project folder.")
         if self.run_name:

@@ -1,16 +1,11 @@
-"""The training data: clips from the dataset folder's metadata CSVs as batches for the XTTS GPT.
+"""Training data that is the same for every engine: dataset errors, audio reading and length-bucketed batches.
 
-* :func:`load_clips` reads ``metadata_train.csv`` / ``metadata_eval.csv`` (through
-  :mod:`alltalk_gui.core.dataset.metadata`, the same reader the dataset export's files are checked with), opens every
-  audio file and tokenises every transcript *before training starts*. Every problem (missing or unreadable
-  file, a clip too long or too short, a transcript with characters the base model's vocabulary lacks, a
-  transcript too long) is collected and reported together in one :class:`DatasetError`; nothing is skipped
-  silently and no clip is ever swapped for another (coqui's ``XTTSDataset`` replaces a failing clip with clip
-  #1).
-* :class:`ClipDataset` loads audio with soundfile (coqui's ``load_audio`` needs a system FFmpeg and, without it,
-  its dataset recurses forever), draws the conditioning slice the way coqui does (a random 3 - 6 s slice of the
-  same clip, whose position the GPT masks out of the loss), and is deterministic in (seed, epoch, index), so a
-  resumed run sees exactly the same slices.
+* :class:`DatasetError` lists every clip-level problem found at once; an engine's clip loader
+  (``core/engines/<name>/data.py``) raises it, so a user fixes all of them in one go.
+* :func:`check_dataset_folder` checks that a dataset folder with both metadata CSVs exists, before an engine
+  reads its clips.
+* :func:`read_audio` decodes with soundfile (coqui's ``load_audio`` needs a system FFmpeg and, without it, its
+  dataset recurses forever) and resamples with torchaudio's band-limited resampler.
 * :class:`BucketBatchSampler` visits every clip exactly once per epoch, grouping clips of similar length into
   batches so less compute goes to padding.
 """
@@ -19,18 +14,15 @@ from __future__ import annotations
 
 import math
 import os
-import random
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import torch
-from torch.utils.data import Dataset, Sampler
+from torch.utils.data import Sampler
 
-from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataError, read_metadata
-from alltalk_gui.core.engines.xtts import conditioning_mask
+from alltalk_gui.core.dataset.metadata import EVAL_CSV
 
-SAMPLE_RATE = 22050
+SAMPLE_RATE = 22050  # default for read_audio; engines pass their own rate
 
 
 class DatasetError(ValueError):
@@ -40,15 +32,6 @@ class DatasetError(ValueError):
         self.problems = problems or []
         full = message if not self.problems else message + "\n" + "\n".join(f"  - {p}" for p in self.problems)
         super().__init__(full)
-
-
-@dataclass(frozen=True)
-class Clip:
-    audio_path: Path
-    text: str
-    tokens: tuple[int, ...]
-    samples: int  # length at 22 050 Hz
-    where: str  # "metadata_train.csv line 4 (wavs/a.wav)", for messages
 
 
 def read_audio(path: str | os.PathLike[str], sample_rate: int = SAMPLE_RATE) -> torch.Tensor:
@@ -68,103 +51,11 @@ def read_audio(path: str | os.PathLike[str], sample_rate: int = SAMPLE_RATE) -> 
     return wav.clamp_(-1.0, 1.0)
 
 
-def unknown_characters(tokenizer, text: str, language: str) -> list[str]:
-    """Characters of ``text`` (after coqui's text cleaning) that the vocabulary maps to [UNK]."""
-    unk = tokenizer.tokenizer.token_to_id("[UNK]")
-    cleaned = tokenizer.preprocess_text(text, language.split("-")[0])
-    bad = []
-    for ch in sorted(set(cleaned) - {" "}):
-        if unk in tokenizer.tokenizer.encode(ch).ids:
-            bad.append(ch)
-    return bad
-
-
-def load_clips(dataset_dir: str | os.PathLike[str], csv_name: str, tokenizer, language: str, *,
-               max_audio_seconds: float, min_audio_seconds: float, max_text_tokens: int) -> list[Clip]:
-    """Read and check every clip listed in ``dataset_dir/csv_name``.
+def check_dataset_folder(dataset_dir: str | os.PathLike[str]) -> Path:
+    """The dataset folder, once it is known to exist and to hold an eval CSV.
 
     Raises:
-        DatasetError: the CSV is missing or malformed, lists no clips, or any clip has a problem (all listed).
-    """
-    dataset_dir = Path(dataset_dir)
-    csv_path = dataset_dir / csv_name
-    try:
-        rows = read_metadata(csv_path)
-    except MetadataError as exc:
-        raise DatasetError(f"The dataset in {dataset_dir} cannot be read: {exc}") from exc
-    if not rows:
-        raise DatasetError(f"{csv_path} lists no clips. Training needs at least one training and one eval clip.")
-
-    import soundfile as sf
-
-    unk = tokenizer.tokenizer.token_to_id("[UNK]")
-    stop = tokenizer.tokenizer.token_to_id("[STOP]")
-    max_samples = int(max_audio_seconds * SAMPLE_RATE)
-    min_samples = int(min_audio_seconds * SAMPLE_RATE)
-    clips: list[Clip] = []
-    problems: list[str] = []
-    for number, row in enumerate(rows, start=2):  # line 1 is the header
-        where = f"{csv_name} line {number} ({row.audio_file})"
-        path = (dataset_dir / row.audio_file).resolve()
-        if not path.is_file():
-            problems.append(f"{where}: the audio file does not exist.")
-            continue
-        try:
-            wav = read_audio(path)
-        except (sf.LibsndfileError, RuntimeError, ValueError, OSError) as exc:
-            problems.append(f"{where}: the audio file cannot be read ({str(exc).strip() or type(exc).__name__}).")
-            continue
-        samples = wav.shape[-1]
-        if samples > max_samples:
-            problems.append(
-                f"{where}: the clip is {samples / SAMPLE_RATE:.1f} s long; the limit is {max_audio_seconds:g} s "
-                "(max_audio_seconds). Split it into shorter clips."
-            )
-            continue
-        if samples < min_samples:
-            problems.append(f"{where}: the clip is {samples / SAMPLE_RATE:.2f} s long; the minimum is "
-                            f"{min_audio_seconds:g} s.")
-            continue
-        if not torch.isfinite(wav).all():
-            problems.append(f"{where}: the audio holds invalid (NaN or infinite) samples.")
-            continue
-        try:
-            tokens = tokenizer.encode(row.text, language)
-        except NotImplementedError:
-            raise DatasetError(f"The base model's tokenizer does not support the language '{language}'.") from None
-        except ImportError as exc:  # zh / ja text cleaning needs packages coqui-tts does not install by default
-            raise DatasetError(_missing_language_packages(language, exc)) from None
-        if unk in tokens or stop in tokens:
-            bad = unknown_characters(tokenizer, row.text, language)
-            shown = ", ".join(f"'{c}'" for c in bad) if bad else "some characters"
-            problems.append(f"{where}: the text has characters the base model's vocabulary does not know: {shown}. "
-                            "Edit the transcript (spell them out or remove them).")
-            continue
-        if len(tokens) > max_text_tokens:
-            problems.append(f"{where}: the text is {len(tokens)} tokens long; the limit is {max_text_tokens} "
-                            "(max_text_tokens). Split the clip.")
-            continue
-        clips.append(Clip(path, row.text, tuple(tokens), samples, where))
-    if problems:
-        raise DatasetError(f"{len(problems)} clip(s) in {csv_path} cannot be used; nothing was changed:", problems)
-    return clips
-
-
-def _missing_language_packages(language: str, exc: ImportError) -> str:
-    from alltalk_gui.core.engines.xtts.languages import UnknownLanguage, missing_sentence
-
-    try:
-        return missing_sentence(language) or f"Cannot prepare {language} text for XTTS: {exc}."
-    except UnknownLanguage:
-        return f"Cannot prepare {language} text for XTTS: {exc}."
-
-
-def load_dataset(dataset_dir: str | os.PathLike[str], tokenizer, language: str, **limits: Any
-                 ) -> tuple[list[Clip], list[Clip]]:
-    """Training and eval clips of a dataset folder, both fully checked (see :func:`load_clips`).
-
-    Raises:
-        DatasetError: a problem in either file, or no eval clip.
+        DatasetError: no folder, or no eval clips file.
     """
     dataset_dir = Path(dataset_dir)
     if not dataset_dir.is_dir():
@@ -172,116 +63,7 @@ def load_dataset(dataset_dir: str | os.PathLike[str], tokenizer, language: str, 
     if not (dataset_dir / EVAL_CSV).is_file():
         raise DatasetError(f"{dataset_dir} has no {EVAL_CSV}. Training needs at least one eval clip to measure "
                            "progress; export the dataset with an eval share, or add one line to that file.")
-    train = load_clips(dataset_dir, TRAIN_CSV, tokenizer, language, **limits)
-    evals = load_clips(dataset_dir, EVAL_CSV, tokenizer, language, **limits)
-    return train, evals
-
-
-PROMPT_MASK_SAMPLES = 256  # coqui's perceiver_cond_length_compression, which its loss mask divides by
-
-
-class ClipDataset(Dataset):
-    """One item per clip: text tokens, waveform and a conditioning slice, as coqui's GPT trainer expects them."""
-
-    def __init__(self, clips: list[Clip], *, seed: int, is_eval: bool, min_cond_samples: int,
-                 max_cond_samples: int, masking: bool = True) -> None:
-        self.clips = clips
-        self.seed = seed
-        self.is_eval = is_eval
-        self.min_cond = min_cond_samples
-        self.max_cond = max_cond_samples
-        self.masking = masking  # XTTS v2: condition on a slice of the target clip and mask it from the loss
-        self.epoch = 0
-
-    def set_epoch(self, epoch: int) -> None:
-        self.epoch = epoch
-
-    def __len__(self) -> int:
-        return len(self.clips)
-
-    def __getitem__(self, index: int) -> dict[str, Any]:
-        clip = self.clips[index]
-        wav = read_audio(clip.audio_path)
-        cond, cond_idxs = self._conditioning(wav, index)
-        return {
-            "text": torch.tensor(clip.tokens, dtype=torch.int32),
-            "wav": wav,
-            "conditioning": cond,
-            "cond_idxs": cond_idxs,
-            # Whether the loss leaves this clip's conditioning span out: a draw per (seed, epoch, clip), so the
-            # same clips are masked however they are batched (see engines/xtts/conditioning_mask.py).
-            "mask_conditioning": self.masking and not self.is_eval and conditioning_mask.chosen(
-                self.seed, self.epoch, index),
-            "filename": str(clip.audio_path),
-        }
-
-    def _conditioning(self, wav: torch.Tensor, index: int) -> tuple[torch.Tensor, list[int]]:
-        """A slice of the clip, as coqui's ``get_prompt_slice`` draws it: random length in [min, max] samples
-        (the middle length for eval), at a random start (0 for eval); half the clip when the clip is shorter;
-        zero-padded to ``max`` samples. Seeded by (seed, epoch, index) so resumes and workers agree."""
-        rng = random.Random(f"{self.seed}/{self.epoch}/{index}")
-        total = wav.shape[-1]
-        length = (self.min_cond + self.max_cond) // 2 if self.is_eval else rng.randint(self.min_cond, self.max_cond)
-        if total - length < 0:
-            length = total // 2
-        # Starts in the first 256 samples (12 ms) are not drawn: under coqui's own mask (sample/256 positions on
-        # the 1024-sample code axis) they masked a clip's whole row. Our mask never does (conditioning_mask.py),
-        # but the draws stay as they were, so seeds give the same slices as before.
-        first = min(PROMPT_MASK_SAMPLES, total - length)
-        start = 0 if self.is_eval else rng.randint(first, total - length)
-        piece = wav[:, start:start + length]
-        piece = torch.nn.functional.pad(piece, (0, self.max_cond - piece.shape[-1]))
-        return piece, [start, start + length]
-
-
-def collate(items: list[dict[str, Any]], masking: bool = True) -> dict[str, Any]:
-    """Pad a list of items into the batch layout of coqui's ``XTTSDataset.collate_fn``.
-
-    Keys: ``padded_text`` (B, T) int32, ``text_lengths`` (B,), ``wav`` (B, 1, S), ``wav_lengths`` (B,),
-    ``conditioning`` (B, 1, 1, C), ``cond_idxs`` (B, 2) or None, ``cond_lens`` None or (B,), ``filenames``, and
-    ours: ``cond_mask`` (B,) bool, the clips whose conditioning span the loss leaves out.
-    """
-    b = len(items)
-    text_lengths = torch.tensor([len(it["text"]) for it in items], dtype=torch.long)
-    wav_lengths = torch.tensor([it["wav"].shape[-1] for it in items], dtype=torch.long)
-    padded_text = torch.zeros(b, int(text_lengths.max()), dtype=torch.int32)
-    wav = torch.zeros(b, 1, int(wav_lengths.max()))
-    for i, it in enumerate(items):
-        padded_text[i, : text_lengths[i]] = it["text"]
-        wav[i, :, : wav_lengths[i]] = it["wav"]
-    conditioning = torch.stack([it["conditioning"] for it in items]).unsqueeze(1)
-    if masking:
-        cond_idxs, cond_lens = torch.tensor([it["cond_idxs"] for it in items], dtype=torch.long), None
-    else:
-        # coqui reports the padded length here (its quirk, kept so the objective is the same).
-        cond_idxs, cond_lens = None, torch.full((b,), conditioning.shape[-1], dtype=torch.long)
-    return {
-        "padded_text": padded_text, "text_lengths": text_lengths, "wav": wav, "wav_lengths": wav_lengths,
-        "conditioning": conditioning, "cond_idxs": cond_idxs, "cond_lens": cond_lens,
-        "cond_mask": torch.tensor([bool(it.get("mask_conditioning", False)) for it in items]),
-        "filenames": [it["filename"] for it in items],
-    }
-
-
-def split_batch(batch: dict[str, Any], parts: int) -> list[dict[str, Any]]:
-    """Cut a collated batch into ``parts`` smaller batches (the last may be smaller), each trimmed to its own
-    longest text and audio: what the training loop runs when a whole micro-batch does not fit in memory."""
-    size = len(batch["filenames"])
-    step = max(1, math.ceil(size / parts))
-    out = []
-    for start in range(0, size, step):
-        rows = slice(start, start + step)
-        text_len, wav_len = int(batch["text_lengths"][rows].max()), int(batch["wav_lengths"][rows].max())
-        out.append({
-            "padded_text": batch["padded_text"][rows, :text_len], "text_lengths": batch["text_lengths"][rows],
-            "wav": batch["wav"][rows, :, :wav_len], "wav_lengths": batch["wav_lengths"][rows],
-            "conditioning": batch["conditioning"][rows],
-            "cond_idxs": None if batch["cond_idxs"] is None else batch["cond_idxs"][rows],
-            "cond_lens": None if batch["cond_lens"] is None else batch["cond_lens"][rows],
-            "cond_mask": batch["cond_mask"][rows],
-            "filenames": batch["filenames"][rows],
-        })
-    return out
+    return dataset_dir
 
 
 class BucketBatchSampler(Sampler[list[int]]):

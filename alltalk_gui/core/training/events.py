@@ -4,6 +4,10 @@ The loop yields them; :class:`JsonlSink` appends each as one JSON line (with a `
 ``events.jsonl``; the CLI prints them and the GUI re-emits them as Qt signals. :func:`event_from_dict` turns a
 JSON line back into the dataclass, so a reader in another process (the GUI's training worker) sees the same
 objects the loop produced.
+
+The vocabularies (event types, finish reasons, error kinds, checkpoint reasons, micro-batch causes, log levels)
+are enums shared by the writer and every reader. They are ``str`` enums whose values are the strings the JSON
+has always held, so old events files read unchanged and a reader may still compare with a plain string.
 """
 
 from __future__ import annotations
@@ -12,13 +16,77 @@ import json
 import os
 import time
 from dataclasses import asdict, dataclass, field, fields
+from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar
 
 
+class _Vocabulary(str, Enum):
+    """A str enum that prints as its value (``f"{FinishReason.STOPPED}"`` is ``stopped`` on every Python)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class EventType(_Vocabulary):
+    STARTED = "started"
+    STEP = "step"
+    MEMORY = "memory"
+    MICRO_BATCH = "micro_batch"
+    EVAL = "eval"
+    CHECKPOINT = "checkpoint"
+    LOG = "log"
+    ERROR = "error"
+    DONE = "done"
+
+
+class FinishReason(_Vocabulary):
+    """Why a run ended (:attr:`Done.reason`); also the training loop's outcome."""
+
+    FINISHED = "finished"    # every epoch ran
+    MAX_STEPS = "max_steps"  # stopped at max_steps
+    STOPPED = "stopped"      # asked to stop (Stop button, STOP file, signal); a checkpoint was saved
+    ERROR = "error"          # an Error event came first
+
+    @property
+    def completed(self) -> bool:
+        """The run has nothing left to train (a resume makes no sense)."""
+        return self in (FinishReason.FINISHED, FinishReason.MAX_STEPS)
+
+
+class ErrorKind(_Vocabulary):
+    """What went wrong (:attr:`Error.kind`), so a front end can react."""
+
+    CONFIG = "config"
+    BASE_MODEL = "base_model"
+    DATASET = "dataset"
+    DISK_FULL = "disk_full"
+    RESUME = "resume"
+    OUT_OF_MEMORY = "out_of_memory"
+    CRASH = "crash"
+
+
+class CheckpointReason(_Vocabulary):
+    INTERVAL = "interval"    # every save_every_steps
+    EPOCH = "epoch"          # at the end of an epoch
+    STOPPED = "stopped"      # the run was asked to stop
+    FINAL = "final"          # max_steps reached
+    OUT_OF_MEMORY = "out_of_memory"  # saved before ending on an out-of-memory error
+
+
+class MicroBatchCause(_Vocabulary):
+    PROBE = "probe"                  # auto sizing chose the micro-batch
+    OUT_OF_MEMORY = "out_of_memory"  # halved after the GPU ran out of memory
+
+
+class LogLevel(_Vocabulary):
+    INFO = "info"
+    WARNING = "warning"
+
+
 @dataclass
 class Event:
-    type: ClassVar[str] = "event"
+    type: ClassVar[str] = "event"  # an EventType in every subclass
     time: float = field(default_factory=time.time, kw_only=True)
 
     def to_dict(self) -> dict[str, Any]:
@@ -29,7 +97,7 @@ class Event:
 class Started(Event):
     """The run is set up: what will happen, on what."""
 
-    type: ClassVar[str] = "started"
+    type: ClassVar[str] = EventType.STARTED
     run_dir: str
     device: str
     processes: int
@@ -47,7 +115,7 @@ class Started(Event):
 class Step(Event):
     """One optimizer step. ``loss`` is the mean over the step's micro-batches (all processes)."""
 
-    type: ClassVar[str] = "step"
+    type: ClassVar[str] = EventType.STEP
     step: int
     epoch: int
     loss: float
@@ -64,18 +132,18 @@ class Step(Event):
 class Memory(Event):
     """A memory sample (GiB); keys as :func:`alltalk_gui.core.machine.memory.memory_stats` gives them."""
 
-    type: ClassVar[str] = "memory"
+    type: ClassVar[str] = EventType.MEMORY
     step: int
     stats: dict[str, float]
 
 
 @dataclass
 class MicroBatch(Event):
-    """The micro-batch was chosen by the auto-sizing probe (``cause="probe"``) or halved after the GPU ran out of
-    memory (``cause="out_of_memory"``). The effective batch, micro_batch x grad_accum x processes, is kept."""
+    """The micro-batch was chosen by the auto-sizing probe or halved after the GPU ran out of memory (``cause``).
+    The effective batch, micro_batch x grad_accum x processes, is kept."""
 
-    type: ClassVar[str] = "micro_batch"
-    cause: str
+    type: ClassVar[str] = EventType.MICRO_BATCH
+    cause: MicroBatchCause
     step: int
     micro_batch: int
     grad_accum: int
@@ -88,7 +156,7 @@ class Eval(Event):
     """The eval loss on metadata_eval.csv: at step 0 (the base model, before any update) and after each epoch.
     ``best``: the lowest of the run's checkpoints so far (never at step 0, which has no checkpoint)."""
 
-    type: ClassVar[str] = "eval"
+    type: ClassVar[str] = EventType.EVAL
     step: int
     epoch: int
     loss: float
@@ -100,43 +168,43 @@ class Eval(Event):
 
 @dataclass
 class Checkpoint(Event):
-    type: ClassVar[str] = "checkpoint"
+    type: ClassVar[str] = EventType.CHECKPOINT
     step: int
     epoch: int
     path: str
-    reason: str  # "interval", "epoch", "stop", "final"
+    reason: CheckpointReason
     eval_loss: float | None = None
 
 
 @dataclass
 class Log(Event):
-    type: ClassVar[str] = "log"
-    level: str  # "info", "warning"
+    type: ClassVar[str] = EventType.LOG
+    level: LogLevel
     message: str
 
 
 @dataclass
 class Error(Event):
-    """Training could not go on. ``kind`` lets a front end react (e.g. "disk_full", "dataset", "base_model")."""
+    """Training could not go on. ``kind`` lets a front end react."""
 
-    type: ClassVar[str] = "error"
-    kind: str
+    type: ClassVar[str] = EventType.ERROR
+    kind: ErrorKind
     message: str
 
 
 @dataclass
 class Done(Event):
-    type: ClassVar[str] = "done"
+    type: ClassVar[str] = EventType.DONE
     step: int
     epoch: int
-    reason: str  # "finished", "max_steps", "stopped", "error"
+    reason: FinishReason
     final_loss: float | None
     best_eval_loss: float | None
     best_checkpoint: str | None
     last_checkpoint: str | None
     elapsed_s: float
     # Measured peak memory of the run (GiB): CUDA max_memory_reserved on a GPU, peak RSS on the CPU; and what
-    # the estimator predicted for this config (None when the model is not the real XTTS v2 size).
+    # the engine's estimator predicted for this config (None when the model is not the real-size one).
     peak_memory_gib: float | None = None
     estimated_memory_gib: float | None = None
     # The base model's eval loss (the eval at step 0), to read best_eval_loss against; None without evals.
@@ -147,12 +215,26 @@ EVENT_TYPES: dict[str, type[Event]] = {
     cls.type: cls for cls in (Started, Step, Memory, MicroBatch, Eval, Checkpoint, Log, Error, Done)
 }
 
+# The fields that hold a vocabulary word, turned back into their enum when an events file is read.
+_ENUM_FIELDS: dict[tuple[type[Event], str], type[Enum]] = {
+    (MicroBatch, "cause"): MicroBatchCause, (Checkpoint, "reason"): CheckpointReason, (Log, "level"): LogLevel,
+    (Error, "kind"): ErrorKind, (Done, "reason"): FinishReason,
+}
+
 
 def event_from_dict(data: dict[str, Any]) -> Event:
-    """Rebuild an event from its JSON form (unknown extra keys are ignored, for forward compatibility)."""
+    """Rebuild an event from its JSON form (unknown extra keys are ignored, for forward compatibility; a word
+    this version does not know stays a plain string)."""
     cls = EVENT_TYPES[data["type"]]
     names = {f.name for f in fields(cls)}
-    return cls(**{k: v for k, v in data.items() if k in names})
+    values = {k: v for k, v in data.items() if k in names}
+    for (owner, name), vocabulary in _ENUM_FIELDS.items():
+        if owner is cls and name in values:
+            try:
+                values[name] = vocabulary(values[name])
+            except ValueError:
+                pass
+    return cls(**values)
 
 
 class JsonlSink:

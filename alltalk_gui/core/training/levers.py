@@ -1,35 +1,32 @@
-"""The memory levers that act on the model and optimiser: LoRA, frozen conditioning, activation checkpointing,
-8-bit AdamW, and auto sizing's micro-batch probe. The training loop and ``benchmarks/memory_profiles.py`` both
-use these functions, so the benchmark measures exactly what a profile does in a real run.
+"""The memory levers: the model-side ones (through the engine), 8-bit AdamW, the GPU memory cap, auto sizing's
+micro-batch probe, and the out-of-memory retry that halves the micro-batch during a run. The training loop and
+``benchmarks/memory_profiles.py`` both use these functions, so the benchmark measures exactly what a profile
+does in a real run.
 
 (The other levers - mixed precision, micro-batch and accumulation, clip length - are accelerate and data
-settings that :class:`alltalk_gui.core.training.loop.TrainingRun` passes on directly.)
+settings that the training loop passes on directly.)
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import math
+from typing import Any, Callable, Iterator
 
+from alltalk_gui.core.engines.engine import get_engine
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
+from alltalk_gui.core.training.events import Event, MicroBatch, MicroBatchCause
+
+MAX_OOM_SPLIT = 64  # a micro-batch is cut into at most this many chunks after out-of-memory errors
 
 
-def apply_memory_levers(gpt, config: TrainConfig) -> int:
-    """Switch on ``config``'s model-side levers in place; returns the number of trainable parameters."""
-    from alltalk_gui.core.engines.xtts.model import add_lora_adapters, enable_activation_checkpointing
+class OutOfMemory(RuntimeError):
+    """The GPU ran out of memory even with the smallest micro-batch; the message says what to change."""
 
-    if config.lora_rank:
-        # Only the adapters (and the mel head and final norm) train: no gradients or optimizer state for the
-        # other 440 M base weights.
-        add_lora_adapters(gpt, config.lora_rank, config.lora_alpha, config.lora_dropout)
-    elif config.freeze_conditioning:
-        # No gradients, optimizer state or saved activations for the voice-prompt front end: autograd keeps
-        # nothing for modules whose parameters and inputs need no gradient.
-        for module in (gpt.conditioning_encoder, getattr(gpt, "conditioning_perceiver", None)):
-            if module is not None:
-                module.requires_grad_(False)
-    if config.gradient_checkpointing:
-        enable_activation_checkpointing(gpt)
-    return sum(p.numel() for p in gpt.parameters() if p.requires_grad)
+
+def apply_memory_levers(model, config: TrainConfig) -> int:
+    """Switch on ``config``'s model-side levers (LoRA, frozen parts, activation checkpointing) in place, as the
+    config's engine applies them to its model; returns the number of trainable parameters."""
+    return get_engine(config.engine).apply_memory_levers(model, config)
 
 
 def make_optimizer(gpt, config: TrainConfig):
@@ -86,16 +83,15 @@ def cap_gpu_memory(device, share: float) -> tuple[int, int] | None:
     return int(share * free), free
 
 
-def probe_micro_batch(gpt, make_batch: Callable[[int], dict], features, loss_weights, config: TrainConfig,
+def probe_micro_batch(gpt, make_batch: Callable[[int], Any], loss: Callable[..., dict], config: TrainConfig,
                       accelerator, effective: int) -> int:
     """The largest micro-batch, at most ``effective``, whose forward and backward pass fits (0: not even one).
 
-    ``make_batch(size)`` gives a raw batch of the longest clips. The optimizer's moments only appear at its first
-    step, so each try holds their size in memory too; gradients are dropped after each try.
+    ``make_batch(size)`` gives a raw batch of the longest clips; ``loss(model, batch)`` is the engine's loss. The
+    optimizer's moments only appear at its first step, so each try holds their size in memory too; gradients are
+    dropped after each try.
     """
     import torch
-
-    from alltalk_gui.core.engines.xtts.model import gpt_loss
 
     moments = optimizer_state_bytes(gpt, config)
 
@@ -104,8 +100,8 @@ def probe_micro_batch(gpt, make_batch: Callable[[int], dict], features, loss_wei
         held = torch.empty(moments, dtype=torch.uint8, device=accelerator.device)
         try:
             with accelerator.autocast():
-                loss = gpt_loss(gpt, features(batch), loss_weights)["loss"]
-            loss.backward()
+                value = loss(gpt, batch)["loss"]
+            value.backward()
         finally:
             del held
             gpt.zero_grad(set_to_none=True)
@@ -133,3 +129,111 @@ def largest_micro_batch(fits: Callable[[int], None], effective: int) -> int:
         if "No executable batch size found" not in str(exc):
             raise
         return 0
+
+
+def out_of_memory_advice(profile: str, what: str) -> str:
+    """What to change when even ``what`` does not fit: the next lower profile, or shorter clips."""
+    lower = {"high": "medium", "medium": "low", "auto": "low"}.get(profile)
+    if lower:
+        change = f"Choose the {lower.capitalize()} VRAM profile"
+    elif profile == "low":
+        change = "Close other programs that use the GPU, or lower max_audio_seconds (shorter clips)"
+    else:
+        change = "Choose the Low VRAM profile (LoRA, 8-bit optimizer, checkpointing)"
+    return (f"The GPU ran out of memory with {what}. {change}, and start a new run; "
+            "clips of at most 8 s (max_audio_seconds) also need less memory.")
+
+
+class OutOfMemoryRetry:
+    """Forward and backward passes that survive running out of GPU memory.
+
+    It keeps the current optimizer step's micro-batches (its window). When memory runs out, the step's gradients
+    so far are dropped and every micro-batch of the window is done again in twice as many chunks, each chunk's
+    loss weighted by its share of its micro-batch: the gradient is that of the same effective batch. Gradients
+    are synchronised across processes only on the last chunk. When a micro-batch is down to one clip and still
+    does not fit, :class:`OutOfMemory` is raised with advice.
+
+    Args:
+        model: the prepared (accelerate) model.
+        loss: the engine's ``loss(model, batch)``; ``batch_size`` and ``split`` count and cut its batches.
+        sums: ``sums(losses, clips)`` turns one pass's losses into the tensor the step adds up.
+    """
+
+    def __init__(self, model, accelerator, config: TrainConfig, *, loss: Callable[..., dict],
+                 batch_size: Callable[[Any], int], split: Callable[[Any, int], list[Any]],
+                 sums: Callable[[dict, int], Any]) -> None:
+        self.model = model
+        self.accelerator = accelerator
+        self.config = config
+        self.loss = loss
+        self.batch_size = batch_size
+        self.split_batch = split
+        self.sums = sums
+        self.split = 1        # each micro-batch runs as this many chunks, raised after an out-of-memory error
+        self.window: list[Any] = []  # this optimizer step's micro-batches, to redo after an out-of-memory error
+
+    @property
+    def micro_batch(self) -> int:
+        return math.ceil(self.config.batch_size / self.split)
+
+    @property
+    def grad_accum(self) -> int:
+        return self.config.grad_accum_steps * self.split
+
+    def step_done(self) -> None:
+        """The optimizer stepped: the window starts again."""
+        self.window.clear()
+
+    def backward(self, batch, step: int) -> Iterator[Event]:
+        """Forward and backward pass of ``batch`` (the step's newest micro-batch); returns ``(sums, redone)``:
+        with ``redone`` the sums cover the whole window (it was done again after an out-of-memory error).
+
+        Raises:
+            OutOfMemory: one clip per micro-batch does not fit either.
+        """
+        import gc
+
+        import torch
+        from accelerate.utils.memory import should_reduce_batch_size
+
+        self.window.append(batch)
+        todo, redone = self.window[-1:], False
+        while True:
+            try:
+                return self._in_chunks(todo), redone
+            except Exception as exc:  # only out-of-memory errors are handled; the rest are raised again
+                if not should_reduce_batch_size(exc):
+                    raise
+            # Outside the except block the traceback, and the failed pass's tensors it holds, are gone.
+            self.model.zero_grad(set_to_none=True)  # a backward that failed half-way may have added gradients
+            gc.collect()
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+            if self.micro_batch <= 1 or self.split >= MAX_OOM_SPLIT:
+                raise OutOfMemory(out_of_memory_advice(self.config.profile, "one clip per micro-batch"))
+            self.split *= 2
+            effective = self.config.batch_size * self.config.grad_accum_steps * self.accelerator.num_processes
+            yield MicroBatch(
+                cause=MicroBatchCause.OUT_OF_MEMORY, step=step, micro_batch=self.micro_batch,
+                grad_accum=self.grad_accum, effective_batch=effective,
+                message=f"Out of GPU memory at step {step}: retrying with micro-batches of {self.micro_batch} "
+                        f"clip(s) and {self.grad_accum} accumulated per step (the effective batch is unchanged).",
+            )
+            todo, redone = self.window, True
+
+    def _in_chunks(self, batches: list[Any]):
+        import contextlib
+
+        acc = self.accelerator
+        chunks = [(chunk, self.batch_size(chunk) / self.batch_size(batch))
+                  for batch in batches
+                  for chunk in (self.split_batch(batch, self.split) if self.split > 1 else [batch])]
+        total = None
+        for i, (chunk, share) in enumerate(chunks):
+            last = i == len(chunks) - 1
+            with contextlib.nullcontext() if last else acc.no_sync(self.model):
+                losses = self.loss(self.model, chunk)
+                acc.backward(losses["loss"] * share if share != 1 else losses["loss"])
+            sums = self.sums(losses, self.batch_size(chunk))
+            total = sums if total is None else total + sums
+        return total

@@ -1,15 +1,22 @@
-"""The XTTS v2 GPT training loop: ``train(config) -> Iterator[Event]``.
+"""The fine-tuning recipe: ``train(config) -> Iterator[Event]``, for any engine behind the engine boundary.
 
-Read top to bottom: :class:`TrainingRun` sets things up in the order they can fail cheaply (config, base
-model, dataset, disk) so a bad input is reported before any model loads, then builds the model, optimiser and
-data with HuggingFace accelerate, then runs the loop. Everything leaves the loop as plain events
-(:mod:`alltalk_gui.core.training.events`); only the main process yields them.
+Read top to bottom, like torchtune's single-device recipe or nanoGPT's ``train.py``:
 
-The same code runs in one process or under ``accelerate launch --multi_gpu --num_processes N`` (DDP, or FSDP
-through accelerate's own config file): accelerate shards the batches, synchronises the gradients and tells us
-which process is the main one. There is no distribution code of our own.
+1. :meth:`TrainingRun._check_inputs` checks everything that can fail cheaply (config, base model, dataset, disk,
+   resume) and returns what it read, so a bad input is reported before any model loads;
+2. :func:`setup_accelerator` returns the Accelerator (mixed precision, gradient accumulation, device);
+3. :meth:`TrainingRun._setup` has the engine build the model, its loss and the data, then builds the optimiser,
+   the schedule and the loaders, restores a checkpoint, and returns them all as :class:`Prepared`;
+4. :meth:`TrainingRun._train` is the loop: forward and backward (through the out-of-memory retry of
+   :mod:`~alltalk_gui.core.training.levers`), clip, step, report, stop or save; it returns the outcome, a
+   :class:`~alltalk_gui.core.training.events.FinishReason`.
 
-Checkpoints are ``accelerator.save_state`` folders (GPT weights as safetensors, optimizer, scheduler, scaler,
+Everything leaves the recipe as plain events (:mod:`alltalk_gui.core.training.events`); only the main process
+yields them. The same code runs in one process or under ``accelerate launch --multi_gpu --num_processes N`` (DDP,
+or FSDP through accelerate's own config file): accelerate shards the batches, synchronises the gradients and
+tells us which process is the main one. There is no distribution code of our own.
+
+Checkpoints are ``accelerator.save_state`` folders (model weights as safetensors, optimizer, scheduler, scaler,
 RNG states) plus our ``train_state.json`` (step, epoch, batches done in the epoch, best eval loss) and
 ``train_config.json``. Each is written into ``checkpoints/.tmp-step_N`` and renamed to ``checkpoints/step_N``
 only when complete, so a crash at any moment leaves the previous checkpoints intact and no half-written one
@@ -33,14 +40,15 @@ from typing import Any, Callable, Iterator
 
 from alltalk_gui.core import atomic, folders
 from alltalk_gui.core.training import schedule
+from alltalk_gui.core.engines.engine import BaseModelError, TrainingSetup, get_engine
 from alltalk_gui.core.training.checkpoints import CHECKPOINTS, CONFIG_FILE, STATE_FILE, CheckpointError, read_state
 from alltalk_gui.core.training.config import ConfigError, TrainConfig, incompatible_for_resume
-from alltalk_gui.core.engines.xtts.files import BaseModelError, validate_base_model
-from alltalk_gui.core.training.events import Checkpoint, Done, Error, Eval, Event, Log, Memory, MicroBatch, Started, Step
-from alltalk_gui.core.training.data import DatasetError
+from alltalk_gui.core.training.data import BucketBatchSampler, DatasetError
+from alltalk_gui.core.training.events import (Checkpoint, CheckpointReason, Done, Error, ErrorKind, Eval, Event,
+                                              FinishReason, Log, LogLevel, Memory, MicroBatch, MicroBatchCause,
+                                              Started, Step)
+from alltalk_gui.core.training.levers import OutOfMemory, OutOfMemoryRetry, out_of_memory_advice
 from alltalk_gui.core.training.run_folders import EVENTS_FILE, MEMORY_FILE, STOP_FILE, new_run_name  # noqa: F401
-
-MAX_OOM_SPLIT = 64  # a micro-batch is cut into at most this many chunks after out-of-memory errors
 # Test hook for the crash-safety test: "STEP:SECONDS" makes the save at STEP wait SECONDS between writing the
 # checkpoint's files and publishing it, so a test can kill the process at exactly that moment.
 SLOW_SAVE_ENV = "ALLTALK_GUI_TEST_SLOW_SAVE"
@@ -50,12 +58,15 @@ class DiskFullError(RuntimeError):
     """Not enough free disk space for the next checkpoint."""
 
 
-class OutOfMemory(RuntimeError):
-    """The GPU ran out of memory even with the smallest micro-batch; the message says what to change."""
-
-
 class ResumeError(RuntimeError):
     """--resume was asked for but there is nothing (compatible) to resume."""
+
+
+# Input problems, reported as an Error event of this kind before any model is loaded.
+_INPUT_ERRORS: dict[type[Exception], ErrorKind] = {
+    ConfigError: ErrorKind.CONFIG, BaseModelError: ErrorKind.BASE_MODEL, DatasetError: ErrorKind.DATASET,
+    DiskFullError: ErrorKind.DISK_FULL, ResumeError: ErrorKind.RESUME, OutOfMemory: ErrorKind.OUT_OF_MEMORY,
+}
 
 
 def disk_free_bytes(path: Path) -> int:
@@ -79,17 +90,22 @@ def train(config: TrainConfig, *, resume: bool = False, stop: Callable[[], bool]
         config: the run's settings; see :class:`TrainConfig`.
         resume: continue from the newest complete checkpoint in the run folder (``config.run_name`` must name it).
         stop: polled once per optimizer step; when it returns True (or the run folder holds a ``STOP`` file)
-            the loop finishes the step, saves a checkpoint and ends with ``Done(reason="stopped")``.
+            the loop finishes the step, saves a checkpoint and ends with ``Done(reason=FinishReason.STOPPED)``.
 
     Problems with the inputs (config, base model, dataset, disk space) come out as an :class:`Error` event before
-    any model is loaded, followed by ``Done(reason="error")``; nothing in the project is changed by them.
+    any model is loaded, followed by ``Done(reason=FinishReason.ERROR)``; nothing in the project is changed by them.
     """
     run = TrainingRun(config, resume=resume, stop=stop)
-    yield from run.events()
+    for event in run.events():
+        # Every process runs the recipe (they must stay in step); only the main process reports.
+        if run.accelerator is None or run.accelerator.is_main_process:
+            while run.warnings:  # raised while making ``event`` (e.g. a checkpoint that could not be pruned)
+                yield Log(level=LogLevel.WARNING, message=run.warnings.pop(0))
+            yield event
 
 
 @dataclass
-class _State:
+class TrainState:
     """What train_state.json holds: where the loop is and what it has seen."""
 
     global_step: int = 0
@@ -101,69 +117,105 @@ class _State:
     history: list[dict[str, Any]] = field(default_factory=list)  # eval results: the base model (step 0), each epoch
     schedule: dict[str, Any] | None = None  # the learning-rate schedule (schedule.Schedule.to_dict())
 
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in TrainState.__dataclass_fields__}
+
+
+@dataclass
+class Inputs:
+    """What :meth:`TrainingRun._check_inputs` read and checked."""
+
+    parameters: int                   # the trainable model's size, from the base model's files
+    train_clips: list[Any]
+    eval_clips: list[Any]
+    resume_from: Path | None
+
+
+@dataclass
+class Prepared:
+    """What :meth:`TrainingRun._setup` builds: the engine's parts and the prepared optimiser, schedule and data."""
+
+    engine: TrainingSetup
+    model: Any                        # prepared by accelerate
+    optimizer: Any
+    scheduler: Any
+    train_loader: Any
+    eval_loader: Any
+    sampler: BucketBatchSampler
+    retry: OutOfMemoryRetry
+    steps_per_epoch: int
+    total_steps: int
+
+
+def setup_accelerator(config: TrainConfig):
+    """The Accelerator for ``config`` (mixed precision, accumulation, CPU or GPU), with every RNG seeded."""
+    import torch
+    from accelerate import Accelerator
+    from accelerate.utils import InitProcessGroupKwargs, set_seed
+
+    from alltalk_gui.core.machine.memory import use_expandable_segments
+    from alltalk_gui.core.training.launch import distributed_backend
+
+    use_expandable_segments()  # before the first CUDA allocation, which comes below
+    accelerator = Accelerator(
+        mixed_precision=config.mixed_precision,
+        gradient_accumulation_steps=config.grad_accum_steps,
+        cpu=config.device == "cpu" or not torch.cuda.is_available(),
+        # Windows builds of PyTorch have no NCCL: several processes meet over gloo there.
+        kwargs_handlers=[InitProcessGroupKwargs(backend=backend)] if (backend := distributed_backend()) else None,
+    )
+    set_seed(config.seed)
+    return accelerator
+
 
 class TrainingRun:
-    """One training run: setup in cheap-to-fail order, the loop, checkpoints. Use :func:`train`."""
+    """One training run of :func:`train`: set-up in cheap-to-fail order, the loop, checkpoints."""
 
     def __init__(self, config: TrainConfig, *, resume: bool, stop: Callable[[], bool] | None) -> None:
         self.config = config
         self.resume = resume
         self.stop_requested = stop or (lambda: False)
-        self.state = _State()
-        self.accelerator = None
-        self.t0 = time.time()
+        self.engine = get_engine(config.engine)
+        self.state = TrainState()
+        self.accelerator = None            # set by setup_accelerator (step 2)
+        self.prepared: Prepared | None = None  # set by _setup (step 3)
+        self.run_dir: Path | None = None   # known once the run is named (step 1)
+        self.started_at = time.time()
         self.peaks: dict[str, float] = {}  # the run's peak memory figures (GiB), kept across memory samples
-        self.split = 1  # each micro-batch runs as this many chunks, raised after an out-of-memory error
-        self.gpt_parameters = 0
-        self.warnings: list[str] = []  # problems that do not stop the run, reported as Log events
-        self.warned: set[str] = set()  # each of them is reported once
+        self.parameters = 0                # the trained model's size, once it is built
+        self.schedule: schedule.Schedule | None = None  # the learning-rate schedule, planned in _setup
+        self.warnings: list[str] = []      # problems that do not stop the run, reported as Log events
+        self.warned: set[str] = set()      # each of them is reported once
 
     # ------------------------------------------------------------------------------------------------ driver
     def events(self) -> Iterator[Event]:
+        outcome = FinishReason.ERROR
         try:
-            self._check_inputs()
-            self._setup_accelerator()
-            yield from self._main_only(self._setup_model_and_data())
-            yield from self._main_only(self._loop())
-        except (ConfigError, BaseModelError, DatasetError, DiskFullError, ResumeError, OutOfMemory) as exc:
-            kind = {ConfigError: "config", BaseModelError: "base_model", DatasetError: "dataset",
-                    DiskFullError: "disk_full", ResumeError: "resume", OutOfMemory: "out_of_memory"}[type(exc)]
-            yield from self._main_only(iter([Error(kind=kind, message=str(exc)), self._done("error")]))
+            inputs = self._check_inputs()
+            self.accelerator = setup_accelerator(self.config)
+            self.prepared = yield from self._setup(inputs)
+            outcome = yield from self._train(self.prepared)
+        except tuple(_INPUT_ERRORS) as exc:
+            kind = next(kind for error, kind in _INPUT_ERRORS.items() if isinstance(exc, error))
+            yield Error(kind=kind, message=str(exc))
         except Exception as exc:
-            yield from self._main_only(iter([
-                Error(kind="crash", message=f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"),
-                self._done("error"),
-            ]))
+            yield Error(kind=ErrorKind.CRASH, message=f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+            yield self._done(FinishReason.ERROR)
             raise
+        yield self._done(outcome)
 
-    def _main_only(self, events: Iterator[Event]) -> Iterator[Event]:
-        """Every process runs the generator (they must stay in step); only the main process reports."""
-        for event in events:
-            if self.accelerator is None or self.accelerator.is_main_process:
-                while self.warnings:  # raised while making ``event`` (e.g. a checkpoint that could not be pruned)
-                    yield Log(level="warning", message=self.warnings.pop(0))
-                yield event
-
-    # ------------------------------------------------------------------------------------------------ setup
-    def _check_inputs(self) -> None:
+    # ------------------------------------------------------------------------------------------------ 1. inputs
+    def _check_inputs(self) -> Inputs:
         """Everything that can be wrong with the inputs, checked before the model is loaded."""
+        import importlib.util
+
         import torch
 
-        from alltalk_gui.core.engines.xtts.files import load_tokenizer
-        from alltalk_gui.core.training.data import load_dataset
-
-        from alltalk_gui.core.engines.xtts.model import import_coqui_trainer
-
-        # First import of coqui's trainer modules under our control: it sets torch to one thread; this undoes it.
-        import_coqui_trainer()
         cfg = self.config
         cfg.validate(cuda_available=torch.cuda.is_available())
-        if cfg.optimizer != "adamw":
-            import importlib.util
-
-            if importlib.util.find_spec("bitsandbytes") is None:
-                raise ConfigError(f"optimizer={cfg.optimizer} needs the bitsandbytes package (pip install "
-                                  "bitsandbytes), which is not installed; use optimizer=adamw.")
+        if cfg.optimizer != "adamw" and importlib.util.find_spec("bitsandbytes") is None:
+            raise ConfigError(f"optimizer={cfg.optimizer} needs the bitsandbytes package (pip install "
+                              "bitsandbytes), which is not installed; use optimizer=adamw.")
         if not cfg.language:
             cfg.language = self._project_language()
         if not cfg.run_name:
@@ -171,35 +223,35 @@ class TrainingRun:
                 raise ResumeError("--resume needs the run to continue: give its name (run_name).")
             cfg.run_name = new_run_name()
         self.run_dir = cfg.run_dir
-        self.base = validate_base_model(cfg.base_model_dir)
-        self.tokenizer = load_tokenizer(cfg.base_model_dir)
-        self.train_clips, self.eval_clips = load_dataset(
-            cfg.dataset_path, self.tokenizer, cfg.language, max_audio_seconds=cfg.max_audio_seconds,
-            min_audio_seconds=cfg.min_audio_seconds, max_text_tokens=cfg.max_text_tokens,
-        )
-        self.resume_from = None
-        if self.resume:
-            self.resume_from = latest_checkpoint(self.run_dir)
-            if self.resume_from is None:
-                raise ResumeError(f"There is no complete checkpoint in {self.run_dir / CHECKPOINTS} to resume from.")
-            try:
-                read_state(self.resume_from)
-            except CheckpointError as exc:
-                raise ResumeError(str(exc)) from exc
-            saved = TrainConfig.load(self.resume_from / CONFIG_FILE)
-            if cfg.auto_micro_batch and saved.auto_micro_batch and (
-                    saved.batch_size * saved.grad_accum_steps == cfg.batch_size * cfg.grad_accum_steps):
-                # Auto sizing chose the saved micro-batch: keep it, for an exact continuation.
-                cfg.batch_size, cfg.grad_accum_steps = saved.batch_size, saved.grad_accum_steps
-            changed = incompatible_for_resume(saved, cfg)
-            if changed:
-                raise ResumeError(
-                    f"The run was started with different {', '.join(changed)}; a resume must keep them. "
-                    "Start a new run to train with other settings."
-                )
+        base = self.engine.validate_base_model(cfg.base_model_dir)
+        train_clips, eval_clips = self.engine.load_clips(cfg)
+        resume_from = self._checkpoint_to_resume() if self.resume else None
         self.run_dir.mkdir(parents=True, exist_ok=True)
         (self.run_dir / CHECKPOINTS).mkdir(exist_ok=True)
-        self._check_disk(self._checkpoint_size_estimate())
+        self._check_disk(self._checkpoint_size_estimate(base.parameters))
+        return Inputs(base.parameters, train_clips, eval_clips, resume_from)
+
+    def _checkpoint_to_resume(self) -> Path:
+        cfg = self.config
+        resume_from = latest_checkpoint(self.run_dir)
+        if resume_from is None:
+            raise ResumeError(f"There is no complete checkpoint in {self.run_dir / CHECKPOINTS} to resume from.")
+        try:
+            read_state(resume_from)
+        except CheckpointError as exc:
+            raise ResumeError(str(exc)) from exc
+        saved = TrainConfig.load(resume_from / CONFIG_FILE)
+        if cfg.auto_micro_batch and saved.auto_micro_batch and (
+                saved.batch_size * saved.grad_accum_steps == cfg.batch_size * cfg.grad_accum_steps):
+            # Auto sizing chose the saved micro-batch: keep it, for an exact continuation.
+            cfg.batch_size, cfg.grad_accum_steps = saved.batch_size, saved.grad_accum_steps
+        changed = incompatible_for_resume(saved, cfg)
+        if changed:
+            raise ResumeError(
+                f"The run was started with different {', '.join(changed)}; a resume must keep them. "
+                "Start a new run to train with other settings."
+            )
+        return resume_from
 
     def _project_language(self) -> str:
         from alltalk_gui.core.project.folder import PROJECT_FILE, VoiceProject
@@ -209,12 +261,12 @@ class TrainingRun:
             return VoiceProject.open(root).language
         return "en"
 
-    def _checkpoint_size_estimate(self) -> int:
+    def _checkpoint_size_estimate(self, parameters: int) -> int:
         last = latest_checkpoint(self.run_dir) if self.run_dir.exists() else None
         if last is not None:
             return sum(f.stat().st_size for f in last.iterdir() if f.is_file())
         moments = 2 if "8bit" in self.config.optimizer else 8  # bytes per parameter of optimizer state
-        return self.base.gpt_parameters * (4 + moments) + (1 << 20)
+        return parameters * (4 + moments) + (1 << 20)
 
     def _check_disk(self, needed: int) -> None:
         target = self.run_dir / CHECKPOINTS
@@ -229,93 +281,65 @@ class TrainingRun:
                 f"{' with --resume' if last else ''} to go on."
             )
 
-    def _setup_accelerator(self) -> None:
-        import torch
-        from accelerate import Accelerator
-        from accelerate.utils import InitProcessGroupKwargs, set_seed
-
-        from alltalk_gui.core.machine.memory import use_expandable_segments
-        from alltalk_gui.core.training.launch import distributed_backend
-
-        cfg = self.config
-        use_expandable_segments()  # before the first CUDA allocation, which comes below
-        self.accelerator = Accelerator(
-            mixed_precision=cfg.mixed_precision,
-            gradient_accumulation_steps=cfg.grad_accum_steps,
-            cpu=cfg.device == "cpu" or not torch.cuda.is_available(),
-            # Windows builds of PyTorch have no NCCL: several processes meet over gloo there.
-            kwargs_handlers=[InitProcessGroupKwargs(backend=backend)] if (backend := distributed_backend()) else None,
-        )
-        set_seed(cfg.seed)
-
-    def _setup_model_and_data(self) -> Iterator[Event]:
+    # ------------------------------------------------------------------------------------------------ 3. set-up
+    def _setup(self, inputs: Inputs) -> Iterator[Event]:
+        """Model, loss and data from the engine; optimiser, schedule and loaders; the checkpoint to resume.
+        Returns :class:`Prepared`."""
         import torch
 
-        from alltalk_gui.core.engines.xtts.model import LossWeights, XttsFeatures, load_gpt
-        from alltalk_gui.core.training.levers import apply_memory_levers, make_optimizer
-        from alltalk_gui.core.training.data import BucketBatchSampler, ClipDataset, collate
+        from alltalk_gui.core.training.levers import make_optimizer
 
         cfg, acc = self.config, self.accelerator
         if cfg.auto_micro_batch:
             yield from self._cap_gpu_memory()
-        gpt, xtts_config, _ = load_gpt(cfg.base_model_dir)
-        trainable = apply_memory_levers(gpt, cfg)
-        self.gpt_parameters = sum(p.numel() for p in gpt.parameters())
-        gpt.train()
-        # The frozen front end stays outside accelerate: it has no gradients to synchronise.
-        self.features = XttsFeatures(cfg.base_model_dir, xtts_config).to(acc.device)
-        self.loss_weights = LossWeights(cfg.text_ce_weight, cfg.mel_ce_weight)
-        masking = bool(xtts_config.model_args.gpt_use_masking_gt_prompt_approach)
-
-        cond = dict(min_cond_samples=int(cfg.min_conditioning_seconds * 22050),
-                    max_cond_samples=int(cfg.max_conditioning_seconds * 22050), masking=masking)
-        self.train_set = ClipDataset(self.train_clips, seed=cfg.seed, is_eval=False, **cond)
-        eval_set = ClipDataset(self.eval_clips, seed=cfg.seed, is_eval=True, **cond)
-        collate_fn = partial(collate, masking=masking)
-        if cfg.auto_micro_batch and self.resume_from is None:  # a resume keeps the micro-batch it was saved with
-            yield from self._probe_micro_batch(gpt.to(acc.device), collate_fn)
-        optimizer = make_optimizer(gpt, cfg)
-        self.sampler = BucketBatchSampler([c.samples for c in self.train_clips], cfg.batch_size, seed=cfg.seed,
-                                          bucket_batches=cfg.bucket_batches)
+        parts = self.engine.training_setup(cfg, (inputs.train_clips, inputs.eval_clips), acc.device)
+        self.parameters = parts.parameters
+        if cfg.auto_micro_batch and inputs.resume_from is None:  # a resume keeps the micro-batch it was saved with
+            yield from self._probe_micro_batch(parts)
+        optimizer = make_optimizer(parts.model, cfg)
+        sampler = BucketBatchSampler(parts.lengths, cfg.batch_size, seed=cfg.seed, bucket_batches=cfg.bucket_batches)
         # Own generators: creating a DataLoader iterator draws a seed, and drawing it from the global RNG would
         # shift dropout after a resume.
         train_loader = torch.utils.data.DataLoader(
-            self.train_set, batch_sampler=self.sampler, collate_fn=collate_fn, num_workers=cfg.num_workers,
+            parts.train_set, batch_sampler=sampler, collate_fn=parts.collate, num_workers=cfg.num_workers,
             generator=torch.Generator().manual_seed(cfg.seed),
         )
         eval_loader = torch.utils.data.DataLoader(
-            eval_set, batch_sampler=BucketBatchSampler([c.samples for c in self.eval_clips], cfg.batch_size,
-                                                       seed=cfg.seed, shuffle=False),
-            collate_fn=collate_fn, num_workers=cfg.num_workers, generator=torch.Generator().manual_seed(cfg.seed),
+            parts.eval_set, batch_sampler=BucketBatchSampler(parts.eval_lengths, cfg.batch_size, seed=cfg.seed,
+                                                             shuffle=False),
+            collate_fn=parts.collate, num_workers=cfg.num_workers, generator=torch.Generator().manual_seed(cfg.seed),
         )
         self.schedule = schedule.plan(cfg, schedule.micro_batches_per_epoch(
-            len(self.train_clips), cfg.batch_size, acc.num_processes), acc.num_processes)
+            len(inputs.train_clips), cfg.batch_size, acc.num_processes), acc.num_processes)
         scheduler = self._build_scheduler(optimizer)
-        self.gpt, self.optimizer, self.train_loader, self.eval_loader, self.scheduler = acc.prepare(
-            gpt, optimizer, train_loader, eval_loader, scheduler)
-        self.steps_per_epoch = math.ceil(len(self.train_loader) / cfg.grad_accum_steps)
-        self.total_steps = self.steps_per_epoch * cfg.epochs
-        if cfg.max_steps:
-            self.total_steps = min(self.total_steps, cfg.max_steps)
 
-        if self.resume_from is not None:
-            acc.load_state(str(self.resume_from))
-            saved = read_state(self.resume_from)  # type-checked in _check_inputs, before the model was built
-            self.state = _State(**saved)
+        model, optimizer, train_loader, eval_loader, scheduler = acc.prepare(
+            parts.model, optimizer, train_loader, eval_loader, scheduler)
+        steps_per_epoch = math.ceil(len(train_loader) / cfg.grad_accum_steps)
+        total_steps = min(steps_per_epoch * cfg.epochs, cfg.max_steps) if cfg.max_steps else steps_per_epoch * cfg.epochs
+        retry = OutOfMemoryRetry(model, acc, cfg, loss=parts.loss, batch_size=parts.batch_size, split=parts.split,
+                                 sums=partial(_loss_sums, parts=parts.loss_parts))
+
+        if inputs.resume_from is not None:
+            acc.load_state(str(inputs.resume_from))
+            saved = read_state(inputs.resume_from)  # type-checked in _check_inputs, before the model was built
+            self.state = TrainState(**saved)
             self._resume_schedule()
-            yield Log(level="info", message=f"Resumed from {self.resume_from.name} (step {self.state.global_step}).")
+            yield Log(level=LogLevel.INFO,
+                      message=f"Resumed from {inputs.resume_from.name} (step {self.state.global_step}).")
         else:
             self.state.schedule = self.schedule.to_dict()
             atomic.write_json(self.run_dir / CONFIG_FILE, cfg.to_dict())
 
         yield Started(
             run_dir=str(self.run_dir), device=str(acc.device), processes=acc.num_processes,
-            train_clips=len(self.train_clips), eval_clips=len(self.eval_clips),
-            steps_per_epoch=self.steps_per_epoch, total_steps=self.total_steps,
+            train_clips=len(inputs.train_clips), eval_clips=len(inputs.eval_clips),
+            steps_per_epoch=steps_per_epoch, total_steps=total_steps,
             start_step=self.state.global_step, start_epoch=self.state.epoch,
-            trainable_parameters=trainable,
-            config=cfg.to_dict(),
+            trainable_parameters=parts.trainable, config=cfg.to_dict(),
         )
+        return Prepared(parts, model, optimizer, scheduler, train_loader, eval_loader, sampler, retry,
+                        steps_per_epoch, total_steps)
 
     # -- learning-rate schedule (core/training/schedule.py) -------------------------------------------------------
     def _build_scheduler(self, optimizer):
@@ -338,17 +362,18 @@ class TrainingRun:
         """Auto sizing uses at most 90 % of the GPU memory that was free at the start (see ``cap_gpu_memory``)."""
         import torch
 
-        from alltalk_gui.core.training.profiles import AUTO_HEADROOM
         from alltalk_gui.core.training.levers import cap_gpu_memory
+        from alltalk_gui.core.training.profiles import AUTO_HEADROOM
 
         device = self.accelerator.device
         capped = cap_gpu_memory(device, AUTO_HEADROOM)
         if capped is not None:
             cap, free = capped
-            yield Log(level="info", message=f"Auto sizing: using at most {cap / 2**30:.1f} GiB, {AUTO_HEADROOM:.0%} "
-                                            f"of the {free / 2**30:.1f} GiB free on {torch.cuda.get_device_name(device)}.")
+            yield Log(level=LogLevel.INFO,
+                      message=f"Auto sizing: using at most {cap / 2**30:.1f} GiB, {AUTO_HEADROOM:.0%} of the "
+                              f"{free / 2**30:.1f} GiB free on {torch.cuda.get_device_name(device)}.")
 
-    def _probe_micro_batch(self, gpt, collate_fn) -> Iterator[Event]:
+    def _probe_micro_batch(self, parts: TrainingSetup) -> Iterator[Event]:
         """Find the largest micro-batch whose forward and backward pass on the longest clips fits, with
         accelerate's ``find_executable_batch_size`` (it halves the size after each out-of-memory error), and
         accumulate enough micro-batches to keep the effective batch."""
@@ -358,185 +383,109 @@ class TrainingRun:
 
         cfg, acc = self.config, self.accelerator
         effective = cfg.batch_size * cfg.grad_accum_steps
-        longest = sorted(range(len(self.train_clips)), key=lambda i: self.train_clips[i].samples, reverse=True)
-        micro = probe_micro_batch(
-            gpt, lambda size: collate_fn([self.train_set[longest[i % len(longest)]] for i in range(size)]),
-            self.features, self.loss_weights, cfg, acc, effective)
+        micro = probe_micro_batch(parts.model.to(acc.device), parts.longest_batch, parts.loss, cfg, acc, effective)
         if not micro:
-            raise OutOfMemory(self._out_of_memory_advice("even one clip of the longest length"))
+            raise OutOfMemory(out_of_memory_advice(cfg.profile, "even one clip of the longest length"))
         # Every process must train with the same micro-batch: the smallest that fit anywhere.
         micro = int(acc.gather(torch.tensor([micro], device=acc.device)).min())
         accum = math.ceil(effective / micro)
         cfg.batch_size, cfg.grad_accum_steps = micro, accum
         acc.gradient_accumulation_steps = accum
-        seconds = self.train_clips[longest[0]].samples / 22050
-        yield MicroBatch(cause="probe", step=0, micro_batch=micro, grad_accum=accum,
+        yield MicroBatch(cause=MicroBatchCause.PROBE, step=0, micro_batch=micro, grad_accum=accum,
                          effective_batch=micro * accum * acc.num_processes,
-                         message=f"Auto sizing: {micro} clip(s) of the longest length ({seconds:.1f} s) fit per "
-                                 f"micro-batch; {accum} micro-batch(es) per step keep the effective batch of "
-                                 f"{micro * accum * acc.num_processes}.")
+                         message=f"Auto sizing: {micro} clip(s) of the longest length ({parts.longest_seconds:.1f} s) "
+                                 f"fit per micro-batch; {accum} micro-batch(es) per step keep the effective batch "
+                                 f"of {micro * accum * acc.num_processes}.")
 
-    def _out_of_memory_advice(self, what: str) -> str:
-        cfg = self.config
-        lower = {"high": "medium", "medium": "low", "auto": "low"}.get(cfg.profile)
-        if lower:
-            change = f"Choose the {lower.capitalize()} VRAM profile"
-        elif cfg.profile == "low":
-            change = "Close other programs that use the GPU, or lower max_audio_seconds (shorter clips)"
-        else:
-            change = "Choose the Low VRAM profile (LoRA, 8-bit optimizer, checkpointing)"
-        return (f"The GPU ran out of memory with {what}. {change}, and start a new run; "
-                "clips of at most 8 s (max_audio_seconds) also need less memory.")
-
-    # ------------------------------------------------------------------------------------------------ loop
-    def _loop(self) -> Iterator[Event]:
+    # ------------------------------------------------------------------------------------------------ 4. the loop
+    def _train(self, p: Prepared) -> Iterator[Event]:
+        """The training loop; returns the outcome (a :class:`FinishReason`)."""
         import torch
 
         cfg, acc, st = self.config, self.accelerator, self.state
         last_memory = 0.0
-        reason = "finished"
-        window: list[dict[str, Any]] = []  # this optimizer step's micro-batches, to redo after an out-of-memory error
-        if st.batches_done >= len(self.train_loader):  # the checkpoint was taken at the end of an epoch
+        if st.batches_done >= len(p.train_loader):  # the checkpoint was taken at the end of an epoch
             st.epoch, st.batches_done = st.epoch + 1, 0
         if cfg.eval_each_epoch and st.global_step == 0 and st.batches_done == 0 and not st.history:
-            yield from self._evaluate()  # the base model's eval loss: the baseline the run's evals are read against
-        while st.epoch < cfg.epochs and reason == "finished":
-            self.train_loader.set_epoch(st.epoch)
-            self.sampler.set_epoch(st.epoch)
-            self.train_set.set_epoch(st.epoch)
-            loader = acc.skip_first_batches(self.train_loader, st.batches_done) if st.batches_done else self.train_loader
-            sums = torch.zeros(4, device=acc.device)  # loss, text, mel, samples over this step's micro-batches
-            step_start = time.time()
+            yield from self._evaluate(p)  # the base model's eval loss: the baseline the run's evals are read against
+        while st.epoch < cfg.epochs:
+            for data in (p.train_loader, p.sampler, p.engine.train_set):
+                data.set_epoch(st.epoch)
+            loader = acc.skip_first_batches(p.train_loader, st.batches_done) if st.batches_done else p.train_loader
+            sums, step_start = None, time.time()  # loss sums over this step's micro-batches
             for batch in loader:
-                window.append(batch)
-                with acc.accumulate(self.gpt):
+                with acc.accumulate(p.model):
+                    # 1. forward and backward; out of memory: the step's micro-batches again, in smaller chunks
                     try:
-                        batch_sums, redone = yield from self._forward_backward(window)
+                        batch_sums, redone = yield from p.retry.backward(batch, st.global_step + 1)
                     except OutOfMemory as exc:
-                        st.batches_done -= len(window) - 1  # the unfinished step is trained again after a resume
-                        self.oom_message = str(exc)
-                        reason = "out_of_memory"
-                        break
-                    sums = batch_sums if redone else sums + batch_sums
+                        st.batches_done -= len(p.retry.window) - 1  # the unfinished step is trained again after a resume
+                        yield self._save(CheckpointReason.OUT_OF_MEMORY)
+                        yield Error(kind=ErrorKind.OUT_OF_MEMORY, message=str(exc))
+                        return FinishReason.ERROR
+                    sums = batch_sums if redone or sums is None else sums + batch_sums
+                    # 2. clip and step (accelerate's prepared optimizer steps only at the end of the accumulation)
                     if acc.sync_gradients:
-                        # clip_grad_norm_ unscales fp16 gradients first and returns the norm before clipping.
-                        max_norm = cfg.max_grad_norm if cfg.max_grad_norm > 0 else float("inf")
-                        grad_norm = acc.clip_grad_norm_(self.gpt.parameters(), max_norm)
-                        # A NaN or infinite gradient would spoil every weight it touched: skip this update.
-                        # (fp16 is left to its loss scaler, which skips such steps and lowers its scale.)
-                        if cfg.mixed_precision != "fp16" and not torch.isfinite(grad_norm):
-                            self.optimizer.zero_grad(set_to_none=True)
-                            yield Log(level="warning", message=f"Step {st.global_step + 1}: the gradient was not a "
-                                      "finite number, so this update was skipped; training goes on.")
-                    self.optimizer.step()
-                    self.scheduler.step()
+                        grad_norm = yield from self._clip_gradients(p)
+                    p.optimizer.step()
+                    p.scheduler.step()
                     # Free the gradients right away: no need for this memory until the next backward.
-                    self.optimizer.zero_grad(set_to_none=True)
+                    p.optimizer.zero_grad(set_to_none=True)
                 st.batches_done += 1
                 if not acc.sync_gradients:
                     continue
 
-                window.clear()
+                # 3. report the step (losses of all processes)
+                p.retry.step_done()
                 st.global_step += 1
-                totals = acc.reduce(sums, reduction="sum")  # losses of all processes
-                elapsed = time.time() - step_start
-                st.last_loss = float(totals[0] / totals[3])
-                yield Step(
-                    step=st.global_step, epoch=st.epoch, loss=st.last_loss,
-                    loss_text_ce=float(totals[1] / totals[3]), loss_mel_ce=float(totals[2] / totals[3]),
-                    lr=float(self.scheduler.get_last_lr()[0]), grad_norm=float(grad_norm),
-                    samples_per_s=float(totals[3]) / max(elapsed, 1e-9), step_time_s=elapsed,
-                    total_steps=self.total_steps,
-                )
+                yield self._step_event(p, acc.reduce(sums, reduction="sum"), grad_norm, time.time() - step_start)
                 if time.time() - last_memory >= cfg.memory_interval_s:
                     last_memory = time.time()
                     yield Memory(step=st.global_step, stats=self._sample_memory())
-                sums.zero_()
-                step_start = time.time()
+                sums, step_start = None, time.time()
 
+                # 4. stop, or save
                 if self._should_stop():
-                    reason = "stopped"
-                elif cfg.max_steps and st.global_step >= cfg.max_steps:
-                    reason = "max_steps"
-                if reason != "finished":
-                    break
+                    yield self._save(CheckpointReason.STOPPED)
+                    return FinishReason.STOPPED
+                if cfg.max_steps and st.global_step >= cfg.max_steps:
+                    yield self._save(CheckpointReason.FINAL)
+                    return FinishReason.MAX_STEPS
                 if cfg.save_every_steps and st.global_step % cfg.save_every_steps == 0:
-                    yield self._save("interval")
+                    yield self._save(CheckpointReason.INTERVAL)
 
-            if reason == "finished":  # the epoch ran to its end
-                if cfg.eval_each_epoch:
-                    yield from self._evaluate()
-                yield self._save("epoch", eval_loss=st.history[-1]["loss"] if st.history else None)
-                st.epoch, st.batches_done = st.epoch + 1, 0
-        if reason == "out_of_memory":
-            yield self._save("out_of_memory")
-            yield Error(kind="out_of_memory", message=self.oom_message)
-            reason = "error"
-        elif reason != "finished":
-            yield self._save(reason if reason == "stopped" else "final")
-        yield self._done(reason)
+            # The epoch ran to its end.
+            if cfg.eval_each_epoch:
+                yield from self._evaluate(p)
+            yield self._save(CheckpointReason.EPOCH, eval_loss=st.history[-1]["loss"] if st.history else None)
+            st.epoch, st.batches_done = st.epoch + 1, 0
+        return FinishReason.FINISHED
 
-    def _forward_backward(self, window: list[dict[str, Any]]) -> Iterator[Event]:
-        """Forward and backward pass of the newest micro-batch in ``window``; returns ``(sums, redone)``.
-
-        When memory runs out, the step's gradients so far are dropped and every micro-batch of ``window`` is done
-        again in twice as many chunks, each chunk's loss weighted by its share of its micro-batch: the gradient
-        is that of the same effective batch. ``sums`` then covers the whole window (``redone`` is True). When a
-        micro-batch is down to one clip and still does not fit, :class:`OutOfMemory` is raised.
-        """
-        import gc
-
+    def _clip_gradients(self, p: Prepared) -> Iterator[Event]:
+        """Clip to ``max_grad_norm``; a non-finite gradient drops this update. Returns the norm before clipping."""
         import torch
-        from accelerate.utils.memory import should_reduce_batch_size
 
         cfg, acc = self.config, self.accelerator
-        todo, redone = window[-1:], False
-        while True:
-            try:
-                return self._backward_in_chunks(todo), redone
-            except Exception as exc:  # only out-of-memory errors are handled; the rest are raised again
-                if not should_reduce_batch_size(exc):
-                    raise
-            # Outside the except block the traceback, and the failed pass's tensors it holds, are gone.
-            self.gpt.zero_grad(set_to_none=True)  # a backward that failed half-way may have added part of its gradients
-            gc.collect()
-            if torch.cuda.is_available():
-                torch.cuda.empty_cache()
-            if math.ceil(cfg.batch_size / self.split) <= 1 or self.split >= MAX_OOM_SPLIT:
-                raise OutOfMemory(self._out_of_memory_advice("one clip per micro-batch"))
-            self.split *= 2
-            micro = math.ceil(cfg.batch_size / self.split)
-            accum = cfg.grad_accum_steps * self.split
-            yield MicroBatch(
-                cause="out_of_memory", step=self.state.global_step + 1, micro_batch=micro, grad_accum=accum,
-                effective_batch=cfg.batch_size * cfg.grad_accum_steps * acc.num_processes,
-                message=f"Out of GPU memory at step {self.state.global_step + 1}: retrying with micro-batches of "
-                        f"{micro} clip(s) and {accum} accumulated per step (the effective batch is unchanged).",
-            )
-            todo, redone = window, True
+        # clip_grad_norm_ unscales fp16 gradients first and returns the norm before clipping.
+        max_norm = cfg.max_grad_norm if cfg.max_grad_norm > 0 else float("inf")
+        grad_norm = acc.clip_grad_norm_(p.model.parameters(), max_norm)
+        # A NaN or infinite gradient would spoil every weight it touched: skip this update.
+        # (fp16 is left to its loss scaler, which skips such steps and lowers its scale.)
+        if cfg.mixed_precision != "fp16" and not torch.isfinite(grad_norm):
+            p.optimizer.zero_grad(set_to_none=True)
+            yield Log(level=LogLevel.WARNING, message=f"Step {self.state.global_step + 1}: the gradient was not a "
+                      "finite number, so this update was skipped; training goes on.")
+        return grad_norm
 
-    def _backward_in_chunks(self, batches: list[dict[str, Any]]):
-        """Forward and backward passes over ``batches``, each cut into ``self.split`` chunks; gradients are
-        synchronised across processes only on the last chunk. Returns the (loss, text, mel, clips) sums."""
-        import contextlib
-
-        import torch
-
-        from alltalk_gui.core.engines.xtts import model as xtts_model
-        from alltalk_gui.core.training.data import split_batch
-
-        acc = self.accelerator
-        chunks = [(chunk, len(chunk["filenames"]) / len(batch["filenames"]))
-                  for batch in batches for chunk in (split_batch(batch, self.split) if self.split > 1 else [batch])]
-        sums = torch.zeros(4, device=acc.device)
-        for i, (chunk, share) in enumerate(chunks):
-            last = i == len(chunks) - 1
-            with contextlib.nullcontext() if last else acc.no_sync(self.gpt):
-                inputs = self.features(chunk)
-                losses = xtts_model.gpt_loss(self.gpt, inputs, self.loss_weights)
-                acc.backward(losses["loss"] * share if share != 1 else losses["loss"])
-            sums += _loss_sums(losses, inputs["text_inputs"].shape[0])
-        return sums
+    def _step_event(self, p: Prepared, totals, grad_norm, elapsed: float) -> Step:
+        st = self.state
+        clips = totals[-1]
+        st.last_loss = float(totals[0] / clips)
+        parts = {name: float(totals[1 + i] / clips) for i, name in enumerate(p.engine.loss_parts)}
+        return Step(step=st.global_step, epoch=st.epoch, loss=st.last_loss, **parts,
+                    lr=float(p.scheduler.get_last_lr()[0]), grad_norm=float(grad_norm),
+                    samples_per_s=float(clips) / max(elapsed, 1e-9), step_time_s=elapsed,
+                    total_steps=p.total_steps)
 
     def _sample_memory(self) -> dict[str, float]:
         """A memory sample; the run's peaks are kept across samples (each sample starts a new CUDA peak window)."""
@@ -555,30 +504,30 @@ class TrainingRun:
             acc.set_trigger()
         return acc.check_trigger()
 
-    def _evaluate(self) -> Iterator[Event]:
+    def _evaluate(self, p: Prepared) -> Iterator[Event]:
         import torch
 
-        from alltalk_gui.core.engines.xtts.model import gpt_loss
-
         acc, st = self.accelerator, self.state
-        self.gpt.eval()
-        sums = torch.zeros(4, device=acc.device)
+        p.model.eval()
+        sums = None
         with torch.no_grad():
-            for batch in self.eval_loader:
-                inputs = self.features(batch)
-                losses = gpt_loss(self.gpt, inputs, self.loss_weights, eval_mode=True)
-                sums += _loss_sums(losses, inputs["text_inputs"].shape[0])
-        self.gpt.train()
+            for batch in p.eval_loader:
+                losses = p.engine.loss(p.model, batch, eval_mode=True)
+                batch_sums = _loss_sums(losses, p.engine.batch_size(batch), p.engine.loss_parts)
+                sums = batch_sums if sums is None else sums + batch_sums
+        p.model.train()
         totals = acc.reduce(sums, reduction="sum")
-        loss = float(totals[0] / totals[3])
+        clips = totals[-1]
+        loss = float(totals[0] / clips)
         # The step-0 eval measures the base model: no checkpoint to be "best" yet.
         best = st.global_step > 0 and (st.best_eval_loss is None or loss < st.best_eval_loss)
         st.history.append({"epoch": st.epoch, "step": st.global_step, "loss": loss})
-        yield Eval(step=st.global_step, epoch=st.epoch, loss=loss, loss_text_ce=float(totals[1] / totals[3]),
-                   loss_mel_ce=float(totals[2] / totals[3]), clips=len(self.eval_clips), best=best)
+        parts = {name: float(totals[1 + i] / clips) for i, name in enumerate(p.engine.loss_parts)}
+        yield Eval(step=st.global_step, epoch=st.epoch, loss=loss, **parts, clips=len(p.engine.eval_lengths),
+                   best=best)
 
     # ------------------------------------------------------------------------------------------------ checkpoints
-    def _save(self, reason: str, eval_loss: float | None = None) -> Checkpoint:
+    def _save(self, reason: CheckpointReason, eval_loss: float | None = None) -> Checkpoint:
         acc, st = self.accelerator, self.state
         root = self.run_dir / CHECKPOINTS
         name = f"step_{st.global_step:07d}"
@@ -586,7 +535,7 @@ class TrainingRun:
         if eval_loss is not None and (st.best_eval_loss is None or eval_loss < st.best_eval_loss):
             st.best_eval_loss, st.best_checkpoint = eval_loss, name
         if not final.exists():
-            self._check_disk(self._checkpoint_size_estimate())  # every process checks: they must agree to go on
+            self._check_disk(self._checkpoint_size_estimate(self.parameters))  # every process checks: they must agree
             if acc.is_main_process and tmp.exists():
                 shutil.rmtree(tmp)
             acc.wait_for_everyone()
@@ -594,8 +543,7 @@ class TrainingRun:
             acc.wait_for_everyone()
             if acc.is_main_process:
                 atomic.write_json(tmp / CONFIG_FILE, self.config.to_dict())
-                state = {k: getattr(st, k) for k in _State.__dataclass_fields__}
-                atomic.write_json(tmp / STATE_FILE, state)  # last: its presence marks a complete checkpoint
+                atomic.write_json(tmp / STATE_FILE, st.to_dict())  # last: its presence marks a complete checkpoint
                 for f in tmp.iterdir():
                     atomic._fsync_file(f)
                 slow_step, _, slow_s = os.environ.get(SLOW_SAVE_ENV, "").partition(":")
@@ -606,8 +554,7 @@ class TrainingRun:
                 self._prune()
             acc.wait_for_everyone()
         elif acc.is_main_process:  # already saved at this step (e.g. interval and epoch end coincide)
-            state = {k: getattr(st, k) for k in _State.__dataclass_fields__}
-            atomic.write_json(final / STATE_FILE, state)
+            atomic.write_json(final / STATE_FILE, st.to_dict())
             self._prune()  # this checkpoint may just have become the best one
         return Checkpoint(step=st.global_step, epoch=st.epoch, path=str(final), reason=reason, eval_loss=eval_loss)
 
@@ -628,32 +575,30 @@ class TrainingRun:
                 self.warned.add(problem)
                 self.warnings.append(problem)
 
-    def _done(self, reason: str) -> Done:
+    # ------------------------------------------------------------------------------------------------ the end
+    def _done(self, reason: FinishReason) -> Done:
         st = self.state
-        last = latest_checkpoint(self.run_dir) if hasattr(self, "run_dir") and self.run_dir.exists() else None
-        best = None
-        if st.best_checkpoint and hasattr(self, "run_dir"):
-            best = str(self.run_dir / CHECKPOINTS / st.best_checkpoint)
-        peak, estimated = self._record_memory() if self.gpt_parameters else (None, None)
+        known = self.run_dir is not None and self.run_dir.exists()
+        last = latest_checkpoint(self.run_dir) if known else None
+        best = str(self.run_dir / CHECKPOINTS / st.best_checkpoint) if known and st.best_checkpoint else None
+        peak, estimated = self._record_memory() if self.parameters else (None, None)
         return Done(step=st.global_step, epoch=st.epoch, reason=reason, final_loss=st.last_loss,
                     best_eval_loss=st.best_eval_loss, best_checkpoint=best,
                     base_eval_loss=next((h["loss"] for h in st.history if h["step"] == 0), None),
-                    last_checkpoint=str(last) if last else None, elapsed_s=time.time() - self.t0,
+                    last_checkpoint=str(last) if last else None, elapsed_s=time.time() - self.started_at,
                     peak_memory_gib=peak, estimated_memory_gib=estimated)
 
     def _record_memory(self) -> tuple[float | None, float | None]:
-        """Write the run's measured peak memory next to the estimator's prediction (``memory.json`` in the run
+        """Write the run's measured peak memory next to the engine's prediction (``memory.json`` in the run
         folder, one entry per session of the run), so that the estimate can be checked against real runs."""
-        from alltalk_gui.core.engines.xtts.memory_estimate import XTTS_V2, estimate
-
         self._sample_memory()
         acc, cfg = self.accelerator, self.config
         on_gpu = acc.device.type == "cuda"
         peak = self.peaks.get("cuda_peak_reserved" if on_gpu else "rss_peak")
-        # The estimator describes the real XTTS v2 GPT; a run on another size (the tests' tiny model) gets none.
-        predicted = None
-        if self.gpt_parameters == XTTS_V2.gpt_params:
-            predicted = estimate(cfg, attention_scores=not on_gpu).total_gib
+        # The estimator describes the real-size model; a run on another size (the tests' tiny model) gets none.
+        estimate = self.engine.estimate_memory(cfg, attention_scores=not on_gpu, parameters=self.parameters)
+        predicted = estimate.total_gib if estimate is not None else None
+        retry = self.prepared.retry if self.prepared is not None else None
         if acc.is_main_process:
             path = self.run_dir / MEMORY_FILE
             try:
@@ -664,8 +609,8 @@ class TrainingRun:
                 sessions = []
             sessions.append({
                 "date": time.strftime("%Y-%m-%d %H:%M:%S"), "device": str(acc.device), "profile": cfg.profile,
-                "micro_batch": math.ceil(cfg.batch_size / self.split),
-                "grad_accum": cfg.grad_accum_steps * self.split, "processes": acc.num_processes,
+                "micro_batch": retry.micro_batch if retry else cfg.batch_size,
+                "grad_accum": retry.grad_accum if retry else cfg.grad_accum_steps, "processes": acc.num_processes,
                 "max_audio_seconds": cfg.max_audio_seconds, "steps": self.state.global_step,
                 "measured_peak_gib": peak, "measured": dict(self.peaks), "estimated_peak_gib": predicted,
                 "measure": "cuda max_memory_reserved" if on_gpu else "peak RSS",
@@ -674,12 +619,11 @@ class TrainingRun:
         return (round(peak, 3) if peak is not None else None), predicted
 
 
-def _loss_sums(losses: dict[str, Any], clips: int):
-    """(loss, text loss, mel loss) x clips, and clips: what a step or an eval adds up over its batches."""
+def _loss_sums(losses: dict[str, Any], clips: int, parts: tuple[str, ...]):
+    """(loss, its named parts...) x clips, and clips: what a step or an eval adds up over its batches."""
     import torch
 
     loss = losses["loss"].detach()
-    return torch.stack([loss.float() * clips, losses["loss_text_ce"].detach().float() * clips,
-                        losses["loss_mel_ce"].detach().float() * clips,
+    return torch.stack([loss.float() * clips, *(losses[name].detach().float() * clips for name in parts),
                         torch.tensor(float(clips), device=loss.device)])
 

@@ -1,6 +1,6 @@
-"""Memory profiles: named sets of TrainConfig values that fit XTTS v2 fine-tuning on 4, 6-8 and 12 GB cards.
+"""Memory profiles: named sets of TrainConfig values that fit an engine's fine-tuning on 4, 6-8 and 12 GB cards.
 
-The profiles are data (``resources/profiles/<name>.toml``, each commented); this module reads and checks them,
+The profiles are data (``resources/profiles/<engine>/<name>.toml``, each commented); this module reads and checks them,
 applies one to a TrainConfig, adapts it to the device it will run on, and picks one for ``auto``.
 
 Device adaptation is the only place a profile's values change: on a GPU without bf16 (before Ampere) bf16
@@ -12,15 +12,15 @@ applying a profile are never adapted: an impossible one is refused by ``TrainCon
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from dataclasses import dataclass, field
 from typing import Any, get_type_hints
 
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
-from alltalk_gui.core.machine.cpu_estimate import estimate_for_config
+from alltalk_gui.core.training.cpu_estimate import estimate_for_config
 from alltalk_gui.core.machine.gpu import DeviceInfo, cpu_cores
-from alltalk_gui.core.engines.xtts.memory_estimate import estimate
+from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, get_engine
 from alltalk_gui.core.resources import resource_path
+from alltalk_gui.core.training.toml import TOMLDecodeError, loads as toml_loads
 
 PROFILE_NAMES = ("low", "medium", "high")
 # auto leaves this share of the free memory unused: other programs, the desktop and allocator spikes need it.
@@ -48,8 +48,8 @@ class AutoChoice:
     reason: str
 
 
-def load_profile(name: str) -> Profile:
-    """Read and check ``resources/profiles/<name>.toml``.
+def load_profile(name: str, engine: str = DEFAULT_ENGINE) -> Profile:
+    """Read and check ``resources/profiles/<engine>/<name>.toml``.
 
     Raises:
         ProfileError: unknown name, unreadable TOML, unknown keys, or a setting TrainConfig does not have or
@@ -57,10 +57,10 @@ def load_profile(name: str) -> Profile:
     """
     if name not in PROFILE_NAMES:
         raise ProfileError(f"Unknown profile '{name}'; choose one of {', '.join(PROFILE_NAMES)} or auto.")
-    path = resource_path("profiles", f"{name}.toml")
+    path = resource_path("profiles", engine, f"{name}.toml")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        data = toml_loads(path.read_text(encoding="utf-8"))
+    except (OSError, TOMLDecodeError) as exc:
         raise ProfileError(f"{path}: {exc}") from exc
     unknown = sorted(set(data) - _PROFILE_KEYS)
     missing = sorted(_PROFILE_KEYS - set(data))
@@ -70,13 +70,14 @@ def load_profile(name: str) -> Profile:
     return Profile(name, str(data["title"]), str(data["summary"]), float(data["target_gib"]), dict(data["settings"]))
 
 
-def all_profiles() -> list[Profile]:
-    return [load_profile(name) for name in PROFILE_NAMES]
+def all_profiles(engine: str = DEFAULT_ENGINE) -> list[Profile]:
+    return [load_profile(name, engine) for name in PROFILE_NAMES]
 
 
-def profile_settings(name: str, device: DeviceInfo | None = None) -> tuple[dict[str, Any], list[str]]:
+def profile_settings(name: str, device: DeviceInfo | None = None, engine: str = DEFAULT_ENGINE
+                     ) -> tuple[dict[str, Any], list[str]]:
     """The profile's settings adapted to ``device`` (None: as written), and a note for each adaptation."""
-    settings = dict(load_profile(name).settings)
+    settings = dict(load_profile(name, engine).settings)
     notes: list[str] = []
     if device is None:
         return settings, notes
@@ -101,7 +102,7 @@ def apply_profile(config: TrainConfig, name: str, device: DeviceInfo | None = No
     ``auto``: the profile was picked by :func:`choose_auto`; on a GPU the run then also sizes its micro-batch
     itself (``auto_micro_batch``: at most 90 % of the free memory, the largest micro-batch that fits).
     """
-    settings, _ = profile_settings(name, device)
+    settings, _ = profile_settings(name, device, config.engine)
     sized = auto and device is not None and device.kind == "cuda"
     return dataclasses.replace(config, **settings, profile=name, auto_micro_batch=sized)
 
@@ -111,7 +112,7 @@ def choose_auto(devices: list[DeviceInfo], config: TrainConfig | None = None) ->
 
     ``config`` supplies the settings a profile does not set (clip length above all); defaults otherwise. With no
     GPU it is High on the CPU, and the reason says how many hours that takes on the config's dataset (or on
-    :data:`~alltalk_gui.core.machine.cpu_estimate.REFERENCE_MINUTES` of audio when there is none yet).
+    :data:`~alltalk_gui.core.training.cpu_estimate.REFERENCE_MINUTES` of audio when there is none yet).
     """
     base = config or TrainConfig()
     gpus = [d for d in devices if d.kind == "cuda"]
@@ -122,10 +123,11 @@ def choose_auto(devices: list[DeviceInfo], config: TrainConfig | None = None) ->
                                   "(the High profile's batches, in fp32).")
     gpu = max(gpus, key=lambda d: d.free_gib)
     budget = AUTO_HEADROOM * gpu.free_gib
+    estimate = get_engine(base.engine).estimate_memory
     for name in reversed(PROFILE_NAMES):  # high, medium, low
         need = estimate(apply_profile(base, name, gpu)).total_gib
         if need <= budget:
-            return AutoChoice(name, f"{load_profile(name).title}: needs about {need:.1f} GiB; {gpu.name} has "
+            return AutoChoice(name, f"{load_profile(name, base.engine).title}: needs about {need:.1f} GiB; {gpu.name} has "
                                     f"{gpu.free_gib:.1f} GiB free (using at most {budget:.1f}).")
     need = estimate(apply_profile(base, "low", gpu)).total_gib
     return AutoChoice("low", f"Even Low VRAM needs about {need:.1f} GiB and {gpu.name} has only "
@@ -137,7 +139,7 @@ def _check_settings(file: str, settings: Any) -> None:
         raise ProfileError(f"{file}: [settings] must be a table.")
     hints = get_type_hints(TrainConfig)
     for key, value in settings.items():
-        if key not in hints or key == "profile":
+        if key not in hints or key in ("profile", "engine"):
             raise ProfileError(f"{file}: '{key}' is not a training setting.")
         kind = hints[key]
         ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))

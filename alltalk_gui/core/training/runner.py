@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from alltalk_gui.core.training.config import TrainConfig
-from alltalk_gui.core.training.events import Done, Error, Event, JsonlSink
+from alltalk_gui.core.training.events import Done, Error, ErrorKind, Event, EventType, FinishReason, JsonlSink
 from alltalk_gui.core.training.loop import train
 from alltalk_gui.core.training.run_folders import EVENTS_FILE
 
@@ -66,16 +66,16 @@ def run_to_sink(config: TrainConfig, *, resume: bool, events_path: str | Path | 
 def exit_code(events: list[Event]) -> int:
     """0 for a run that finished or stopped cleanly, 2 if its inputs were rejected, 1 if it failed later."""
     done = next((e for e in reversed(events) if isinstance(e, Done)), None)
-    if done is None or done.reason != "error":
+    if done is None or done.reason != FinishReason.ERROR:
         return 0
     error = next((e for e in reversed(events) if isinstance(e, Error)), None)
-    started = any(e.type == "started" for e in events)
-    return 1 if started or (error and error.kind == "crash") else 2
+    started = any(e.type == EventType.STARTED for e in events)
+    return 1 if started or (error and error.kind == ErrorKind.CRASH) else 2
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m alltalk_gui.core.training.runner",
-                                     description="Run one XTTS training (under accelerate launch for several processes).")
+                                     description="Run one training (under accelerate launch for several processes).")
     parser.add_argument("--config", required=True, help="TrainConfig as JSON (run_name must be set)")
     parser.add_argument("--resume", action="store_true", help="continue from the run's newest checkpoint")
     parser.add_argument("--events", help="JSON-lines events file (default <run>/events.jsonl)")

@@ -3,8 +3,9 @@
 A flag is a short code (for filtering) plus a reason (for people). Flags are never stored as the truth: the
 :class:`ClipChecker` recomputes them from the clip itself after every edit, so fixing a clip clears its flag.
 
-Three flags make a clip unusable for XTTS training and are refused by the dataset export (:data:`BLOCKING`):
-too long (XTTS cannot take more than 255 995 samples), empty text, and text the XTTS tokenizer cannot encode.
+Three flags make a clip unusable for training and are refused by the dataset export (:data:`BLOCKING`): too
+long for the engine (XTTS v2 takes at most 255 995 samples), empty text, and text the engine's tokenizer cannot
+encode (the engine's text check, :meth:`alltalk_gui.core.engines.engine.Engine.text_checker`).
 The others are warnings: the clip can be trained on, but it is probably worth a look.
 """
 
@@ -16,13 +17,11 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from alltalk_gui.core.engines.xtts.languages import word_count
-from alltalk_gui.core.engines.xtts.text_check import TextChecker
+from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, TextCheck, get_engine
+from alltalk_gui.core.engines.languages import word_count
 
-# XTTS v2 refuses training samples longer than this (coqui's XttsConfig max_wav_length at 22 050 Hz).
-XTTS_MAX_SAMPLES = 255_995
-XTTS_SAMPLE_RATE = 22_050
-XTTS_MAX_MS = XTTS_MAX_SAMPLES * 1000 // XTTS_SAMPLE_RATE  # 11 609 ms
+# The default engine refuses training clips longer than this (XTTS v2: 255 995 samples at 22 050 Hz, 11 609 ms).
+MAX_CLIP_MS = get_engine(DEFAULT_ENGINE).max_clip_ms
 
 DEFAULT_MIN_S = 2.0
 DEFAULT_MAX_S = 11.0
@@ -95,19 +94,21 @@ class ClipChecker:
 
     Args:
         language: the project's language code (en, de, zh-cn...).
-        min_s / max_s: the wanted clip length; ``max_s`` is capped at the XTTS limit.
-        text_checker: decides which characters XTTS cannot encode; built from ``language`` if not given.
+        min_s / max_s: the wanted clip length; ``max_s`` is capped at the engine's limit.
+        text_checker: decides which characters the engine cannot encode; built from ``language`` if not given.
+        engine: the engine the clips are for (its clip-length limit and text check).
     """
 
     def __init__(self, language: str = "en", min_s: float = DEFAULT_MIN_S, max_s: float = DEFAULT_MAX_S,
-                 text_checker: TextChecker | None = None) -> None:
+                 text_checker: TextCheck | None = None, engine: str = DEFAULT_ENGINE) -> None:
         if min_s <= 0 or max_s <= min_s:
             raise ValueError(f"Clip length range {min_s}-{max_s} s is invalid: the minimum must be above 0 and "
                              "below the maximum.")
         self.language = language
         self.min_ms = int(round(min_s * 1000))
-        self.max_ms = min(int(round(max_s * 1000)), XTTS_MAX_MS)
-        self.text_checker = text_checker or TextChecker(language)
+        self.engine = get_engine(engine)
+        self.max_ms = min(int(round(max_s * 1000)), self.engine.max_clip_ms)
+        self.text_checker = text_checker or self.engine.text_checker(language)
 
     def flags(self, clip: ClipFacts, duplicate_of: str | None = None) -> list[Flag]:
         """Flags for one clip; ``duplicate_of`` names another kept clip with the same text, if any."""
@@ -117,7 +118,7 @@ class ClipChecker:
             out.append(Flag(TOO_SHORT, f"{seconds:.1f} s is shorter than the {self.min_ms / 1000:.1f} s minimum; "
                                        "merge it with a neighbour or delete it."))
         if clip.duration_ms > self.max_ms:
-            limit = "the XTTS limit" if self.max_ms == XTTS_MAX_MS else "the maximum"
+            limit = f"the {self.engine.title} limit" if self.max_ms == self.engine.max_clip_ms else "the maximum"
             out.append(Flag(TOO_LONG, f"{seconds:.1f} s is longer than {limit} of {self.max_ms / 1000:.1f} s; "
                                       "split it."))
         text = clip.text.strip()

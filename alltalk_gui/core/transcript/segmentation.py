@@ -4,7 +4,7 @@ XTTS learns best from clips of one to two sentences, 2-11 s long, that start and
 recogniser's word timestamps this module chooses where to cut:
 
 * only between words (a word is never split), and never so that a clip spans a long silence;
-* never longer than the maximum (and never above XTTS's 255 995-sample limit), unless a single "word" is
+* never longer than the maximum (and never above the engine's limit, XTTS v2's 255 995 samples), unless a single "word" is
   already longer (then it is a clip of its own and gets flagged);
 * preferring sentence ends, then clause punctuation, then the longest pauses; clips shorter than the minimum
   are avoided by joining neighbouring sentences;
@@ -26,9 +26,9 @@ from typing import Sequence
 
 import numpy as np
 
-from alltalk_gui.core.engines.xtts.languages import CLAUSE_ENDS, SENTENCE_ENDS, char_limit
-from alltalk_gui.core.transcript.flags import DEFAULT_MAX_S, DEFAULT_MIN_S, XTTS_MAX_MS
-from alltalk_gui.core.transcript.segments import Segment, Word, new_segment_id
+from alltalk_gui.core.engines.languages import CLAUSE_ENDS, SENTENCE_ENDS, char_limit
+from alltalk_gui.core.transcript.flags import DEFAULT_MAX_S, DEFAULT_MIN_S, MAX_CLIP_MS
+from alltalk_gui.core.transcript.segments import Segment, Word, join_words, new_segment_id  # noqa: F401  (join_words re-exported)
 
 DEFAULT_PAD_MS = 150
 MAX_INTERNAL_GAP_MS = 2000      # a clip never contains a silence longer than this
@@ -67,12 +67,6 @@ class ClipPlan:
         return self.end_ms - self.start_ms
 
 
-def join_words(words: Sequence[Word]) -> str:
-    """The text of recognised words. Whisper gives each word its leading space (none in languages written
-    without spaces), so joining as they are keeps both kinds right."""
-    return " ".join("".join(w.text for w in words).split())
-
-
 def plan_clips(words: Sequence[Word], duration_ms: int, min_s: float = DEFAULT_MIN_S, max_s: float = DEFAULT_MAX_S,
                pad_ms: int = DEFAULT_PAD_MS, max_chars: int | None = None) -> list[ClipPlan]:
     """Choose the clips for one source.
@@ -80,8 +74,8 @@ def plan_clips(words: Sequence[Word], duration_ms: int, min_s: float = DEFAULT_M
     Args:
         words: the recogniser's words in time order (ms spans in the source).
         duration_ms: length of the source (padding never goes past it).
-        min_s / max_s: wanted clip length; ``max_s`` is capped at the XTTS limit.
-        max_chars: the longest clip text (XTTS's character limit of the language); None: no limit.
+        min_s / max_s: wanted clip length; ``max_s`` is capped at the engine's limit.
+        max_chars: the longest clip text (the language's character limit); None: no limit.
 
     Returns:
         The clips in time order; every word is in exactly one clip.
@@ -96,7 +90,7 @@ def plan_clips(words: Sequence[Word], duration_ms: int, min_s: float = DEFAULT_M
     if not words:
         return []
     min_ms = int(min_s * 1000)
-    max_ms = min(int(max_s * 1000), XTTS_MAX_MS)
+    max_ms = min(int(max_s * 1000), MAX_CLIP_MS)
     n = len(words)
     # Padding each word may take on each side: up to half the pause to its neighbour, and not past the file.
     left = [min(pad_ms, max(0, words[i].start_ms - (words[i - 1].end_ms if i else 0)) // (2 if i else 1))
@@ -149,10 +143,10 @@ def merge_short(plans: Sequence[ClipPlan], min_s: float = DEFAULT_MIN_S, max_s: 
 
     A short clip continues a sentence across a cut when the text before the cut does not end a sentence and
     the pause at the cut is at most ``pause_ms`` (a breath inside a line, not a stop). The merge happens only
-    if the joined clip lasts ``min_s`` to ``max_s`` (capped at the XTTS limit) and fits ``max_chars``; of two
+    if the joined clip lasts ``min_s`` to ``max_s`` (capped at the engine's limit) and fits ``max_chars``; of two
     such neighbours the one across the shorter pause wins. Repeats until no merge applies.
     """
-    min_ms, max_ms = int(min_s * 1000), min(int(max_s * 1000), XTTS_MAX_MS)
+    min_ms, max_ms = int(min_s * 1000), min(int(max_s * 1000), MAX_CLIP_MS)
     out = list(plans)
 
     def joinable(i: int) -> bool:  # may out[i] and out[i + 1] become one clip?
@@ -180,7 +174,7 @@ def merge_short(plans: Sequence[ClipPlan], min_s: float = DEFAULT_MIN_S, max_s: 
 
 
 def refine_edges(plans: Sequence[ClipPlan], samples: np.ndarray, rate: int, pad_ms: int = DEFAULT_PAD_MS,
-                 max_ms: int = XTTS_MAX_MS) -> list[ClipPlan]:
+                 max_ms: int = MAX_CLIP_MS) -> list[ClipPlan]:
     """Snap each clip's ends to the audio: the first and last 10 ms frames louder than the speech threshold.
 
     A start is searched from halfway into the pause before the clip up to the end of its first word (an end
@@ -223,7 +217,7 @@ def segments_from_words(source_id: str, words: Sequence[Word], duration_ms: int,
     max_chars = char_limit(language)
     plans = merge_short(plan_clips(words, duration_ms, min_s, max_s, pad_ms, max_chars), min_s, max_s, max_chars)
     if samples is not None and rate > 0:
-        plans = refine_edges(plans, samples, rate, pad_ms, min(int(max_s * 1000), XTTS_MAX_MS))
+        plans = refine_edges(plans, samples, rate, pad_ms, min(int(max_s * 1000), MAX_CLIP_MS))
     out = []
     for i, plan in enumerate(plans):
         probs = [p for start, end, p in windows if start < plan.end_ms and plan.start_ms < end]

@@ -25,13 +25,14 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from alltalk_gui.core.engines.engine import get_engine
 from alltalk_gui.core.audio.clips import AudioStats, ClipAudio, ClipAudioError
 from alltalk_gui.core.transcript import journal
 from alltalk_gui.core.transcript.duplicates import DuplicateIndex
 from alltalk_gui.core.transcript.flags import BLOCKING, ClipChecker, ClipFacts, Flag, normalise_for_duplicates
-from alltalk_gui.core.engines.xtts.languages import is_spaced
+from alltalk_gui.core.engines.languages import is_spaced
 from alltalk_gui.core.project.duration_guidance import Guidance, guidance
 
 SCHEMA_VERSION = 1
@@ -129,6 +130,12 @@ class Segment:
             audio=AudioStats.from_dict(data["audio"]) if data.get("audio") else None,
             words=tuple(Word.from_list(w) for w in data.get("words", [])),
         )
+
+
+def join_words(words: Sequence[Word]) -> str:
+    """The text of recognised words. Whisper gives each word its leading space (none in languages written
+    without spaces), so joining as they are keeps both kinds right."""
+    return " ".join("".join(w.text for w in words).split())
 
 
 @dataclass(frozen=True)
@@ -237,11 +244,9 @@ class SegmentList:
         data = read_file(path) if path.exists() else {"segments": [], "settings": {}}
         settings = data.get("settings", {})
         if checker is None:
-            from alltalk_gui.core.engines.xtts.text_check import TextChecker
-
             language = settings.get("language", project.language)
             kwargs = {k: float(settings[k]) for k in ("min_s", "max_s") if k in settings}
-            checker = ClipChecker(language, text_checker=TextChecker(language, vocab_file), **kwargs)
+            checker = ClipChecker(language, text_checker=get_engine().text_checker(language, vocab_file), **kwargs)
         result = cls([Segment.from_dict(s) for s in data["segments"]], path=path, checker=checker,
                      audio=audio if audio is not None else ClipAudio(project),
                      source_order=[s.id for s in project.sources],
@@ -527,6 +532,16 @@ class SegmentList:
         vocab.json). Then :meth:`recheck` would change nothing, and listing needs no text check at all (which
         imports coqui and torch, seconds)."""
         return self._checked_with == self._checker_identity()
+
+    def set_recognition(self, segment_id: str, words: Sequence[Word],
+                        windows: Sequence[tuple[int, int, float]]) -> Change:
+        """Put a re-transcription of one clip into it: its words (on the source's timeline), their text, and the
+        recogniser's lowest no-speech probability over ``windows`` (its own segments: start, end, probability)."""
+        old = self[segment_id]
+        probs = [p for _start, _end, p in windows]
+        new = replace(old, text=join_words(words), words=tuple(words),
+                      no_speech_prob=min(probs) if probs else old.no_speech_prob)
+        return self._commit(Change(f"re-transcribe {segment_id}", (old,), (new,)))
 
     def recheck(self) -> Change:
         """Recompute every clip's flags with the current checker (e.g. after a base model was chosen, whose

@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, MutableMapping
 
-from alltalk_gui.core.transcription.transcribe import Cancelled, Recognised, StopCallback, TranscribeOptions, TranscriptionError
+from alltalk_gui.core.transcription.types import Cancelled, Recognised, StopCallback, TranscribeOptions, TranscriptionError
 from alltalk_gui.core.transcription.model_files import ModelError, ModelNotDownloaded, UnknownModel, resolve
 
 _POLL_S = 0.1
@@ -129,7 +129,7 @@ def expose_torch_libraries(os_name: str = os.name, add_dll_directory: Callable[[
 
 
 def _child_main(send: Any, options: TranscribeOptions, jobs: list[tuple[int, str, str, str]]) -> None:
-    from alltalk_gui.core.transcription.transcribe import load_for_whisper, make_transcriber
+    from alltalk_gui.core.transcription.factory import load_for_whisper, make_transcriber
 
     try:
         send.send(("loading",))

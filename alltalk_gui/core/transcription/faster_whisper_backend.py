@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from alltalk_gui.core.transcript.segments import Word
-from alltalk_gui.core.transcription.transcribe import (WHISPER_RATE, Cancelled, Recognised, StopCallback, TranscriptionError,
+from alltalk_gui.core.transcription.types import (WHISPER_RATE, Cancelled, Recognised, StopCallback, TranscriptionError,
                                          english_only_refusal)
 from alltalk_gui.core.transcription.model_files import FASTER, ModelNotDownloaded, resolve
 

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from alltalk_gui.core.transcript.segments import Word
-from alltalk_gui.core.transcription.transcribe import Cancelled, Recognised, StopCallback, TranscriptionError, english_only_refusal
+from alltalk_gui.core.transcription.types import Cancelled, Recognised, StopCallback, TranscriptionError, english_only_refusal
 from alltalk_gui.core.transcription.model_files import OPENAI, ModelNotDownloaded, resolve
 
 _current = threading.local()  # .progress(frames_done, frames_total) and .should_stop for this thread's call

@@ -19,83 +19,38 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
-
-import numpy as np
+from typing import Any, Sequence
 
 from alltalk_gui.core import atomic
-from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.audio.clips import ClipAudio, ClipAudioError
+from alltalk_gui.core.engines.engine import get_engine
 from alltalk_gui.core.transcript.flags import DEFAULT_MAX_S, DEFAULT_MIN_S, ClipChecker
 from alltalk_gui.core.transcript.known_text import apply_known_text, load_known_text
 from alltalk_gui.core.transcript.segmentation import segments_from_words
 from alltalk_gui.core.transcript.segments import Segment, SegmentList, Word, read_file
-from alltalk_gui.core.transcription.model_files import BACKENDS, FASTER, OPENAI
 from alltalk_gui.core.transcription.languages import detected_note, whisper_option
-
-DEFAULT_BACKEND = OPENAI
-WHISPER_RATE = audio.WHISPER_SAMPLE_RATE
-DEVICES = ("auto", "cpu", "cuda")
-
-
-class TranscriptionError(Exception):
-    """Transcription cannot start or a file cannot be transcribed; the message says why."""
-
-
-class Cancelled(Exception):
-    """``should_stop()`` became true; nothing was saved and the previous transcript is untouched."""
-
-
-@dataclass(frozen=True)
-class TranscribeOptions:
-    backend: str = DEFAULT_BACKEND
-    model: str | None = None       # a model name or a local path; None picks default_model(backend, device)
-    language: str = "auto"         # "auto" detects it per file; otherwise a Whisper language code
-    device: str = "auto"           # auto | cpu | cuda
-    beam_size: int = 5
-    download_root: str | None = None
-
-
-@dataclass(frozen=True)
-class Recognised:
-    """What a backend returns for one recording."""
-
-    words: list[Word]
-    windows: list[tuple[int, int, float]]  # the recogniser's own segments: (start_ms, end_ms, no_speech_prob)
-    language: str
-
-
-@dataclass(frozen=True)
-class Progress:
-    """One progress report. Fractions are 0-1; ``eta_s`` is None until there is enough to estimate from."""
-
-    stage: str              # "loading" (the model) | "transcribing" | "saving" | "done"
-    file_index: int         # 0-based index of the current file
-    file_count: int
-    file_name: str
-    file_fraction: float
-    overall_fraction: float
-    elapsed_s: float
-    eta_s: float | None
-
-
-ProgressCallback = Callable[[Progress], None]
-StopCallback = Callable[[], bool]
-
-
-class Transcriber(Protocol):
-    """A loaded speech recogniser. ``transcribe`` takes mono float32 audio at 16 kHz."""
-
-    backend: str
-    model: str
-    device: str
-
-    def transcribe(self, samples: np.ndarray, language: str | None, on_progress: Callable[[float], None],
-                   should_stop: StopCallback) -> Recognised:
-        """Recognise ``samples``; call ``on_progress(fraction of the file)`` as windows finish; raise
-        :class:`Cancelled` soon after ``should_stop()`` turns true."""
-        ...
+from alltalk_gui.core.transcription.factory import (  # noqa: F401  (re-exported: callers name them here)
+    check_language,
+    default_model,
+    load_for_whisper,
+    make_transcriber,
+    resolve_device,
+    whisper_languages,
+)
+from alltalk_gui.core.transcription.types import (  # noqa: F401  (re-exported: callers name them here)
+    DEFAULT_BACKEND,
+    DEVICES,
+    WHISPER_RATE,
+    Cancelled,
+    ProgressCallback,
+    Progress,
+    Recognised,
+    StopCallback,
+    TranscribeOptions,
+    Transcriber,
+    TranscriptionError,
+    english_only_refusal,
+)
 
 
 @dataclass
@@ -108,93 +63,6 @@ class TranscriptionReport:
     language_note: str | None = None
     seconds: float = 0.0
     audio_seconds: float = 0.0
-
-
-def resolve_device(device: str) -> str:
-    """``auto`` -> ``cuda`` when a CUDA GPU is usable, else ``cpu``.
-
-    Raises:
-        TranscriptionError: unknown device, or ``cuda`` asked for on a machine without one.
-    """
-    if device not in DEVICES:
-        raise TranscriptionError(f"Unknown device '{device}'; use {', '.join(DEVICES)}.")
-    if device == "cpu":
-        return "cpu"
-    try:
-        import ctranslate2
-
-        has_cuda = ctranslate2.get_cuda_device_count() > 0
-    except Exception:  # ctranslate2 missing or built without CUDA: ask torch, which the backend needs anyway
-        import torch
-
-        has_cuda = torch.cuda.is_available()
-    if device == "cuda" and not has_cuda:
-        raise TranscriptionError("No CUDA GPU is available here; use --device cpu (or auto).")
-    return "cuda" if has_cuda else "cpu"
-
-
-def whisper_languages() -> list[str]:
-    """The language codes Whisper knows (from faster-whisper's tokenizer table: no torch import)."""
-    from faster_whisper.tokenizer import _LANGUAGE_CODES
-
-    return sorted(_LANGUAGE_CODES)
-
-
-def check_language(language: str) -> None:
-    """Raises TranscriptionError unless ``language`` is "auto" or a Whisper language code."""
-    if language != "auto" and language not in whisper_languages():
-        raise TranscriptionError(f"Unknown language '{language}'; use auto or a Whisper language code such as "
-                                 "en, de, fr, es, it, pt, pl, nl, ru, zh, ja, ko.")
-
-
-def english_only_refusal(model: str, language: str | None) -> str | None:
-    """The message for asking an English-only model (tiny.en...) for another language, else None."""
-    if language in (None, "en"):
-        return None
-    return (f"The model {model} understands English only, but the language is '{language}'. Choose a multilingual "
-            "model (one without .en), or language auto.")
-
-
-def default_model(backend: str, device: str) -> str:
-    """turbo on a GPU (best accuracy for its speed); small on a CPU, where turbo takes many minutes."""
-    return "turbo" if device == "cuda" else "small"
-
-
-def make_transcriber(options: TranscribeOptions) -> Transcriber:
-    """Load the backend's model (from disk only).
-
-    Raises:
-        TranscriptionError: unknown backend or device.
-        whisper_models.ModelError: unknown model or missing path; ModelNotDownloaded when a named model is not
-            on disk yet (its ``.download`` says what to fetch).
-    """
-    if options.backend not in BACKENDS:
-        raise TranscriptionError(f"Unknown transcription backend '{options.backend}'; use {' or '.join(BACKENDS)}.")
-    check_language(options.language)
-    device = resolve_device(options.device)
-    model = options.model or default_model(options.backend, device)
-    if options.backend == FASTER:
-        from alltalk_gui.core.transcription.faster_whisper_backend import FasterWhisperTranscriber
-
-        return FasterWhisperTranscriber(model, device, options.beam_size, options.download_root)
-    from alltalk_gui.core.transcription.openai_whisper_backend import OpenAIWhisperTranscriber
-
-    return OpenAIWhisperTranscriber(model, device, options.beam_size, options.download_root)
-
-
-def load_for_whisper(path: Any, name: str) -> np.ndarray:
-    """A working copy (``path``; ``name`` is the original file name, for messages) as mono float32 at 16 kHz.
-
-    Raises:
-        TranscriptionError: the file is missing or unreadable.
-    """
-    if not Path(path).is_file():
-        raise TranscriptionError(f"The working audio of '{name}' ({path}) is missing; import the file again.")
-    try:
-        samples, rate = audio.load(path)
-    except audio.AudioError as exc:
-        raise TranscriptionError(str(exc)) from exc
-    return audio.resample(audio.to_mono(samples), rate, WHISPER_RATE)
 
 
 def transcribe_project(project: Any, options: TranscribeOptions = TranscribeOptions(),
@@ -339,9 +207,7 @@ def _save(project: Any, options: TranscribeOptions, results: dict[str, Recognise
             new = apply_known_text(new, known, project.language)
         number += len(new)
         segments.extend(new)
-    from alltalk_gui.core.engines.xtts.text_check import TextChecker
-
-    checker = ClipChecker(project.language, min_s, max_s, TextChecker(project.language, vocab_file))
+    checker = ClipChecker(project.language, min_s, max_s, get_engine().text_checker(project.language, vocab_file))
     languages = sorted({r.language for r in results.values()})
     meta = {"backend": options.backend, "model": options.model, "language": options.language,
             "detected_languages": languages, "device": options.device,

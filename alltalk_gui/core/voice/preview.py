@@ -28,10 +28,9 @@ import numpy as np
 from alltalk_gui.core import atomic, safe_paths
 from alltalk_gui.core.training.checkpoints import CheckpointInfo, read_checkpoint
 from alltalk_gui.core.dataclass_keys import unknown_keys
-from alltalk_gui.core.engines.xtts.languages import split_text
+from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, BaseModelError, EngineError, get_engine
 from alltalk_gui.core.resources import resource_path
 
-OUTPUT_SAMPLE_RATE = 24000  # XTTS v2's HiFi-GAN output rate (config.audio.output_sample_rate)
 CHECKPOINT_PREVIEW_MIN_GPU_GIB = 16.0  # below this, previews during training start switched off
 BASE_LABEL = "base"
 TUNED_LABEL = "fine-tuned"
@@ -188,13 +187,15 @@ def default_sentences(language: str) -> list[str]:
 # -- generation ---------------------------------------------------------------------------------------------------
 
 class PreviewEngine:
-    """Loaded XTTS models for previews: the base model and the last fine-tuned checkpoint used.
+    """Loaded voice models of one engine (XTTS v2 by default) for previews: the base model and the last
+    fine-tuned checkpoint used.
 
     Use from one thread at a time. ``device``: ``auto`` (CUDA when available), ``cpu`` or ``cuda``.
     """
 
-    def __init__(self, device: str = "auto") -> None:
+    def __init__(self, device: str = "auto", engine: str = DEFAULT_ENGINE) -> None:
         self.device = device
+        self.engine = get_engine(engine)
         self._models: dict[tuple[str, str], Any] = {}
 
     def _resolve_device(self) -> str:
@@ -215,9 +216,6 @@ class PreviewEngine:
         """
         import torch
 
-        from alltalk_gui.core.engines.xtts.files import BaseModelError
-        from alltalk_gui.core.engines.xtts.model import load_inference_model
-
         key = (str(base_model_dir), str(weights) if weights else "")
         if key not in self._models:
             if weights is not None:  # drop the previous fine-tuned model, keep the base
@@ -225,67 +223,34 @@ class PreviewEngine:
                     del self._models[old]
                 if torch.cuda.is_available():
                     torch.cuda.empty_cache()  # give the dropped model's memory back before loading the next
-            for name in ("model.pth", "config.json", "vocab.json", "mel_stats.pth"):
-                if not (base_model_dir / name).is_file():
-                    raise PreviewError(f"The base model folder {base_model_dir} is missing {name}.")
-            threads = torch.get_num_threads()
+            missing = [n for n in self.engine.voice_files if not (base_model_dir / n).is_file()]
+            if missing:
+                raise PreviewError(f"The base model folder {base_model_dir} is missing {missing[0]}.")
             try:
-                self._models[key] = load_inference_model(base_model_dir, weights, device=self._resolve_device())
+                self._models[key] = self.engine.load_voice(base_model_dir, weights, self._resolve_device())
             except BaseModelError as exc:
                 raise PreviewError(str(exc)) from exc
-            finally:
-                torch.set_num_threads(threads)  # some coqui imports set it to 1
         return self._models[key]
 
     def synthesize(self, base_model_dir: Path, weights: Path | None, text: str, reference: np.ndarray,
                    language: str, settings: GenerationSettings) -> np.ndarray:
-        """Speak ``text``; returns mono float32 at 24 kHz.
+        """Speak ``text``; returns mono float32 at the engine's output rate (24 kHz for XTTS v2).
 
         Raises:
             PreviewError: empty text, a language or characters the model does not know, bad settings.
         """
-        import torch
-
-        from alltalk_gui.core.engines.xtts.model import synthesize
-
         text = " ".join(text.split())
         if not text:
             raise PreviewError("The text is empty: type a sentence to hear.")
         settings.validate()
         model = self.model(base_model_dir, weights)
-        _check_text(model.tokenizer, text, language)
-        kwargs = settings.generate_kwargs()
-        limit = model.tokenizer.char_limits.get(language.split("-")[0], 250)
-        # XTTS reads at most the language's character limit at once: longer text is spoken piece by piece, cut at
-        # sentence ends (coqui's own splitting would need spaCy, which is not installed).
-        kwargs["enable_text_splitting"] = False
-        torch.manual_seed(settings.seed)
-        ref = torch.from_numpy(np.ascontiguousarray(reference, dtype=np.float32)).unsqueeze(0)
-        pause = np.zeros(OUTPUT_SAMPLE_RATE // 5, np.float32)  # 0.2 s between pieces
-        parts = [synthesize(model, piece, ref, language, **kwargs).detach().float().cpu().numpy().reshape(-1)
-                 for piece in split_text(text, language, limit)]
-        out = np.concatenate([x for part in parts for x in (part, pause)][:-1]) if parts else np.zeros(0, np.float32)
+        try:
+            out = self.engine.synthesize(model, text, reference, language, settings)
+        except EngineError as exc:
+            raise PreviewError(str(exc)) from exc
         if out.size == 0 or not np.isfinite(out).all():
             raise PreviewError("The model produced no usable audio for this text (empty or invalid samples).")
         return np.clip(out, -1.0, 1.0).astype(np.float32)
-
-
-def _check_text(tokenizer, text: str, language: str) -> None:
-    code = language.split("-")[0]
-    try:
-        tokens = tokenizer.encode(text, code)
-    except NotImplementedError:
-        raise PreviewError(f"The model does not support the language '{language}'.") from None
-    except ImportError as exc:  # zh / ja text cleaning needs packages coqui-tts does not install by default
-        from alltalk_gui.core.engines.xtts.languages import missing_sentence
-
-        raise PreviewError(missing_sentence(language) or f"Cannot prepare {language} text: {exc}.") from None
-    unk = tokenizer.tokenizer.token_to_id("[UNK]")
-    if unk in tokens:
-        cleaned = tokenizer.preprocess_text(text, code)
-        bad = sorted({ch for ch in set(cleaned) - {" "} if unk in tokenizer.tokenizer.encode(ch).ids})
-        shown = ", ".join(f"'{c}'" for c in bad) or "some characters"
-        raise PreviewError(f"The model's vocabulary does not know {shown}; spell them out or remove them.")
 
 
 def _slug(text: str, limit: int = 32) -> str:
@@ -343,18 +308,18 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
         wav_path, info_path = folder / f"{name}.wav", folder / f"{name}.json"
     from alltalk_gui.core.audio import decode as audio  # PyAV: not at import (``--help`` reads this module)
 
-    audio.write_wav(wav_path, wav, OUTPUT_SAMPLE_RATE)
+    audio.write_wav(wav_path, wav, engine.engine.output_sample_rate)
     result = PreviewResult(
         wav=wav_path, info=info_path, label=label, text=" ".join(text.split()), language=language,
         checkpoint=str(checkpoint.path) if checkpoint else None,
         checkpoint_label=checkpoint.label if checkpoint else "base model",
-        references=[str(r) for r in references], settings=settings, sample_rate=OUTPUT_SAMPLE_RATE,
-        duration_s=wav.size / OUTPUT_SAMPLE_RATE, generation_s=elapsed,
+        references=[str(r) for r in references], settings=settings, sample_rate=rate,
+        duration_s=wav.size / rate, generation_s=elapsed,
     )
     if checker is not None:
         report("Listening with Whisper", 0.8)
         try:
-            heard = checker.check(wav, OUTPUT_SAMPLE_RATE, result.text, language)
+            heard = checker.check(wav, rate, result.text, language)
             result.wer, result.transcript = heard.wer, heard.transcript
         except Exception as exc:  # the check is an aid: a Whisper failure must not cost the user the take
             result.wer_note = f"Whisper could not transcribe it ({str(exc).strip() or type(exc).__name__})"

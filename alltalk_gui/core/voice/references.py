@@ -21,10 +21,11 @@ import numpy as np
 
 from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.audio.clips import measure
+from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, get_engine
 from alltalk_gui.core.transcript.flags import CLIPPED_FRACTION_ABOVE, NOISE_FLATNESS_ABOVE
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataError, read_metadata
 
-SAMPLE_RATE = 22050  # XTTS's conditioning front ends work at 22 050 Hz
+SAMPLE_RATE = get_engine(DEFAULT_ENGINE).sample_rate  # the engine's conditioning rate (XTTS v2: 22 050 Hz)
 MIN_S = 3.0
 MAX_S = 10.0
 DEFAULT_COUNT = 3
@@ -102,7 +103,7 @@ def load_references(paths: list[str | os.PathLike[str]]) -> np.ndarray:
         ReferenceClipError: no paths, or a file is missing, unreadable, or shorter than half a second.
     """
     if not paths:
-        raise ReferenceClipError("No reference clip was given: XTTS needs a few seconds of the voice to copy.")
+        raise ReferenceClipError("No reference clip was given: the model needs a few seconds of the voice to copy.")
     parts: list[np.ndarray] = []
     gap = np.zeros(int(GAP_S * SAMPLE_RATE), dtype=np.float32)
     for path in paths:

@@ -23,14 +23,14 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from alltalk_gui.core.training.checkpoints import CheckpointError, CheckpointInfo, list_checkpoints, resolve_checkpoint
-from alltalk_gui.core.engines.xtts import languages as xtts_languages
+from alltalk_gui.core.engines import languages
 from alltalk_gui.core.voice.preview import default_sentences
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV
 from alltalk_gui.core.voice.references import ReferenceClip, candidate_references
 from alltalk_gui.gui import settings
 
-LANGUAGES = list(xtts_languages.CODES)
+LANGUAGES = list(languages.CODES)
 REFERENCE_COUNT = 3
 
 

@@ -168,6 +168,13 @@ class PreviewPage(QWidget):
             if worker is not None and worker.is_running():
                 worker.wait(10 * 60 * 1000)
 
+    def busy_message(self) -> str | None:
+        """Preview and export jobs do not hold the project open (the window never asked this page before)."""
+        return None
+
+    def confirm_close(self) -> bool:
+        return True
+
     def is_busy(self) -> bool:
         return any(w is not None and w.is_running() for w in (self.worker, self.export_job))
 

@@ -12,6 +12,7 @@ from PySide6.QtCore import QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView, QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem,
+    QMessageBox,
     QProgressBar, QPushButton, QStyle, QTableView, QToolButton, QVBoxLayout, QWidget,
 )
 
@@ -170,6 +171,22 @@ class ImportPage(QWidget):
 
     def is_importing(self) -> bool:
         return self.worker is not None and self.worker.is_running()
+
+    # -- StepPage -------------------------------------------------------------------------------------------
+    def busy_message(self) -> str | None:
+        return "Wait for the import to finish or cancel it first." if self.is_importing() else None
+
+    def confirm_close(self) -> bool:
+        """An import that runs stops after the current file, if the user agrees; playback stops."""
+        if self.is_importing():
+            answer = QMessageBox.question(self, "Import running",
+                                          "An import is running. Stop it after the current file and quit?")
+            if answer != QMessageBox.StandardButton.Yes:
+                return False
+            self.worker.cancel()
+            self.worker.wait()
+        self.player.stop()
+        return True
 
     # -- slots ----------------------------------------------------------------------------------------------
     def _choose_files(self) -> None:

@@ -9,11 +9,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from alltalk_gui.core.engines.xtts import languages as xtts_languages
+from alltalk_gui.core.engines import languages
 from alltalk_gui.gui import settings
 
 # The languages XTTS v2 was trained on (its config's "languages"), from the app's one list.
-LANGUAGES = [(lang.code, lang.name) for lang in xtts_languages.LANGUAGES]
+LANGUAGES = [(lang.code, lang.name) for lang in languages.LANGUAGES]
 
 
 class NewProjectDialog(QDialog):

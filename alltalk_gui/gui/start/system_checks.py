@@ -45,7 +45,7 @@ def check_gpu() -> Check:
     Slow (imports torch): call it from a worker thread.
     """
     from alltalk_gui.core.machine import gpu
-    from alltalk_gui.core.machine.cpu_estimate import typical_run
+    from alltalk_gui.core.training.cpu_estimate import typical_run
 
     devices = gpu.list_devices()
     cuda = [d for d in devices if d.kind == "cuda"]

@@ -213,16 +213,21 @@ class AdvancedPanel(QGroupBox):
         self.user_values.clear()
         self._update_notes()
 
-    def apply(self, config: TrainConfig) -> TrainConfig:
-        """``config`` with the user's changes on top.
+    def overrides(self) -> dict[str, Any]:
+        """The values the user changed, by field name.
 
         Raises:
             ConfigError: a value cannot be read (the learning rate field holds no number).
         """
-        changes = {}
-        for name in self.user_values:
-            changes[name] = self._get(name)
-        return dataclasses.replace(config, **changes)
+        return {name: self._get(name) for name in self.user_values}
+
+    def apply(self, config: TrainConfig) -> TrainConfig:
+        """``config`` with the user's changes on top.
+
+        Raises:
+            ConfigError: a value cannot be read.
+        """
+        return dataclasses.replace(config, **self.overrides())
 
     def show_error(self, message: str | None) -> None:
         self.error.setText(message or "")

@@ -2,8 +2,8 @@
 memory of the chosen device (green fits, amber is tight, red does not fit) and its one-sentence trade-off, plus
 a one-click "Low VRAM" button.
 
-The profiles and the estimate come from :mod:`alltalk_gui.core.training.profiles` and
-:mod:`alltalk_gui.core.engines.xtts.memory_estimate`; :class:`ProfileSource` is the one place that talks to them.
+The profiles and the estimate come from :mod:`alltalk_gui.core.training.profiles` and the
+engine's memory estimate; :class:`ProfileSource` is the one place that talks to them.
 """
 
 from __future__ import annotations
@@ -44,11 +44,11 @@ class ProfileSource:
     why), and then the page trains with the TrainConfig defaults."""
 
     def __init__(self) -> None:
-        self.profiles = self.memory_estimate = None
+        self.profiles = self.engine = None
         self.problem = ""
         self._views: list[ProfileView] = []
         try:
-            from alltalk_gui.core.engines.xtts import memory_estimate
+            from alltalk_gui.core.engines.engine import get_engine
             from alltalk_gui.core.training import profiles
 
             self._views = [ProfileView(p.name, p.title, p.summary, p.target_gib, dict(p.settings))
@@ -56,7 +56,7 @@ class ProfileSource:
         except (ImportError, OSError, ValueError) as exc:  # not installed, or a damaged profile file
             self.problem = str(exc)
             return
-        self.profiles, self.memory_estimate = profiles, memory_estimate
+        self.profiles, self.engine = profiles, get_engine()
 
     @property
     def available(self) -> bool:
@@ -84,10 +84,10 @@ class ProfileSource:
 
     def estimate_gib(self, config: TrainConfig) -> float | None:
         """Estimated peak GPU memory of ``config``; None when the estimate cannot be made here."""
-        if self.memory_estimate is None:
+        if self.engine is None:
             return None
         try:
-            return float(self.memory_estimate.estimate(config).total_gib)
+            return float(self.engine.estimate_memory(config).total_gib)
         except (OSError, ValueError):  # e.g. the calibration data file missing from a broken install
             return None
 

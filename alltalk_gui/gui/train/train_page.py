@@ -166,6 +166,9 @@ class TrainPage(QWidget):
             # After the setup is laid out again (a moment later), or the position is the old one.
             QTimer.singleShot(100, self, lambda: self.scroll.verticalScrollBar().setValue(self._run_holder.y()))
 
+    def busy_message(self) -> str | None:
+        return "Stop the training on the Train step first." if self.is_training() else None
+
     def confirm_close(self) -> bool:
         """Ask what to do with a running training before the window closes; True when it may close."""
         if not self.run.is_running():

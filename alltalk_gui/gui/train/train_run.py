@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from alltalk_gui.core.training.checkpoints import run_checkpoints
 from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.training.event_text import event_level, event_text, hms
-from alltalk_gui.core.training.events import Checkpoint, Done, Error, Log, MicroBatch, Started
+from alltalk_gui.core.training.events import Checkpoint, Done, Error, FinishReason, Log, MicroBatch, Started
 from alltalk_gui.core.training.follow import read_event_file
 from alltalk_gui.core.training.launch import LaunchError, resume_config
 from alltalk_gui.core.training.run_folders import EVENTS_FILE, new_run_name, newest_run_with_checkpoint, run_finished
@@ -342,10 +342,11 @@ class RunPanel(QWidget):
         run = self.run_dir
         checkpoints = run_checkpoints(run) if run is not None else []
         done = self.done_event
-        self.resumable_run = run if checkpoints and not (done and done.reason in ("finished", "max_steps")) else None
+        finished = done is not None and done.reason in (FinishReason.FINISHED, FinishReason.MAX_STEPS)
+        self.resumable_run = run if checkpoints and not finished else None
         keep = (f" The last checkpoint (step {checkpoints[-1].step}) is kept: Resume continues from it."
                 if checkpoints else " No checkpoint was saved yet: start again.")
-        if done is not None and done.reason != "error":
+        if done is not None and done.reason != FinishReason.ERROR:
             self._finished(done, code)
         elif self.last_error is not None:
             first = self.last_error.strip().splitlines()[0]
@@ -376,13 +377,14 @@ class RunPanel(QWidget):
             peak += f" (estimated before the run: {done.estimated_memory_gib:.2f} GiB)"
         # This session from its start (loading included) plus the earlier sessions of a resumed run.
         elapsed = hms(self._sessions_before_s + time.time() - self._run_started_wall)
-        if done.reason == "stopped":
+        if done.reason == FinishReason.STOPPED:
             self.status.setText(f"Stopped at step {done.step} and saved a checkpoint. Resume continues from it.")
             self.add_banner("info", f"Stopped at step {done.step}; the checkpoint is saved.")
         else:
             self.status.setText(f"Training finished at step {done.step}.")
             self._notify("Training finished", f"Step {done.step}, final loss {final}, best eval loss {best}.")
-        self.summary.setText(f"<b>{'Stopped' if done.reason == 'stopped' else 'Finished'}</b> after {elapsed} "
+        how = "Stopped" if done.reason == FinishReason.STOPPED else "Finished"
+        self.summary.setText(f"<b>{how}</b> after {elapsed} "
                              f"at step {done.step}: final training loss {final}, best eval loss {best}, peak "
                              f"memory {peak}.")
         self.summary.show()

@@ -25,6 +25,8 @@ from PySide6.QtWidgets import (
 )
 
 from alltalk_gui.core import app_settings
+from alltalk_gui.core.training.profiles import PROFILE_NAMES
+from alltalk_gui.core.training.run_config import RunConfig, build_train_config, training_device
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.engines.xtts.files import REQUIRED_FILES
 from alltalk_gui.core.machine.gpu import DeviceInfo
@@ -208,10 +210,7 @@ class SetupPanel(QWidget):
 
     def training_device(self) -> DeviceInfo | None:
         """The device a run trains on: the GPU with the most free memory, else the CPU (None: not listed yet)."""
-        gpus = [d for d in self.devices if d.kind == "cuda"]
-        if gpus:
-            return max(gpus, key=lambda d: d.free_gib)
-        return next((d for d in self.devices if d.kind == "cpu"), None)
+        return training_device(self.devices)
 
     def profile_settings(self) -> dict:
         name = self.picker.resolved()
@@ -223,19 +222,22 @@ class SetupPanel(QWidget):
         Raises:
             ConfigError: an Advanced field cannot be read.
         """
-        base = self.base_config()
+        return self._run_config(self.advanced.overrides()).config
+
+    def _run_config(self, overrides: dict | None) -> RunConfig:
+        """The core's config for the chosen profile (Auto's pick as shown) and ``overrides``."""
         name = self.picker.resolved()
-        if name:
-            base = self.picker.source.apply(base, name, self.training_device(), auto=self.picker.choice() == "auto")
-        return self.advanced.apply(base)
+        usable = self.picker.source.available and name in PROFILE_NAMES  # a broken install trains with defaults
+        return build_train_config(self.project, self.base_model_dir(), profile=name if usable else None,
+                                  devices=self.devices, overrides=overrides, auto=self.picker.choice() == "auto")
 
     def _refresh_config(self) -> None:
         base = self.base_config()
         device = self.training_device()
-        name = self.picker.resolved()
-        profiled = self.picker.source.apply(base, name, device, auto=self.picker.choice() == "auto") if name else base
+        built = self._run_config(None)
+        profiled = built.config
         self.advanced.show_config(profiled, self.profile_settings())
-        notes = self.picker.source.settings(name, device)[1] if name else []
+        notes = built.notes
         self.profile_notes.setText(" ".join(notes))
         self.profile_notes.setVisible(bool(notes))
         if device is not None:

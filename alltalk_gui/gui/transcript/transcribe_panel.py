@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QComboBox, QFileDialog, QGridLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget,
 )
 
-from alltalk_gui.core.engines.xtts import languages as xtts_languages
+from alltalk_gui.core.engines import languages
 from alltalk_gui.core.transcription.languages import to_whisper
 from alltalk_gui.gui import settings
 
@@ -22,8 +22,8 @@ MODELS = ["tiny", "tiny.en", "base", "base.en", "small", "small.en", "medium", "
 MODEL_TIPS = {"tiny": "fastest, least accurate", "small": "good on a CPU", "medium": "slow on a CPU",
               "large-v3": "most accurate; needs a GPU", "turbo": "nearly large-v3 accuracy, much faster; GPU"}
 LOCAL = "__local__"
-# XTTS v2's languages, as (project code, Whisper code, name): the one list in core.engines.xtts.languages.
-LANGUAGES = [(lang.code, to_whisper(lang.code), lang.name) for lang in xtts_languages.LANGUAGES]
+# XTTS v2's languages, as (project code, Whisper code, name): the one list in core.engines.languages.
+LANGUAGES = [(lang.code, to_whisper(lang.code), lang.name) for lang in languages.LANGUAGES]
 
 
 def _eta(seconds: float | None) -> str:

@@ -7,8 +7,6 @@ filtered and sorted by the core (``SegmentList.view``); rows are followed by cli
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from PySide6.QtCore import QEvent, QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence, QPalette, QUndoStack
 from PySide6.QtWidgets import (
@@ -361,14 +359,7 @@ class TranscriptEditor(QWidget):
 
     def replace_recognition(self, segment_id: str, words, windows) -> None:
         """Put a re-transcription's words (source timeline) and text into a clip, as one undoable edit."""
-        from alltalk_gui.core.transcript.segmentation import join_words
-
-        old = self.segments[segment_id]
-        probs = [p for _start, _end, p in windows]
-        new = replace(old, text=join_words(words), words=tuple(words),
-                      no_speech_prob=min(probs) if probs else old.no_speech_prob)
-        # The core has no method for this edit; a Change built here is applied and undone like any other.
-        self._edit(lambda: self.segments.redo(Change(f"re-transcribe {segment_id}", (old,), (new,))))
+        self._edit(lambda: self.segments.set_recognition(segment_id, words, windows))
 
     def edit_text(self) -> None:
         """Open the current clip's text for typing (F2), as a double-click does."""

@@ -130,6 +130,13 @@ class TranscriptPage(QWidget):
             self.segments.source_order[:] = [s.id for s in self.project.sources]
         self._update_state()
 
+    def busy_message(self) -> str | None:
+        """Nothing blocks a project change: :meth:`set_project` stops a running transcription itself."""
+        return None
+
+    def confirm_close(self) -> bool:
+        return True
+
     def is_busy(self) -> bool:
         return self.worker is not None and self.worker.is_running()
 

@@ -18,7 +18,8 @@ from alltalk_gui.core.engines.xtts.model import (
     import_coqui_trainer,
     load_gpt,
 )
-from alltalk_gui.core.training.data import BucketBatchSampler, ClipDataset, collate, load_dataset
+from alltalk_gui.core.engines.xtts.data import ClipDataset, collate, load_dataset
+from alltalk_gui.core.training.data import BucketBatchSampler
 from alltalk_gui.core.engines.xtts.tiny_model import TINY, TINY_DVAE, build_tiny_xtts, make_speech_dataset
 
 

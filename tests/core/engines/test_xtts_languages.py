@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from alltalk_gui.cli import main
-from alltalk_gui.core.engines.xtts import languages
+from alltalk_gui.core.engines import languages
 from alltalk_gui.core.engines.xtts.sample_sentences import SAMPLE_SENTENCES
 from alltalk_gui.core.engines.xtts.text_check import TextChecker
 from alltalk_gui.core.project.folder import ProjectError, VoiceProject
@@ -108,7 +108,7 @@ def test_every_language_ships_preview_sentences_xtts_can_read(code):
 
 
 def test_long_text_is_split_at_sentence_ends_within_the_limit():
-    from alltalk_gui.core.engines.xtts.languages import split_text
+    from alltalk_gui.core.engines.languages import split_text
 
     japanese = "今日はいい天気ですね。公園に行きましょう。" * 6  # 126 characters, the ja limit is 71
     pieces = split_text(japanese, "ja")

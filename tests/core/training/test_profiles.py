@@ -117,8 +117,8 @@ def test_auto_uses_the_gpu_with_most_free_memory():
     ],
 )
 def test_a_broken_profile_file_names_the_problem(tmp_path, monkeypatch, body, message):
-    (tmp_path / "profiles").mkdir()
-    (tmp_path / "profiles" / "low.toml").write_text(body, encoding="utf-8")
+    (tmp_path / "profiles" / "xtts").mkdir(parents=True)
+    (tmp_path / "profiles" / "xtts" / "low.toml").write_text(body, encoding="utf-8")
     monkeypatch.setattr(profiles, "resource_path", lambda *parts: tmp_path.joinpath(*parts))
     with pytest.raises(ProfileError, match=message):
         load_profile("low")

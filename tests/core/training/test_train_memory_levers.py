@@ -15,7 +15,7 @@ from alltalk_gui.core.engines.xtts.files import BaseModelError
 from alltalk_gui.core.engines.xtts.model import LORA_FULLY_TRAINED, gpt_state, gpt_state_from_model_file, load_gpt
 from alltalk_gui.core.training.levers import apply_memory_levers
 from alltalk_gui.core.training.events import Done, Started, Step
-from alltalk_gui.core.voice.export import compact_state
+from alltalk_gui.core.engines.xtts.export import compact_state
 from alltalk_gui.core.training.loop import latest_checkpoint, train
 from alltalk_gui.core.engines.xtts.tiny_model import make_speech_dataset
 from tests.core.training.tiny_training import fast_config

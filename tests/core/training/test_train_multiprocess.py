@@ -81,7 +81,7 @@ def _launched(config_file: str, out_dir: str) -> int:
     train_module.TrainingRun = RecordingRun
     code = runner_main(["--config", config_file])
     run = runs[0]
-    weights = run.accelerator.unwrap_model(run.gpt).state_dict()
+    weights = run.accelerator.unwrap_model(run.prepared.model).state_dict()
     torch.save({k: v.detach().clone() for k, v in weights.items()},
                Path(out_dir) / f"rank{run.accelerator.process_index}.pt")
     return code

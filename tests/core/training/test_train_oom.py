@@ -13,7 +13,7 @@ from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.engines.xtts import model as xtts_model
 from alltalk_gui.core.training.events import Checkpoint, Done, Error, Log, MicroBatch, Started, Step
 from alltalk_gui.core.training.loop import MEMORY_FILE, latest_checkpoint, train
-from alltalk_gui.core.training.data import ClipDataset, collate, split_batch
+from alltalk_gui.core.engines.xtts.data import ClipDataset, collate, split_batch
 from alltalk_gui.core.engines.xtts.tiny_model import make_speech_dataset
 from tests.core.training.tiny_training import fast_config
 
@@ -160,7 +160,7 @@ def test_a_nan_loss_skips_that_update_and_training_goes_on(setup, monkeypatch):
 def test_conditioning_slices_never_start_where_coqui_would_mask_the_whole_clip(setup):
     """coqui's mask starts at start // 256 on the 1024-sample code axis: a start below 256 masks every target."""
     from alltalk_gui.core.engines.xtts.files import load_tokenizer
-    from alltalk_gui.core.training.data import load_dataset
+    from alltalk_gui.core.engines.xtts.data import load_dataset
 
     project, tiny = setup
     clips, _ = load_dataset(project / "dataset", load_tokenizer(tiny), "en", max_audio_seconds=11.6,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from alltalk_gui.core.transcript.flags import NON_SPEECH, TOO_LONG, XTTS_MAX_MS, ClipChecker
+from alltalk_gui.core.transcript.flags import NON_SPEECH, TOO_LONG, MAX_CLIP_MS, ClipChecker
 from alltalk_gui.core.transcript.segmentation import join_words, plan_clips, segments_from_words
 from alltalk_gui.core.transcript.segments import SegmentList, Word
 
@@ -114,7 +114,7 @@ def test_padding_stops_halfway_to_a_close_neighbour_and_at_the_file_edges():
 def test_max_length_is_capped_at_the_xtts_limit():
     words = timeline([(f"w{i}", 300, 100) for i in range(60)])
     plans = plan_clips(words, words[-1].end_ms + 500, max_s=30)
-    assert max(p.duration_ms for p in plans) <= XTTS_MAX_MS
+    assert max(p.duration_ms for p in plans) <= MAX_CLIP_MS
 
 
 def test_segments_get_numbered_ids_and_window_confidence():

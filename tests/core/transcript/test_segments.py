@@ -272,3 +272,17 @@ def test_importing_the_transcript_modules_stays_light():
             "if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_a_re_transcription_is_one_undoable_edit_with_its_words_and_lowest_no_speech(clips):
+    from alltalk_gui.core.transcript.segments import Word
+
+    first = clips.segments[0]
+    words = [Word(first.start_ms, first.start_ms + 300, " Brand", 0.9),
+             Word(first.start_ms + 300, first.end_ms, " new.", 0.8)]
+    change = clips.set_recognition(first.id, words, [(0, 500, 0.4), (500, 900, 0.1)])
+    now = clips[first.id]
+    assert now.text == "Brand new." and now.words == tuple(words) and now.no_speech_prob == 0.1
+    assert change.before == (first,) and change.after == (now,)
+    clips.undo(change)
+    assert clips[first.id].text == first.text and clips[first.id].words == first.words

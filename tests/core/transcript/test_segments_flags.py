@@ -29,7 +29,7 @@ def test_length_confidence_and_non_speech_flags():
     long_clip = checker.flags(ClipFacts(12000, "Twelve seconds of words " * 5))
     assert codes(long_clip) == [TOO_LONG] and "maximum of 11.0 s" in long_clip[0].reason
     capped = ClipChecker("en", max_s=20).flags(ClipFacts(12000, "Twelve seconds of words " * 5))
-    assert "XTTS limit of 11.6 s" in capped[0].reason
+    assert "XTTS v2 limit of 11.6 s" in capped[0].reason
     unsure = checker.flags(ClipFacts(4000, "Mumbled words here.", (0.3, 0.2, 0.4)))
     assert codes(unsure) == [LOW_CONFIDENCE] and "0.30" in unsure[0].reason
     assert codes(checker.flags(ClipFacts(5000, "♪ ♪"))) == [UNENCODABLE, NON_SPEECH]

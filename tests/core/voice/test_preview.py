@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from alltalk_gui.core.engines.xtts.engine import OUTPUT_SAMPLE_RATE
 from alltalk_gui.core.training.checkpoints import resolve_checkpoint
 from alltalk_gui.core.voice.preview import (
-    OUTPUT_SAMPLE_RATE,
     GenerationSettings,
     PreviewEngine,
     PreviewError,

@@ -20,14 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+# The engine boundary's error, so the neutral packages catch it without knowing this engine.
+from alltalk_gui.core.engines.engine import BaseModelError  # noqa: F401  (re-exported)
 from alltalk_gui.core.engines.xtts.config_limits import range_errors
 
 REQUIRED_FILES = ("model.pth", "config.json", "vocab.json", "dvae.pth", "mel_stats.pth")
 OPTIONAL_FILES = ("speakers_xtts.pth",)
-
-
-class BaseModelError(ValueError):
-    """The base-model folder cannot be used; the message names the file and what is wrong with it."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +55,11 @@ class BaseModelInfo:
 
     def path(self, name: str) -> Path:
         return self.folder / name
+
+    @property
+    def parameters(self) -> int:
+        """The size of the part that trains (the GPT), as the engine boundary names it."""
+        return self.gpt_parameters
 
 
 @contextlib.contextmanager
@@ -199,7 +202,7 @@ def validate_base_model(folder: str | os.PathLike[str]) -> BaseModelInfo:
             "the vocabulary belongs to a different model. Use the vocab.json that came with model.pth."
         )
 
-    from alltalk_gui.core.engines.xtts.model import build_gpt
+    from alltalk_gui.core.engines.xtts.gpt import build_gpt
 
     with torch.device("meta"):
         # Shapes only: the meta device allocates nothing, so this is cheap even for the 441 M parameter GPT.

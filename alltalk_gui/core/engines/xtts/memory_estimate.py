@@ -10,7 +10,7 @@ The estimate adds up what a fine-tune of the XTTS v2 GPT keeps on the GPU:
   two 8-bit moments plus block scales (about 2 bytes);
 * **activations**: what autograd saves for the backward pass, per clip of the micro-batch, which grows with the
   clip length. The per-block figures come from measurements of the real-size GPT's blocks
-  (``resources/profiles/activation_calibration.json``, written by ``benchmarks/activation_calibration.py``),
+  (``resources/profiles/xtts/activation_calibration.json``, written by ``benchmarks/activation_calibration.py``),
   which counts the bytes of every tensor saved for backward, with attention's (sequence x sequence) scores
   counted apart: the CPU saves them, CUDA's fused attention does not.
 * **overhead**: the CUDA allocator's fragmentation and cuBLAS workspaces, as a share of the rest plus a constant.
@@ -91,7 +91,7 @@ def trainable_params(config: TrainConfig, model: ModelSize = XTTS_V2) -> int:
 
 @lru_cache(maxsize=1)
 def _calibration() -> dict[str, Any]:
-    return json.loads(resource_path("profiles/activation_calibration.json").read_text(encoding="utf-8"))
+    return json.loads(resource_path("profiles", "xtts", "activation_calibration.json").read_text(encoding="utf-8"))
 
 
 def activation_bytes_per_clip(config: TrainConfig, model: ModelSize = XTTS_V2,

@@ -34,6 +34,7 @@ from alltalk_gui.core.engines.xtts.files import (
     load_xtts_config,
     model_state_dict,
 )
+from alltalk_gui.core.engines.xtts.gpt import build_gpt, build_gpt_from_args  # noqa: F401  (re-exported)
 
 SAMPLE_RATE = 22050  # the GPT, the DVAE and the conditioning front end all work at 22 050 Hz
 
@@ -49,44 +50,6 @@ def import_coqui_trainer():
 
     torch.set_num_threads(threads)
     return gpt_trainer
-
-
-def build_gpt(config, tokenizer, checkpointing: bool = False) -> nn.Module:
-    """coqui's ``GPT`` with the architecture in ``config.model_args`` and the tokenizer's text tokens.
-
-    Mirrors ``Xtts.init_models``, which takes the number of text tokens and the start/stop ids from the
-    tokenizer rather than from config.json.
-    """
-    return build_gpt_from_args(
-        config.model_args, number_text_tokens=tokenizer.get_number_tokens(),
-        start_text_token=tokenizer.tokenizer.token_to_id("[START]"),
-        stop_text_token=tokenizer.tokenizer.token_to_id("[STOP]"), checkpointing=checkpointing,
-    )
-
-
-def build_gpt_from_args(args, *, number_text_tokens: int, start_text_token: int, stop_text_token: int,
-                        checkpointing: bool = False) -> nn.Module:
-    """coqui's ``GPT`` from ``XttsArgs`` and explicit text-token numbers (benchmarks build the real-size GPT
-    this way without a vocabulary file)."""
-    from TTS.tts.layers.xtts.gpt import GPT
-
-    return GPT(
-        layers=args.gpt_layers,
-        model_dim=args.gpt_n_model_channels,
-        start_text_token=start_text_token,
-        stop_text_token=stop_text_token,
-        heads=args.gpt_n_heads,
-        max_text_tokens=args.gpt_max_text_tokens,
-        max_mel_tokens=args.gpt_max_audio_tokens,
-        max_prompt_tokens=args.gpt_max_prompt_tokens,
-        number_text_tokens=number_text_tokens,
-        num_audio_tokens=args.gpt_num_audio_tokens,
-        start_audio_token=args.gpt_start_audio_token,
-        stop_audio_token=args.gpt_stop_audio_token,
-        use_perceiver_resampler=args.gpt_use_perceiver_resampler,
-        code_stride_len=args.gpt_code_stride_len,
-        checkpointing=checkpointing,
-    )
 
 
 def gpt_state_from_model_file(path: str | os.PathLike[str]) -> dict[str, torch.Tensor]:

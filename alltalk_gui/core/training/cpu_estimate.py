@@ -1,7 +1,8 @@
-"""How long fine-tuning the real XTTS v2 model takes on the CPU: the number a machine without a CUDA GPU is told
-before it starts ("about 12 hours for 10 epochs of 6 minutes of audio on 2 cores").
+"""How long fine-tuning an engine's real-size model takes on the CPU: the number a machine without a CUDA GPU is
+told before it starts ("about 12 hours for 10 epochs of 6 minutes of audio on 2 cores").
 
-Calibrated from one measurement, copied into ``resources/profiles/cpu_speed.json`` from
+Each engine is calibrated by measurement in ``resources/profiles/<engine>/cpu_speed.json``. XTTS v2's comes from
+one measurement, copied from
 ``benchmarks/results/xtts_cpu_step_2026-11-22.json``: a full fp32 training step of the 441 M-parameter GPT on
 2 clips of 6 s took 145.39 s on 2 cores, i.e. about 12.1 s of work per second of training audio. The time is taken
 to grow with the seconds of audio trained on (the GPT's work grows with its sequence, and at these lengths the
@@ -21,6 +22,7 @@ from typing import Any
 
 from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataError, read_metadata
+from alltalk_gui.core.engines.engine import DEFAULT_ENGINE
 from alltalk_gui.core.resources import resource_path
 
 # Stands in for the dataset when there is none to measure: the middle of the 3-10 minutes the app asks for.
@@ -53,15 +55,17 @@ class CpuEstimate:
                 f"on {self.cores} core{'s' if self.cores != 1 else ''}")
 
 
-def seconds_per_audio_second(cores: int, precision: str = "no", gradient_checkpointing: bool = False) -> float:
+def seconds_per_audio_second(cores: int, precision: str = "no", gradient_checkpointing: bool = False,
+                             engine: str = DEFAULT_ENGINE) -> float:
     """Seconds of CPU training per second of training audio, with ``cores`` cores.
 
     Args:
         cores: cores the training process may use (at least 1).
         precision: TrainConfig.mixed_precision ("no", "bf16" or "fp16").
         gradient_checkpointing: whether the forward pass is recomputed during backward.
+        engine: whose measured step time to use (``resources/profiles/<engine>/cpu_speed.json``).
     """
-    cal = _calibration()
+    cal = _calibration(engine)
     assumed = cal["assumptions"]
     step_s = cal["mean_step_s"]["no" if precision == "no" else "bf16"]  # fp16: assumed like bf16 (not measured)
     per_second = step_s / (cal["batch"] * cal["clip_seconds"])
@@ -73,7 +77,7 @@ def seconds_per_audio_second(cores: int, precision: str = "no", gradient_checkpo
 
 def estimate_cpu(config: TrainConfig, size: DatasetSize, cores: int) -> CpuEstimate:
     """Hours of CPU training for ``config`` on a dataset of ``size``, eval passes included."""
-    per_second = seconds_per_audio_second(cores, config.mixed_precision, config.gradient_checkpointing)
+    per_second = seconds_per_audio_second(cores, config.mixed_precision, config.gradient_checkpointing, config.engine)
     epochs_run: float = config.epochs
     steps = 0
     if config.max_steps and size.train_clips:
@@ -83,7 +87,7 @@ def estimate_cpu(config: TrainConfig, size: DatasetSize, cores: int) -> CpuEstim
             steps, epochs_run = config.max_steps, config.max_steps / per_epoch
     seconds = epochs_run * size.train_seconds * per_second
     if config.eval_each_epoch:
-        seconds += math.floor(epochs_run) * size.eval_seconds * per_second * _calibration()["assumptions"]["eval_share"]
+        seconds += math.floor(epochs_run) * size.eval_seconds * per_second * _calibration(config.engine)["assumptions"]["eval_share"]
     return CpuEstimate(seconds / 3600, config.epochs, steps, size.train_seconds / 60, max(cores, 1))
 
 
@@ -139,6 +143,7 @@ def duration_words(hours: float) -> str:
     return f"{round(hours / 24)} days ({round(hours)} hours)"
 
 
-@lru_cache(maxsize=1)
-def _calibration() -> dict[str, Any]:
-    return json.loads(resource_path("profiles", "cpu_speed.json").read_text(encoding="utf-8"))
+@lru_cache(maxsize=4)
+def _calibration(engine: str = DEFAULT_ENGINE) -> dict[str, Any]:
+    """The engine's measured CPU step time and the assumptions scaling it (one file per engine)."""
+    return json.loads(resource_path("profiles", engine, "cpu_speed.json").read_text(encoding="utf-8"))

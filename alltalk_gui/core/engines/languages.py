@@ -1,4 +1,9 @@
-"""XTTS v2's 17 languages: the one list the app, the CLI and ``project.json`` use, with what each one needs.
+"""The languages the app works in: the one list the app, the CLI and ``project.json`` use, with what each needs.
+
+It is XTTS v2's set of 17 (the default engine's), and beside the engines' interface rather than inside the XTTS
+package because neutral packages need these facts too: how a language is written (spaces, sentence marks, word
+counts) shapes clip cutting and editing whatever the engine. The character limits are XTTS's tokenizer limits,
+used as the longest clip text worth training on; an engine with other limits would give its own.
 
 A project's language is one of these codes (XTTS's own spelling: ``zh-cn``, not ``zh``). For each language this
 module knows its name, the character limit coqui's tokenizer warns above (``VoiceBpeTokenizer.char_limits``; a

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import soundfile
 
-from alltalk_gui.core.machine import cpu_estimate
+from alltalk_gui.core.training import cpu_estimate
 from alltalk_gui.core.training.config import TrainConfig
-from alltalk_gui.core.machine.cpu_estimate import (
+from alltalk_gui.core.training.cpu_estimate import (
     DatasetSize,
     dataset_size,
     duration_words,

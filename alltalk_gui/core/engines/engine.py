@@ -1,0 +1,172 @@
+"""The engine boundary: what a TTS engine (XTTS v2 today, F5-TTS next) gives the app, and where engines are found.
+
+The neutral packages (audio, project, transcription, transcript, dataset, training, voice, machine) know no engine
+by name. They ask :func:`get_engine` for one and talk to it only through :class:`Engine`. An engine lives in its
+own package, ``core/engines/<name>/``, with an ``engine.py`` that defines ``ENGINE``, and its memory profiles in
+``resources/profiles/<name>/``. Adding one means writing that package and adding its name to :data:`ENGINES`
+below; nothing outside ``core/engines`` changes.
+
+What an engine gives, in the order the app needs it:
+
+* **base-model files and checks**: :attr:`Engine.base_model_files` (what a base-model folder must hold, for the
+  set-up pages) and :meth:`Engine.validate_base_model`, which raises :class:`BaseModelError` naming the first
+  file that is missing or does not fit, before anything heavy loads.
+* **dataset needs**: :attr:`Engine.sample_rate` (of clips and training audio), :attr:`Engine.max_clip_ms` (the
+  longest clip it can train on) and :meth:`Engine.text_checker` (which characters of a transcript it cannot
+  encode, per language).
+* **the model and its loss for the loop**: :meth:`Engine.training_setup` builds a :class:`TrainingSetup` -
+  the module to optimise, the train and eval datasets, the collate function and the loss - for the neutral
+  loop in :mod:`alltalk_gui.core.training.loop`, which never sees a model class.
+* **memory levers and an estimate**: :meth:`Engine.apply_memory_levers` (LoRA, frozen parts, activation
+  checkpointing on the engine's own blocks) and :meth:`Engine.estimate_memory` (peak GiB of a config on the
+  real-size model, for the profile picker and ``memory.json``).
+* **synthesis for preview**: :meth:`Engine.load_voice` and :meth:`Engine.synthesize`.
+* **export formats**: :attr:`Engine.export_formats` and :meth:`Engine.export`.
+
+Engines are imported by module name (:func:`get_engine`), as a plug-in would be: importing the registry costs
+nothing, and the neutral packages hold no import of any engine package (import-linter checks that).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence
+
+DEFAULT_ENGINE = "xtts"
+
+ENGINES: dict[str, str] = {
+    "xtts": "alltalk_gui.core.engines.xtts.engine",
+}
+"""Engine name -> the module whose ``ENGINE`` attribute implements :class:`Engine`. Register an engine here, once."""
+
+
+class EngineError(Exception):
+    """An engine cannot do what was asked; the message says why in plain words."""
+
+
+class BaseModelError(EngineError, ValueError):
+    """The base-model folder cannot be used; the message names the file and what is wrong with it."""
+
+
+class TextCheck(Protocol):
+    """Which characters of a transcript an engine cannot encode (in one language)."""
+
+    def problem(self, text: str) -> str | None:
+        """A plain-language reason when ``text`` cannot be encoded, else None."""
+        ...
+
+    def warm_up(self) -> None:
+        """Pay the first-use import cost now (call from a worker thread)."""
+        ...
+
+
+@dataclass
+class TrainingSetup:
+    """What an engine builds for the neutral training loop.
+
+    ``loss(model, batch, eval_mode)`` returns a dict with ``loss`` (the scalar to back-propagate) and the
+    engine's named parts of it (each a scalar tensor); ``batch_size(batch)`` counts the clips in a collated batch
+    and ``split(batch, parts)`` cuts one into ``parts`` smaller ones (the out-of-memory retry).
+    """
+
+    model: Any                     # torch.nn.Module: the part that trains; accelerate prepares it
+    train_set: Any                 # torch Dataset with set_epoch(epoch)
+    eval_set: Any
+    lengths: list[int]             # samples of each training clip (length-bucketed batches)
+    eval_lengths: list[int]
+    collate: Callable[[list[Any]], Any]
+    loss: Callable[..., dict[str, Any]]
+    batch_size: Callable[[Any], int]
+    split: Callable[[Any, int], list[Any]]
+    loss_parts: tuple[str, ...]      # names of the loss's parts, in the order Step and Eval events report them
+    parameters: int                  # all parameters of the model (trainable or not)
+    trainable: int                   # of which train (after the memory levers)
+    longest_batch: Callable[[int], Any]  # a collated batch of this many of the longest clips (auto sizing's probe)
+    longest_seconds: float           # the longest training clip, in seconds
+
+
+class Engine(Protocol):
+    """A TTS engine, as the neutral packages see it. One instance per engine, stateless."""
+
+    name: str                        # registry name, stored in TrainConfig.engine and profiles/<name>/
+    title: str                       # for people: "XTTS v2"
+    sample_rate: int                 # clips, datasets and training audio, in Hz
+    output_sample_rate: int          # what synthesis returns, in Hz
+    max_clip_ms: int                 # the longest clip the engine trains on
+    base_model_files: tuple[str, ...]
+    voice_files: tuple[str, ...]     # the base-model files synthesis reads
+    export_formats: tuple[str, ...]
+
+    def validate_base_model(self, folder: str | os.PathLike[str]) -> Any:
+        """Check a base-model folder; returns facts with at least ``parameters`` (trainable model size).
+
+        Raises:
+            BaseModelError: naming the first file that is missing or does not fit.
+        """
+        ...
+
+    def text_checker(self, language: str, vocab_file: str | os.PathLike[str] | None = None) -> TextCheck:
+        """The transcript check for ``language``; exact with the base model's vocabulary file, else approximate."""
+        ...
+
+    def load_clips(self, config: Any) -> tuple[list[Any], list[Any]]:
+        """The dataset's train and eval clips for ``config``, every clip checked (all problems listed at once).
+
+        Raises:
+            alltalk_gui.core.training.data.DatasetError
+        """
+        ...
+
+    def training_setup(self, config: Any, clips: tuple[list[Any], list[Any]], device: Any) -> TrainingSetup:
+        """Load the base model, switch on ``config``'s memory levers and build the data for the loop."""
+        ...
+
+    def apply_memory_levers(self, model: Any, config: Any) -> int:
+        """LoRA / frozen parts / activation checkpointing in place; returns the trainable parameter count."""
+        ...
+
+    def estimate_memory(self, config: Any, *, attention_scores: bool = False) -> Any:
+        """Peak-memory estimate of ``config`` on the real-size model (``total_gib`` and its parts)."""
+        ...
+
+    def load_voice(self, base_model_dir: Path, weights: Path | None, device: str) -> Any:
+        """An inference model: the base model, or with a checkpoint's fine-tuned weights.
+
+        Raises:
+            BaseModelError: the folder or weights cannot be loaded.
+        """
+        ...
+
+    def synthesize(self, voice: Any, text: str, reference: Any, language: str, settings: Any) -> Any:
+        """Speak ``text`` in the reference's voice; mono float32 numpy at :attr:`output_sample_rate`.
+
+        Raises:
+            EngineError: a language or characters the model does not know.
+        """
+        ...
+
+    def export(self, checkpoint: Any, out_dir: str | os.PathLike[str], options: Any, *, project_name: str = "",
+               progress: Callable[[str, float], None] | None = None) -> Any:
+        """Write a checkpoint as a model folder in ``options.format`` (one of :attr:`export_formats`)."""
+        ...
+
+
+def engine_names() -> Sequence[str]:
+    """The registered engines' names."""
+    return tuple(ENGINES)
+
+
+def get_engine(name: str = DEFAULT_ENGINE) -> Engine:
+    """The engine registered as ``name``.
+
+    Raises:
+        EngineError: no engine has that name.
+    """
+    try:
+        module = ENGINES[name]
+    except KeyError:
+        raise EngineError(f"Unknown engine '{name}'; the engines are {', '.join(ENGINES)}.") from None
+    return importlib.import_module(module).ENGINE

@@ -1,0 +1,179 @@
+"""XTTS v2 behind the engine boundary (:class:`alltalk_gui.core.engines.engine.Engine`): ``ENGINE``.
+
+Each method hands over to the module that knows the part: :mod:`.files` (base-model folder and its checks),
+:mod:`.text_check` (transcripts), :mod:`.data` (clips and batches), :mod:`.model` (GPT, frozen front end, loss,
+LoRA, inference model), :mod:`.memory_estimate`, :mod:`.export`. torch and coqui are imported on first use, so
+importing this module (which :func:`~alltalk_gui.core.engines.engine.get_engine` does) stays cheap.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable
+
+from alltalk_gui.core.engines.engine import EngineError, TrainingSetup
+from alltalk_gui.core.engines.languages import missing_sentence, split_text
+from alltalk_gui.core.engines.xtts.files import OPTIONAL_FILES, REQUIRED_FILES
+
+SAMPLE_RATE = 22050         # the GPT, the DVAE and the conditioning front end all work at 22 050 Hz
+OUTPUT_SAMPLE_RATE = 24000  # the HiFi-GAN decoder's output (config.audio.output_sample_rate)
+MAX_SAMPLES = 255_995       # coqui's XttsConfig max_wav_length: longer training clips are refused
+MAX_CLIP_MS = MAX_SAMPLES * 1000 // SAMPLE_RATE  # 11 609 ms
+
+
+class XttsEngine:
+    """XTTS v2 (coqui-tts): fine-tunes the GPT; the DVAE and the mel front ends stay frozen."""
+
+    name = "xtts"
+    title = "XTTS v2"
+    sample_rate = SAMPLE_RATE
+    output_sample_rate = OUTPUT_SAMPLE_RATE
+    max_clip_ms = MAX_CLIP_MS
+    base_model_files = REQUIRED_FILES
+    voice_files = ("model.pth", "config.json", "vocab.json", "mel_stats.pth")  # what synthesis reads
+    optional_base_model_files = OPTIONAL_FILES
+    export_formats = ("alltalk", "coqui")  # AllTalk's models/xtts/<name>/, or a plain coqui-tts model folder
+
+    # ----------------------------------------------------------------------------------------- base model
+    def validate_base_model(self, folder: str | os.PathLike[str]):
+        from alltalk_gui.core.engines.xtts.files import validate_base_model
+
+        return validate_base_model(folder)
+
+    # ----------------------------------------------------------------------------------------- dataset needs
+    def text_checker(self, language: str, vocab_file: str | os.PathLike[str] | None = None):
+        from alltalk_gui.core.engines.xtts.text_check import TextChecker
+
+        return TextChecker(language, vocab_file)
+
+    def load_clips(self, config) -> tuple[list[Any], list[Any]]:
+        from alltalk_gui.core.engines.xtts.data import load_dataset
+        from alltalk_gui.core.engines.xtts.files import load_tokenizer
+        from alltalk_gui.core.engines.xtts.model import import_coqui_trainer
+
+        # First import of coqui's trainer modules under our control: it sets torch to one thread; this undoes it.
+        import_coqui_trainer()
+        return load_dataset(config.dataset_path, load_tokenizer(config.base_model_dir), config.language,
+                            max_audio_seconds=config.max_audio_seconds, min_audio_seconds=config.min_audio_seconds,
+                            max_text_tokens=config.max_text_tokens)
+
+    # ----------------------------------------------------------------------------------------- model and loss
+    def training_setup(self, config, clips: tuple[list[Any], list[Any]], device) -> TrainingSetup:
+        from alltalk_gui.core.engines.xtts import model as xtts_model
+        from alltalk_gui.core.engines.xtts.data import ClipDataset, collate, split_batch
+        from alltalk_gui.core.engines.xtts.model import LossWeights, XttsFeatures, load_gpt
+
+        train_clips, eval_clips = clips
+        gpt, xtts_config, _ = load_gpt(config.base_model_dir)
+        trainable = self.apply_memory_levers(gpt, config)
+        gpt.train()
+        # The frozen front end stays outside accelerate: it has no gradients to synchronise.
+        features = XttsFeatures(config.base_model_dir, xtts_config).to(device)
+        weights = LossWeights(config.text_ce_weight, config.mel_ce_weight)
+        masking = bool(xtts_config.model_args.gpt_use_masking_gt_prompt_approach)
+        cond = dict(min_cond_samples=int(config.min_conditioning_seconds * SAMPLE_RATE),
+                    max_cond_samples=int(config.max_conditioning_seconds * SAMPLE_RATE), masking=masking)
+        train_set = ClipDataset(train_clips, seed=config.seed, is_eval=False, **cond)
+        collate_fn = partial(collate, masking=masking)
+        longest = sorted(range(len(train_clips)), key=lambda i: train_clips[i].samples, reverse=True)
+
+        def loss(model, batch, eval_mode: bool = False) -> dict[str, Any]:
+            # Looked up at each call, through the module, so tests can wrap it (out-of-memory injection).
+            return xtts_model.gpt_loss(model, features(batch), weights, eval_mode=eval_mode)
+
+        return TrainingSetup(
+            model=gpt, train_set=train_set, eval_set=ClipDataset(eval_clips, seed=config.seed, is_eval=True, **cond),
+            lengths=[c.samples for c in train_clips], eval_lengths=[c.samples for c in eval_clips],
+            collate=collate_fn, loss=loss, batch_size=lambda batch: len(batch["filenames"]), split=split_batch,
+            loss_parts=("loss_text_ce", "loss_mel_ce"), parameters=sum(p.numel() for p in gpt.parameters()),
+            trainable=trainable,
+            longest_batch=lambda size: collate_fn([train_set[longest[i % len(longest)]] for i in range(size)]),
+            longest_seconds=train_clips[longest[0]].samples / SAMPLE_RATE,
+        )
+
+    # ----------------------------------------------------------------------------------------- memory
+    def apply_memory_levers(self, gpt, config) -> int:
+        """Switch on ``config``'s model-side levers in place; returns the number of trainable parameters."""
+        from alltalk_gui.core.engines.xtts.model import add_lora_adapters, enable_activation_checkpointing
+
+        if config.lora_rank:
+            # Only the adapters (and the mel head and final norm) train: no gradients or optimizer state for the
+            # other 440 M base weights.
+            add_lora_adapters(gpt, config.lora_rank, config.lora_alpha, config.lora_dropout)
+        elif config.freeze_conditioning:
+            # No gradients, optimizer state or saved activations for the voice-prompt front end: autograd keeps
+            # nothing for modules whose parameters and inputs need no gradient.
+            for module in (gpt.conditioning_encoder, getattr(gpt, "conditioning_perceiver", None)):
+                if module is not None:
+                    module.requires_grad_(False)
+        if config.gradient_checkpointing:
+            enable_activation_checkpointing(gpt)
+        return sum(p.numel() for p in gpt.parameters() if p.requires_grad)
+
+    def estimate_memory(self, config, *, attention_scores: bool = False, parameters: int | None = None):
+        """The estimate for the real XTTS v2 GPT; None when ``parameters`` names another size (the tiny model)."""
+        from alltalk_gui.core.engines.xtts.memory_estimate import XTTS_V2, estimate
+
+        if parameters is not None and parameters != XTTS_V2.gpt_params:
+            return None
+        return estimate(config, attention_scores=attention_scores)
+
+    # ----------------------------------------------------------------------------------------- synthesis
+    def load_voice(self, base_model_dir: Path, weights: Path | None, device: str):
+        import torch
+
+        from alltalk_gui.core.engines.xtts.model import load_inference_model
+
+        threads = torch.get_num_threads()
+        try:
+            return load_inference_model(base_model_dir, weights, device=device)
+        finally:
+            torch.set_num_threads(threads)  # some coqui imports set it to 1
+
+    def synthesize(self, voice, text: str, reference, language: str, settings) -> Any:
+        import numpy as np
+        import torch
+
+        from alltalk_gui.core.engines.xtts.model import synthesize
+
+        _check_text(voice.tokenizer, text, language)
+        kwargs = settings.generate_kwargs()
+        limit = voice.tokenizer.char_limits.get(language.split("-")[0], 250)
+        # XTTS reads at most the language's character limit at once: longer text is spoken piece by piece, cut at
+        # sentence ends (coqui's own splitting would need spaCy, which is not installed).
+        kwargs["enable_text_splitting"] = False
+        torch.manual_seed(settings.seed)
+        ref = torch.from_numpy(np.ascontiguousarray(reference, dtype=np.float32)).unsqueeze(0)
+        pause = np.zeros(self.output_sample_rate // 5, np.float32)  # 0.2 s between pieces
+        parts = [synthesize(voice, piece, ref, language, **kwargs).detach().float().cpu().numpy().reshape(-1)
+                 for piece in split_text(text, language, limit)]
+        return np.concatenate([x for part in parts for x in (part, pause)][:-1]) if parts else np.zeros(0, np.float32)
+
+    # ----------------------------------------------------------------------------------------- export
+    def export(self, checkpoint, out_dir: str | os.PathLike[str], options, *, project_name: str = "",
+               progress: Callable[[str, float], None] | None = None):
+        from alltalk_gui.core.engines.xtts.export import export_xtts
+
+        return export_xtts(checkpoint, out_dir, options, project_name=project_name, progress=progress)
+
+
+def _check_text(tokenizer, text: str, language: str) -> None:
+    """Refuse a language the tokenizer lacks, or characters it would turn into [UNK], with a plain reason."""
+    code = language.split("-")[0]
+    try:
+        tokens = tokenizer.encode(text, code)
+    except NotImplementedError:
+        raise EngineError(f"The model does not support the language '{language}'.") from None
+    except ImportError as exc:  # zh / ja text cleaning needs packages coqui-tts does not install by default
+        raise EngineError(missing_sentence(language) or f"Cannot prepare {language} text: {exc}.") from None
+    unk = tokenizer.tokenizer.token_to_id("[UNK]")
+    if unk in tokens:
+        cleaned = tokenizer.preprocess_text(text, code)
+        bad = sorted({ch for ch in set(cleaned) - {" "} if unk in tokenizer.tokenizer.encode(ch).ids})
+        shown = ", ".join(f"'{c}'" for c in bad) or "some characters"
+        raise EngineError(f"The model's vocabulary does not know {shown}; spell them out or remove them.")
+
+
+ENGINE = XttsEngine()

@@ -1,0 +1,98 @@
+"""One function builds the TrainConfig of a run: :func:`build_train_config`.
+
+A run's settings come from three places, applied in this order: the project (its folder and language) and the
+base model; a memory profile (low / medium / high, or auto, which picks one for the GPU) adapted to the device
+training will use; the user's own values (the CLI's ``--epochs`` / ``--set``, the Train page's Advanced panel),
+which always win over the profile. The CLI and the Train page both call this function, so a run started from
+either gets the same config for the same choices.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, get_engine
+from alltalk_gui.core.machine.gpu import DeviceInfo
+from alltalk_gui.core.training.config import TrainConfig
+from alltalk_gui.core.training.profiles import PROFILE_NAMES, apply_profile, choose_auto, profile_settings
+
+AUTO = "auto"
+
+
+@dataclass
+class RunConfig:
+    """The built config and what was decided on the way, for the CLI to print and the page to show."""
+
+    config: TrainConfig
+    profile: str | None = None          # the profile applied (auto resolved to the one it picked)
+    auto_reason: str | None = None      # why auto picked it
+    notes: list[str] = field(default_factory=list)  # how the profile was adapted to the device
+    device: DeviceInfo | None = None    # the device the profile was adapted to
+    estimate_gib: float | None = None   # the engine's estimated peak GPU memory (on a CUDA device)
+
+
+def training_device(devices: Sequence[DeviceInfo]) -> DeviceInfo | None:
+    """The device a run trains on: the GPU with the most free memory, else the CPU (None: nothing listed)."""
+    gpus = [d for d in devices if d.kind == "cuda"]
+    if gpus:
+        return max(gpus, key=lambda d: d.free_gib)
+    return next((d for d in devices if d.kind == "cpu"), None)
+
+
+def build_train_config(project: Any, base_model_dir: str | os.PathLike[str] | None, *, profile: str | None = None,
+                       devices: Sequence[DeviceInfo] = (), overrides: dict[str, Any] | None = None,
+                       pairs: Sequence[str] = (), auto: bool = False, engine: str = DEFAULT_ENGINE) -> RunConfig:
+    """The TrainConfig for a run of ``project``: project and base model, then ``profile``, then the user's values.
+
+    Args:
+        project: the voice project (``root`` and ``language`` are read), or None before one is open.
+        base_model_dir: the engine's base-model folder ("" or None: not chosen yet; ``validate`` says so).
+        profile: ``low`` / ``medium`` / ``high`` / ``auto``, or None for the TrainConfig defaults.
+        devices: the machine's devices (:func:`alltalk_gui.core.machine.gpu.list_devices`); the profile is
+            adapted to :func:`training_device` of them, and auto chooses for them.
+        overrides: field values the user set (they win over the profile).
+        pairs: ``key=value`` strings (the CLI's ``--set``), applied after ``overrides``.
+        auto: ``profile`` is what auto already picked (the Train page shows its pick before Start), so the run
+            sizes its micro-batch as an auto run does.
+        engine: the engine that trains.
+
+    Returns:
+        the config (not validated: :meth:`TrainConfig.validate` names a wrong field) and what was decided.
+
+    Raises:
+        ConfigError: a ``key=value`` pair names no field or has a value of the wrong type.
+        ProfileError: an unknown profile name or a broken profile file.
+    """
+    base = TrainConfig(engine=engine, project_dir=str(project.root) if project is not None else "",
+                       base_model_dir=str(base_model_dir or ""),
+                       language=project.language if project is not None else "")
+    wanted = _with_user_values(base, overrides, pairs)
+    if not profile:
+        return RunConfig(wanted)
+    device = training_device(devices)
+    result = RunConfig(base, device=device)
+    name = profile
+    if profile == AUTO:
+        choice = choose_auto(list(devices), wanted)  # the user's values count (clip length, epochs for CPU time)
+        name, result.auto_reason = choice.profile, choice.reason
+    result.profile = name
+    result.notes = profile_settings(name, device, engine)[1]
+    profiled = apply_profile(base, name, device, auto=auto or profile == AUTO)
+    result.config = _with_user_values(profiled, overrides, pairs)
+    if device is not None and device.kind == "cuda":  # the profile's own need, before the user's changes
+        result.estimate_gib = float(get_engine(engine).estimate_memory(profiled).total_gib)
+    return result
+
+
+def profile_names() -> tuple[str, ...]:
+    """The profiles a user can choose, auto included."""
+    return (*PROFILE_NAMES, AUTO)
+
+
+def _with_user_values(config: TrainConfig, overrides: dict[str, Any] | None, pairs: Sequence[str]) -> TrainConfig:
+    if overrides:
+        config = dataclasses.replace(config, **overrides)
+    return config.with_overrides(list(pairs)) if pairs else config

@@ -1,0 +1,30 @@
+"""The one interface between the main window and the pages of the steps (Import, Transcribe & Edit, Train, Preview).
+
+The main window holds its pages as :class:`StepPage` and calls only these: it never asks a page whether it has
+a method (``hasattr``) or reaches one by its index in a list.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from alltalk_gui.core.project.folder import VoiceProject
+
+
+@runtime_checkable
+class StepPage(Protocol):
+    """A step's page. It is also a QWidget with a ``status_message = Signal(str)`` for the status bar."""
+
+    status_message: Any  # Signal(str): a short message for the window's status bar
+
+    def set_project(self, project: VoiceProject | None) -> None:
+        """Show ``project`` (None: no project is open)."""
+        ...
+
+    def busy_message(self) -> str | None:
+        """Why the project cannot be changed now (work the page runs that must end first), or None."""
+        ...
+
+    def confirm_close(self) -> bool:
+        """The window is closing: ask about work the page runs and end it. False keeps the window open."""
+        ...
