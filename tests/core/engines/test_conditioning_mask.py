@@ -13,8 +13,9 @@ import torch.nn.functional as F
 from alltalk_gui.core.engines.xtts import conditioning_mask
 from alltalk_gui.core.engines.xtts.conditioning_mask import MASK_RATE, mask_targets, mel_loss, mel_targets
 from alltalk_gui.core.engines.xtts.model import load_gpt
-from alltalk_gui.core.training import data
-from alltalk_gui.core.training.data import BucketBatchSampler, Clip, ClipDataset, collate, split_batch
+from alltalk_gui.core.engines.xtts import data  # the module ClipDataset reads audio through
+from alltalk_gui.core.engines.xtts.data import Clip, ClipDataset, collate, split_batch
+from alltalk_gui.core.training.data import BucketBatchSampler
 
 CLIPS = [Clip(Path(f"c{i}.wav"), "hi", (1, 2), samples=22050 * (2 + i % 5), where=f"c{i}") for i in range(12)]
 EPOCHS = 300

@@ -78,14 +78,16 @@ def test_a_missing_chinese_package_is_one_sentence(monkeypatch):
 def test_training_and_preview_say_which_package_is_missing(monkeypatch, tmp_path):
     from alltalk_gui.core.engines.xtts.files import load_tokenizer
     from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_vocab
-    from alltalk_gui.core.training.data import DatasetError, load_clips
-    from alltalk_gui.core.voice.preview import PreviewError, _check_text
+    from alltalk_gui.core.engines.engine import EngineError
+    from alltalk_gui.core.engines.xtts.data import load_clips
+    from alltalk_gui.core.engines.xtts.engine import _check_text
+    from alltalk_gui.core.training.data import DatasetError
     from alltalk_gui.testing.speech import espeak_available, synthesize
 
     build_tiny_vocab(tmp_path / "vocab.json")
     tokenizer = load_tokenizer(tmp_path)
     monkeypatch.setitem(sys.modules, "cutlet", None)
-    with pytest.raises(PreviewError, match="^Japanese text needs the Python package cutlet"):
+    with pytest.raises(EngineError, match="^Japanese text needs the Python package cutlet"):
         _check_text(tokenizer, "今日はいい天気ですね。", "ja")
     if not espeak_available():
         return
