@@ -308,7 +308,8 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
         wav_path, info_path = folder / f"{name}.wav", folder / f"{name}.json"
     from alltalk_gui.core.audio import decode as audio  # PyAV: not at import (``--help`` reads this module)
 
-    audio.write_wav(wav_path, wav, engine.engine.output_sample_rate)
+    rate = engine.engine.output_sample_rate
+    audio.write_wav(wav_path, wav, rate)
     result = PreviewResult(
         wav=wav_path, info=info_path, label=label, text=" ".join(text.split()), language=language,
         checkpoint=str(checkpoint.path) if checkpoint else None,
