@@ -225,11 +225,22 @@ def expected_state_shapes(arch: dict[str, Any], vocab_size: int) -> dict[str, tu
     """Shapes of every CFM state-dict tensor for ``arch`` and a vocabulary of ``vocab_size`` tokens (meta device)."""
     import torch
 
-    from alltalk_gui.core.engines.f5.model import build_cfm
-
     with torch.device("meta"):
         cfm = build_cfm(arch, vocab={str(i): i for i in range(vocab_size)})
     return {k: tuple(v.shape) for k, v in cfm.state_dict().items()}
+
+
+def build_cfm(arch: dict[str, Any], vocab: dict[str, int], checkpoint_activations: bool = False):
+    """A randomly initialised ``CFM(DiT(**arch))`` for a vocabulary (token -> id), with F5's vocos mel. Here, not in
+    model.py, because checking a folder's weight shapes builds one too (on the meta device)."""
+    from alltalk_gui.core.engines.f5.upstream import cfm_class, dit_class
+
+    arch = dict(arch, checkpoint_activations=checkpoint_activations)
+    dit = dit_class()(**arch, text_num_embeds=len(vocab), mel_dim=MEL["n_mel_channels"])
+    mel_kwargs = {k: MEL[k] for k in ("n_fft", "hop_length", "win_length", "n_mel_channels",
+                                      "target_sample_rate", "mel_spec_type")}
+    return cfm_class()(transformer=dit, mel_spec_kwargs=mel_kwargs, odeint_kwargs={"method": "euler"},
+                       vocab_char_map=vocab)
 
 
 def _numel(shape: tuple[int, ...]) -> int:

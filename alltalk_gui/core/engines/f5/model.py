@@ -28,23 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from alltalk_gui.core.engines.f5.files import MEL, cfm_state, load_weights, validate_base_model
-from alltalk_gui.core.engines.f5.upstream import cfm_class, dit_class
+from alltalk_gui.core.engines.f5.files import MEL, build_cfm, cfm_state, load_weights, validate_base_model  # noqa: F401  (build_cfm re-exported)
 
 # peft ``target_modules`` (suffixes matched inside every DiT block): attention q/k/v and output projection,
 # feed-forward in (ff.ff.0.0: Linear inside Sequential(Linear, GELU)) and out (ff.ff.2).
 LORA_TARGETS = ("attn.to_q", "attn.to_k", "attn.to_v", "attn.to_out.0", "ff.ff.0.0", "ff.ff.2")
 TEXT_EMBEDDING = "transformer.text_embed.text_embed"  # grows when characters are added to the vocabulary
-
-
-def build_cfm(arch: dict[str, Any], vocab: dict[str, int], checkpoint_activations: bool = False):
-    """A randomly initialised ``CFM(DiT(**arch))`` for a vocabulary (token -> id), with F5's vocos mel."""
-    arch = dict(arch, checkpoint_activations=checkpoint_activations)
-    dit = dit_class()(**arch, text_num_embeds=len(vocab), mel_dim=MEL["n_mel_channels"])
-    mel_kwargs = {k: MEL[k] for k in ("n_fft", "hop_length", "win_length", "n_mel_channels",
-                                      "target_sample_rate", "mel_spec_type")}
-    return cfm_class()(transformer=dit, mel_spec_kwargs=mel_kwargs, odeint_kwargs={"method": "euler"},
-                       vocab_char_map=vocab)
 
 
 def load_f5(folder: str | os.PathLike[str], checkpoint_activations: bool = False, need_vocoder: bool = False):
