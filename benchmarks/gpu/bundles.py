@@ -185,7 +185,8 @@ def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
     print("+", " ".join(cmd[:8]) + (" ..." if len(cmd) > 8 else ""), file=sys.stderr, flush=True)
     done = subprocess.run(cmd, text=True, capture_output=True, **kw)
     if done.returncode != 0:
-        raise BundleError(f"{' '.join(cmd[:6])} ... failed ({done.returncode}):\n{done.stderr[-3000:]}")
+        raise BundleError(f"{' '.join(cmd[:6])} ... failed ({done.returncode}):\n{done.stdout[-2000:]}"
+                          f"{done.stderr[-3000:]}")
     return done
 
 
@@ -312,8 +313,10 @@ def check(bundles: Path = KIT / "bundles") -> None:
         orphans = list((target / ".parts").glob("*")) if (target / ".parts").is_dir() else []
         if orphans:
             raise BundleError("parts of a wheel never completed: " + ", ".join(p.name for p in orphans))
+        # pip check sees the bundles and the replica only: a checkout's own alltalk_gui.egg-info (an editable
+        # install here, never carried there) would be checked against the app's pins for torch 2.9 and Qt.
+        _run([str(python), "-m", "pip", "check"], env={**os.environ, "PYTHONPATH": str(target)})
         env = {**os.environ, "PYTHONPATH": f"{target}{os.pathsep}{ROOT}"}
-        _run([str(python), "-m", "pip", "check"], env=env)
         code = "import importlib, sys\nfor m in sys.argv[1:]:\n    importlib.import_module(m)\nprint('ok')"
         _run([str(python), "-c", code, *KIT_MODULES], env=env, cwd=tmp)
     print(f"check passed: {len(folders)} bundles, pip check clean, {len(KIT_MODULES)} modules import",
