@@ -52,7 +52,7 @@ def test_train_runs_writes_events_and_summarises(project, tiny):
     out = result.stdout
     assert "step 4/4" in out and "samples/s" in out and "ETA" in out
     assert "Done (finished) after step 4" in out and "Best checkpoint:" in out
-    assert "eval of the base model (step 0): loss" in out and "(base model: " in out
+    assert "Eval of the base model (step 0): loss" in out and "(base model: " in out
     events = _events(project / "runs" / "r" / "events.jsonl")
     assert all("type" in e for e in events)
     steps = [e for e in events if e["type"] == "step"]

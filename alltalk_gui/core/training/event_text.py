@@ -54,13 +54,13 @@ def _(event: Started) -> str:
 @event_text.register
 def _(event: Eval) -> str:
     if event.step == 0:  # before any update: the base model's loss, the baseline the run is measured against
-        return f"eval of the base model (step 0): loss {event.loss:.4f}"
-    return f"eval after epoch {event.epoch + 1}: loss {event.loss:.4f}{'  (best so far)' if event.best else ''}"
+        return f"Eval of the base model (step 0): loss {event.loss:.4f}"
+    return f"Eval after epoch {event.epoch + 1}: loss {event.loss:.4f}{'  (best so far)' if event.best else ''}"
 
 
 @event_text.register
 def _(event: Checkpoint) -> str:
-    return f"checkpoint ({_plain(event.reason)}) at step {event.step}: {event.path}"
+    return f"Checkpoint ({_plain(event.reason)}) at step {event.step}: {event.path}"
 
 
 @event_text.register
@@ -75,7 +75,7 @@ def _(event: MicroBatch) -> str:
 
 @event_text.register
 def _(event: Error) -> str:
-    return f"error ({_plain(event.kind)}): {event.message}"
+    return f"Error ({_plain(event.kind)}): {event.message}"
 
 
 @event_text.register
