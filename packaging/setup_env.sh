@@ -10,6 +10,5 @@ bash packaging/system_packages.sh
 spec="."
 [ -n "${1:-}" ] && spec=".[$1]"
 .venv/bin/python -m pip install -q -e "$spec"
-# F5-TTS's model classes, without its training stack (gradio, wandb, hydra, datasets): pyproject.toml declares
-# the few packages those classes import (see alltalk_gui/core/engines/f5/__init__.py).
-.venv/bin/python -m pip install -q --no-deps "f5-tts==1.1.22"
+# Packages taken without their own dependencies (F5-TTS's model classes without its training UI): see the file.
+.venv/bin/python -m pip install -q --no-deps -r packaging/no_deps_requirements.txt

@@ -13,3 +13,4 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --upgrade pip
 .venv/bin/python -m pip install -e .
+.venv/bin/python -m pip install --no-deps -r packaging/no_deps_requirements.txt

@@ -72,6 +72,7 @@ def test_jose_install_walks_every_step_with_his_path_unchanged(tmp_path):
         [python, "-m", "pip", "install", "torch==2.9.1+cu126", "torchaudio==2.9.1+cu126",
          "--extra-index-url", "https://download.pytorch.org/whl/cu126"],
         [python, "-m", "pip", "install", "-e", "."],  # "." with the checkout as working folder: "[2]" is no extra
+        [python, "-m", "pip", "install", "--no-deps", "-r", "packaging/no_deps_requirements.txt"],
     ]
     assert all(cwd == root for _, cwd in commands.streamed)
     assert "José" in commands.commands()[0][3]  # the path goes through as it is, no "Jos?"

@@ -122,6 +122,8 @@ def make_environment(plan: Plan, root: Path, state_dir: Path, log: TextIO, comma
 
         step(log, 4, "Installing AllTalk GUI and its other packages")
         run(commands, [str(python), "-m", "pip", "install", "-e", ".", *trust], root, log, "Installing AllTalk GUI")
+        run(commands, [str(python), "-m", "pip", "install", "--no-deps", "-r", "packaging/no_deps_requirements.txt",
+                       *trust], root, log, "Installing AllTalk GUI")
 
         step(log, 5, "Checking the result")
         installed = stamp.installed_version(env_dir)
