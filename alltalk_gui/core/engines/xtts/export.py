@@ -95,20 +95,8 @@ def _state_bytes(state: dict[str, Any]) -> int:
 
 def export_xtts(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], options: ExportOptions,
                  project_name: str = "", progress: ProgressCallback | None = None) -> ExportResult:
-    """Write the voice of ``checkpoint`` into ``out_dir/<name>`` (see the module docstring for the layout).
-
-    Args:
-        checkpoint: the training checkpoint (:func:`alltalk_gui.core.training.checkpoints.resolve_checkpoint`).
-        out_dir: the parent folder, e.g. AllTalk's ``models/xtts``; created if missing.
-        options: format, name, precision, extra files, references, overwrite.
-        project_name: used for the folder name when ``options.name`` is empty.
-        progress: called with (what is being done, fraction 0-1).
-
-    Raises:
-        ExportError: unknown format, bad name, missing base-model file, non-empty target without
-            ``overwrite``, not enough free space, a reference that cannot be read, or a write that failed (the
-            partial export is removed; an existing target is left as it was).
-    """
+    """Write the voice of ``checkpoint`` into ``out_dir/<name>`` (the layout is in the module docstring); the
+    arguments and errors are :func:`alltalk_gui.core.voice.export.export_voice`'s, which calls this for XTTS v2."""
     report = progress or (lambda _what, _fraction: None)
     if options.format not in FORMATS:
         raise ExportError(f"Unknown export format '{options.format}'; use {' or '.join(FORMATS)}.")
