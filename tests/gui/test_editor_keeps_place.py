@@ -3,23 +3,9 @@ moves between matches, undo names the clip by its words, every action is in the 
 
 from __future__ import annotations
 
-import pytest
 from PySide6.QtCore import Qt
 
-from alltalk_gui.gui.transcript.transcript_page import TranscriptPage
-from tests.gui.test_transcript_editor import TEXTS, project  # noqa: F401 - the fixture
-
-
-@pytest.fixture
-def page(qtbot, project):  # noqa: F811
-    page = TranscriptPage()
-    qtbot.addWidget(page)
-    page.resize(1100, 750)
-    page.show()
-    qtbot.waitExposed(page)
-    page.set_project(project)
-    yield page
-    page.shutdown()
+from tests.gui.test_transcript_editor import TEXTS, page, project  # noqa: F401 - the fixtures
 
 
 def selected_ids(editor) -> list[str]:
