@@ -8,8 +8,8 @@ Files (fetched into one folder laid out as AllTalk v2's ``models/f5tts/<name>/``
 
 The F5-TTS weights are published under CC BY-NC 4.0 (they were trained on the Emilia corpus, which is
 non-commercial); Vocos is MIT. The app shows :data:`LICENCE_SUMMARY`, records the acceptance in its settings
-and only then downloads, as for XTTS (:mod:`alltalk_gui.core.engines.xtts.download`, whose size/SHA-256
-verification and progress reporting this module reuses). ``hf_hub_download`` with ``local_dir`` resumes an
+and only then downloads, as for XTTS; the size/SHA-256 checks and progress reporting are the engines' shared ones
+(:mod:`alltalk_gui.core.engines.hub_files`). ``hf_hub_download`` with ``local_dir`` resumes an
 interrupted download; a file that is already in place with the Hub's size and hash is not fetched again.
 The Hub address comes from ``HF_ENDPOINT`` as for every huggingface_hub call (tests point it at a local
 server).
@@ -24,13 +24,13 @@ from typing import Callable
 
 from alltalk_gui.core import app_settings
 from alltalk_gui.core.engines.f5.files import F5ModelInfo, VOCOS_DIR, validate_base_model
-from alltalk_gui.core.engines.xtts.download import (
+from alltalk_gui.core.engines.hub_files import (
     DownloadError,
     DownloadProgress,
     LicenceNotAccepted,
-    _progress_bar,
-    _sha256_from_etag,
-    _verify,
+    progress_reporter,
+    sha256_from_etag,
+    verify_download,
 )
 
 __all__ = ["DownloadError", "DownloadProgress", "LicenceNotAccepted", "download_base_model", "FILES"]
@@ -92,10 +92,10 @@ def download_base_model(folder: str | os.PathLike[str], revision: str = DEFAULT_
         except Exception as exc:
             raise DownloadError(f"Cannot reach {repo} for {name}: {exc}") from exc
         target = folder / local
-        sha256 = _sha256_from_etag(meta.etag)
+        sha256 = sha256_from_etag(meta.etag)
         if not _already_there(target, meta.size, sha256):
             _fetch(repo, name, rev, folder, target, meta.size, sha256,
-                   _progress_bar(progress, local, meta.size or 0, index, len(FILES)) if progress else None)
+                   progress_reporter(progress, local, meta.size or 0, index, len(FILES)) if progress else None)
         if progress:
             progress(DownloadProgress(local, target.stat().st_size, target.stat().st_size, index, len(FILES)))
     shutil.rmtree(folder / "F5TTS_v1_Base", ignore_errors=True)  # emptied by the moves in _fetch
@@ -114,7 +114,7 @@ def _fetch(repo: str, name: str, revision: str, folder: Path, target: Path, size
     except Exception as exc:
         raise DownloadError(f"Downloading {name} from {repo} failed: {exc}. Run the download again to resume "
                             "it.") from exc
-    _verify(path, name, size, sha256)
+    verify_download(path, name, size, sha256)
     if path != target:
         os.replace(path, target)
 
@@ -123,7 +123,7 @@ def _already_there(path: Path, size: int | None, sha256: str | None) -> bool:
     if not path.is_file() or (size is not None and path.stat().st_size != size):
         return False
     try:
-        _verify(path, path.name, size, sha256)
+        verify_download(path, path.name, size, sha256)
     except DownloadError:
-        return False  # _verify deleted it; download again
+        return False  # verify_download deleted it; download again
     return True

@@ -13,13 +13,19 @@ Progress comes out through a callback as :class:`DownloadProgress` values. The f
 
 from __future__ import annotations
 
-import hashlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from alltalk_gui.core import app_settings
+from alltalk_gui.core.engines.hub_files import (  # noqa: F401  (DownloadProgress re-exported: callers name it here)
+    DownloadError,
+    DownloadProgress,
+    LicenceNotAccepted,
+    progress_reporter,
+    sha256_from_etag,
+    verify_download,
+)
 from alltalk_gui.core.engines.xtts.files import OPTIONAL_FILES, REQUIRED_FILES, BaseModelInfo, validate_base_model
 
 DEFAULT_REPO = "coqui/XTTS-v2"
@@ -32,23 +38,6 @@ LICENCE_SUMMARY = (
     f"{LICENCE_URL}. It allows non-commercial use of the model and of its outputs; read the full text before "
     "you accept. Accepting is recorded in this app's settings, and the download starts only after it."
 )
-
-
-class LicenceNotAccepted(PermissionError):
-    """The CPML has not been accepted; show :data:`LICENCE_SUMMARY` (or the full text) and ask."""
-
-
-class DownloadError(RuntimeError):
-    """A file could not be downloaded or did not match the Hub's size or hash; the message names it."""
-
-
-@dataclass(frozen=True)
-class DownloadProgress:
-    file: str
-    done_bytes: int
-    total_bytes: int
-    file_index: int  # 1-based
-    file_count: int
 
 
 def licence_accepted() -> bool:
@@ -87,58 +76,13 @@ def download_base_model(folder: str | os.PathLike[str], repo_id: str = DEFAULT_R
             raise DownloadError(f"{repo_id}@{revision} has no {name}; is it an XTTS v2 repository?") from None
         except Exception as exc:
             raise DownloadError(f"Cannot reach {repo_id} for {name}: {exc}") from exc
-        tqdm_class = _progress_bar(progress, name, meta.size or 0, index, len(names)) if progress else None
+        tqdm_class = progress_reporter(progress, name, meta.size or 0, index, len(names)) if progress else None
         try:
             path = Path(hf_hub_download(repo_id, name, revision=revision, local_dir=folder, tqdm_class=tqdm_class))
         except Exception as exc:
             raise DownloadError(f"Downloading {name} from {repo_id} failed: {exc}. Run the download again to "
                                 "resume it.") from exc
-        _verify(path, name, meta.size, _sha256_from_etag(meta.etag))
+        verify_download(path, name, meta.size, sha256_from_etag(meta.etag))
         if progress:
             progress(DownloadProgress(name, path.stat().st_size, path.stat().st_size, index, len(names)))
     return validate_base_model(folder)
-
-
-def _sha256_from_etag(etag: str | None) -> str | None:
-    """LFS/Xet files carry their SHA-256 as the ETag; small git files carry a git blob id (40 hex), not a SHA-256."""
-    value = (etag or "").strip('"').removeprefix("W/").strip('"')
-    return value if len(value) == 64 and all(c in "0123456789abcdef" for c in value) else None
-
-
-def _verify(path: Path, name: str, size: int | None, sha256: str | None) -> None:
-    actual = path.stat().st_size
-    if size is not None and actual != size:
-        path.unlink(missing_ok=True)
-        raise DownloadError(f"{name} is {actual} bytes but the Hub says {size}; it was deleted. Download again.")
-    if sha256:
-        digest = hashlib.sha256()
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
-        if digest.hexdigest() != sha256:
-            path.unlink(missing_ok=True)
-            raise DownloadError(f"{name} does not match the Hub's SHA-256 (damaged download); it was deleted. "
-                                "Download again.")
-
-
-def _progress_bar(callback: Callable[[DownloadProgress], None], name: str, total: int, index: int, count: int):
-    """A tqdm class for hf_hub_download that reports byte progress to ``callback`` instead of drawing a bar."""
-    from tqdm.auto import tqdm
-
-    class _Report(tqdm):
-        def __init__(self, *args, **kwargs):
-            kwargs["disable"] = False
-            kwargs["file"] = open(os.devnull, "w")  # noqa: SIM115 - closed in close()
-            super().__init__(*args, **kwargs)
-
-        def update(self, n=1):
-            result = super().update(n)
-            callback(DownloadProgress(name, int(self.n), int(self.total or total), index, count))
-            return result
-
-        def close(self):
-            stream = self.fp
-            super().close()
-            stream.close()
-
-    return _Report
