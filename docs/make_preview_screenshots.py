@@ -29,7 +29,8 @@ def train_tiny_voice(root: Path) -> Path:
     from alltalk_gui.core.training.config import TrainConfig
     from alltalk_gui.core.project.folder import VoiceProject
     from alltalk_gui.core.training.loop import train
-    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts, make_speech_dataset
+    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
+    from alltalk_gui.testing.speech import make_speech_dataset
 
     base = build_tiny_xtts(root / "xtts_tiny")
     project = VoiceProject.create(root / "Grandma's voice", name="Grandma's voice")

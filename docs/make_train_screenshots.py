@@ -42,7 +42,8 @@ def main() -> int:
         from alltalk_gui.gui.main_window import MainWindow
         from alltalk_gui.gui.train.train_page import TrainPage
         from alltalk_gui.gui.style import apply_style
-        from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts, make_speech_dataset
+        from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
+        from alltalk_gui.testing.speech import make_speech_dataset
 
         use_settings_folder(tmp_path / "settings")
         base = build_tiny_xtts(tmp_path / "xtts_tiny")

@@ -29,7 +29,8 @@ def trained_voice(tmp_path_factory) -> TrainedVoice:
     from alltalk_gui.core.training.events import Done
     from alltalk_gui.core.project.folder import VoiceProject
     from alltalk_gui.core.training.loop import train
-    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts, make_speech_dataset
+    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
+    from alltalk_gui.testing.speech import make_speech_dataset
 
     root = tmp_path_factory.mktemp(f"{SESSION_PREFIX}trained_voice")  # kept for the session (tests/conftest.py)
     base = build_tiny_xtts(root / "tiny_base")

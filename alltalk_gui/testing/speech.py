@@ -63,3 +63,38 @@ def synthesize(text: str, out: str | Path, voice: str = "en-us", words_per_minut
         cached.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(out, cached)
     return out
+
+
+SENTENCES = [
+    "the quick brown fox jumps over the lazy dog.",
+    "pack my box with five dozen liquor jugs.",
+    "how vexingly quick daft zebras jump!",
+    "sphinx of black quartz, judge my vow.",
+    "a voice model learns from a few minutes of speech.",
+    "is it ready? yes, it is training now.",
+    "hello world, this is a test of the tiny model.",
+    "one clip at a time, the model learns the voice.",
+    "the lazy dog sleeps while the fox jumps.",
+    "five quick zebras judge the black box.",
+]
+
+
+def make_speech_dataset(dataset_dir: str | os.PathLike[str], n_train: int = 8, n_eval: int = 2,
+                        speaker: str = "tester") -> Path:
+    """Write a small dataset folder (``wavs/`` + both metadata CSVs) of espeak-ng sentences, 2 - 4 s each.
+
+    The layout is exactly what the dataset export writes, so training (of any engine) reads it the same way.
+    """
+    from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataRow, write_metadata
+
+    dataset_dir = Path(dataset_dir)
+    (dataset_dir / "wavs").mkdir(parents=True, exist_ok=True)
+    rows = []
+    for i in range(n_train + n_eval):
+        text = SENTENCES[i % len(SENTENCES)]
+        name = f"wavs/clip_{i:03d}.wav"
+        synthesize(text, dataset_dir / name, words_per_minute=150 + 10 * (i % 3))
+        rows.append(MetadataRow(name, text, speaker))
+    write_metadata(dataset_dir / TRAIN_CSV, rows[:n_train])
+    write_metadata(dataset_dir / EVAL_CSV, rows[n_train:])
+    return dataset_dir

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from alltalk_gui.core.engines.xtts.tiny_model import make_speech_dataset
+from alltalk_gui.testing.speech import make_speech_dataset
 
 FAST = ["--set", "min_conditioning_seconds=1", "--set", "max_conditioning_seconds=2", "--set", "device=cpu",
         "--set", "lr=0.001", "--set", "warmup_steps=0"]

@@ -20,7 +20,8 @@ FAST = ["--set", "min_conditioning_seconds=1", "--set", "max_conditioning_second
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_sigterm_to_the_cli_stops_both_processes_with_a_checkpoint(tmp_path):
-    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts, make_speech_dataset
+    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
+    from alltalk_gui.testing.speech import make_speech_dataset
 
     tiny = build_tiny_xtts(tmp_path / "tiny")
     project = tmp_path / "voice"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_train_cli import FAST, cli
-from alltalk_gui.core.engines.xtts.tiny_model import make_speech_dataset
+from alltalk_gui.testing.speech import make_speech_dataset
 
 
 @pytest.fixture(scope="module")

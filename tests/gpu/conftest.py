@@ -50,7 +50,7 @@ def tiny_gpu(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def gpu_project(tmp_path_factory) -> Path:
     """A voice project whose dataset is 8 training and 2 evaluation clips of espeak-ng speech."""
-    from alltalk_gui.core.engines.xtts.tiny_model import make_speech_dataset
+    from alltalk_gui.testing.speech import make_speech_dataset
     from alltalk_gui.core.project.folder import VoiceProject
 
     project = VoiceProject.create(tmp_path_factory.mktemp("gpu_voice") / "voice", name="GPU Voice", language="en")

@@ -63,7 +63,7 @@ WHISPER_WPM = 150
 def render_speech(folder: str | Path) -> None:
     """Synthesize everything the GPU suite speaks into ``folder`` (with ALLTALK_SPEECH_CACHE set, this fills
     the cache: see benchmarks/gpu/bundles.py)."""
-    from alltalk_gui.core.engines.xtts.tiny_model import make_speech_dataset
+    from alltalk_gui.testing.speech import make_speech_dataset
     from alltalk_gui.testing.speech import synthesize
 
     folder = Path(folder)

@@ -39,7 +39,7 @@ def tiny_base(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def voice_project(tmp_path_factory):
-    from alltalk_gui.core.engines.xtts.tiny_model import make_speech_dataset
+    from alltalk_gui.testing.speech import make_speech_dataset
 
     project = VoiceProject.create(tmp_path_factory.mktemp("train_page") / "voice", name="Voice", language="en")
     make_speech_dataset(project.dataset_dir, n_train=3, n_eval=1)

@@ -8,7 +8,8 @@ import json
 import subprocess
 import sys
 
-from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts, make_speech_dataset
+from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
+from alltalk_gui.testing.speech import make_speech_dataset
 from tests.core.training.tiny_training import fast_config
 from tests.packaging.conftest import ROOT
 

@@ -39,8 +39,12 @@ DEFAULT_ENGINE = "xtts"
 
 ENGINES: dict[str, str] = {
     "xtts": "alltalk_gui.core.engines.xtts.engine",
+    "f5": "alltalk_gui.core.engines.f5.engine",
 }
 """Engine name -> the module whose ``ENGINE`` attribute implements :class:`Engine`. Register an engine here, once."""
+
+ALIASES: dict[str, str] = {"f5-tts": "f5", "xtts-v2": "xtts"}
+"""Other names people type for an engine (the command line accepts them); configs always hold the registry name."""
 
 
 class EngineError(Exception):
@@ -49,6 +53,25 @@ class EngineError(Exception):
 
 class BaseModelError(EngineError, ValueError):
     """The base-model folder cannot be used; the message names the file and what is wrong with it."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A voice sample for synthesis: mono float32 samples at the engine's :attr:`Engine.sample_rate`, and what is
+    said in it. XTTS v2 reads only the audio; F5-TTS infills after the clip and needs its exact transcript."""
+
+    samples: Any                     # numpy float32, 1-D
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Licence:
+    """The licence of an engine's base-model weights, shown before the first download."""
+
+    id: str                          # what app_settings records as accepted
+    title: str                       # "Coqui Public Model License"
+    url: str
+    summary: str                     # a paragraph in plain words: what it allows
 
 
 class TextCheck(Protocol):
@@ -81,11 +104,18 @@ class TrainingSetup:
     loss: Callable[..., dict[str, Any]]
     batch_size: Callable[[Any], int]
     split: Callable[[Any, int], list[Any]]
-    loss_parts: tuple[str, ...]      # names of the loss's parts, in the order Step and Eval events report them
+    loss_parts: tuple[str, ...]      # names of the loss's parts (Step/Eval fields), in the order they are reported
     parameters: int                  # all parameters of the model (trainable or not)
     trainable: int                   # of which train (after the memory levers)
     longest_batch: Callable[[int], Any]  # a collated batch of this many of the longest clips (auto sizing's probe)
     longest_seconds: float           # the longest training clip, in seconds
+    # Called after every optimizer step with the (prepared) model, e.g. to update an EMA of the weights.
+    after_step: Callable[[Any], None] | None = None
+    # Objects with state_dict()/load_state_dict() that every checkpoint saves and a resume restores beside the
+    # model and optimizer (accelerate's register_for_checkpointing), e.g. that EMA.
+    checkpointed: tuple[Any, ...] = ()
+    # Messages for the run's log once the model is built (e.g. characters added to the vocabulary).
+    notes: tuple[str, ...] = ()
 
 
 class Engine(Protocol):
@@ -99,6 +129,34 @@ class Engine(Protocol):
     base_model_files: tuple[str, ...]
     voice_files: tuple[str, ...]     # the base-model files synthesis reads
     export_formats: tuple[str, ...]
+    export_format_titles: dict[str, str]  # format -> what a person reads ("AllTalk v2 (models/xtts)")
+    base_model_setting: str          # the app-settings key remembering this engine's base-model folder
+    download_size: str               # the base model's download, in words ("about 1.4 GB")
+    licence: Licence
+    # The GenerationSettings fields synthesis reads (the preview's settings panel shows only these).
+    generation_settings: tuple[str, ...]
+    needs_reference_text: bool       # synthesis needs the reference clip's exact transcript (Reference.text)
+    languages_note: dict[str, str]   # language code -> a caveat shown when a project in it picks this engine;
+                                     # "*" for every language not listed
+    # TrainConfig fields this engine does not read (the config check refuses a changed one; the Train page's
+    # Advanced settings do not show them).
+    ignored_settings: tuple[str, ...]
+
+    def licence_accepted(self) -> bool:
+        ...
+
+    def accept_licence(self) -> None:
+        """Record that the user read and accepted :attr:`licence` (call only after showing it)."""
+        ...
+
+    def download_base_model(self, folder: str | os.PathLike[str], progress: Callable[[Any], None] | None = None
+                            ) -> Any:
+        """Download (or finish) the base model into ``folder`` through huggingface_hub and validate it.
+
+        Raises:
+            alltalk_gui.core.engines.hub_files.LicenceNotAccepted, DownloadError, BaseModelError
+        """
+        ...
 
     def validate_base_model(self, folder: str | os.PathLike[str]) -> Any:
         """Check a base-model folder; returns facts with at least ``parameters`` (trainable model size).
@@ -140,7 +198,7 @@ class Engine(Protocol):
         """
         ...
 
-    def synthesize(self, voice: Any, text: str, reference: Any, language: str, settings: Any) -> Any:
+    def synthesize(self, voice: Any, text: str, reference: Reference, language: str, settings: Any) -> Any:
         """Speak ``text`` in the reference's voice; mono float32 numpy at :attr:`output_sample_rate`.
 
         Raises:
@@ -159,14 +217,22 @@ def engine_names() -> Sequence[str]:
     return tuple(ENGINES)
 
 
+def engine_name(name: str) -> str:
+    """The registry name of ``name`` (an alias such as ``f5-tts`` included).
+
+    Raises:
+        EngineError: no engine has that name.
+    """
+    name = ALIASES.get(name, name)
+    if name not in ENGINES:
+        raise EngineError(f"Unknown engine '{name}'; the engines are {', '.join(ENGINES)}.")
+    return name
+
+
 def get_engine(name: str = DEFAULT_ENGINE) -> Engine:
     """The engine registered as ``name``.
 
     Raises:
         EngineError: no engine has that name.
     """
-    try:
-        module = ENGINES[name]
-    except KeyError:
-        raise EngineError(f"Unknown engine '{name}'; the engines are {', '.join(ENGINES)}.") from None
-    return importlib.import_module(module).ENGINE
+    return importlib.import_module(ENGINES[engine_name(name)]).ENGINE

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from alltalk_gui.core.dataclass_keys import unknown_keys, wrong_types
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, engine_names
+from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, engine_names, get_engine
 from alltalk_gui.core.training.run_folders import RunNameError, check_run_name
 
 OPTIMIZERS = ("adamw", "adamw8bit", "paged_adamw8bit")
@@ -132,6 +132,17 @@ class TrainConfig:
     text_ce_weight: float = 0.01
     mel_ce_weight: float = 1.0
 
+    # -- F5-TTS ------------------------------------------------------------------------------------------------------
+    # Keep an exponential moving average of the weights with this decay and export it instead of the trained
+    # weights; 0 = no EMA (the default: F5's 0.9999 barely moves in a fine-tune of a few hundred steps, and F5's
+    # own notes say EMA can hurt early fine-tunes). 0.999 averages over about the last 1,000 steps. Costs one more
+    # fp32 copy of the model (1.3 GB for F5 v1 Base) in GPU memory and in every checkpoint.
+    ema_decay: float = 0.0
+    # Characters of the transcripts that the base model's vocabulary lacks (F5-TTS reads them as spaces) are added
+    # to it, each with a new row of the text embedding that learns from your clips alone (F5's own fine-tuning
+    # does the same). Off: such characters stop the run before it starts, with the list, so you can decide.
+    add_missing_characters: bool = False
+
     # -- checkpoints -------------------------------------------------------------------------------------------------
     # Save full training state every N optimizer steps (0: only at epoch ends). Each save writes the GPT
     # weights plus optimizer moments (about 5 GB for the real model with AdamW).
@@ -240,6 +251,13 @@ class TrainConfig:
             raise ConfigError("min_conditioning_seconds must be above 0 and at most max_conditioning_seconds.")
         if self.engine not in engine_names():
             raise ConfigError(f"engine must be one of {', '.join(engine_names())} (it is '{self.engine}').")
+        if not 0 <= self.ema_decay < 1:
+            raise ConfigError(f"ema_decay must be in [0, 1) (it is {self.ema_decay}); 0 keeps no EMA.")
+        engine = get_engine(self.engine)
+        unused = [name for name in engine.ignored_settings if getattr(self, name) != _DEFAULTS[name]]
+        if unused:
+            raise ConfigError(f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} nothing for "
+                              f"{engine.title}; leave {'it' if len(unused) == 1 else 'them'} at the default.")
         if not self.base_model_dir:
             raise ConfigError("base_model_dir is not set: point it to the engine's base-model folder.")
         if not self.project_dir and not self.dataset_dir:
@@ -259,6 +277,9 @@ class TrainConfig:
     def run_dir(self) -> Path:
         root = Path(self.project_dir) if self.project_dir else self.dataset_path.parent
         return root / "runs" / self.run_name
+
+
+_DEFAULTS = {f.name: f.default for f in fields(TrainConfig)}
 
 
 def _convert(key: str, raw: str, kind: Any) -> Any:

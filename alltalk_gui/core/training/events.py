@@ -119,13 +119,14 @@ class Step(Event):
     step: int
     epoch: int
     loss: float
-    loss_text_ce: float
-    loss_mel_ce: float
     lr: float
     grad_norm: float
     samples_per_s: float
     step_time_s: float
     total_steps: int
+    # XTTS v2's two parts of the loss (its TrainingSetup.loss_parts); None for an engine with one loss (F5-TTS).
+    loss_text_ce: float | None = None
+    loss_mel_ce: float | None = None
 
 
 @dataclass
@@ -160,10 +161,10 @@ class Eval(Event):
     step: int
     epoch: int
     loss: float
-    loss_text_ce: float
-    loss_mel_ce: float
     clips: int
     best: bool
+    loss_text_ce: float | None = None  # as in Step
+    loss_mel_ce: float | None = None
 
 
 @dataclass

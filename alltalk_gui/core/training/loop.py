@@ -315,6 +315,10 @@ class TrainingRun:
 
         model, optimizer, train_loader, eval_loader, scheduler = acc.prepare(
             parts.model, optimizer, train_loader, eval_loader, scheduler)
+        for extra in parts.checkpointed:  # saved and restored with the model (e.g. an EMA of the weights)
+            acc.register_for_checkpointing(extra)
+        for note in parts.notes:
+            yield Log(level=LogLevel.INFO, message=note)
         steps_per_epoch = math.ceil(len(train_loader) / cfg.grad_accum_steps)
         total_steps = min(steps_per_epoch * cfg.epochs, cfg.max_steps) if cfg.max_steps else steps_per_epoch * cfg.epochs
         retry = OutOfMemoryRetry(model, acc, cfg, loss=parts.loss, batch_size=parts.batch_size, split=parts.split,
@@ -438,6 +442,8 @@ class TrainingRun:
                 # 3. report the step (losses of all processes)
                 p.retry.step_done()
                 st.global_step += 1
+                if p.engine.after_step is not None:
+                    p.engine.after_step(acc.unwrap_model(p.model))
                 yield self._step_event(p, acc.reduce(sums, reduction="sum"), grad_norm, time.time() - step_start)
                 if time.time() - last_memory >= cfg.memory_interval_s:
                     last_memory = time.time()

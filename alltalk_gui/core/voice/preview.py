@@ -28,7 +28,7 @@ import numpy as np
 from alltalk_gui.core import atomic, safe_paths
 from alltalk_gui.core.training.checkpoints import CheckpointInfo, read_checkpoint
 from alltalk_gui.core.dataclass_keys import unknown_keys
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, BaseModelError, EngineError, get_engine
+from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, BaseModelError, EngineError, Reference, get_engine
 from alltalk_gui.core.resources import resource_path
 
 CHECKPOINT_PREVIEW_MIN_GPU_GIB = 16.0  # below this, previews during training start switched off
@@ -44,7 +44,8 @@ class PreviewError(Exception):
 
 @dataclass(frozen=True)
 class GenerationSettings:
-    """What ``Xtts.inference`` samples with. Defaults: XTTS v2's released config.json."""
+    """What synthesis samples with. Each engine reads some of the fields (``Engine.generation_settings``): XTTS v2
+    all but ``steps``, with the defaults of its released config.json; F5-TTS ``steps``, ``speed`` and ``seed``."""
 
     temperature: float = 0.75          # randomness of the GPT's sampling; lower is flatter and steadier
     length_penalty: float = 1.0        # only matters with beam search; kept for completeness
@@ -54,6 +55,7 @@ class GenerationSettings:
     speed: float = 1.0                 # stretches the GPT latents before the vocoder: 1.2 is 20 % faster
     seed: int = 0                      # the same seed gives the same sampling: A/B compares like with like
     max_new_tokens: int = 0            # cap on audio codes (about 1/21 s each); 0 = the model's own limit
+    steps: int = 32                    # F5-TTS: ODE steps (NFE), each two passes of the model; 16 is twice as fast
 
     @classmethod
     def from_base_model(cls, base_model_dir: str | os.PathLike[str] | None) -> "GenerationSettings":
@@ -92,6 +94,8 @@ class GenerationSettings:
             raise PreviewError(f"speed must be between 0.25 and 4 (it is {self.speed}).")
         if self.max_new_tokens < 0:
             raise PreviewError("max_new_tokens cannot be negative.")
+        if not 1 <= self.steps <= 128:
+            raise PreviewError(f"steps must be between 1 and 128 (it is {self.steps}).")
 
     def generate_kwargs(self) -> dict[str, Any]:
         kwargs: dict[str, Any] = {k: getattr(self, k) for k in
@@ -118,6 +122,7 @@ class PreviewResult:
     wer: float | None = None
     transcript: str | None = None
     wer_note: str = ""                  # why there is no WER, when there is none
+    reference_text: str = ""            # the reference clip's words, for an engine that reads them (F5-TTS)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -232,9 +237,9 @@ class PreviewEngine:
                 raise PreviewError(str(exc)) from exc
         return self._models[key]
 
-    def synthesize(self, base_model_dir: Path, weights: Path | None, text: str, reference: np.ndarray,
+    def synthesize(self, base_model_dir: Path, weights: Path | None, text: str, reference: Reference,
                    language: str, settings: GenerationSettings) -> np.ndarray:
-        """Speak ``text``; returns mono float32 at the engine's output rate (24 kHz for XTTS v2).
+        """Speak ``text``; returns mono float32 at the engine's output rate (24 kHz for XTTS v2 and F5-TTS).
 
         Raises:
             PreviewError: empty text, a language or characters the model does not know, bad settings.
@@ -269,27 +274,33 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
                      checkpoint: CheckpointInfo | None, text: str, references: list[str | os.PathLike[str]],
                      language: str, settings: GenerationSettings, out_dir: str | os.PathLike[str],
                      stem: str | None = None, checker: Any = None, out_file: str | os.PathLike[str] | None = None,
-                     progress: ProgressCallback | None = None) -> PreviewResult:
+                     progress: ProgressCallback | None = None, reference_text: str = "") -> PreviewResult:
     """Generate one preview and save it (wav + JSON) into ``out_dir`` (or exactly ``out_file``).
 
     Args:
         checkpoint: the fine-tuned checkpoint, or None for the base model alone.
-        references: reference clips (see :mod:`alltalk_gui.core.voice.references`).
+        references: reference clips (see :mod:`alltalk_gui.core.voice.references`). An engine that reads the
+            reference's words (F5-TTS) takes the first clip only, with ``reference_text`` or, when that is
+            empty, the transcript :func:`~alltalk_gui.core.voice.references.reference_text` finds for it.
         checker: an :class:`alltalk_gui.core.transcription.wer.IntelligibilityChecker`; None skips the WER.
         stem: file name without extension; default ``<time>_<words of the text>_<label>``.
 
     Raises:
         PreviewError: see :meth:`PreviewEngine.synthesize`; ReferenceClipError: a reference cannot be read.
     """
-    from alltalk_gui.core.voice.references import load_references
-
     report = progress or (lambda _what, _fraction: None)
     label = TUNED_LABEL if checkpoint is not None else BASE_LABEL
     base = Path(base_model_dir)
     if not " ".join(text.split()):
         raise PreviewError("The text is empty: type a sentence to hear.")
     settings.validate()
-    reference = load_references(list(references))
+    if checkpoint is not None and checkpoint.engine != engine.engine.name:
+        raise PreviewError(f"{checkpoint.label} was trained with {get_engine(checkpoint.engine).title}, not "
+                           f"{engine.engine.title}.")
+    references = list(references)
+    reference = load_reference(engine.engine, references, reference_text)
+    if engine.engine.needs_reference_text:
+        references = references[:1]
     report(f"Loading the {label} model", 0.1)
     engine.model(base, checkpoint.weights if checkpoint else None)
     report(f"Speaking with the {label} model", 0.3)
@@ -315,7 +326,7 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
         checkpoint=str(checkpoint.path) if checkpoint else None,
         checkpoint_label=checkpoint.label if checkpoint else "base model",
         references=[str(r) for r in references], settings=settings, sample_rate=rate,
-        duration_s=wav.size / rate, generation_s=elapsed,
+        duration_s=wav.size / rate, generation_s=elapsed, reference_text=reference.text,
     )
     if checker is not None:
         report("Listening with Whisper", 0.8)
@@ -331,11 +342,28 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
     return result
 
 
+def load_reference(engine: Any, paths: list[str | os.PathLike[str]], text: str = "") -> Reference:
+    """The reference for ``engine``: the clips' audio at its rate and, for an engine that reads them, the first
+    clip's words (``text``, or the transcript found for it).
+
+    Raises:
+        ReferenceClipError: a clip cannot be read, or its words are needed and unknown.
+    """
+    from alltalk_gui.core.voice.references import load_references, reference_text
+
+    if not engine.needs_reference_text:
+        return Reference(load_references(paths, engine.sample_rate))
+    first = paths[:1]
+    words = " ".join(text.split()) or (reference_text(first[0]) if first else "")
+    return Reference(load_references(first, engine.sample_rate), words)
+
+
 def generate_ab(engine: PreviewEngine, *, checkpoint: CheckpointInfo, text: str,
                 references: list[str | os.PathLike[str]], language: str, settings: GenerationSettings,
                 out_dir: str | os.PathLike[str], checker: Any = None,
                 base_model_dir: str | os.PathLike[str] | None = None,
-                progress: ProgressCallback | None = None) -> tuple[PreviewResult, PreviewResult]:
+                progress: ProgressCallback | None = None, reference_text: str = ""
+                ) -> tuple[PreviewResult, PreviewResult]:
     """The same sentence, references and seed from the base model and from ``checkpoint``: (base, fine-tuned)."""
     report = progress or (lambda _what, _fraction: None)
     base = Path(base_model_dir) if base_model_dir else checkpoint.base_model_dir
@@ -352,7 +380,7 @@ def generate_ab(engine: PreviewEngine, *, checkpoint: CheckpointInfo, text: str,
         both.append(generate_preview(
             engine, base_model_dir=base, checkpoint=ckpt, text=text, references=references, language=language,
             settings=settings, out_dir=folder, stem=f"{stem}_{label}", checker=checker,
-            progress=lambda what, f, i=i: report(what, (i + f) / 2),
+            progress=lambda what, f, i=i: report(what, (i + f) / 2), reference_text=reference_text,
         ))
     return both[0], both[1]
 
@@ -379,7 +407,7 @@ def checkpoint_preview(checkpoint_dir: str | os.PathLike[str], text: str,
         project = Path(checkpoint.config.get("project_dir") or checkpoint.path.parents[3])
         out_dir = project / "previews" / checkpoint.run
     return generate_preview(
-        engine or PreviewEngine(), base_model_dir=checkpoint.base_model_dir, checkpoint=checkpoint, text=text,
+        engine or PreviewEngine(engine=checkpoint.engine), base_model_dir=checkpoint.base_model_dir, checkpoint=checkpoint, text=text,
         references=references, language=language or checkpoint.language or "en",
         settings=settings or GenerationSettings.from_base_model(checkpoint.base_model_dir), out_dir=out_dir,
         stem=f"step_{checkpoint.step:07d}", checker=checker,

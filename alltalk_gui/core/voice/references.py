@@ -1,13 +1,15 @@
-"""Reference clips: the few seconds of the speaker's voice that XTTS conditions every generation on.
+"""Reference clips: the few seconds of the speaker's voice that the model conditions every generation on.
 
-Preview and export both need them. :func:`choose_references` picks them from the project's training dataset
+Preview and export both need them. XTTS v2 reads the audio only; F5-TTS continues a clip and needs exactly what
+is said in it: :func:`reference_text` finds it (a dataset clip's transcript, or a text file beside the clip). :func:`choose_references` picks them from the project's training dataset
 (``dataset/metadata_train.csv`` and ``metadata_eval.csv``): clips of 3 to 10 seconds that carry none of the
 audio flags the transcript editor uses (clipping, noise-like audio; same thresholds as
 :mod:`alltalk_gui.core.transcript.flags`), cleanest first. The user can replace them with any files.
 
 :func:`load_references` decodes them with :mod:`alltalk_gui.core.audio.decode` (no FFmpeg needed; coqui's own loader
-needs a system FFmpeg) into one mono 22 050 Hz signal: the clips one after another with a short pause between.
-XTTS uses the first seconds of that signal for the GPT's style latents and all of it for the speaker embedding.
+needs a system FFmpeg) into one mono signal at the engine's rate (XTTS v2: 22 050 Hz): the clips one after another with a short pause
+between. XTTS uses the first seconds of that signal for the GPT's style latents and all of it for the speaker
+embedding.
 No torch here: the GUI calls this on its own thread.
 """
 
@@ -96,8 +98,8 @@ def choose_references(dataset_dir: str | os.PathLike[str], count: int = DEFAULT_
     return found[:count]
 
 
-def load_references(paths: list[str | os.PathLike[str]]) -> np.ndarray:
-    """Decode reference files into one mono float32 signal at 22 050 Hz (clips joined by short pauses).
+def load_references(paths: list[str | os.PathLike[str]], sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+    """Decode reference files into one mono float32 signal at ``sample_rate`` (clips joined by short pauses).
 
     Raises:
         ReferenceClipError: no paths, or a file is missing, unreadable, or shorter than half a second.
@@ -105,7 +107,7 @@ def load_references(paths: list[str | os.PathLike[str]]) -> np.ndarray:
     if not paths:
         raise ReferenceClipError("No reference clip was given: the model needs a few seconds of the voice to copy.")
     parts: list[np.ndarray] = []
-    gap = np.zeros(int(GAP_S * SAMPLE_RATE), dtype=np.float32)
+    gap = np.zeros(int(GAP_S * sample_rate), dtype=np.float32)
     for path in paths:
         path = Path(path)
         if not path.is_file():
@@ -114,10 +116,48 @@ def load_references(paths: list[str | os.PathLike[str]]) -> np.ndarray:
             samples, rate = audio.load(path)
         except audio.AudioError as exc:
             raise ReferenceClipError(f"The reference clip {path.name} cannot be read: {exc}") from exc
-        mono = audio.resample(audio.to_mono(samples), rate, SAMPLE_RATE)
-        if mono.size < SAMPLE_RATE // 2:
+        mono = audio.resample(audio.to_mono(samples), rate, sample_rate)
+        if mono.size < sample_rate // 2:
             raise ReferenceClipError(f"The reference clip {path.name} is shorter than half a second.")
         if parts:
             parts.append(gap)
         parts.append(mono.astype(np.float32, copy=False))
     return np.clip(np.concatenate(parts), -1.0, 1.0)
+
+
+TEXT_SUFFIXES = (".reference.txt", ".txt")  # AllTalk's F5 voices: voices/<x>.wav beside <x>.reference.txt
+
+
+def reference_text(path: str | os.PathLike[str]) -> str:
+    """What is said in the reference clip ``path``: a text file beside it (``<name>.reference.txt``, as AllTalk
+    keeps F5 voices, or ``<name>.txt``), else its transcript in the dataset it belongs to (the metadata CSVs of
+    the clip's folder or the folder above, where the dataset export puts them).
+
+    Raises:
+        ReferenceClipError: no transcript was found; the message says how to give one.
+    """
+    path = Path(path)
+    for suffix in TEXT_SUFFIXES:
+        beside = path.with_name(path.stem + suffix)
+        if beside.is_file():
+            try:
+                text = " ".join(beside.read_text(encoding="utf-8").split())
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ReferenceClipError(f"The transcript {beside} cannot be read: {exc}") from exc
+            if text:
+                return text
+    resolved = path.resolve()
+    for folder in (path.parent, path.parent.parent):
+        for name in (TRAIN_CSV, EVAL_CSV):
+            if not (folder / name).is_file():
+                continue
+            try:
+                rows = read_metadata(folder / name)
+            except MetadataError:
+                continue
+            for row in rows:
+                if (folder / row.audio_file).resolve() == resolved:
+                    return row.text
+    raise ReferenceClipError(f"The words of the reference clip {path.name} are not known: F5-TTS needs its exact "
+                             f"transcript. Pick a clip of the dataset, or put the words into {path.stem}.txt beside "
+                             "it.")

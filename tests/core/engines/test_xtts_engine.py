@@ -20,7 +20,8 @@ from alltalk_gui.core.engines.xtts.model import (
 )
 from alltalk_gui.core.engines.xtts.data import ClipDataset, collate, load_dataset
 from alltalk_gui.core.training.data import BucketBatchSampler
-from alltalk_gui.core.engines.xtts.tiny_model import TINY, TINY_DVAE, build_tiny_xtts, make_speech_dataset
+from alltalk_gui.core.engines.xtts.tiny_model import TINY, TINY_DVAE, build_tiny_xtts
+from alltalk_gui.testing.speech import make_speech_dataset
 
 
 @pytest.fixture(scope="module")

@@ -189,7 +189,8 @@ def test_a_run_name_with_separators_never_starts(tmp_path):
 
 @pytest.fixture(scope="module")
 def tiny_project(tmp_path_factory):
-    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts, make_speech_dataset
+    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
+    from alltalk_gui.testing.speech import make_speech_dataset
 
     root = tmp_path_factory.mktemp("launch")
     tiny = build_tiny_xtts(root / "tiny")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from alltalk_gui.core.engines.xtts.tiny_model import make_speech_dataset
+from alltalk_gui.testing.speech import make_speech_dataset
 from alltalk_gui.core.training import schedule
 from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.training.events import Started, Step

@@ -15,7 +15,8 @@ from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.training.events import Done, Error, Started, Step
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV
 from alltalk_gui.core.training.loop import train
-from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts, make_speech_dataset
+from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
+from alltalk_gui.testing.speech import make_speech_dataset
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from safetensors.torch import load_file
 from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.training.events import Checkpoint, Done, Eval, Memory, Started, Step
 from alltalk_gui.core.training.loop import CHECKPOINTS, STATE_FILE, latest_checkpoint, train
-from alltalk_gui.core.engines.xtts.tiny_model import make_speech_dataset
+from alltalk_gui.testing.speech import make_speech_dataset
 from tests.core.training.tiny_training import fast_config
 
 

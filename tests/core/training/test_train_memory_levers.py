@@ -17,7 +17,7 @@ from alltalk_gui.core.training.levers import apply_memory_levers
 from alltalk_gui.core.training.events import Done, Started, Step
 from alltalk_gui.core.engines.xtts.export import compact_state
 from alltalk_gui.core.training.loop import latest_checkpoint, train
-from alltalk_gui.core.engines.xtts.tiny_model import make_speech_dataset
+from alltalk_gui.testing.speech import make_speech_dataset
 from tests.core.training.tiny_training import fast_config
 
 

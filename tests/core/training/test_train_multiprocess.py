@@ -25,7 +25,8 @@ def test_two_processes_stay_in_sync_and_write_events_once(tmp_path):
     import torch
 
     from alltalk_gui.core.engines.xtts.model import gpt_state_from_model_file
-    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts, make_speech_dataset
+    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
+    from alltalk_gui.testing.speech import make_speech_dataset
 
     tiny = build_tiny_xtts(tmp_path / "tiny")
     project = tmp_path / "project"

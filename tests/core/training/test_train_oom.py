@@ -14,7 +14,7 @@ from alltalk_gui.core.engines.xtts import model as xtts_model
 from alltalk_gui.core.training.events import Checkpoint, Done, Error, Log, MicroBatch, Started, Step
 from alltalk_gui.core.training.loop import MEMORY_FILE, latest_checkpoint, train
 from alltalk_gui.core.engines.xtts.data import ClipDataset, collate, split_batch
-from alltalk_gui.core.engines.xtts.tiny_model import make_speech_dataset
+from alltalk_gui.testing.speech import make_speech_dataset
 from tests.core.training.tiny_training import fast_config
 
 

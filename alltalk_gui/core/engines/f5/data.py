@@ -131,3 +131,131 @@ def max_frames() -> int:
     """Mel frames of the longest clip kept (30 s): the sequence length memory estimates are made for."""
     return frames(MAX_SECONDS)
 
+
+
+# -- the training loop's data (alltalk_gui.core.training.loop, through the engine) -----------------------------------
+
+@dataclass(frozen=True)
+class TrainClip:
+    """A dataset clip checked for F5 training: its file, transcript, F5 tokens and length in mel frames."""
+
+    audio_path: Path
+    text: str
+    tokens: tuple[str, ...]     # as F5 tokenizes the text (pinyin syllables for Chinese characters)
+    frames: int                 # mel frames at 24 kHz: the length key of length-bucketed batches
+    where: str                  # "metadata_train.csv line 4 (wavs/a.wav)", for messages
+
+
+def load_dataset(dataset_dir: str | os.PathLike[str], vocab: list[str], *, min_seconds: float, max_seconds: float,
+                 add_missing: bool) -> tuple[list[TrainClip], list[TrainClip], list[str]]:
+    """The training and eval clips of a dataset folder (the app's dataset export), every clip checked.
+
+    Every problem is collected and reported together: a missing or unreadable audio file, a clip outside
+    ``min_seconds``-``max_seconds``, and characters the vocabulary lacks (unless
+    ``add_missing``, the user's consent to add them). Nothing is skipped silently.
+
+    Returns:
+        (train clips, eval clips, tokens to add to the vocabulary, most frequent first; empty unless add_missing)
+    Raises:
+        alltalk_gui.core.training.data.DatasetError
+    """
+    from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataError, read_metadata
+    from alltalk_gui.core.engines.f5.text import missing_report, missing_tokens
+    from alltalk_gui.core.training.data import DatasetError, check_dataset_folder
+
+    dataset_dir = check_dataset_folder(dataset_dir)
+    problems: list[str] = []
+    loaded: dict[str, list[TrainClip]] = {}
+    for csv_name in (TRAIN_CSV, EVAL_CSV):
+        try:
+            rows = read_metadata(dataset_dir / csv_name)
+        except MetadataError as exc:
+            raise DatasetError(f"The dataset in {dataset_dir} cannot be read: {exc}") from exc
+        if not rows:
+            raise DatasetError(f"{dataset_dir / csv_name} lists no clips. Training needs at least one training and "
+                               "one eval clip.")
+        loaded[csv_name] = clips = []
+        for number, row in enumerate(rows, start=2):  # line 1 is the header
+            where = f"{csv_name} line {number} ({row.audio_file})"
+            problem, clip = _check_clip(dataset_dir, row, where, min_seconds, max_seconds)
+            if problem:
+                problems.append(problem)
+            else:
+                clips.append(clip)
+    if problems:
+        raise DatasetError(f"{len(problems)} clip(s) in {dataset_dir} cannot be used by F5-TTS; nothing was "
+                           "changed:", problems)
+    texts = [c.text for clips in loaded.values() for c in clips]
+    missing = missing_tokens(texts, vocab)
+    if missing and not add_missing:
+        raise DatasetError(missing_report(missing) + " To add them, set add_missing_characters=true (the Train "
+                           "page: Advanced settings); to correct the transcripts, use the Transcribe & Edit step.")
+    return loaded[TRAIN_CSV], loaded[EVAL_CSV], [m.token for m in missing]
+
+
+def _check_clip(dataset_dir: Path, row, where: str, min_seconds: float,
+                max_seconds: float) -> tuple[str | None, TrainClip | None]:
+    from alltalk_gui.core.audio.decode import AudioError, load  # NaN and infinity decode as 0
+
+    path = (dataset_dir / row.audio_file).resolve()
+    if not path.is_file():
+        return f"{where}: the audio file does not exist.", None
+    try:
+        samples, rate = load(path)
+    except AudioError as exc:
+        return f"{where}: the audio file cannot be read ({str(exc).strip() or type(exc).__name__}).", None
+    seconds = samples.shape[0] / rate
+    if seconds > max_seconds:
+        return (f"{where}: the clip is {seconds:.1f} s long; the limit is {max_seconds:g} s (max_audio_seconds). "
+                "Split it into shorter clips."), None
+    if seconds < min_seconds:
+        return (f"{where}: the clip is {seconds:.2f} s long; the minimum is {min_seconds:g} s "
+                "(min_audio_seconds): F5-TTS learns little from less than a second."), None
+    return None, TrainClip(path, row.text, tuple(tokenize(row.text)), frames(seconds), where)
+
+
+class ClipSet:
+    """The clips as training items (:class:`F5Sample`: Vocos mel and token ids), decoded when asked for.
+
+    Nothing here is random: the randomness of F5's objective (time, noise, masked span, dropped conditions)
+    is drawn inside ``CFM.forward`` from torch's and Python's generators, whose states every checkpoint saves,
+    so a resumed run draws what the straight run drew.
+    """
+
+    def __init__(self, clips: list[TrainClip], vocab: list[str]) -> None:
+        self.clips = clips
+        self.ids = {token: i for i, token in enumerate(vocab)}
+
+    def set_epoch(self, epoch: int) -> None:  # noqa: ARG002 - the loop's dataset interface; order lives in the sampler
+        return None
+
+    def __len__(self) -> int:
+        return len(self.clips)
+
+    def __getitem__(self, index: int) -> F5Sample:
+        import torch
+
+        clip = self.clips[index]
+        ids = torch.tensor(token_ids(list(clip.tokens), self.ids), dtype=torch.long)
+        return F5Sample(mel=mel_spectrogram(load_audio_24k(clip.audio_path)), tokens=ids,
+                        clip=F5Clip(clip.audio_path, clip.text))
+
+
+def batch_size(batch: dict[str, Any]) -> int:
+    return int(batch["mel"].shape[0])
+
+
+def split_batch(batch: dict[str, Any], parts: int) -> list[dict[str, Any]]:
+    """Cut a collated batch into ``parts`` smaller ones (the last may be smaller), each trimmed to its own longest
+    mel and text: what the loop runs when a whole micro-batch does not fit in memory."""
+    import math
+
+    size = batch_size(batch)
+    step = max(1, math.ceil(size / parts))
+    out = []
+    for start in range(0, size, step):
+        rows = slice(start, start + step)
+        mel_len, text_len = int(batch["mel_lengths"][rows].max()), int(batch["text_lengths"][rows].max())
+        out.append({"mel": batch["mel"][rows, :mel_len], "mel_lengths": batch["mel_lengths"][rows],
+                    "text": batch["text"][rows, :text_len], "text_lengths": batch["text_lengths"][rows]})
+    return out

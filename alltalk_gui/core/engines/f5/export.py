@@ -14,28 +14,37 @@ The plain F5 folder has the same files; ``f5-tts_infer-cli -p model_<step>.safet
 --model_cfg model_cfg.yaml`` loads it (``--model_cfg`` is needed only for a non-v1-Base architecture such as
 the tiny test model; AllTalk always assumes v1 Base).
 
-Everything is written into a hidden temporary folder beside the target and renamed into place at the end (an
-existing target is moved aside first and removed after), so a crash never leaves a half-written model folder.
+plus, from :func:`export_checkpoint` (what the app's Export runs), ``README.md`` (licence, base model,
+checkpoint, settings, how to use it) and ``export_info.json`` (the same for programs).
+
+Everything is written into a hidden staging folder beside the target and renamed into place at the end
+(:mod:`alltalk_gui.core.voice.publish`, shared with XTTS v2's export: an existing target is moved aside first
+and removed after), so a crash never leaves a half-written model folder.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
 import shutil
-import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from alltalk_gui.core import atomic
+from alltalk_gui.core import atomic, folders
+from alltalk_gui.core.engines.f5 import download
 from alltalk_gui.core.engines.f5.files import ARCH_FILE, VOCAB_FILE, VOCOS_DIR, VOCOS_FILES, arch_document, write_vocab
+from alltalk_gui.core.voice import export as neutral, publish
+from alltalk_gui.core.voice.export import ExportError, ExportOptions, ExportResult, safe_name
 
 ALLTALK_PATTERN = "*tts_v*"
+HEADROOM_BYTES = 16 << 20  # README, JSON, vocabulary and file-system overhead
 
 
-class F5ExportError(RuntimeError):
+class F5ExportError(ExportError):
     """The export cannot be made; nothing was written (or what was written has been removed)."""
 
 
@@ -53,6 +62,7 @@ class F5ExportResult:
     folder: Path
     weights: Path
     files: list[str]
+    warnings: list[str]
 
 
 def alltalk_name(voice: str) -> str:
@@ -69,7 +79,8 @@ def alltalk_name(voice: str) -> str:
 
 def export_f5(state: dict[str, Any], vocab: list[str], arch: dict[str, Any], vocoder_dir: str | os.PathLike[str],
               target: str | os.PathLike[str], step: int = 0, references: tuple[ReferenceVoice, ...] = (),
-              overwrite: bool = False, alltalk: bool = True) -> F5ExportResult:
+              overwrite: bool = False, alltalk: bool = True, extra_files: dict[str, str] | None = None
+              ) -> F5ExportResult:
     """Write an F5 model folder at ``target``.
 
     Args:
@@ -83,6 +94,7 @@ def export_f5(state: dict[str, Any], vocab: list[str], arch: dict[str, Any], voc
         references: reference clips to include under ``voices/``.
         overwrite: replace a non-empty target.
         alltalk: check the AllTalk naming rule.
+        extra_files: text files to write beside the weights (name -> content), e.g. README.md.
     Raises:
         F5ExportError: a bad name, an occupied target, a missing vocoder file, or a write failure (undone).
     """
@@ -100,11 +112,14 @@ def export_f5(state: dict[str, Any], vocab: list[str], arch: dict[str, Any], voc
     for name in VOCOS_FILES:
         if not (vocoder_dir / name).is_file():
             raise F5ExportError(f"The vocoder file {vocoder_dir / name} is missing.")
-    if target.exists() and (not target.is_dir() or (any(target.iterdir()) and not overwrite)):
-        raise F5ExportError(f"{target} already exists and is not empty; choose another name or allow overwriting.")
+    publish.recover_interrupted(target.parent, target.name)
+    try:
+        publish.check_target(target, overwrite)
+    except ExportError as exc:
+        raise F5ExportError(str(exc)) from None
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.export-", dir=target.parent))
-    os.chmod(tmp, 0o755)  # mkdtemp makes it private; AllTalk may run as another user
+    warnings = publish.remove_stale_temporaries(target.parent, target.name)
+    tmp = publish.staging_folder(target.parent, target.name)
     weights = f"model_{int(step)}.safetensors"
     try:
         save_file({k: v.contiguous() for k, v in state.items()}, str(tmp / weights))
@@ -116,18 +131,21 @@ def export_f5(state: dict[str, Any], vocab: list[str], arch: dict[str, Any], voc
         for name in VOCOS_FILES:
             shutil.copy2(vocoder_dir / name, tmp / VOCOS_DIR / name)
         _write_references(tmp / "voices", references)
+        for name, text in (extra_files or {}).items():
+            atomic.write_text(tmp / name, text)
         for path in tmp.rglob("*"):
             if path.is_file():
-                os.chmod(path, 0o644)
                 atomic._fsync_file(path)
-        _publish(tmp, target)
+        publish.readable_by_all(tmp)
+        warnings += publish.publish(tmp, target)
     except BaseException as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
+        left = folders.remove_tree(tmp)
         if isinstance(exc, OSError):
-            raise F5ExportError(f"The export to {target} failed and was undone: {exc}") from exc
+            raise F5ExportError(f"The export to {target} failed and was undone: {exc}"
+                                + (f" {left}" if left else "")) from exc
         raise
     files = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
-    return F5ExportResult(folder=target, weights=target / weights, files=files)
+    return F5ExportResult(folder=target, weights=target / weights, files=files, warnings=warnings)
 
 
 def _write_references(folder: Path, references: tuple[ReferenceVoice, ...]) -> None:
@@ -144,18 +162,133 @@ def _write_references(folder: Path, references: tuple[ReferenceVoice, ...]) -> N
         atomic.write_text(folder / f"{name}.reference.txt", ref.text.strip() + "\n")
 
 
-def _publish(tmp: Path, target: Path) -> None:
-    """Rename the finished folder into place; at every moment ``target`` is the old folder or the whole new one."""
-    if target.exists():
-        aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-        os.rmdir(aside)
-        os.rename(target, aside)
+# -- a training checkpoint, as the app's Export writes it --------------------------------------------------------
+
+_SETTING_KEYS = ("epochs", "max_steps", "batch_size", "grad_accum_steps", "lr", "lr_batch", "optimizer",
+                 "lr_schedule", "warmup_steps", "weight_decay", "max_grad_norm", "mixed_precision",
+                 "gradient_checkpointing", "lora_rank", "lora_dropout", "ema_decay", "add_missing_characters",
+                 "max_audio_seconds", "min_audio_seconds", "seed", "language")
+
+
+def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: ExportOptions, *, project_name: str = "",
+                      progress: Callable[[str, float], None] | None = None) -> ExportResult:
+    """Write the voice of an F5 training checkpoint into ``out_dir/<name>``: :func:`export_f5` with the run's
+    model (LoRA merged, EMA when the run kept one, its grown vocabulary), the reference clips with their exact
+    transcripts, a README and ``export_info.json``. For ``alltalk`` the name is made one AllTalk lists
+    (:func:`alltalk_name`). Arguments and errors are :func:`alltalk_gui.core.voice.export.export_voice`'s.
+    """
+    from alltalk_gui.core.engines.f5.tuned import tuned_cfm
+    from alltalk_gui.core.engines.f5.model import export_state
+    from alltalk_gui.core.engines.engine import BaseModelError
+    from alltalk_gui.core.voice.references import ReferenceClipError, reference_text
+
+    report = progress or (lambda _what, _fraction: None)
+    voice = options.name or project_name or checkpoint.run
+    name = alltalk_name(voice) if options.format == "alltalk" else safe_name(voice)
+    out_dir = Path(out_dir).expanduser().absolute()
+    base = checkpoint.base_model_dir
+    references = []
+    for i, path in enumerate(Path(p) for p in options.references):
+        if not path.is_file():
+            raise F5ExportError(f"The reference clip {path} does not exist.")
         try:
-            os.rename(tmp, target)
-        except OSError:
-            os.rename(aside, target)
-            raise
-        shutil.rmtree(aside, ignore_errors=True)
-    else:
-        os.rename(tmp, target)
-    atomic._fsync_dir(target.parent)
+            text = reference_text(path)
+        except ReferenceClipError as exc:
+            raise F5ExportError(str(exc)) from exc
+        references.append(ReferenceVoice(f"{name}_{i + 1}" if len(options.references) > 1 else name, path, text))
+    report("Reading the weights", 0.05)
+    try:
+        model = tuned_cfm(base, checkpoint.path)
+    except BaseModelError as exc:
+        raise F5ExportError(str(exc)) from exc
+    state = export_state(model.cfm)
+    if options.half:
+        state = {k: v.half() if v.is_floating_point() else v for k, v in state.items()}
+    needed = (sum(t.numel() * t.element_size() for t in state.values()) + HEADROOM_BYTES
+              + sum((base / VOCOS_DIR / n).stat().st_size for n in VOCOS_FILES if (base / VOCOS_DIR / n).is_file())
+              + sum(r.wav.stat().st_size for r in references))
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise F5ExportError(f"Cannot create the output folder {out_dir}: {exc.strerror or exc}.") from exc
+    free = neutral.disk_free_bytes(out_dir)  # through the module: tests simulate a full disk there
+    if free < needed:
+        raise F5ExportError(f"Not enough free space in {out_dir}: the export needs about {needed / 1e6:.0f} MB "
+                            f"and {free / 1e6:.0f} MB are free. Free some space or export somewhere else.")
+    info = _export_info(checkpoint, options, name, model, [r.name for r in references])
+    report(f"Writing model_{model.step}.safetensors", 0.3)
+    result = export_f5(state, model.vocab, model.arch, base / VOCOS_DIR, out_dir / name, step=model.step,
+                       references=tuple(references), overwrite=options.overwrite,
+                       alltalk=options.format == "alltalk",
+                       extra_files={"README.md": _readme(info), "export_info.json": json.dumps(info, indent=2) + "\n"})
+    report("Done", 1.0)
+    return ExportResult(folder=result.folder, files=result.files, model_bytes=result.weights.stat().st_size,
+                        warnings=result.warnings)
+
+
+def _export_info(checkpoint, options: ExportOptions, name: str, model, references: list[str]) -> dict[str, Any]:
+    from alltalk_gui import __version__
+
+    return {
+        "name": name, "format": options.format, "engine": "f5",
+        "exported_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "exported_by": f"AllTalk GUI {__version__}",
+        "precision": "float16" if options.half else "float32",
+        "weights": f"model_{model.step}.safetensors", "weights_are_ema": model.ema,
+        "vocabulary": {"tokens": len(model.vocab)},
+        "licence": "CC BY-NC 4.0 (F5-TTS v1 Base weights); Vocos: MIT", "licence_url": download.LICENCE_URL,
+        "base_model": {"folder": str(checkpoint.base_model_dir)},
+        "checkpoint": {"path": str(checkpoint.path), "run": checkpoint.run, "step": checkpoint.step,
+                       "epoch": checkpoint.epoch, "eval_loss": checkpoint.eval_loss},
+        "training_settings": {k: checkpoint.config[k] for k in _SETTING_KEYS if k in checkpoint.config},
+        "references": [f"voices/{r}.wav" for r in references],
+    }
+
+
+def _readme(info: dict[str, Any]) -> str:
+    settings = "\n".join(f"| {k} | {v} |" for k, v in info["training_settings"].items())
+    refs = "\n".join(f"- `{r}` with its transcript in `{r[:-4]}.reference.txt`" for r in info["references"]) \
+        or "- (none were exported: F5-TTS needs a clip of the voice and its exact transcript to speak)"
+    ckpt = info["checkpoint"]
+    loss = f", eval loss {ckpt['eval_loss']:.4f}" if ckpt["eval_loss"] is not None else ""
+    weights = info["weights"]
+    ref = info["references"][0] if info["references"] else "voices/your_clip.wav"
+    return f"""# {info['name']}: a fine-tuned F5-TTS v1 voice
+
+This folder is a complete F5-TTS model, fine-tuned on recordings of one speaker with AllTalk GUI
+({info['exported_by']}, exported {info['exported_at']}).
+
+## Licence
+
+F5-TTS v1 Base's weights, and models fine-tuned from them such as this one, are under **Creative Commons
+Attribution-NonCommercial 4.0** ({info['licence_url']}): no commercial use. The Vocos vocoder in `vocos/` is MIT.
+Only use a voice you have the speaker's permission to copy.
+
+## What it is made of
+
+- `{weights}`: the fine-tuned weights under `ema_model.*` ({info['precision']}{', the EMA of the training' if info['weights_are_ema'] else ''}),
+  from run `{ckpt['run']}`, step {ckpt['step']}, epoch {ckpt['epoch']}{loss}.
+- `vocab.txt`: the vocabulary ({info['vocabulary']['tokens']} tokens) the model reads.
+- `model_cfg.yaml`: the architecture, in f5-tts's config layout.
+- `vocos/`: the vocoder (charactr/vocos-mel-24khz).
+
+## Training settings
+
+| setting | value |
+| --- | --- |
+{settings}
+
+## Reference clips
+
+F5-TTS speaks by continuing a clip of the voice, so it needs a clip and exactly what is said in it:
+
+{refs}
+
+## Use it
+
+- **AllTalk v2**: put this folder into `alltalk_tts/models/f5tts/` (AllTalk lists folders named like
+  `*tts_v*`), choose it as the F5-TTS model, and use a clip from `voices/` with its `.reference.txt`.
+- **f5-tts**: `f5-tts_infer-cli -p {weights} -v vocab.txt --model_cfg model_cfg.yaml -r {ref}
+  -s "<the clip's transcript>" -t "Hello there."`. It downloads the Vocos vocoder; with
+  `--load_vocoder_from_local` it reads it from `../checkpoints/vocos-mel-24khz` instead (copy `vocos/` there).
+"""

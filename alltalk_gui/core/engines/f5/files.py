@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from alltalk_gui.core.engines.engine import BaseModelError  # noqa: F401  (re-exported)
+
 VOCAB_FILE = "vocab.txt"
 VOCOS_DIR = "vocos"
 VOCOS_FILES = ("config.yaml", "pytorch_model.bin")
@@ -38,10 +40,6 @@ MEL = {"target_sample_rate": 24000, "n_mel_channels": 100, "hop_length": 256, "w
        "mel_spec_type": "vocos"}
 SAMPLE_RATE = MEL["target_sample_rate"]
 HOP_LENGTH = MEL["hop_length"]
-
-
-class BaseModelError(ValueError):
-    """The F5 model folder cannot be used; the message names the file and what is wrong with it."""
 
 
 @dataclass(frozen=True)

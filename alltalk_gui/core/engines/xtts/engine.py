@@ -13,8 +13,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
-from alltalk_gui.core.engines.engine import EngineError, TrainingSetup
+from alltalk_gui.core.engines.engine import EngineError, Licence, Reference, TrainingSetup
 from alltalk_gui.core.engines.languages import missing_sentence, split_text
+from alltalk_gui.core.engines.xtts import download
 from alltalk_gui.core.engines.xtts.files import OPTIONAL_FILES, REQUIRED_FILES
 
 SAMPLE_RATE = 22050         # the GPT, the DVAE and the conditioning front end all work at 22 050 Hz
@@ -35,8 +36,26 @@ class XttsEngine:
     voice_files = ("model.pth", "config.json", "vocab.json", "mel_stats.pth")  # what synthesis reads
     optional_base_model_files = OPTIONAL_FILES
     export_formats = ("alltalk", "coqui")  # AllTalk's models/xtts/<name>/, or a plain coqui-tts model folder
+    export_format_titles = {"alltalk": "AllTalk v2 (models/xtts/<name>)", "coqui": "coqui-tts model folder"}
+    base_model_setting = "base_model_dir"
+    download_size = "about 2 GB"
+    licence = Licence(download.LICENCE_ID, "Coqui Public Model License", download.LICENCE_URL, download.LICENCE_SUMMARY)
+    generation_settings = ("temperature", "length_penalty", "repetition_penalty", "top_k", "top_p", "speed", "seed",
+                           "max_new_tokens")
+    needs_reference_text = False  # the GPT conditions on the audio alone
+    languages_note: dict[str, str] = {}  # all 17 of the app's languages are XTTS v2's own
+    ignored_settings = ("ema_decay", "add_missing_characters")  # F5-TTS's; XTTS's BPE vocabulary is fixed
 
     # ----------------------------------------------------------------------------------------- base model
+    def licence_accepted(self) -> bool:
+        return download.licence_accepted()
+
+    def accept_licence(self) -> None:
+        download.accept_licence()
+
+    def download_base_model(self, folder: str | os.PathLike[str], progress: Callable[[Any], None] | None = None):
+        return download.download_base_model(folder, progress=progress)
+
     def validate_base_model(self, folder: str | os.PathLike[str]):
         from alltalk_gui.core.engines.xtts.files import validate_base_model
 
@@ -132,7 +151,7 @@ class XttsEngine:
         finally:
             torch.set_num_threads(threads)  # some coqui imports set it to 1
 
-    def synthesize(self, voice, text: str, reference, language: str, settings) -> Any:
+    def synthesize(self, voice, text: str, reference: Reference, language: str, settings) -> Any:
         import numpy as np
         import torch
 
@@ -145,7 +164,7 @@ class XttsEngine:
         # sentence ends (coqui's own splitting would need spaCy, which is not installed).
         kwargs["enable_text_splitting"] = False
         torch.manual_seed(settings.seed)
-        ref = torch.from_numpy(np.ascontiguousarray(reference, dtype=np.float32)).unsqueeze(0)
+        ref = torch.from_numpy(np.ascontiguousarray(reference.samples, dtype=np.float32)).unsqueeze(0)
         pause = np.zeros(self.output_sample_rate // 5, np.float32)  # 0.2 s between pieces
         parts = [synthesize(voice, piece, ref, language, **kwargs).detach().float().cpu().numpy().reshape(-1)
                  for piece in split_text(text, language, limit)]

@@ -29,14 +29,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from alltalk_gui.core import atomic, folders
 from alltalk_gui.core.training.checkpoints import CheckpointInfo
-from alltalk_gui.core.voice import export as neutral
+from alltalk_gui.core.voice import export as neutral, publish
 from alltalk_gui.core.voice.export import ExportError, ExportOptions, ExportResult, ProgressCallback, safe_name
 
 FORMATS = ("alltalk", "coqui")  # AllTalk's models/xtts/<name>/ folder, or a plain coqui-tts model folder
@@ -104,8 +103,8 @@ def export_xtts(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], opt
     out_dir = Path(out_dir).expanduser().absolute()
     target = out_dir / name
     base = checkpoint.base_model_dir
-    _recover_interrupted(out_dir, name)
-    _check_target(target, options.overwrite)
+    publish.recover_interrupted(out_dir, name)
+    publish.check_target(target, options.overwrite)
 
     copies = ["config.json", "vocab.json"]
     if options.format == "alltalk" or options.training_files:
@@ -141,9 +140,8 @@ def export_xtts(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], opt
         raise ExportError(f"Not enough free space in {out_dir}: the export needs about {needed / 1e6:.0f} MB and "
                           f"{free / 1e6:.0f} MB are free. Free some space or export somewhere else.")
 
-    warnings += _remove_stale_temporaries(out_dir, name)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.export-", dir=out_dir))
-    os.chmod(tmp, 0o755)  # mkdtemp makes it private; the model folder is for AllTalk (often another user) to read
+    warnings += publish.remove_stale_temporaries(out_dir, name)
+    tmp = publish.staging_folder(out_dir, name)
     try:
         import torch
 
@@ -165,8 +163,8 @@ def export_xtts(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], opt
         for path in tmp.rglob("*"):
             if path.is_file():
                 atomic._fsync_file(path)
-        _readable_by_all(tmp)
-        warnings += _publish(tmp, target)
+        publish.readable_by_all(tmp)
+        warnings += publish.publish(tmp, target)
     except ExportError as exc:
         left = folders.remove_tree(tmp)
         if left:
@@ -181,67 +179,6 @@ def export_xtts(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], opt
     report("Done", 1.0)
     files = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
     return ExportResult(folder=target, files=files, model_bytes=model_bytes, warnings=warnings)
-
-
-def _check_target(target: Path, overwrite: bool) -> None:
-    if target.exists() and not target.is_dir():
-        raise ExportError(f"{target} is a file; choose another name or output folder.")
-    if target.is_dir() and any(target.iterdir()) and not overwrite:
-        raise ExportError(f"{target} already exists and is not empty. Choose another name, or allow "
-                          "overwriting (--overwrite) to replace it.")
-
-
-def _recover_interrupted(out_dir: Path, name: str) -> None:
-    """Put back a previous export that a kill between :func:`_publish`'s two renames left only as
-    ``.NAME.old-*`` (the target itself gone). Runs before the target is checked, so the recovered folder is
-    treated like any existing one: refused without ``overwrite``, replaced with it."""
-    target = out_dir / name
-    if target.exists() or not out_dir.is_dir():
-        return
-    set_aside = sorted(out_dir.glob(f".{name}.old-*"), key=lambda p: p.stat().st_mtime)
-    if set_aside:
-        folders.rename(set_aside[-1], target)
-
-
-def _remove_stale_temporaries(out_dir: Path, name: str) -> list[str]:
-    """Remove hidden folders left by an export of the same name that was killed midway (after recovery: the
-    target exists, so any ``.old-*`` left is an older copy of it); returns a sentence for each one that could not
-    be deleted (a model folder is hundreds of MB: the user should know)."""
-    if not (out_dir / name).exists() and any(out_dir.glob(f".{name}.old-*")):
-        return []  # never delete the only copy
-    stale = [*out_dir.glob(f".{name}.export-*"), *out_dir.glob(f".{name}.old-*")]
-    return [problem for problem in map(folders.remove_tree, stale) if problem]
-
-
-def _readable_by_all(folder: Path) -> None:
-    """Files 0644, folders 0755: AllTalk often runs as another user (a service), and atomic writes and copies of
-    a private base model would otherwise leave README.md, export_info.json, wavs or weights readable by us only.
-    (On Windows chmod only sets or clears the read-only flag; these modes leave files writable, as before.)"""
-    for path in folder.rglob("*"):
-        os.chmod(path, 0o755 if path.is_dir() else 0o644)
-    os.chmod(folder, 0o755)
-
-
-def _publish(tmp: Path, target: Path) -> list[str]:
-    """Rename the finished folder into place. An existing target is moved aside first and removed after, so at
-    every moment either the old folder or the complete new one is at ``target``. Renames are retried while
-    Windows reports a file as held (an antivirus scanning the new model); returns a sentence when the old
-    folder could not be deleted afterwards."""
-    problems = []
-    if target.exists():
-        aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-        os.rmdir(aside)  # only the unique name was wanted
-        folders.rename(target, aside)
-        try:
-            folders.rename(tmp, target)
-        except OSError:
-            folders.rename(aside, target)
-            raise
-        problems = [p for p in [folders.remove_tree(aside)] if p]
-    else:
-        folders.rename(tmp, target)
-    atomic._fsync_dir(target.parent)
-    return problems
 
 
 def _copy_references(references: list[Path], folder: Path) -> list[str]:

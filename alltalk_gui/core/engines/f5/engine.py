@@ -1,0 +1,288 @@
+"""F5-TTS v1 behind the engine boundary (:class:`alltalk_gui.core.engines.engine.Engine`): ``ENGINE``.
+
+Each method hands over to the module that knows the part: :mod:`.files` (base folder and its checks),
+:mod:`.download`, :mod:`.data` (clips, batches), :mod:`.text` (tokens, the vocabulary check and its extension),
+:mod:`.model` (CFM + DiT, the flow-matching loss, LoRA, EMA, checkpointing), :mod:`.memory_estimate`,
+:mod:`.tuned` (a checkpoint's model), :mod:`.synthesis` and :mod:`.export`. torch and f5-tts are imported on
+first use, so importing this module (which :func:`~alltalk_gui.core.engines.engine.get_engine` does) is cheap.
+
+What differs from XTTS v2, as the app sees it: clips of 1-30 s at 24 kHz; one loss (no named parts); the
+optional EMA (``TrainConfig.ema_decay``) and vocabulary extension (``add_missing_characters``); synthesis
+needs the reference clip's exact transcript and is sampled in ``steps`` ODE steps (NFE); export formats are
+AllTalk v2's ``models/f5tts/<name>/`` and a plain F5 folder.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from alltalk_gui.core.engines.engine import EngineError, Licence, Reference, TrainingSetup
+from alltalk_gui.core.engines.f5 import download
+from alltalk_gui.core.engines.f5.files import HOP_LENGTH, SAMPLE_RATE, VOCAB_FILE, VOCOS_DIR, VOCOS_FILES
+
+MAX_CLIP_MS = 30_000          # F5's own dataset keeps clips up to 30 s
+EVAL_SEED = 1234              # eval draws the same times, noise and masks every time: comparable across epochs
+EVAL_DRAWS = 4                # ... averaged over this many draws per batch, so one unlucky draw does not decide
+MAX_REFERENCE_SECONDS = 20.0  # F5 infills after the reference; f5-tts itself cuts references to about 12 s
+SENTENCE_PAUSE_S = 0.2
+LANGUAGES_NOTE = ("F5-TTS v1 Base was trained on English and Chinese only: a few minutes of another language "
+                  "will not teach it that language well (it reads the letters it knows, with an English or "
+                  "Chinese accent). XTTS v2 speaks this language.")
+
+
+@dataclass
+class F5Voice:
+    """A loaded F5 model and its vocoder, for synthesis."""
+
+    cfm: Any
+    vocoder: Any
+    vocab: list[str]
+
+
+class F5Engine:
+    """F5-TTS v1 Base (SWivid/F5-TTS): fine-tunes the DiT of CFM; the Vocos vocoder stays as it is."""
+
+    name = "f5"
+    title = "F5-TTS v1"
+    sample_rate = SAMPLE_RATE
+    output_sample_rate = SAMPLE_RATE  # Vocos speaks at the mel's rate
+    max_clip_ms = MAX_CLIP_MS
+    base_model_files = ("model_*.safetensors", VOCAB_FILE, *(f"{VOCOS_DIR}/{n}" for n in VOCOS_FILES))
+    voice_files = (VOCAB_FILE, *(f"{VOCOS_DIR}/{n}" for n in VOCOS_FILES))
+    export_formats = ("alltalk", "f5")
+    export_format_titles = {"alltalk": "AllTalk v2 (models/f5tts/<name>)", "f5": "F5-TTS model folder"}
+    base_model_setting = "f5_base_model_dir"
+    download_size = "about 1.4 GB"
+    licence = Licence(download.LICENCE_ID, "Creative Commons Attribution-NonCommercial 4.0", download.LICENCE_URL,
+                      download.LICENCE_SUMMARY)
+    generation_settings = ("steps", "speed", "seed")
+    needs_reference_text = True
+    languages_note = {"en": "", "zh-cn": "", "*": LANGUAGES_NOTE}
+    # XTTS v2's settings: its conditioning slices, frozen conditioning encoder, token limit and two-part loss.
+    ignored_settings = ("freeze_conditioning", "max_text_tokens", "min_conditioning_seconds",
+                        "max_conditioning_seconds", "text_ce_weight", "mel_ce_weight")
+
+    # ----------------------------------------------------------------------------------------- base model
+    def licence_accepted(self) -> bool:
+        return download.licence_accepted()
+
+    def accept_licence(self) -> None:
+        download.accept_licence()
+
+    def download_base_model(self, folder: str | os.PathLike[str], progress: Callable[[Any], None] | None = None):
+        return download.download_base_model(folder, progress=progress)
+
+    def validate_base_model(self, folder: str | os.PathLike[str]):
+        from alltalk_gui.core.engines.f5.files import validate_base_model
+
+        return validate_base_model(folder)
+
+    # ----------------------------------------------------------------------------------------- dataset needs
+    def text_checker(self, language: str, vocab_file: str | os.PathLike[str] | None = None):
+        return VocabularyCheck(vocab_file)
+
+    def load_clips(self, config) -> tuple[list[Any], list[Any]]:
+        from alltalk_gui.core.engines.f5.data import load_dataset
+        from alltalk_gui.core.engines.f5.files import read_vocab
+
+        train, evals, _added = load_dataset(
+            config.dataset_path, read_vocab(Path(config.base_model_dir) / VOCAB_FILE),
+            min_seconds=config.min_audio_seconds, max_seconds=config.max_audio_seconds,
+            add_missing=config.add_missing_characters)
+        return train, evals
+
+    # ----------------------------------------------------------------------------------------- model and loss
+    def training_setup(self, config, clips: tuple[list[Any], list[Any]], device) -> TrainingSetup:
+        from alltalk_gui.core.engines.f5 import model as f5_model
+        from alltalk_gui.core.engines.f5.data import ClipSet, batch_size, collate, split_batch
+
+        train_clips, eval_clips = clips
+        cfm, info = f5_model.load_f5(config.base_model_dir)
+        vocab, notes = self._vocabulary(cfm, info.vocab, config, train_clips + eval_clips)
+        trainable = self.apply_memory_levers(cfm, config, grown=len(vocab) > len(info.vocab))
+        cfm.train()
+        ema = None
+        if config.ema_decay:
+            ema = f5_model.make_ema(cfm, f5_model.EmaOptions(enabled=True, decay=config.ema_decay))
+            ema.model.to(device)  # updated every step: it lives where the model trains
+        train_set = ClipSet(train_clips, vocab)
+        longest = sorted(range(len(train_clips)), key=lambda i: train_clips[i].frames, reverse=True)
+
+        def loss(model, batch, eval_mode: bool = False) -> dict[str, Any]:
+            # Looked up at each call, through the module, so tests can wrap it (out-of-memory injection).
+            if not eval_mode:
+                return {"loss": f5_model.loss(model, batch)}
+            return {"loss": _seeded_mean(lambda: f5_model.loss(model, batch), device)}
+
+        return TrainingSetup(
+            model=cfm, train_set=train_set, eval_set=ClipSet(eval_clips, vocab),
+            lengths=[c.frames for c in train_clips], eval_lengths=[c.frames for c in eval_clips],
+            collate=collate, loss=loss, batch_size=batch_size, split=split_batch, loss_parts=(),
+            parameters=sum(p.numel() for p in cfm.parameters()), trainable=trainable,
+            longest_batch=lambda size: collate([train_set[longest[i % len(longest)]] for i in range(size)]),
+            longest_seconds=train_clips[longest[0]].frames * HOP_LENGTH / SAMPLE_RATE,
+            after_step=ema.update if ema is not None else None,
+            checkpointed=(ema,) if ema is not None else (), notes=tuple(notes),
+        )
+
+    def _vocabulary(self, cfm, base_vocab: list[str], config, clips: list[Any]) -> tuple[list[str], list[str]]:
+        """The vocabulary the run trains with, grown by the transcripts' missing tokens when the user agreed;
+        written to the run folder (preview and export rebuild the model from it). A resumed run reads it back,
+        so its embedding rows are the ones it saved."""
+        from alltalk_gui.core.engines.f5.files import write_vocab
+        from alltalk_gui.core.engines.f5.text import extend_vocabulary, missing_tokens
+        from alltalk_gui.core.engines.f5.tuned import RUN_VOCAB, run_vocab
+
+        notes = []
+        if config.language not in self.languages_note:
+            notes.append(LANGUAGES_NOTE.replace(" XTTS v2 speaks this language.", ""))
+        vocab = run_vocab(config.run_dir, base_vocab)
+        if len(vocab) == len(base_vocab):  # a new run: grow by what the transcripts need, if allowed
+            new = [m.token for m in missing_tokens([c.text for c in clips], base_vocab)]
+            vocab = base_vocab + (new if config.add_missing_characters else [])
+        added = vocab[len(base_vocab):]
+        if added:
+            extend_vocabulary(cfm, base_vocab, added)
+            write_vocab(config.run_dir / RUN_VOCAB, vocab)
+            shown = ", ".join(added[:20]) + (f" and {len(added) - 20} more" if len(added) > 20 else "")
+            notes.append(f"Added {len(added)} character(s) to the F5-TTS vocabulary: {shown}. The model learns "
+                         "them from these clips alone.")
+        return vocab, notes
+
+    # ----------------------------------------------------------------------------------------- memory
+    def apply_memory_levers(self, cfm, config, grown: bool = False) -> int:
+        """LoRA on the DiT blocks and activation checkpointing, in place; returns the trainable parameter count.
+        ``grown``: the vocabulary was extended, so the text embedding trains beside the adapters (its new rows
+        are random)."""
+        from alltalk_gui.core.engines.f5.model import TEXT_EMBEDDING, add_lora, set_checkpointing
+
+        if config.lora_rank:
+            add_lora(cfm, config.lora_rank, config.lora_alpha, config.lora_dropout,
+                     also_train=(TEXT_EMBEDDING,) if grown else ())
+        set_checkpointing(cfm, config.gradient_checkpointing)
+        return sum(p.numel() for p in cfm.parameters() if p.requires_grad)
+
+    def estimate_memory(self, config, *, attention_scores: bool = False, parameters: int | None = None):
+        """The estimate for F5 v1 Base (grown vocabularies included); None for another size (the tiny model).
+        ``attention_scores`` is not needed: the DiT's attention keeps no n^2 scores on either device."""
+        from alltalk_gui.core.engines.f5.memory_estimate import V1_BASE_PARAMETERS, F5Setting, estimate
+
+        if parameters is not None and abs(parameters - V1_BASE_PARAMETERS) > 0.01 * V1_BASE_PARAMETERS:
+            return None
+        return estimate(F5Setting(
+            batch_size=config.batch_size, max_clip_seconds=config.max_audio_seconds,
+            mixed_precision=config.mixed_precision, gradient_checkpointing=config.gradient_checkpointing,
+            optimizer="adamw8bit" if "8bit" in config.optimizer else "adamw", lora_rank=config.lora_rank,
+            ema=bool(config.ema_decay)), parameters=parameters or V1_BASE_PARAMETERS)
+
+    # ----------------------------------------------------------------------------------------- synthesis
+    def load_voice(self, base_model_dir: Path, weights: Path | None, device: str) -> F5Voice:
+        from alltalk_gui.core.engines.f5.synthesis import load_vocoder
+        from alltalk_gui.core.engines.f5.tuned import tuned_cfm
+
+        model = tuned_cfm(base_model_dir, weights.parent if weights is not None else None)
+        try:
+            vocoder = load_vocoder(Path(base_model_dir) / VOCOS_DIR, device)
+        except (OSError, RuntimeError, ValueError, KeyError) as exc:
+            from alltalk_gui.core.engines.engine import BaseModelError
+
+            raise BaseModelError(f"The Vocos vocoder in {Path(base_model_dir) / VOCOS_DIR} cannot be loaded: {exc}")
+        return F5Voice(model.cfm.to(device), vocoder, model.vocab)
+
+    def synthesize(self, voice: F5Voice, text: str, reference: Reference, language: str, settings) -> Any:
+        """Speak ``text`` after the reference clip (its transcript must be exact); long text sentence by sentence,
+        each piece at most as long as f5-tts's own chunking allows for the reference."""
+        import numpy as np
+        import torch
+
+        from alltalk_gui.core.engines.f5.synthesis import synthesize
+        from alltalk_gui.core.engines.f5.text import missing_tokens
+        from alltalk_gui.core.engines.languages import split_text
+
+        if not reference.text.strip():
+            raise EngineError("F5-TTS needs the exact words of the reference clip: pick a clip of the dataset, or "
+                              "give the clip's transcript.")
+        seconds = len(reference.samples) / SAMPLE_RATE
+        if seconds > MAX_REFERENCE_SECONDS:
+            raise EngineError(f"The reference clip is {seconds:.0f} s long; F5-TTS takes at most "
+                              f"{MAX_REFERENCE_SECONDS:g} s (a clean clip of 4-10 s works best).")
+        missing = missing_tokens([text], voice.vocab)
+        if missing:
+            raise EngineError("The model's vocabulary does not know " + ", ".join(f"'{m.token}'" for m in missing)
+                              + "; spell them out or remove them.")
+        # f5-tts's chunk size: as many bytes as the reference speaks in the time left to a 22 s sequence.
+        limit = max(40, int(len(reference.text.encode("utf-8")) / seconds * (22 - seconds) * settings.speed))
+        audio = torch.from_numpy(np.ascontiguousarray(reference.samples, dtype=np.float32))
+        pause = np.zeros(int(self.output_sample_rate * SENTENCE_PAUSE_S), np.float32)
+        parts = [synthesize(voice.cfm, voice.vocoder, audio, reference.text, piece, nfe=settings.steps,
+                            seed=settings.seed, speed=settings.speed).audio.reshape(-1).astype(np.float32)
+                 for piece in split_text(text, language, limit)]
+        return np.concatenate([x for part in parts for x in (part, pause)][:-1]) if parts else np.zeros(0, np.float32)
+
+    # ----------------------------------------------------------------------------------------- export
+    def export(self, checkpoint, out_dir: str | os.PathLike[str], options, *, project_name: str = "",
+               progress: Callable[[str, float], None] | None = None):
+        from alltalk_gui.core.engines.f5.export import export_checkpoint
+
+        return export_checkpoint(checkpoint, out_dir, options, project_name=project_name, progress=progress)
+
+
+class VocabularyCheck:
+    """Which tokens of a transcript F5's vocabulary lacks (:class:`~alltalk_gui.core.engines.engine.TextCheck`).
+
+    With the base model's ``vocab.txt`` the check is exact; without one it only finds text that tokenizes to
+    nothing (F5 reads characters, so nearly everything is encodable somehow)."""
+
+    def __init__(self, vocab_file: str | os.PathLike[str] | None) -> None:
+        self.vocab_file = vocab_file
+        self._vocab: list[str] | None = None
+
+    def warm_up(self) -> None:
+        from alltalk_gui.core.engines.f5.text import tokenize
+
+        tokenize("warm up")  # imports f5-tts's tokenizer helpers (pypinyin, rjieba)
+        if self.vocab_file is not None and self._vocab is None:
+            from alltalk_gui.core.engines.f5.files import read_vocab
+
+            self._vocab = read_vocab(self.vocab_file)
+
+    def problem(self, text: str) -> str | None:
+        from alltalk_gui.core.engines.f5.text import missing_tokens, tokenize
+
+        if not tokenize(text):
+            return "The text is empty for F5-TTS."
+        self.warm_up()
+        if self._vocab is None:
+            return None
+        missing = missing_tokens([text], self._vocab)
+        if not missing:
+            return None
+        return ("F5-TTS's vocabulary lacks " + ", ".join(f"'{m.token}'" for m in missing[:8])
+                + " (read as a space unless added to the vocabulary).")
+
+
+def _seeded_mean(compute: Callable[[], Any], device) -> Any:
+    """The mean of ``compute()`` over :data:`EVAL_DRAWS` fixed draws of torch's and Python's generators, which are
+    left as they were (eval must not change what training draws next)."""
+    import random
+
+    import torch
+
+    devices = [device] if getattr(device, "type", str(device)) == "cuda" else []
+    python_state = random.getstate()
+    try:
+        with torch.random.fork_rng(devices=devices):
+            values = []
+            for draw in range(EVAL_DRAWS):
+                torch.manual_seed(EVAL_SEED + draw)
+                random.seed(EVAL_SEED + draw)
+                values.append(compute())
+            return torch.stack(values).mean()
+    finally:
+        random.setstate(python_state)
+
+
+ENGINE = F5Engine()

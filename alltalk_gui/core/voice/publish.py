@@ -1,0 +1,87 @@
+"""Publishing an exported model folder so that it is never seen half-written, for every engine's export.
+
+An export is written into a hidden staging folder beside its target (:func:`staging_folder`), flushed, made
+readable by all (:func:`readable_by_all`: AllTalk often runs as another user) and renamed into place at the end
+(:func:`publish`): an existing target is moved aside first and removed after, so at every moment the target is
+the old folder or the complete new one. A kill between those two renames leaves the old folder only under its
+hidden name: :func:`recover_interrupted` puts it back before the next export of that name, and
+:func:`remove_stale_temporaries` clears what a killed export left. Renames and removals go through
+:mod:`alltalk_gui.core.folders`, which retries while Windows reports a file as held (an antivirus scan).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from alltalk_gui.core import atomic, folders
+from alltalk_gui.core.voice.export import ExportError
+
+
+def staging_folder(out_dir: Path, name: str) -> Path:
+    """A new hidden folder in ``out_dir`` to write the export of ``name`` into (0755: others may read it)."""
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.export-", dir=out_dir))
+    os.chmod(tmp, 0o755)  # mkdtemp makes it private; the model folder is for AllTalk (often another user) to read
+    return tmp
+
+
+def check_target(target: Path, overwrite: bool) -> None:
+    if target.exists() and not target.is_dir():
+        raise ExportError(f"{target} is a file; choose another name or output folder.")
+    if target.is_dir() and any(target.iterdir()) and not overwrite:
+        raise ExportError(f"{target} already exists and is not empty. Choose another name, or allow "
+                          "overwriting (--overwrite) to replace it.")
+
+
+def recover_interrupted(out_dir: Path, name: str) -> None:
+    """Put back a previous export that a kill between :func:`publish`'s two renames left only as
+    ``.NAME.old-*`` (the target itself gone). Runs before the target is checked, so the recovered folder is
+    treated like any existing one: refused without ``overwrite``, replaced with it."""
+    target = out_dir / name
+    if target.exists() or not out_dir.is_dir():
+        return
+    set_aside = sorted(out_dir.glob(f".{name}.old-*"), key=lambda p: p.stat().st_mtime)
+    if set_aside:
+        folders.rename(set_aside[-1], target)
+
+
+def remove_stale_temporaries(out_dir: Path, name: str) -> list[str]:
+    """Remove hidden folders left by an export of the same name that was killed midway (after recovery: the
+    target exists, so any ``.old-*`` left is an older copy of it); returns a sentence for each one that could not
+    be deleted (a model folder is hundreds of MB: the user should know)."""
+    if not (out_dir / name).exists() and any(out_dir.glob(f".{name}.old-*")):
+        return []  # never delete the only copy
+    stale = [*out_dir.glob(f".{name}.export-*"), *out_dir.glob(f".{name}.old-*")]
+    return [problem for problem in map(folders.remove_tree, stale) if problem]
+
+
+def readable_by_all(folder: Path) -> None:
+    """Files 0644, folders 0755: AllTalk often runs as another user (a service), and atomic writes and copies of
+    a private base model would otherwise leave README.md, export_info.json, wavs or weights readable by us only.
+    (On Windows chmod only sets or clears the read-only flag; these modes leave files writable, as before.)"""
+    for path in folder.rglob("*"):
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    os.chmod(folder, 0o755)
+
+
+def publish(tmp: Path, target: Path) -> list[str]:
+    """Rename the finished folder into place. An existing target is moved aside first and removed after, so at
+    every moment either the old folder or the complete new one is at ``target``. Renames are retried while
+    Windows reports a file as held (an antivirus scanning the new model); returns a sentence when the old
+    folder could not be deleted afterwards."""
+    problems = []
+    if target.exists():
+        aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+        os.rmdir(aside)  # only the unique name was wanted
+        folders.rename(target, aside)
+        try:
+            folders.rename(tmp, target)
+        except OSError:
+            folders.rename(aside, target)
+            raise
+        problems = [p for p in [folders.remove_tree(aside)] if p]
+    else:
+        folders.rename(tmp, target)
+    atomic._fsync_dir(target.parent)
+    return problems
