@@ -17,7 +17,9 @@ events belong to the training package):
 * :class:`EmaOptions` / :func:`make_ema`: F5's Trainer keeps an EMA with decay 0.9999 from step 0, which in a
   fine-tune of a few hundred steps moves the EMA 1-(0.9999^500) = 5 % of the way: the export would be the base
   model. F5's own notes say EMA can hurt early fine-tunes. Our default is no EMA (export the trained weights);
-  when chosen, decay 0.999 after 50 warm-up steps, so a 1,000-step run is 60 % EMA.
+  when chosen (``TrainConfig.ema_decay``, e.g. 0.999), the decay of update t ramps up as (1 + t) / (10 + t),
+  capped at the chosen one (the rule of TensorFlow's ExponentialMovingAverage with num_updates and timm's
+  ModelEma): the first updates follow the weights closely, so even a short run's EMA is its own, not the base.
 """
 
 from __future__ import annotations
@@ -113,7 +115,11 @@ class EmaOptions:
 
     enabled: bool = False
     decay: float = 0.999        # F5 pre-training uses 0.9999: in a 500-step fine-tune it moves only 5 %
-    warmup_steps: int = 50      # copy the weights (no averaging) for the first steps
+
+
+def ema_decay(step: int, decay: float) -> float:
+    """The decay of the ``step``-th update (from 1): (1 + step) / (10 + step), at most ``decay``."""
+    return min(decay, (1.0 + step) / (10.0 + step))
 
 
 class Ema:
@@ -128,7 +134,7 @@ class Ema:
         import torch
 
         self.step += 1
-        decay = 0.0 if self.step <= self.options.warmup_steps else self.options.decay
+        decay = ema_decay(self.step, self.options.decay)
         with torch.no_grad():
             live = cfm.state_dict()
             for key, value in self.model.state_dict().items():

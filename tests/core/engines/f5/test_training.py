@@ -109,21 +109,25 @@ def test_checkpointing_gives_the_same_loss_and_gradients(tiny_f5, batch):
         torch.testing.assert_close(dict(cfm.named_parameters())[name].grad, grad)
 
 
-def test_ema_is_off_by_default_and_follows_after_warmup(tiny_f5, batch):
+def test_ema_is_off_by_default_and_its_decay_ramps_up(tiny_f5, batch):
+    from alltalk_gui.core.engines.f5.model import ema_decay
+
     cfm, _ = load_f5(tiny_f5)
     assert make_ema(cfm, EmaOptions()) is None
-    ema = make_ema(cfm, EmaOptions(enabled=True, decay=0.5, warmup_steps=1))
+    assert [round(ema_decay(t, 0.999), 3) for t in (1, 10, 100, 10_000)] == [0.182, 0.55, 0.918, 0.999]
+    ema = make_ema(cfm, EmaOptions(enabled=True, decay=0.2))
     key = "transformer.proj_out.weight"
     start = cfm.state_dict()[key].clone()
     train(cfm, batch, steps=1, lr=1e-2)
-    ema.update(cfm)  # warm-up: a copy
-    torch.testing.assert_close(ema.model.state_dict()[key], cfm.state_dict()[key])
+    ema.update(cfm)  # update 1: decay min(0.2, 2/11)
+    d1 = 2 / 11
+    torch.testing.assert_close(ema.model.state_dict()[key], d1 * start + (1 - d1) * cfm.state_dict()[key])
     previous = ema.model.state_dict()[key].clone()
     train(cfm, batch, steps=1, lr=1e-2)
-    ema.update(cfm)  # then halfway (decay 0.5)
-    torch.testing.assert_close(ema.model.state_dict()[key], (previous + cfm.state_dict()[key]) / 2)
+    ema.update(cfm)  # update 2: decay min(0.2, 3/12) = 0.2
+    torch.testing.assert_close(ema.model.state_dict()[key], 0.2 * previous + 0.8 * cfm.state_dict()[key])
     assert not torch.equal(start, ema.model.state_dict()[key])
-    resumed = make_ema(cfm, EmaOptions(enabled=True, decay=0.5, warmup_steps=1))
+    resumed = make_ema(cfm, EmaOptions(enabled=True, decay=0.2))
     resumed.load_state_dict(ema.state_dict())  # what a checkpoint keeps for an exact resume
     assert resumed.step == 2 and torch.equal(resumed.model.state_dict()[key], ema.model.state_dict()[key])
 
