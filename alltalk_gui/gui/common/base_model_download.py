@@ -1,10 +1,10 @@
-"""The XTTS v2 base-model download, as the first-run page and the Train page both offer it.
+"""An engine's base-model download, as the first-run page (XTTS v2) and the Train page (the chosen engine) offer it.
 
-A "Download…" button and a progress bar, placed by the page that owns them. The button asks for the Coqui
-Public Model License first when it has not been accepted, then for a folder, and downloads there in a worker
-(:func:`alltalk_gui.core.engines.xtts.download.download_base_model`) with progress per file. ``finished``
-carries the folder once it downloaded and validated; ``failed`` the last line of the error. What to do with a
-downloaded folder (remember it, check it again) is the page's business.
+A "Download…" button and a progress bar, placed by the page that owns them. The button shows the engine's
+licence (its title and summary: the Coqui Public Model License for XTTS v2, CC BY-NC 4.0 for F5-TTS) when it has
+not been accepted, then asks for a folder, and downloads there in a worker (``Engine.download_base_model``) with
+progress per file. ``finished`` carries the folder once it downloaded and validated; ``failed`` the last line of
+the error. What to do with a downloaded folder (remember it, check it again) is the page's business.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressBar, QPushButton, QWidget
 
+from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, Engine, get_engine
 from alltalk_gui.gui.common.workers import Worker
 
 
@@ -21,40 +22,47 @@ class BaseModelDownload(QObject):
     finished = Signal(object)  # Path: the folder that now holds a validated base model
     failed = Signal(str)       # what went wrong, one line
 
-    def __init__(self, parent: QWidget) -> None:
+    def __init__(self, parent: QWidget, engine: str = DEFAULT_ENGINE) -> None:
         super().__init__(parent)
         self._parent = parent
         self.button = QPushButton("Download…")
-        self.button.setToolTip("Download XTTS v2 from the Hugging Face Hub (about 2 GB) after accepting the Coqui "
-                               "Public Model License")
         self.button.clicked.connect(self.ask_and_download)
         self.progress = QProgressBar()
         self.progress.hide()
         self.job: Worker | None = None
+        self.engine: Engine = get_engine(engine)
+        self.set_engine(engine)
+
+    def set_engine(self, name: str) -> None:
+        """Download this engine's base model from now on (not while a download runs: the button is disabled)."""
+        self.engine = get_engine(name)
+        self.button.setToolTip(f"Download {self.engine.title} from the Hugging Face Hub ({self.engine.download_size})"
+                               f" after accepting the {self.engine.licence.title}")
 
     def is_running(self) -> bool:
         return self.job is not None and self.job.is_running()
 
     def ask_and_download(self) -> None:
         """Ask for the licence (unless accepted) and a folder, then download into it."""
-        from alltalk_gui.core.engines.xtts import download as dl
-
-        if not dl.licence_accepted():
-            answer = QMessageBox.question(self._parent, "Coqui Public Model License",
-                                          dl.LICENCE_SUMMARY + "\n\nDo you accept the licence?")
+        engine = self.engine
+        if not engine.licence_accepted():
+            licence = engine.licence
+            answer = QMessageBox.question(
+                self._parent, licence.title,
+                f"{engine.title} ({engine.download_size}): {licence.summary}\n\nDo you accept the licence?")
             if answer != QMessageBox.StandardButton.Yes:
                 return
-            dl.accept_licence()
-        folder = QFileDialog.getExistingDirectory(self._parent, "Download XTTS v2 into this folder")
+            engine.accept_licence()
+        folder = QFileDialog.getExistingDirectory(self._parent, f"Download {engine.title} into this folder")
         if folder:
             self.download(Path(folder))
 
     def download(self, folder: Path) -> None:
         """Download the base model into ``folder`` in a worker, with progress (the licence must be accepted)."""
-        from alltalk_gui.core.engines.xtts import download as dl
+        engine = self.engine
 
         def job(j):
-            return dl.download_base_model(folder, progress=lambda p: j.progress.emit(
+            return engine.download_base_model(folder, progress=lambda p: j.progress.emit(
                 p.done_bytes // (1 << 20), max(p.total_bytes // (1 << 20), 1),
                 f"{p.file} ({p.file_index}/{p.file_count})"))
 

@@ -1,12 +1,12 @@
 """The facts the Train page states before a run, read from files without Qt or torch: the exported dataset
-(clips, minutes, clips still flagged, eval clips), whether the base-model folder has the XTTS v2 files, and
-about how big one resumable checkpoint will be."""
+(clips, minutes, clips still flagged, eval clips), whether a base-model folder has the chosen engine's files,
+and about how big one resumable checkpoint will be."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from alltalk_gui.core.engines.xtts.files import REQUIRED_FILES
+from alltalk_gui.core.engines.engine import Engine
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataError, read_metadata
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentsError, read_file
@@ -41,14 +41,23 @@ def dataset_facts(project: VoiceProject) -> dict:
     return facts
 
 
-def base_model_found(folder: Path | None) -> bool:
-    return folder is not None and all((folder / name).is_file() for name in REQUIRED_FILES)
+def missing_base_files(folder: Path, engine: Engine) -> list[str]:
+    """The engine's base-model files (some are patterns, e.g. F5-TTS's ``model_*.safetensors``) that
+    ``folder`` lacks."""
+    return [pattern for pattern in engine.base_model_files if not any(p.is_file() for p in folder.glob(pattern))]
 
 
-def checkpoint_bytes(base_model: Path | None, optimizer: str) -> int | None:
-    """About one resumable checkpoint: the GPT weights (model.pth is mostly them) plus the optimizer moments."""
-    if not base_model_found(base_model):
+def base_model_found(folder: Path | None, engine: Engine) -> bool:
+    return folder is not None and folder.is_dir() and not missing_base_files(folder, engine)
+
+
+def checkpoint_bytes(base_model: Path | None, engine: Engine, optimizer: str, ema: bool = False) -> int | None:
+    """About one resumable checkpoint: the trained weights plus the optimizer moments (and the EMA copy of the
+    weights when the run keeps one). The weights' size is read from the largest base-model file, which is the
+    network that trains (XTTS v2's model.pth, F5-TTS's model_*.safetensors); None when the folder is not usable."""
+    if not base_model_found(base_model, engine):
         return None
-    weights = (base_model / "model.pth").stat().st_size
+    weights = max(p.stat().st_size for pattern in engine.base_model_files for p in base_model.glob(pattern)
+                  if p.is_file())
     moments = 2 if "8bit" in optimizer else 8  # bytes per parameter, against 4 for an fp32 weight
-    return int(weights * (1 + moments / 4))
+    return int(weights * (1 + moments / 4 + (1 if ema else 0)))

@@ -1,0 +1,90 @@
+"""The Train page's base-model fact for the chosen engine: found, or what is missing, with "Choose folder…" and
+"Download…" beside it.
+
+Each engine remembers its own base-model folder in the app settings (``Engine.base_model_setting``:
+``base_model_dir`` for XTTS v2, the first-run page's choice, and ``f5_base_model_dir`` for F5-TTS), so switching
+engines never points one at the other's files. "Found" means the folder holds every file the engine names in
+``base_model_files`` (patterns included, e.g. F5-TTS's ``model_*.safetensors``); the full check that loads
+tensors is training's first step. The widgets are placed by the page; ``changed`` fires when the folder changed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton, QWidget
+
+from alltalk_gui.core import app_settings
+from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, Engine, get_engine
+from alltalk_gui.gui.common.base_model_download import BaseModelDownload
+from alltalk_gui.gui.train.setup_facts import base_model_found, missing_base_files
+
+RED = "#c62828"
+
+
+class BaseModelChoice(QObject):
+    changed = Signal()
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self._parent = parent
+        self.engine: Engine = get_engine(DEFAULT_ENGINE)
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setTextFormat(Qt.TextFormat.RichText)
+        self.choose_button = QPushButton("Choose folder…")
+        self.choose_button.clicked.connect(self.choose)
+        self.download = BaseModelDownload(parent)
+        self.download.finished.connect(self._downloaded)
+        self.download.failed.connect(lambda error: self.label.setText(
+            f"<span style='color:{RED}'>Download failed: {error}</span>"))
+
+    def set_engine(self, name: str) -> None:
+        self.engine = get_engine(name)
+        self.download.set_engine(name)
+        self.refresh()
+
+    def folder(self) -> Path | None:
+        """The chosen engine's base-model folder from the app settings; None when none was chosen (or the settings
+        file cannot be read: the first-run page explains that)."""
+        try:
+            value = app_settings.get(self.engine.base_model_setting)
+        except app_settings.SettingsError:
+            return None
+        return Path(value) if value else None
+
+    def set_folder(self, folder: str | Path) -> None:
+        app_settings.set_value(self.engine.base_model_setting, str(Path(folder).absolute()))
+        self.refresh()
+        self.changed.emit()
+
+    def found(self) -> bool:
+        return base_model_found(self.folder(), self.engine)
+
+    def refresh(self) -> None:
+        folder, title = self.folder(), self.engine.title
+        if base_model_found(folder, self.engine):
+            self.label.setText(f"{title} found in {folder}")
+        elif folder is not None and folder.is_dir():
+            missing = ", ".join(missing_base_files(folder, self.engine))
+            self.label.setText(f"<span style='color:{RED}'>{folder} does not hold the {title} files (missing: "
+                               f"{missing}).</span>")
+        elif folder is not None:
+            self.label.setText(f"<span style='color:{RED}'>The {title} folder {folder} does not exist any more: "
+                               "choose its folder or download it.</span>")
+        else:
+            self.label.setText(f"<span style='color:{RED}'>{title}: not chosen yet. Choose its folder or download "
+                               f"it ({self.engine.download_size}).</span>")
+
+    def choose(self) -> None:
+        current = self.folder()  # open where the current model is, not at home
+        start = next((str(f) for f in (current, current and current.parent) if f is not None and f.is_dir()),
+                     str(Path.home()))
+        folder = QFileDialog.getExistingDirectory(self._parent, f"The {self.engine.title} base-model folder", start)
+        if folder:
+            self.set_folder(folder)
+
+    def _downloaded(self, folder: Path) -> None:
+        # The engine cannot change while a download runs (the page locks the choice), so it is this one's.
+        self.set_folder(folder)
