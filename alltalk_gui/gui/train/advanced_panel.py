@@ -2,7 +2,9 @@
 changes and what it costs.
 
 A profile fills the fields and each of them then says "(profile)" beside it; a field the user changes says
-"(changed)" and wins over the profile. :meth:`AdvancedPanel.apply` turns the panel into a TrainConfig; the page
+"(changed)" and wins over the profile. Only the fields the chosen engine reads are shown (:meth:`set_engine`
+hides its ``ignored_settings``, e.g. XTTS v2's frozen conditioning for F5-TTS, F5-TTS's EMA for XTTS v2); a change
+the user made to a hidden field is kept for when that engine is chosen again, but not applied. :meth:`AdvancedPanel.apply` turns the panel into a TrainConfig; the page
 validates it with :meth:`TrainConfig.validate`, whose message names the field to change, and shows it here.
 """
 
@@ -31,8 +33,9 @@ from alltalk_gui.core.training.config import OPTIMIZERS, PRECISIONS, ConfigError
 FIELDS: list[tuple[str, str, str]] = [
     ("epochs", "Epochs", "Passes over the training clips. More fit the voice more closely and risk over-fitting; "
      "no memory cost."),
-    ("lr", "Learning rate", "Learning rate at an effective batch of 8 clips (1e-5: AllTalk's 5e-6 at 4 clips, per "
-     "clip); another effective batch B trains at lr x sqrt(B / 8). Constant after a short warm-up. Higher learns "
+    ("lr", "Learning rate", "Learning rate at an effective batch of 8 clips (XTTS v2's 1e-5 is AllTalk's 5e-6 at 4 "
+     "clips, per clip; F5-TTS's profiles use 1e-5 for a full fine-tune and 1e-4 for LoRA adapters); "
+     "another effective batch B trains at lr x sqrt(B / 8). Constant after a short warm-up. Higher learns "
      "faster and forgets the base model's quality sooner."),
     ("batch_size", "Micro-batch", "Clips per step on each device. Activation memory grows with it: the main "
      "memory knob."),
@@ -44,18 +47,27 @@ FIELDS: list[tuple[str, str, str]] = [
      "Ampere+ GPUs and modern CPUs; fp16: the same for older GPUs (CUDA only)."),
     ("gradient_checkpointing", "Activation checkpointing", "Recompute activations in the backward pass: saves "
      "most activation memory for about 30 % more time."),
-    ("optimizer", "Optimizer", "adamw: 8 bytes of state per parameter (3.5 GB for XTTS); adamw8bit / "
-     "paged_adamw8bit: 2 bytes per parameter, CUDA only (bitsandbytes)."),
+    ("optimizer", "Optimizer", "adamw: 8 bytes of state per parameter (3.5 GB for XTTS v2's GPT, 2.7 GB for "
+     "F5-TTS's DiT); adamw8bit / paged_adamw8bit: 2 bytes per parameter, CUDA only (bitsandbytes)."),
     ("lora_rank", "LoRA rank", "0 = full fine-tune. Above 0: train small low-rank adapters only (far less "
      "optimizer and gradient memory, a little less quality)."),
     ("freeze_conditioning", "Freeze conditioning", "Keep the voice-prompt encoder (46 M parameters) as the base "
      "model learned it: saves its gradients, optimizer state and activations (about 1 GiB with AdamW)."),
     ("max_audio_seconds", "Max clip seconds", "Longer clips are left out. A batch is padded to its longest clip, "
      "so activation memory grows with this limit."),
+    ("ema_decay", "EMA decay", "F5-TTS: keep an exponential moving average of the weights and export it instead "
+     "of the trained weights. 0 = off (the default: F5's own 0.9999 barely moves in a fine-tune of a few hundred "
+     "steps, and EMA can hurt early fine-tunes); 0.999 averages over about the last 1,000 steps. Costs one more "
+     "fp32 copy of the model (1.3 GB for F5 v1 Base) in GPU memory and in every checkpoint."),
+    ("add_missing_characters", "Add missing characters", "F5-TTS: characters of the transcripts that the base "
+     "model's vocabulary lacks are added to it, each learning from your clips alone (F5's own fine-tuning does "
+     "the same). Off: such characters stop the run before it starts, with the list, so you can decide."),
     ("eval_each_epoch", "Eval each epoch", "Eval loss on the eval clips after every epoch (the eval split is "
      "chosen when the dataset is exported). A little time, no memory."),
 ]
 CHOICES = {"mixed_precision": PRECISIONS, "optimizer": OPTIMIZERS}
+# Float fields' (minimum, maximum, decimals, step); others take 0-600 in steps of 1 with one decimal.
+FLOAT_RANGES = {"ema_decay": (0.0, 0.9999, 4, 0.001)}
 # Words for values that are jargon on their own ("Precision: no").
 CHOICE_LABELS = {"mixed_precision": {"no": "full (fp32)", "bf16": "bf16 (half memory)",
                                      "fp16": "fp16 (half memory, older GPUs)"}}
@@ -70,13 +82,15 @@ class AdvancedPanel(QGroupBox):
         self.setChecked(False)
         self.editors: dict[str, QWidget] = {}
         self.notes: dict[str, QLabel] = {}
+        self.captions: dict[str, QLabel] = {}
         self.profile_values: dict[str, Any] = {}
         self.user_values: dict[str, Any] = {}
+        self.ignored: set[str] = set()  # fields the chosen engine does not read: hidden, never applied
         self._loading = False
         defaults = TrainConfig()
         names = {f.name for f in dataclasses.fields(TrainConfig)}
         self.body = QWidget()
-        form = QFormLayout(self.body)
+        self.form = form = QFormLayout(self.body)
         form.setContentsMargins(4, 0, 4, 0)
         for name, label, tip in FIELDS:
             if name not in names:
@@ -91,7 +105,7 @@ class AdvancedPanel(QGroupBox):
             caption = QLabel(label)
             caption.setToolTip(tip)
             form.addRow(caption, row)
-            self.editors[name], self.notes[name] = editor, note
+            self.editors[name], self.notes[name], self.captions[name] = editor, note, caption
         self.effective = QLabel()
         self.effective.setToolTip("Clips per optimizer step: micro-batch × accumulation × GPUs")
         form.addRow("Effective batch", self.effective)
@@ -108,6 +122,12 @@ class AdvancedPanel(QGroupBox):
         self._fold(False)
         self.processes = 1
         self._update_effective()
+
+    def set_engine(self, ignored_settings: tuple[str, ...] | set[str]) -> None:
+        """Show only the fields the chosen engine reads (hide its ``Engine.ignored_settings``)."""
+        self.ignored = set(ignored_settings)
+        for name, caption in self.captions.items():
+            self.form.setRowVisible(caption, name not in self.ignored)
 
     def _fold(self, shown: bool) -> None:
         """Closed, the panel is its title only: no empty framed box under it."""
@@ -138,9 +158,11 @@ class AdvancedPanel(QGroupBox):
             spin.setRange(0, 100000)
             spin.valueChanged.connect(lambda _v, n=name: self._edited(n))
             return spin
+        low, high, decimals, step = FLOAT_RANGES.get(name, (0.0, 600.0, 1, 1.0))
         spin = QDoubleSpinBox()
-        spin.setRange(0.0, 600.0)
-        spin.setDecimals(1)
+        spin.setRange(low, high)
+        spin.setDecimals(decimals)
+        spin.setSingleStep(step)
         spin.valueChanged.connect(lambda _v, n=name: self._edited(n))
         return spin
 
@@ -214,12 +236,12 @@ class AdvancedPanel(QGroupBox):
         self._update_notes()
 
     def overrides(self) -> dict[str, Any]:
-        """The values the user changed, by field name.
+        """The values the user changed, by field name (those the chosen engine reads).
 
         Raises:
             ConfigError: a value cannot be read (the learning rate field holds no number).
         """
-        return {name: self._get(name) for name in self.user_values}
+        return {name: self._get(name) for name in self.user_values if name not in self.ignored}
 
     def apply(self, config: TrainConfig) -> TrainConfig:
         """``config`` with the user's changes on top.

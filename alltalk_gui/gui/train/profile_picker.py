@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from alltalk_gui.core.engines.engine import DEFAULT_ENGINE
 from alltalk_gui.core.training.config import TrainConfig
 
 # Share of the free memory an estimate may use and still count as a comfortable fit: estimates are a model,
@@ -40,23 +41,29 @@ class ProfileView:
 
 
 class ProfileSource:
-    """The core's profiles and memory estimate. ``available`` is False in a core without them (``problem`` says
-    why), and then the page trains with the TrainConfig defaults."""
+    """The core's profiles and memory estimate for one engine (:meth:`set_engine` switches). ``available`` is
+    False in a core without them (``problem`` says why), and then the page trains with the TrainConfig defaults."""
 
-    def __init__(self) -> None:
+    def __init__(self, engine: str = DEFAULT_ENGINE) -> None:
         self.profiles = self.engine = None
         self.problem = ""
         self._views: list[ProfileView] = []
+        self.set_engine(engine)
+
+    def set_engine(self, name: str) -> None:
+        """Read ``name``'s profiles (``resources/profiles/<name>/``) and use its memory estimate."""
         try:
             from alltalk_gui.core.engines.engine import get_engine
             from alltalk_gui.core.training import profiles
 
-            self._views = [ProfileView(p.name, p.title, p.summary, p.target_gib, dict(p.settings))
-                           for p in profiles.all_profiles()]
+            views = [ProfileView(p.name, p.title, p.summary, p.target_gib, dict(p.settings))
+                     for p in profiles.all_profiles(name)]
         except (ImportError, OSError, ValueError) as exc:  # not installed, or a damaged profile file
             self.problem = str(exc)
+            self.profiles = self.engine = None
+            self._views = []
             return
-        self.profiles, self.engine = profiles, get_engine()
+        self.profiles, self.engine, self._views, self.problem = profiles, get_engine(name), views, ""
 
     @property
     def available(self) -> bool:
@@ -70,7 +77,7 @@ class ProfileSource:
         and a note for each adaptation."""
         if self.profiles is None or name not in self.profiles.PROFILE_NAMES:
             return {}, []
-        return self.profiles.profile_settings(name, device)
+        return self.profiles.profile_settings(name, device, self.engine.name)
 
     def apply(self, config: TrainConfig, name: str, device=None, auto: bool = False) -> TrainConfig:
         """``config`` with profile ``name``; ``auto``: Auto picked it (on a GPU the run then sizes its micro-batch)."""
@@ -79,7 +86,15 @@ class ProfileSource:
         return self.profiles.apply_profile(config, name, device, auto=auto)
 
     def auto(self, devices: list, config: TrainConfig | None = None) -> tuple[str, str]:
-        choice = self.profiles.choose_auto(devices, config)
+        """Auto's profile for ``devices`` and why. Without a CUDA GPU it is High on the CPU; when this engine has
+        no CPU speed calibration the reason says so instead of giving hours."""
+        try:
+            choice = self.profiles.choose_auto(devices, config)
+        except OSError:
+            if any(d.kind == "cuda" for d in devices):
+                raise
+            return "high", (f"No CUDA GPU was found: training runs on the CPU, with the High profile's batches in "
+                            f"fp32 (this installation has no CPU time estimate for {self.engine.title}).")
         return choice.profile, choice.reason
 
     def estimate_gib(self, config: TrainConfig) -> float | None:
@@ -87,9 +102,10 @@ class ProfileSource:
         if self.engine is None:
             return None
         try:
-            return float(self.engine.estimate_memory(config).total_gib)
+            estimate = self.engine.estimate_memory(config)
         except (OSError, ValueError):  # e.g. the calibration data file missing from a broken install
             return None
+        return float(estimate.total_gib) if estimate is not None else None
 
 
 def fit(estimate_gib: float | None, free_gib: float | None) -> str | None:
@@ -113,6 +129,7 @@ class ProfilePicker(QGroupBox):
         self.group = QButtonGroup(self)
         self.buttons: dict[str, QRadioButton] = {}
         self.fit_labels: dict[str, QLabel] = {}
+        self.summaries: dict[str, QLabel] = {}
         self.auto_reason = QLabel()
         self.auto_reason.setWordWrap(True)
         self.auto_choice: str | None = None
@@ -131,6 +148,7 @@ class ProfilePicker(QGroupBox):
             grid.addWidget(fit_label, row, 1)
             grid.addWidget(summary, row, 2)
             self.fit_labels[view.name] = fit_label
+            self.summaries[view.name] = summary
         if views:
             auto = QRadioButton("Auto")
             auto.setToolTip("Pick the profile that fits the detected graphics card")
@@ -153,6 +171,16 @@ class ProfilePicker(QGroupBox):
             note.setWordWrap(True)
             grid.addWidget(note, 0, 0)
         self.group.buttonToggled.connect(self._toggled)
+
+    def set_engine(self, name: str) -> None:
+        """Show ``name``'s profiles (the same three names, their own settings, titles and trade-offs); the
+        choice stays. Call :meth:`set_devices` and :meth:`show_estimates` again afterwards."""
+        self.source.set_engine(name)
+        for view in self.source.all():
+            if view.name in self.buttons:
+                self.buttons[view.name].setText(view.title)
+                self.buttons[view.name].setToolTip(view.summary)
+                self.summaries[view.name].setText(view.summary)
 
     def choice(self) -> str | None:
         for name, button in self.buttons.items():

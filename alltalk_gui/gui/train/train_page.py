@@ -1,11 +1,11 @@
-"""Step 3, Train: choose how to train (devices, memory profile, Advanced settings), then run and watch it.
+"""Step 3, Train: choose how to train (engine, devices, memory profile, Advanced settings), then run and watch it.
 
 The page joins two halves: :class:`~alltalk_gui.gui.train.train_setup.SetupPanel` above builds the TrainConfig,
 :class:`~alltalk_gui.gui.train.train_run.RunPanel` below runs it in a child process and shows what happens.
 Start validates the config first (:meth:`TrainConfig.validate`, told whether this machine has CUDA) and refuses
 with the message shown under the Advanced settings; the picker's one-click Low VRAM button selects that
-profile and goes through the same Start. A project reopened with an interrupted run shows the run's own profile,
-the one Resume uses. The main window asks :meth:`TrainPage.confirm_close` before it closes (stopping shows a
+profile and goes through the same Start. A project reopened with an interrupted run shows the run's own engine and
+profile, the ones Resume uses. The main window asks :meth:`TrainPage.confirm_close` before it closes (stopping shows a
 "saving a checkpoint" note while it waits), and follows ``preview_requested`` to the Preview step.
 """
 
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from alltalk_gui.core.engines.engine import get_engine
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.gui.common.project_lock import READ_ONLY_MESSAGE, is_read_only
@@ -102,10 +103,15 @@ class TrainPage(QWidget):
         self._show_resume_profile()
 
     def _show_resume_profile(self) -> None:
-        """An interrupted run resumes with its own settings: show its profile, not Auto's pick for a new run."""
-        profile = self.run.resumable_profile()
-        if profile and profile in self.setup.picker.buttons:
-            self.setup.picker.choose(profile)
+        """An interrupted run resumes with its own settings: show its engine and profile, not the project's
+        choice and Auto's pick for a new run."""
+        config = self.run.resumable_config()
+        if config is None:
+            return
+        if config.engine != self.setup.engine:
+            self.setup.show_engine(config.engine)
+        if config.profile in self.setup.picker.buttons:
+            self.setup.picker.choose(config.profile)
 
     def showEvent(self, event) -> None:
         # Devices are listed the first time the page is shown, not at start-up: it takes a torch import.
@@ -157,8 +163,9 @@ class TrainPage(QWidget):
         picker = self.setup.picker
         name = picker.resolved() or ""
         title = picker.buttons[name].text() if name in picker.buttons else "the chosen"
-        self.running_note.setText(f"Training with the {title} profile. The settings are locked while it runs and "
-                                  "shown again when it ends.")
+        engine = get_engine(self.setup.engine).title
+        self.running_note.setText(f"Training {engine} with the {title} profile. The settings are locked while it runs "
+                                  "and shown again when it ends.")
         self.running_note.setVisible(running)
         if running:  # the plots are what to watch now
             self.scroll.verticalScrollBar().setValue(0)

@@ -192,14 +192,19 @@ class RunPanel(QWidget):
             self.status.setText("Choose a profile and press Start.")
         self._update_buttons()
 
+    def resumable_config(self) -> TrainConfig | None:
+        """The config the resumable run was started with (its engine and profile), None when none or unreadable."""
+        if self.resumable_run is None:
+            return None
+        try:
+            return resume_config(self.resumable_run.parent.parent, self.resumable_run.name)
+        except (OSError, ValueError, LaunchError):
+            return None
+
     def resumable_profile(self) -> str:
         """The memory profile the resumable run was started with ("" when none or unknown)."""
-        if self.resumable_run is None:
-            return ""
-        try:
-            return resume_config(self.resumable_run.parent.parent, self.resumable_run.name).profile
-        except (OSError, ValueError, LaunchError):
-            return ""
+        config = self.resumable_config()
+        return config.profile if config is not None else ""
 
     def _update_buttons(self, ready: bool = True) -> None:
         running = self.is_running()

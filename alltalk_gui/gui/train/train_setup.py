@@ -1,9 +1,11 @@
 """The upper half of the Train page: what the run will use, before it starts.
 
 Device cards (found by ``alltalk-gui gpu --json`` in a child process, so torch never loads into the GUI), the
-memory profile picker, the Advanced panel, and three facts: the dataset (clips, minutes, clips still flagged,
-eval clips), the base model (found, or choose / download it after accepting its licence) and the disk space
-a run needs against what is free. :meth:`SetupPanel.build_config` turns it all into a TrainConfig.
+engine (XTTS v2 or F5-TTS v1, remembered in the project), the memory profile picker, the Advanced panel, and
+three facts: the dataset (clips, minutes, clips still flagged, eval clips), the engine's base model (found, or
+choose / download it after accepting its licence) and the disk space a run needs against what is free. The
+profiles, their estimates, the Advanced fields and the base model all follow the chosen engine.
+:meth:`SetupPanel.build_config` turns it all into a TrainConfig.
 """
 
 from __future__ import annotations
@@ -14,33 +16,20 @@ import sys
 from pathlib import Path
 
 from PySide6.QtCore import QProcess, Qt, Signal
-from PySide6.QtWidgets import (
-    QFileDialog,
-    QGridLayout,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from alltalk_gui.core import app_settings
+from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, ENGINE_SETTING, EngineError, engine_name, get_engine
 from alltalk_gui.core.training.profiles import PROFILE_NAMES
 from alltalk_gui.core.training.run_config import RunConfig, build_train_config, training_device
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
-from alltalk_gui.core.engines.xtts.files import REQUIRED_FILES
 from alltalk_gui.core.machine.gpu import DeviceInfo
-from alltalk_gui.core.project.folder import VoiceProject
-from alltalk_gui.gui.start import system_checks
-from alltalk_gui.gui.train.setup_facts import (
-    base_model_found,
-    checkpoint_bytes,
-    dataset_facts,
-)
+from alltalk_gui.core.project.folder import ProjectError, VoiceProject
+from alltalk_gui.gui.train.setup_facts import checkpoint_bytes, dataset_facts
 from alltalk_gui.gui.train.advanced_panel import AdvancedPanel
+from alltalk_gui.gui.train.base_model_choice import BaseModelChoice
+from alltalk_gui.gui.train.engine_choice import EngineChoice
 from alltalk_gui.gui.train.gpu_card import GpuCard
 from alltalk_gui.gui.train.profile_picker import ProfilePicker
-from alltalk_gui.gui.common.base_model_download import BaseModelDownload
 
 GB = 1000**3
 
@@ -67,30 +56,37 @@ class SetupPanel(QWidget):
         self.advanced = AdvancedPanel()
         self.advanced.changed.connect(self.changed)
 
+        self.engine_choice = EngineChoice()
+        self.engine_choice.changed.connect(self._engine_chosen)
+        self.base = BaseModelChoice(self)
+        self.base.changed.connect(self.refresh_facts)
         self.dataset_label = QLabel()
-        self.base_label = QLabel()
         self.disk_label = QLabel()
-        for label in (self.dataset_label, self.base_label, self.disk_label):
+        for label in (self.dataset_label, self.disk_label):
             label.setWordWrap(True)
             label.setTextFormat(Qt.TextFormat.RichText)
-        self.choose_base = QPushButton("Choose folder…")
-        self.choose_base.clicked.connect(self._choose_base)
-        self.base_download = BaseModelDownload(self)  # the same download the first-run page offers
-        self.base_download.finished.connect(self._downloaded)
-        self.base_download.failed.connect(
-            lambda error: self.base_label.setText(f"<span style='color:#c62828'>Download failed: {error}</span>"))
+        # Short names for the base-model widgets (the same download the first-run page offers).
+        self.base_label, self.choose_base = self.base.label, self.base.choose_button
+        self.base_download = self.base.download
         self.download_base, self.download_progress = self.base_download.button, self.base_download.progress
+        self.download_base.clicked.connect(self._lock_engine_while_downloading)
+        self.base_download.finished.connect(lambda _folder: self.engine_choice.setEnabled(True))
+        self.base_download.failed.connect(lambda _error: self.engine_choice.setEnabled(True))
         facts = QGridLayout()
         facts.setColumnStretch(1, 1)
-        facts.addWidget(QLabel("<b>Dataset</b>"), 0, 0)
-        facts.addWidget(self.dataset_label, 0, 1, 1, 3)
-        facts.addWidget(QLabel("<b>Base model</b>"), 1, 0)
-        facts.addWidget(self.base_label, 1, 1)
-        facts.addWidget(self.choose_base, 1, 2)
-        facts.addWidget(self.download_base, 1, 3)
-        facts.addWidget(self.download_progress, 2, 1, 1, 3)
-        facts.addWidget(QLabel("<b>Disk</b>"), 3, 0)
-        facts.addWidget(self.disk_label, 3, 1, 1, 3)
+        engine_caption = QLabel("<b>Engine</b>")
+        engine_caption.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        facts.addWidget(engine_caption, 0, 0)
+        facts.addWidget(self.engine_choice, 0, 1, 1, 3)
+        facts.addWidget(QLabel("<b>Dataset</b>"), 1, 0)
+        facts.addWidget(self.dataset_label, 1, 1, 1, 3)
+        facts.addWidget(QLabel("<b>Base model</b>"), 2, 0)
+        facts.addWidget(self.base_label, 2, 1)
+        facts.addWidget(self.choose_base, 2, 2)
+        facts.addWidget(self.download_base, 2, 3)
+        facts.addWidget(self.download_progress, 3, 1, 1, 3)
+        facts.addWidget(QLabel("<b>Disk</b>"), 4, 0)
+        facts.addWidget(self.disk_label, 4, 1, 1, 3)
 
         top = QHBoxLayout()  # the device card beside the facts: one band instead of two
         top.addLayout(self.cards)
@@ -106,7 +102,39 @@ class SetupPanel(QWidget):
     def set_project(self, project: VoiceProject | None) -> None:
         self.project = project
         self.advanced.reset_changes()
+        self.engine_choice.set_language(project.language if project is not None else "")
+        self.show_engine(project_engine(project))
+
+    # -- engine -------------------------------------------------------------------------------------------------
+    @property
+    def engine(self) -> str:
+        """The registry name of the engine the run trains with."""
+        return self.engine_choice.engine()
+
+    def show_engine(self, name: str) -> None:
+        """Show ``name``'s profiles, estimates, Advanced fields and base model (not saved in the project)."""
+        self.engine_choice.show_engine(name)
+        engine = get_engine(self.engine)
+        self.picker.set_engine(engine.name)
+        self.advanced.set_engine(engine.ignored_settings)
+        self.base.set_engine(engine.name)
+        if self.devices:
+            self.picker.set_devices(self.devices, self.base_config())  # Auto's pick for this engine
         self.refresh_facts()
+
+    def _engine_chosen(self, name: str) -> None:
+        """The user picked ``name``: remember it in the project (the CLI's default too), then show it."""
+        if self.project is not None and self.project.settings.get(ENGINE_SETTING) != name:
+            self.project.settings[ENGINE_SETTING] = name
+            try:
+                self.project.save()
+            except (ProjectError, OSError):  # read-only (another program has it open): this session only
+                pass
+        self.show_engine(name)
+
+    def _lock_engine_while_downloading(self) -> None:
+        """A download is for the engine it started with: the choice waits until it ends."""
+        self.engine_choice.setEnabled(not self.base_download.is_running())
 
     def refresh_facts(self) -> None:
         if self.project is None:
@@ -121,30 +149,18 @@ class SetupPanel(QWidget):
                    else ", no flagged clips" if flagged == 0 else "")
             self.dataset_label.setText(f"{f['train']} training clips ({f['minutes']:.1f} min in all), "
                                        f"{f['eval']} eval clips{fix}.")
-        self._refresh_base()
+        self.base.refresh()
         self._refresh_config()
 
     def base_model_dir(self) -> Path | None:
-        try:
-            return system_checks.base_model_folder()
-        except app_settings.SettingsError:  # an unreadable settings file: the first-run page explains it
-            return None
-
-    def _refresh_base(self) -> None:
-        folder = self.base_model_dir()
-        if base_model_found(folder):
-            self.base_label.setText(f"Found in {folder}")
-        elif folder is not None:
-            self.base_label.setText(f"<span style='color:#c62828'>{folder} does not hold the XTTS v2 files "
-                                    f"({', '.join(REQUIRED_FILES)}).</span>")
-        else:
-            self.base_label.setText("<span style='color:#c62828'>Not chosen yet: choose its folder or "
-                                    "download it.</span>")
+        """The chosen engine's base-model folder (None: not chosen yet)."""
+        return self.base.folder()
 
     def _refresh_disk(self, config: TrainConfig) -> None:
         if self.project is None:
             return
-        one = checkpoint_bytes(self.base_model_dir(), config.optimizer)
+        one = checkpoint_bytes(self.base_model_dir(), get_engine(config.engine), config.optimizer,
+                               ema=bool(config.ema_decay))
         free = shutil.disk_usage(self.project.root).free
         if one is None:
             self.disk_label.setText(f"{free / GB:.1f} GB free")
@@ -205,8 +221,8 @@ class SetupPanel(QWidget):
         """The project's config before profile and user changes."""
         folder = self.base_model_dir()
         project = self.project
-        return TrainConfig(project_dir=str(project.root) if project else "", base_model_dir=str(folder or ""),
-                           language=project.language if project else "")
+        return TrainConfig(engine=self.engine, project_dir=str(project.root) if project else "",
+                           base_model_dir=str(folder or ""), language=project.language if project else "")
 
     def training_device(self) -> DeviceInfo | None:
         """The device a run trains on: the GPU with the most free memory, else the CPU (None: not listed yet)."""
@@ -229,7 +245,8 @@ class SetupPanel(QWidget):
         name = self.picker.resolved()
         usable = self.picker.source.available and name in PROFILE_NAMES  # a broken install trains with defaults
         return build_train_config(self.project, self.base_model_dir(), profile=name if usable else None,
-                                  devices=self.devices, overrides=overrides, auto=self.picker.choice() == "auto")
+                                  devices=self.devices, overrides=overrides, auto=self.picker.choice() == "auto",
+                                  engine=self.engine)
 
     def _refresh_config(self) -> None:
         base = self.base_config()
@@ -249,20 +266,11 @@ class SetupPanel(QWidget):
             self._refresh_disk(profiled)
         self.changed.emit()
 
-    # -- base model ---------------------------------------------------------------------------------------------
-    def _choose_base(self) -> None:
-        current = self.base_model_dir()  # open where the current model is, not at home
-        start = next((str(f) for f in (current, current and current.parent) if f is not None and f.is_dir()),
-                     str(Path.home()))
-        folder = QFileDialog.getExistingDirectory(self, "The XTTS v2 base-model folder", start)
-        if folder:
-            system_checks.set_base_model_folder(folder)
-            self.refresh_facts()
 
-    def download(self, folder: Path) -> None:
-        """Download the base model into ``folder`` with progress (the licence must be accepted)."""
-        self.base_download.download(folder)
 
-    def _downloaded(self, folder: Path) -> None:
-        system_checks.set_base_model_folder(folder)
-        self.refresh_facts()
+def project_engine(project: VoiceProject | None) -> str:
+    """The engine ``project`` trains with (``project.json``'s settings; XTTS v2 when none or unknown)."""
+    try:
+        return engine_name(str(project.settings.get(ENGINE_SETTING) or DEFAULT_ENGINE)) if project else DEFAULT_ENGINE
+    except EngineError:  # a name from a newer version, or typed by hand
+        return DEFAULT_ENGINE
