@@ -4,7 +4,7 @@ play button.
 Off by default unless the GPU has room for the inference model beside the training run
 (:func:`alltalk_gui.core.voice.preview.checkpoint_previews_by_default`); on a CPU each preview takes minutes. The
 work is :func:`alltalk_gui.core.voice.preview.checkpoint_preview` in a worker thread (it loads torch and the model
-into this process, once; the engine is kept for the next checkpoint). When checkpoints come faster than
+into this process, once, for the run's engine; it is kept for the next checkpoint). When checkpoints come faster than
 previews, only the newest waiting one is spoken.
 """
 
@@ -69,8 +69,11 @@ class CheckpointPreview(QWidget):
         dataset = Path(path).parents[3] / "dataset"  # <project>/runs/<run>/checkpoints/<step>
 
         def job(_j):
-            if self._engine is None:
-                self._engine = PreviewEngine()
+            from alltalk_gui.core.training.checkpoints import read_checkpoint
+
+            engine = read_checkpoint(path).engine  # the run's engine (F5-TTS speaks from the first clip's words)
+            if self._engine is None or self._engine.engine.name != engine:
+                self._engine = PreviewEngine(engine=engine)
             refs = [c.path for c in choose_references(dataset)]
             return checkpoint_preview(path, SENTENCE, refs, language=self.language, engine=self._engine)
 
