@@ -1,11 +1,16 @@
 """The export form: format, model name, output folder, precision and extra files, and the Export button.
 
-It only collects choices (:meth:`ExportPanel.options`); the page runs the export in a worker and reports back
-through :meth:`ExportPanel.show_result` / :meth:`show_error`."""
+The formats are those of the checkpoint's engine (:meth:`ExportPanel.set_engine`): XTTS v2 exports AllTalk's
+``models/xtts/<name>`` or a coqui-tts folder and can add the files to keep training (dvae.pth, mel_stats.pth);
+F5-TTS exports AllTalk's ``models/f5tts/<name>`` (the name made one AllTalk lists) or a plain F5-TTS folder.
+Half precision applies to both. The panel only collects choices (:meth:`ExportPanel.options`); the page runs
+the export in a worker and reports back through :meth:`ExportPanel.show_result` / :meth:`show_error`."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import re
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -13,10 +18,13 @@ from PySide6.QtWidgets import (
     QPushButton, QWidget,
 )
 
+from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, Engine, get_engine
 from alltalk_gui.core.voice.export import ExportOptions, ExportResult
 from alltalk_gui.gui import settings
 
-FORMAT_LABELS = {"alltalk": "AllTalk (models/xtts/<name>)", "coqui": "coqui-tts model folder"}
+# The engines whose export can add the base model's training files (ExportOptions.training_files), and what
+# the check box says for them.
+TRAINING_FILES = {"xtts": "Include dvae.pth and mel_stats.pth (to keep training elsewhere)"}
 
 
 class ExportPanel(QGroupBox):
@@ -26,19 +34,17 @@ class ExportPanel(QGroupBox):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Export", parent)
+        self.engine: Engine | None = None
         self.format = QComboBox()
-        for key, label in FORMAT_LABELS.items():
-            self.format.addItem(label, key)
         self.format.currentIndexChanged.connect(self._update_training_files)
         self.name = QLineEdit()
         self.name.setPlaceholderText("folder name")
         self.folder = QLineEdit()
-        self.folder.setPlaceholderText("e.g. …/alltalk_tts/models/xtts")
         self.folder.textChanged.connect(self._update_button)
         browse = QPushButton("Choose…")
         browse.clicked.connect(self._choose_folder)
         self.half = QCheckBox("Half precision (half the size)")
-        self.training_files = QCheckBox("Include dvae.pth and mel_stats.pth (to keep training elsewhere)")
+        self.training_files = QCheckBox()
         self.overwrite = QCheckBox("Replace an existing folder of that name")
         self.button = QPushButton("Export")
         self.button.clicked.connect(self.export_requested)
@@ -69,8 +75,27 @@ class ExportPanel(QGroupBox):
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
         self.folder.setText(settings.last_folder("export") if settings.settings().contains("folders/export") else "")
-        self._update_training_files()
+        self.set_engine(get_engine(DEFAULT_ENGINE))
         self._update_button()
+
+    def set_engine(self, engine: Engine) -> None:
+        """Offer ``engine``'s formats (the checkpoint's engine); the chosen format stays when it has it."""
+        if self.engine is not None and engine.name == self.engine.name:
+            return
+        self.engine = engine
+        current = self.format.currentData()
+        self.format.blockSignals(True)
+        self.format.clear()
+        for key in engine.export_formats:
+            self.format.addItem(engine.export_format_titles.get(key, key), key)
+        self.format.setCurrentIndex(max(0, self.format.findData(current)))
+        self.format.blockSignals(False)
+        alltalk = re.search(r"models/\w+", engine.export_format_titles.get("alltalk", ""))
+        self.folder.setPlaceholderText(f"e.g. …/alltalk_tts/{alltalk.group(0)}" if alltalk else "the folder to "
+                                       "export into")
+        self.training_files.setText(TRAINING_FILES.get(engine.name, ""))
+        self.training_files.setVisible(engine.name in TRAINING_FILES)
+        self._update_training_files()
 
     def set_default_name(self, name: str) -> None:
         if not self.name.text():
@@ -78,7 +103,8 @@ class ExportPanel(QGroupBox):
 
     def options(self, references: list[Path]) -> ExportOptions:
         return ExportOptions(format=self.format.currentData(), name=self.name.text().strip(),
-                             half=self.half.isChecked(), training_files=self.training_files.isChecked(),
+                             half=self.half.isChecked(),
+                             training_files=self.engine.name in TRAINING_FILES and self.training_files.isChecked(),
                              references=list(references), overwrite=self.overwrite.isChecked())
 
     def out_dir(self) -> Path:
@@ -99,7 +125,7 @@ class ExportPanel(QGroupBox):
     def show_result(self, result: ExportResult) -> None:
         notes = "".join(f"<br><span style='color:#b26a00'>{w}</span>" for w in result.warnings)
         self.result.setText(f"<span style='color:#2e7d32'>Exported to <b>{result.folder}</b></span> "
-                            f"(model.pth {result.model_bytes / 1e6:.1f} MB, {len(result.files)} files){notes}")
+                            f"(weights {result.model_bytes / 1e6:.1f} MB, {len(result.files)} files){notes}")
 
     def show_error(self, message: str) -> None:
         self.result.setText(f"<span style='color:#c62828'>{message}</span>")
@@ -112,7 +138,7 @@ class ExportPanel(QGroupBox):
             settings.set_last_folder("export", folder)
 
     def _update_training_files(self) -> None:
-        # AllTalk lists a model folder only when dvae.pth and mel_stats.pth are in it: always included there.
+        # AllTalk lists an XTTS folder only when dvae.pth and mel_stats.pth are in it: always included there.
         alltalk = self.format.currentData() == "alltalk"
         self.training_files.setEnabled(not alltalk)
         if alltalk:

@@ -1,15 +1,22 @@
-"""The advanced generation settings: temperature, penalties, top-k, top-p, speed and seed, with the model's
-defaults one click away. A thin editor over :class:`alltalk_gui.core.voice.preview.GenerationSettings`."""
+"""The generation settings the checkpoint's engine reads, with the model's defaults one click away. A thin editor
+over :class:`alltalk_gui.core.voice.preview.GenerationSettings`.
+
+XTTS v2 samples its GPT: temperature, penalties, top-k, top-p, speed and seed, under "Advanced generation
+settings". F5-TTS reads only the sampling steps, speed and seed; its steps (NFE) decide how long a take takes,
+minutes on a CPU, so they stay in view beside the check box with their time estimate (:mod:`.nfe_choice`).
+"""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from PySide6.QtWidgets import (
-    QCheckBox, QDoubleSpinBox, QFrame, QGridLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget,
+    QCheckBox, QDoubleSpinBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
 
+from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, Engine, get_engine
 from alltalk_gui.core.voice.preview import GenerationSettings
+from alltalk_gui.gui.preview.nfe_choice import NfeChoice
 
 # name: (label, minimum, maximum, step, decimals, tooltip); decimals 0 means an integer box.
 FIELDS = {
@@ -26,17 +33,20 @@ COLUMNS = 4  # label + box pairs per row
 
 
 class GenerationPanel(QWidget):
-    """A check box that opens the settings; unchecked (collapsed) means the model's defaults are used as they are."""
+    """A check box that opens the settings; unchecked (collapsed) means the model's defaults are used as they are
+    (F5-TTS's sampling steps, always in view, excepted)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.toggle = QCheckBox("Advanced generation settings")
         self.defaults = GenerationSettings()
+        self.engine: Engine = get_engine(DEFAULT_ENGINE)
         self.boxes: dict[str, QSpinBox | QDoubleSpinBox] = {}
+        self.captions: dict[str, QLabel] = {}
         self.body = QFrame()
         self.body.setFrameShape(QFrame.Shape.StyledPanel)
-        grid = QGridLayout(self.body)
-        for i, (name, (label, low, high, step, decimals, tip)) in enumerate(FIELDS.items()):
+        self.grid = QGridLayout(self.body)
+        for name, (label, low, high, step, decimals, tip) in FIELDS.items():
             box = QSpinBox() if decimals == 0 else QDoubleSpinBox()
             if decimals:
                 box.setDecimals(decimals)
@@ -44,32 +54,61 @@ class GenerationPanel(QWidget):
             box.setSingleStep(step)
             box.setToolTip(tip)
             box.setMinimumWidth(90)
-            self.boxes[name] = box
-            row, column = divmod(i, COLUMNS)
-            grid.addWidget(QLabel(label), row, 2 * column)
-            grid.addWidget(box, row, 2 * column + 1)
-        reset = QPushButton("Reset to the model's defaults")
-        reset.clicked.connect(lambda: self.set_defaults(self.defaults))
-        grid.addWidget(reset, (len(FIELDS) - 1) // COLUMNS, 2 * COLUMNS - 1, 1, 2)
-        grid.setColumnStretch(2 * COLUMNS, 1)  # boxes keep their size; spare width goes to the right
+            self.boxes[name], self.captions[name] = box, QLabel(label)
+        self.reset = QPushButton("Reset to the model's defaults")
+        self.reset.clicked.connect(lambda: self.set_defaults(self.defaults))
+        self.grid.setColumnStretch(2 * COLUMNS, 1)  # boxes keep their size; spare width goes to the right
+        self.nfe = NfeChoice()
+        header = QHBoxLayout()
+        header.addWidget(self.toggle)
+        header.addSpacing(24)
+        header.addWidget(self.nfe, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.toggle)
+        layout.addLayout(header)
         layout.addWidget(self.body)
         self.toggle.toggled.connect(self.body.setVisible)
         self.body.setVisible(False)
+        self._lay_out()
         self.set_defaults(self.defaults)
+
+    def set_engine(self, engine: Engine) -> None:
+        """Show the settings ``engine`` reads (``Engine.generation_settings``)."""
+        if engine.name == self.engine.name:
+            return
+        self.engine = engine
+        self._lay_out()
+
+    def _lay_out(self) -> None:
+        """The engine's fields in reading order, COLUMNS to a row, the reset button after them."""
+        for widget in (*self.boxes.values(), *self.captions.values(), self.reset):
+            self.grid.removeWidget(widget)
+            widget.hide()
+        shown = [name for name in FIELDS if name in self.engine.generation_settings]
+        for i, name in enumerate(shown):
+            row, column = divmod(i, COLUMNS)
+            self.grid.addWidget(self.captions[name], row, 2 * column)
+            self.grid.addWidget(self.boxes[name], row, 2 * column + 1)
+            self.captions[name].show()
+            self.boxes[name].show()
+        row, column = divmod(len(shown), COLUMNS)
+        self.grid.addWidget(self.reset, row, 2 * column, 1, 2)
+        self.reset.show()
+        self.nfe.setVisible("steps" in self.engine.generation_settings)
 
     def set_defaults(self, defaults: GenerationSettings) -> None:
         """Show ``defaults`` (the base model's) in every box."""
         self.defaults = defaults
         for name, box in self.boxes.items():
             box.setValue(getattr(defaults, name))
+        self.nfe.set_value(defaults.steps)
 
     def settings(self) -> GenerationSettings:
-        """The settings to generate with: the boxes when the panel is on, the model's defaults otherwise."""
+        """The settings to generate with: the boxes when the panel is on, the model's defaults otherwise; the
+        sampling steps as chosen either way."""
+        settings = replace(self.defaults, steps=self.nfe.value())
         if not self.toggle.isChecked():
-            return self.defaults
+            return settings
         values = {name: (int(box.value()) if isinstance(box, QSpinBox) else round(box.value(), 4))
-                  for name, box in self.boxes.items()}
-        return replace(self.defaults, **values)
+                  for name, box in self.boxes.items() if name in self.engine.generation_settings}
+        return replace(settings, **values)

@@ -1,6 +1,6 @@
-"""What to preview: the checkpoint (best by default, latest one click away, or any), the reference clips (the
-dataset's cleanest 3-10 s clips, or files the user picks), the language and the sentence (the shipped sentences
-for that language, or typed).
+"""What to preview: the checkpoint (best by default, latest one click away, or any), the reference clips as the
+checkpoint's engine needs them (:mod:`.reference_picker`: XTTS v2 a few clean clips, F5-TTS one clip and its
+exact words), the language and the sentence (the shipped sentences for that language, or typed).
 
 Best is the default because the references export their lowest-eval-loss model (AllTalk's and
 xtts-finetune-webui's ``best_model.pth``); the note under it says that an eval loss on a few clips is only a rough
@@ -8,7 +8,8 @@ guide, and the "Use latest" button switches in one click, so the user's ears dec
 
 Automatic references follow the dataset: training writes it, so they are looked for again whenever the
 checkpoints are (page shown, Refresh) until the user picks files, and are shown by their words, not file names.
-Each checkpoint is listed once, marked "latest" and "best" where it is.
+Each checkpoint is listed once, marked "latest" and "best" where it is. The engine (:attr:`PreviewInputs.engine`)
+is the selected checkpoint's: a project may hold runs of both engines.
 
 Reads checkpoints and reference clips through the core (JSON and audio files only: no torch). ``changed`` fires
 when the checkpoint or the references change, so the page can update its buttons and defaults.
@@ -16,22 +17,19 @@ when the checkpoint or the references change, so the page can update its buttons
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QWidget
 
-from alltalk_gui.core.training.checkpoints import CheckpointError, CheckpointInfo, list_checkpoints, resolve_checkpoint
 from alltalk_gui.core.engines import languages
-from alltalk_gui.core.voice.preview import default_sentences
+from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, Engine, EngineError, get_engine
 from alltalk_gui.core.project.folder import VoiceProject
-from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV
-from alltalk_gui.core.voice.references import ReferenceClip, candidate_references
-from alltalk_gui.gui import settings
+from alltalk_gui.core.training.checkpoints import CheckpointError, CheckpointInfo, list_checkpoints, resolve_checkpoint
+from alltalk_gui.core.voice.preview import default_sentences
+from alltalk_gui.gui.preview.reference_picker import ReferencePicker
 
 LANGUAGES = list(languages.CODES)
-REFERENCE_COUNT = 3
 
 
 class PreviewInputs(QWidget):
@@ -41,12 +39,9 @@ class PreviewInputs(QWidget):
         super().__init__(parent)
         self.project: VoiceProject | None = None
         self.checkpoints: list[CheckpointInfo] = []
-        self.references: list[Path] = []
-        self.automatic = True  # references follow the dataset until the user chooses files
-        self._dataset_stamp: tuple | None = None  # the metadata files the automatic references were read from
+        self.engine: Engine = get_engine(DEFAULT_ENGINE)  # the selected checkpoint's
         self.checkpoint_box = QComboBox()
-        self.checkpoint_box.currentIndexChanged.connect(self.changed)
-        self.checkpoint_box.currentIndexChanged.connect(self._update_switch)
+        self.checkpoint_box.currentIndexChanged.connect(self._checkpoint_changed)
         refresh = QPushButton("Refresh")
         refresh.setToolTip("Look for new checkpoints (training writes them as it goes)")
         refresh.clicked.connect(self.refresh)
@@ -57,14 +52,9 @@ class PreviewInputs(QWidget):
         self.checkpoint_note = QLabel("<small>Best = the lowest eval loss. On a few eval clips that is only a rough "
                                       "guide: listen, and compare with the latest checkpoint.</small>")
         self.checkpoint_note.setWordWrap(True)
-        self.reference_label = QLabel()
-        self.reference_label.setWordWrap(True)
-        self.reference_label.setTextFormat(Qt.TextFormat.RichText)
-        choose = QPushButton("Choose…")
-        choose.clicked.connect(self._choose_references)
-        auto = QPushButton("Automatic")
-        auto.setToolTip("The cleanest 3-10 s clips of the dataset")
-        auto.clicked.connect(self.auto_references)
+        self.picker = ReferencePicker(self)
+        self.picker.changed.connect(self.changed)
+        self.reference_label = self.picker.label  # the short name tests and the page use
         self.language_box = QComboBox()
         self.language_box.setEditable(True)
         self.language_box.addItems(LANGUAGES)
@@ -83,16 +73,21 @@ class PreviewInputs(QWidget):
         checkpoint_buttons.addWidget(refresh)
         grid.addLayout(checkpoint_buttons, 0, 2)
         grid.addWidget(self.checkpoint_note, 1, 1, 1, 2)
-        grid.addWidget(QLabel("References"), 2, 0)
-        grid.addWidget(self.reference_label, 2, 1)
+        grid.addWidget(self.picker.caption, 2, 0)
+        references = QHBoxLayout()  # XTTS v2: the clips' words; F5-TTS: the one clip to choose
+        references.addWidget(self.picker.label, 1)
+        references.addWidget(self.picker.clip_box, 1)
+        grid.addLayout(references, 2, 1)
         refs = QHBoxLayout()
-        refs.addWidget(choose)
-        refs.addWidget(auto)
+        refs.addWidget(self.picker.choose_button)
+        refs.addWidget(self.picker.auto_button)
         grid.addLayout(refs, 2, 2)
-        grid.addWidget(QLabel("Language"), 3, 0)
-        grid.addWidget(self.language_box, 3, 1, Qt.AlignmentFlag.AlignLeft)
-        grid.addWidget(QLabel("Text"), 4, 0)
-        grid.addWidget(self.text_box, 4, 1, 1, 2)
+        grid.addWidget(self.picker.words_caption, 3, 0)
+        grid.addWidget(self.picker.words, 3, 1, 1, 2)
+        grid.addWidget(QLabel("Language"), 4, 0)
+        grid.addWidget(self.language_box, 4, 1, Qt.AlignmentFlag.AlignLeft)
+        grid.addWidget(QLabel("Text"), 5, 0)
+        grid.addWidget(self.text_box, 5, 1, 1, 2)
         grid.setColumnStretch(1, 1)
         self._fill_sentences(self.language_box.currentText())
 
@@ -100,8 +95,7 @@ class PreviewInputs(QWidget):
         self.project = project
         if project is not None:
             self.language_box.setCurrentText(project.language)
-        self._dataset_stamp = None
-        self.auto_references()
+        self.picker.set_project(project)
         self.refresh()
 
     def refresh(self) -> None:
@@ -109,8 +103,7 @@ class PreviewInputs(QWidget):
         have written the dataset). The selection stays: a checkpoint chosen as "best" or "latest" follows that mark
         to whichever checkpoint carries it now, another stays by path; the first time it is the best checkpoint (the
         latest while none has an eval loss)."""
-        if self.automatic and self._dataset_changed():
-            self.auto_references()
+        self.picker.refresh()
         previous = self.checkpoint_box.currentData()
         kept = next((which for which in ("best", "latest")
                      if self.special.get(which) == self.checkpoint_box.currentIndex()), None)
@@ -133,8 +126,7 @@ class PreviewInputs(QWidget):
             self.checkpoint_box.findData(previous) if previous is not None else -1)
         self.checkpoint_box.setCurrentIndex(index if index >= 0 else self.special.get("best", 0))
         self.checkpoint_box.blockSignals(False)
-        self._update_switch()
-        self.changed.emit()
+        self._checkpoint_changed()
 
     def use(self, which: str) -> None:
         """Select the "best" or "latest" entry (if there is one)."""
@@ -160,44 +152,33 @@ class PreviewInputs(QWidget):
     def language(self) -> str:
         return self.language_box.currentText().strip() or (self.project.language if self.project else "en")
 
-    def _dataset_changed(self) -> bool:
-        stamp = self._stamp()
-        return stamp != self._dataset_stamp
+    def _checkpoint_changed(self) -> None:
+        """The engine follows the checkpoint: its kind of references, then ``changed``."""
+        checkpoint = self.selected_checkpoint()
+        try:
+            engine = get_engine(checkpoint.engine) if checkpoint is not None else self.engine
+        except EngineError:  # a run of an engine this version does not know: shown, refused on Generate
+            engine = self.engine
+        self.engine = engine
+        self._update_switch()
+        self.picker.set_needs_text(engine.needs_reference_text)  # emits changed
 
-    def _stamp(self) -> tuple:
-        if self.project is None:
-            return ()
-        files = (self.project.dataset_dir / name for name in (TRAIN_CSV, EVAL_CSV))
-        return tuple(f.stat().st_mtime_ns if f.is_file() else 0 for f in files)
+    # -- references (the picker's, by the names the page uses) ------------------------------------------------
+    @property
+    def references(self) -> list[Path]:
+        return self.picker.references
+
+    def reference_text(self) -> str:
+        return self.picker.reference_text()
 
     def auto_references(self) -> None:
-        """The dataset's cleanest clips (again, when the user had chosen files: the Automatic button)."""
-        self._dataset_stamp = self._stamp()
-        found = candidate_references(self.project.dataset_dir) if self.project else []
-        self._show_references(found[:REFERENCE_COUNT], automatic=True)
+        self.picker.auto_references()
 
     def set_references(self, paths: list[Path]) -> None:
-        """Files the user chose; they stay until Automatic is pressed or another project is opened."""
-        self._show_references([ReferenceClip(Path(p), "", 0.0, 0.0) for p in paths], automatic=False)
-
-    def _show_references(self, clips: list[ReferenceClip], automatic: bool) -> None:
-        self.automatic = automatic
-        self.references = [c.path for c in clips]
-        if clips:
-            self.reference_label.setText(", ".join(html.escape(_words(c)) for c in clips))
-            self.reference_label.setToolTip("\n".join(str(c.path) for c in clips))
-        else:
-            self.reference_label.setText("<i>none yet: they are taken from the dataset once it is exported "
-                                         "(Transcribe &amp; Edit), or choose clips</i>")
-            self.reference_label.setToolTip("")
-        self.changed.emit()
+        self.picker.set_references(paths)
 
     def _choose_references(self) -> None:
-        files, _ = QFileDialog.getOpenFileNames(self, "Reference clips of the voice", settings.last_folder("refs"),
-                                                "Audio (*.wav *.flac *.mp3 *.ogg *.m4a);;All files (*)")
-        if files:
-            settings.set_last_folder("refs", Path(files[0]).parent)
-            self.set_references([Path(f) for f in files])
+        self.picker.choose()
 
     def _fill_sentences(self, language: str) -> None:
         typed = self.text_box.currentText()
@@ -207,11 +188,3 @@ class PreviewInputs(QWidget):
         if typed and typed not in sentences:  # keep what the user typed
             self.text_box.setCurrentText(typed)
 
-
-def _words(clip: ReferenceClip, count: int = 5) -> str:
-    """A reference as a person knows it: its first words and length; a chosen file by its name."""
-    words = clip.text.split()
-    if not words:
-        return clip.path.name
-    text = " ".join(words[:count]) + ("…" if len(words) > count else "")
-    return f"“{text}” ({clip.duration_s:.1f} s)"

@@ -3,8 +3,11 @@
 Pick a checkpoint (latest, best or any), the reference clips (chosen from the dataset; changeable), language
 and sentence; Generate speaks it with the fine-tuned checkpoint, Compare also with the base model and the same
 seed. Generation runs in a worker thread with progress; each result is a row with play buttons, waveforms and
-Whisper's word error rate, saved in the project's ``previews/``. The export form below writes the AllTalk or
-coqui-tts model folder, also in a worker.
+Whisper's word error rate, saved in the project's ``previews/``. The export form below writes the model folder
+(AllTalk, coqui-tts or F5-TTS), also in a worker.
+
+The engine is the checkpoint's: for F5-TTS the references are one clip and its exact words, the settings are
+its sampling steps (with the time a take needs on this computer), speed and seed, and the formats its own.
 """
 
 from __future__ import annotations
@@ -70,6 +73,10 @@ class PreviewPage(QWidget):
         self.language_box = self.inputs.language_box
 
         self.generation = GenerationPanel()
+        self.generation.nfe.changed.connect(self._update_estimate)
+        self.generation.boxes["speed"].valueChanged.connect(self._update_estimate)
+        self.text_box.editTextChanged.connect(self._update_estimate)
+        self._defaults_for: object = ()  # the base model whose defaults the generation panel shows
         self.generate_button = QPushButton("Generate")
         self.generate_button.setToolTip("Speak the text with the chosen checkpoint")
         self.generate_button.clicked.connect(lambda: self.generate(ab=False))
@@ -144,22 +151,44 @@ class PreviewPage(QWidget):
     # -- inputs ---------------------------------------------------------------------------------------------
     def _inputs_changed(self) -> None:
         checkpoint = self.selected_checkpoint()
-        self.generation.set_defaults(GenerationSettings.from_base_model(checkpoint.base_model_dir if checkpoint
-                                                                        else None))
+        engine = self.inputs.engine
+        self.generation.set_engine(engine)
+        self.export_panel.set_engine(engine)
+        base = checkpoint.base_model_dir if checkpoint else None
+        if (engine.name, base) != self._defaults_for:  # a new base model: its defaults (the user's stay otherwise)
+            self._defaults_for = (engine.name, base)
+            self.generation.set_defaults(GenerationSettings.from_base_model(base))
         self._update_buttons()
+        self._update_estimate()
         if self.project is not None and checkpoint is None:
             self.message.setText("No training checkpoint yet: train the voice first (step 3), then come back.")
         elif checkpoint is not None and not checkpoint.base_model_dir.is_dir():
             self.message.setText(f"The base model {checkpoint.base_model_dir} this checkpoint was trained from "
                                  "is missing.")
+        elif self.references and self._missing_words():
+            self.message.setText(f"{self.inputs.engine.title} continues the reference clip: type exactly the words "
+                                 "said in it.")
         else:
             self.message.clear()
 
+    def _missing_words(self) -> bool:
+        """The engine speaks from the reference's words and none are given."""
+        return self.inputs.engine.needs_reference_text and not self.inputs.reference_text()
+
     def _update_buttons(self) -> None:
-        ready = self.selected_checkpoint() is not None and bool(self.references) and not self.is_busy()
+        ready = (self.selected_checkpoint() is not None and bool(self.references) and not self.is_busy()
+                 and not self._missing_words())
         self.generate_button.setEnabled(ready)
         self.compare_button.setEnabled(ready)
         self.export_panel.setEnabled(self.selected_checkpoint() is not None)
+
+    def _update_estimate(self) -> None:
+        """F5-TTS: what each number of sampling steps costs for this reference and sentence."""
+        if "steps" not in self.inputs.engine.generation_settings:
+            return
+        clip = self.inputs.picker.selected_clip()
+        self.generation.nfe.show_estimate(clip.duration_s if clip else 0.0, self.inputs.reference_text(),
+                                          self.inputs.text(), self.generation.settings().speed)
 
     def shutdown(self) -> None:
         """Wait for a running generation or export (neither can be cut short safely) and stop playback."""
@@ -190,7 +219,8 @@ class PreviewPage(QWidget):
         request = PreviewRequest(checkpoint=checkpoint, text=text, references=list(self.references),
                                  language=self.inputs.language(),
                                  settings=self.generation.settings(), out_dir=self.project.previews_dir, ab=ab,
-                                 whisper_model=self.whisper_model or transcription_model())
+                                 whisper_model=self.whisper_model or transcription_model(),
+                                 reference_text=self.inputs.reference_text())
         self.worker = preview_worker(self.session, request, self)
         self.worker.progress.connect(self._on_progress)
         self.worker.finished.connect(self._on_generated)
@@ -231,7 +261,7 @@ class PreviewPage(QWidget):
             return
         panel = self.export_panel
         self.export_job = export_worker(checkpoint, panel.out_dir(), panel.options(self.references),
-                                        self.project.name, self)
+                                        self.project.name, self, reference_text=self.inputs.reference_text())
         self.export_job.progress.connect(panel.show_progress)
         self.export_job.finished.connect(lambda result: (panel.set_busy(False), panel.show_result(result),
                                                          self._update_buttons()))

@@ -1,13 +1,21 @@
 """Background jobs of the Preview & Export page: generating previews (one take or an A/B pair) and exporting.
 
-The models stay loaded between previews in a :class:`PreviewSession`, which lives as long as the page; the
-jobs run one at a time in :class:`alltalk_gui.gui.common.workers.Worker` threads. torch, coqui and Whisper are only
-imported inside the jobs, so opening the app never loads them.
+The models stay loaded between previews in a :class:`PreviewSession`, which lives as long as the page (a
+checkpoint of the other engine replaces them); the jobs run one at a time in
+:class:`alltalk_gui.gui.common.workers.Worker` threads. torch, coqui, f5-tts and Whisper are only imported inside
+the jobs, so opening the app never loads them.
+
+F5-TTS speaks from a reference clip and its words. The page passes the words as shown (the user may have
+corrected the dataset's transcript); the export reads a clip's words from a text file beside it, so a clip
+whose words differ from what is found for it is exported through a copy with the shown words beside it
+(:func:`clips_with_words`), and the user's own files are never written to.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import shutil
+import tempfile
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +37,12 @@ class PreviewRequest:
     out_dir: Path
     ab: bool = False                     # also the base model, same seed
     whisper_model: str | None = None     # None: the transcription step's default, if it is on disk
+    reference_text: str = ""            # the reference clip's words, for an engine that reads them (F5-TTS)
 
 
 @dataclass
 class PreviewSession:
-    """What stays loaded between previews: the XTTS models and the Whisper checker."""
+    """What stays loaded between previews: one engine's models (base and a checkpoint) and the Whisper checker."""
 
     device: str = "auto"
     engine: Any = None
@@ -52,16 +61,18 @@ def preview_worker(session: PreviewSession, request: PreviewRequest, parent: QOb
         def progress(what: str, fraction: float) -> None:
             j.progress.emit(int(fraction * 100), 100, what)
 
-        if session.engine is None:
-            progress("Loading XTTS", 0.0)
-            session.engine = PreviewEngine(session.device)
+        engine = request.checkpoint.engine
+        if session.engine is None or session.engine.engine.name != engine:  # the other engine's models go
+            session.engine = None
+            session.engine = PreviewEngine(session.device, engine=engine)
+            progress(f"Loading {session.engine.engine.title}", 0.0)
         if session._checker_for != request.whisper_model:
             progress("Loading Whisper for the intelligibility check", 0.02)
             session.checker, session.checker_note = find_checker(request.whisper_model, "cpu")
             session._checker_for = request.whisper_model
         common = dict(text=request.text, references=request.references, language=request.language,
                       settings=request.settings, out_dir=request.out_dir, checker=session.checker,
-                      progress=progress)
+                      progress=progress, reference_text=request.reference_text)
         if request.ab:
             results = list(generate_ab(session.engine, checkpoint=request.checkpoint, **common))
         else:
@@ -76,11 +87,42 @@ def preview_worker(session: PreviewSession, request: PreviewRequest, parent: QOb
 
 
 def export_worker(checkpoint: CheckpointInfo, out_dir: Path, options: ExportOptions, project_name: str,
-                  parent: QObject | None = None) -> Worker:
-    """``finished`` carries the ExportResult."""
+                  parent: QObject | None = None, reference_text: str = "") -> Worker:
+    """``finished`` carries the ExportResult. ``reference_text``: the words of the (one) reference clip as the
+    page shows them, for an engine that exports them (F5-TTS)."""
 
     def job(j: _Job) -> ExportResult:
-        return export_voice(checkpoint, out_dir, options, project_name=project_name,
-                            progress=lambda what, fraction: j.progress.emit(int(fraction * 100), 100, what))
+        from alltalk_gui.core.engines.engine import get_engine
+
+        def progress(what: str, fraction: float) -> None:
+            j.progress.emit(int(fraction * 100), 100, what)
+
+        if not (reference_text and get_engine(checkpoint.engine).needs_reference_text):
+            return export_voice(checkpoint, out_dir, options, project_name=project_name, progress=progress)
+        with tempfile.TemporaryDirectory(prefix="alltalk_references_") as folder:
+            clips = clips_with_words(options.references, reference_text, Path(folder))
+            return export_voice(checkpoint, out_dir, replace(options, references=clips), project_name=project_name,
+                                progress=progress)
 
     return Worker(job, parent)
+
+
+def clips_with_words(clips: list[Path], words: str, folder: Path) -> list[Path]:
+    """``clips`` with ``words`` as the first clip's words: the clip itself when that is what is found for it
+    (:func:`~alltalk_gui.core.voice.references.reference_text`), else a copy in ``folder`` with
+    ``<name>.reference.txt`` beside it."""
+    from alltalk_gui.core.voice.references import ReferenceClipError, reference_text
+
+    if not clips:
+        return []
+    first = Path(clips[0])
+    try:
+        known = reference_text(first)
+    except ReferenceClipError:
+        known = ""
+    if " ".join(known.split()) == " ".join(words.split()):
+        return list(clips)
+    copy = folder / first.name
+    shutil.copy2(first, copy)
+    (folder / f"{first.stem}.reference.txt").write_text(words.strip() + "\n", encoding="utf-8")
+    return [copy, *clips[1:]]
