@@ -39,20 +39,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--whisper-model", metavar="NAME_OR_PATH", help="check intelligibility: transcribe with this "
                    "faster-whisper model (already downloaded, or a local folder) and print the word error rate")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--reference-text", metavar="TEXT", help="F5-TTS: the exact words of the (first) reference "
+                   "clip (default: its transcript in the dataset, or a .txt file beside it)")
     defaults = GenerationSettings()
     for field in dataclasses.fields(GenerationSettings):
         flag = "--" + field.name.replace("_", "-")
-        help_text = {"seed": "sampling seed (default 0)", "max_new_tokens": "cap on generated audio codes "
-                     "(0: the model's limit)"}.get(field.name, f"default: the base model's config.json "
-                                                               f"(XTTS v2: {getattr(defaults, field.name)})")
+        help_text = {"seed": "sampling seed (default 0)", "max_new_tokens": "XTTS v2: cap on generated audio codes "
+                     "(0: the model's limit)", "speed": "speaking rate (default 1.0)",
+                     "steps": f"F5-TTS: sampling steps (NFE, default {defaults.steps}); 16 is about twice as fast"
+                     }.get(field.name, f"XTTS v2: default the base model's config.json "
+                                       f"({getattr(defaults, field.name)})")
         p.add_argument(flag, dest=field.name, type=type(getattr(defaults, field.name)), help=help_text)
     p.set_defaults(func=cmd_preview)
 
-    p = sub.add_parser("export", help="export the trained voice as an AllTalk or coqui-tts model folder")
+    p = sub.add_parser("export", help="export the trained voice as an AllTalk, coqui-tts or F5-TTS model folder")
     p.add_argument("dir", help="project folder")
-    p.add_argument("--format", choices=FORMATS, default="alltalk", help="alltalk (default) or coqui")
-    p.add_argument("--out", required=True, metavar="FOLDER", help="parent folder, e.g. alltalk_tts/models/xtts; "
-                   "the model goes into FOLDER/NAME")
+    p.add_argument("--format", choices=FORMATS, default="alltalk",
+                   help="alltalk (default: AllTalk v2's models/xtts/NAME or models/f5tts/f5tts_v1_NAME, by the "
+                        "engine that trained the checkpoint), coqui (XTTS v2) or f5 (F5-TTS)")
+    p.add_argument("--out", required=True, metavar="FOLDER", help="parent folder, e.g. alltalk_tts/models/xtts "
+                   "(models/f5tts for F5-TTS); the model goes into FOLDER/NAME")
     p.add_argument("--name", help="model folder name (default: the project's name)")
     _checkpoint_args(p)
     p.add_argument("--half", action="store_true", help="store the weights in half precision (half the size)")
@@ -131,19 +137,27 @@ def cmd_preview(args: argparse.Namespace) -> int:
         out = Path(args.out).expanduser().absolute()
         if out.suffix.lower() != ".wav":
             raise PreviewError(f"--out must name a .wav file (got {out.name}).")
-        engine = PreviewEngine(args.device)
+        engine = PreviewEngine(args.device, engine=checkpoint.engine)
+        reference_text = args.reference_text or ""
+        if engine.engine.needs_reference_text:
+            references = references[:1]  # F5-TTS continues one clip
+            if not reference_text:
+                from alltalk_gui.core.voice.references import reference_text as transcript_of
+
+                reference_text = transcript_of(references[0])
+        words = f' ("{reference_text}")' if reference_text else ""
         print(f"Speaking with {checkpoint.label} ({language}), references: "
-              f"{', '.join(r.name for r in references)}", flush=True)
+              f"{', '.join(r.name for r in references)}{words}", flush=True)
         results = []
         if args.ab:
             results.append(generate_preview(
                 engine, base_model_dir=checkpoint.base_model_dir, checkpoint=None, text=args.text,
                 references=references, language=language, settings=settings, out_dir=out.parent,
-                out_file=out.with_name(out.stem + "_base.wav"), checker=checker))
+                out_file=out.with_name(out.stem + "_base.wav"), checker=checker, reference_text=reference_text))
         results.append(generate_preview(
             engine, base_model_dir=checkpoint.base_model_dir, checkpoint=checkpoint, text=args.text,
             references=references, language=language, settings=settings, out_dir=out.parent, out_file=out,
-            checker=checker))
+            checker=checker, reference_text=reference_text))
     except _errors() as exc:
         print(f"alltalk-gui: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -179,5 +193,5 @@ def cmd_export(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     for warning in result.warnings:
         print(f"  warning: {warning}", file=sys.stderr)
-    print(f"Exported to {result.folder} (model.pth {result.model_bytes / 1e6:.1f} MB): {', '.join(result.files)}")
+    print(f"Exported to {result.folder} (weights {result.model_bytes / 1e6:.1f} MB): {', '.join(result.files)}")
     return EXIT_OK

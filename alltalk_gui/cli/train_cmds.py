@@ -23,10 +23,11 @@ from alltalk_gui.cli import EXIT_OK, EXIT_USAGE
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("train", help="fine-tune XTTS v2 on a project's exported dataset")
+    p = sub.add_parser("train", help="fine-tune XTTS v2 or F5-TTS on a project's exported dataset")
     p.add_argument("dir", help="voice project folder (its dataset/ folder is the training input)")
-    p.add_argument("--base-model", metavar="DIR", help="XTTS v2 base-model folder (default: the one in the app "
-                   "settings, 'base_model_dir')")
+    _engine_arg(p, "which model to fine-tune (default: the project's last choice, else xtts)", default=None)
+    p.add_argument("--base-model", metavar="DIR", help="the engine's base-model folder (default: the one in the "
+                   "app settings: 'base_model_dir' for XTTS v2, 'f5_base_model_dir' for F5-TTS)")
     p.add_argument("--profile", choices=("low", "medium", "high", "auto"),
                    help="memory profile: low (4 GB cards), medium (6-8 GB), high (12 GB), auto (picked for the "
                         "GPU found); --epochs and --set apply on top of it")
@@ -47,26 +48,42 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=cmd_gpu)
 
-    p = sub.add_parser("download-base-model", help="download XTTS v2 from the Hugging Face Hub (after accepting "
-                       "the Coqui Public Model License)")
+    p = sub.add_parser("download-base-model", help="download XTTS v2 or F5-TTS v1 Base from the Hugging Face Hub "
+                       "(after accepting its licence)")
     p.add_argument("dir", help="folder to download into (an interrupted download resumes)")
-    p.add_argument("--repo", default=None, help="Hub repository (default coqui/XTTS-v2)")
+    _engine_arg(p, "which base model (default xtts)")
+    p.add_argument("--repo", default=None, help="Hub repository (XTTS v2 only; default coqui/XTTS-v2)")
     p.add_argument("--revision", default=None, help="branch, tag or commit (default main)")
-    p.add_argument("--accept-licence", action="store_true", help="accept the CPML without asking (records it)")
+    p.add_argument("--accept-licence", action="store_true", help="accept the licence without asking (records it)")
     p.set_defaults(func=cmd_download)
 
     p = sub.add_parser("make-test-model", help="write a tiny random base model (for tests; not a voice)")
     p.add_argument("dir", help="folder to write the model into (XTTS v2: model.pth, config.json, vocab.json, "
                                "dvae.pth, mel_stats.pth; F5-TTS: model_0.safetensors, vocab.txt, model_cfg.yaml, vocos/)")
-    p.add_argument("--engine", choices=("xtts", "f5-tts"), default="xtts", help="which model (default xtts)")
+    _engine_arg(p, "which model (default xtts)")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_make_test_model)
+
+
+def _engine_arg(p: argparse.ArgumentParser, help_text: str, default: str | None = "xtts") -> None:
+    """``--engine``: a registered engine's name or alias (``f5-tts`` is ``f5``), stored as the registry name."""
+    from alltalk_gui.core.engines.engine import ALIASES, engine_name, engine_names
+
+    def name(value: str) -> str:
+        try:
+            return engine_name(value)
+        except Exception as exc:  # EngineError: argparse turns ValueError/TypeError only into a usage line
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    p.add_argument("--engine", type=name, default=default, metavar="|".join((*engine_names(), *ALIASES)),
+                   help=help_text)
 
 
 # -- train -------------------------------------------------------------------------------------------------------------
 
 def _build_config(args: argparse.Namespace):
     from alltalk_gui.core import app_settings
+    from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, ENGINE_SETTING, get_engine, language_note
     from alltalk_gui.core.project.folder import VoiceProject
     from alltalk_gui.core.training.config import ConfigError
     from alltalk_gui.core.training.run_config import build_train_config
@@ -74,10 +91,15 @@ def _build_config(args: argparse.Namespace):
         newest_run_with_checkpoint
 
     project = VoiceProject.open(args.dir)  # ProjectError -> exit 2 with its message
-    base = args.base_model or app_settings.get("base_model_dir")
+    engine = get_engine(args.engine or project.settings.get(ENGINE_SETTING) or DEFAULT_ENGINE)
+    if args.engine and project.settings.get(ENGINE_SETTING, DEFAULT_ENGINE) != engine.name:
+        project.settings[ENGINE_SETTING] = engine.name  # the project's choice from now on, as the Train page's
+        project.save()  # under the project's lock, which the train command holds
+    base = args.base_model or app_settings.get(engine.base_model_setting)
     if not base:
-        raise ConfigError("No base model: pass --base-model DIR (an XTTS v2 folder with model.pth, config.json, "
-                          "vocab.json, dvae.pth, mel_stats.pth).")
+        raise ConfigError(f"No base model: pass --base-model DIR (a {engine.title} folder with "
+                          f"{', '.join(engine.base_model_files)}), or fetch one with 'alltalk-gui "
+                          f"download-base-model DIR --engine {engine.name}'.")
     profile = getattr(args, "profile", None)
     devices = []
     if profile:
@@ -86,7 +108,10 @@ def _build_config(args: argparse.Namespace):
         devices = list_devices()
     built = build_train_config(project, Path(base).expanduser().absolute(), profile=profile, devices=devices,
                                overrides={"epochs": args.epochs} if args.epochs is not None else None,
-                               pairs=args.set)
+                               pairs=args.set, engine=engine.name)
+    note = language_note(engine, project.language)
+    if note:
+        print(f"{engine.title}: {note}")
     if built.auto_reason:
         print(f"Profile (auto): {built.auto_reason}")
     for note in built.notes:
@@ -288,7 +313,7 @@ def cmd_gpu(args: argparse.Namespace) -> int:
 # -- make-test-model -----------------------------------------------------------------------------------------------
 
 def cmd_make_test_model(args: argparse.Namespace) -> int:
-    if args.engine == "f5-tts":
+    if args.engine == "f5":
         from alltalk_gui.core.engines.f5.tiny_model import build_tiny_f5
 
         folder = build_tiny_f5(args.dir, seed=args.seed)
@@ -305,21 +330,26 @@ def cmd_make_test_model(args: argparse.Namespace) -> int:
 
 def cmd_download(args: argparse.Namespace) -> int:
     from alltalk_gui.core import app_settings
-    from alltalk_gui.core.engines.xtts import download as dl
-    from alltalk_gui.core.engines.xtts.files import BaseModelError
+    from alltalk_gui.core.engines.engine import BaseModelError, get_engine
+    from alltalk_gui.core.engines.hub_files import DownloadError
 
-    if not dl.licence_accepted():
-        print(dl.LICENCE_SUMMARY)
+    engine = get_engine(args.engine)
+    if args.repo and engine.name != "xtts":
+        print(f"alltalk-gui: --repo applies to XTTS v2 only; {engine.title} comes from its own repositories.",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if not engine.licence_accepted():
+        print(f"{engine.licence.title}: {engine.licence.summary}")
         if args.accept_licence:
-            dl.accept_licence()
+            engine.accept_licence()
         elif sys.stdin.isatty() and input("Type 'yes' to accept the licence: ").strip().lower() == "yes":
-            dl.accept_licence()
+            engine.accept_licence()
         else:
             print("alltalk-gui: the licence was not accepted; nothing was downloaded.", file=sys.stderr)
             return EXIT_USAGE
     last = {"file": None}
 
-    def progress(p: "dl.DownloadProgress") -> None:
+    def progress(p) -> None:
         if p.file != last["file"]:
             last["file"] = p.file
             print(f"[{p.file_index}/{p.file_count}] {p.file}", flush=True)
@@ -327,12 +357,19 @@ def cmd_download(args: argparse.Namespace) -> int:
             print(f"    {p.total_bytes / 1e6:.1f} MB done", flush=True)
 
     try:
-        info = dl.download_base_model(args.dir, repo_id=args.repo or dl.DEFAULT_REPO,
-                                      revision=args.revision or dl.DEFAULT_REVISION, progress=progress)
-    except (dl.DownloadError, BaseModelError) as exc:
+        if engine.name == "xtts":
+            from alltalk_gui.core.engines.xtts import download as dl
+
+            info = dl.download_base_model(args.dir, repo_id=args.repo or dl.DEFAULT_REPO,
+                                          revision=args.revision or dl.DEFAULT_REVISION, progress=progress)
+        else:
+            from alltalk_gui.core.engines.f5 import download as dl
+
+            info = dl.download_base_model(args.dir, revision=args.revision or dl.DEFAULT_REVISION, progress=progress)
+    except (DownloadError, BaseModelError) as exc:
         print(f"alltalk-gui: {exc}", file=sys.stderr)
         return 1
-    app_settings.set_value("base_model_dir", str(Path(args.dir).expanduser().absolute()))
-    print(f"XTTS v2 base model ready in {info.folder} ({info.gpt_parameters / 1e6:.0f} M GPT parameters); "
-          "it is now the default for 'alltalk-gui train'.")
+    app_settings.set_value(engine.base_model_setting, str(Path(args.dir).expanduser().absolute()))
+    print(f"{engine.title} base model ready in {info.folder} ({info.parameters / 1e6:.0f} M trainable parameters); "
+          f"it is now the default for 'alltalk-gui train --engine {engine.name}'.")
     return EXIT_OK

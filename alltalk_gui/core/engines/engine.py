@@ -43,6 +43,9 @@ ENGINES: dict[str, str] = {
 }
 """Engine name -> the module whose ``ENGINE`` attribute implements :class:`Engine`. Register an engine here, once."""
 
+ENGINE_SETTING = "engine"
+"""The key in a project's ``settings`` (project.json) that remembers the engine it trains with (Train page, CLI)."""
+
 ALIASES: dict[str, str] = {"f5-tts": "f5", "xtts-v2": "xtts"}
 """Other names people type for an engine (the command line accepts them); configs always hold the registry name."""
 
@@ -236,3 +239,9 @@ def get_engine(name: str = DEFAULT_ENGINE) -> Engine:
         EngineError: no engine has that name.
     """
     return importlib.import_module(ENGINES[engine_name(name)]).ENGINE
+
+
+def language_note(engine: Engine, language: str) -> str:
+    """The engine's caveat for a project in ``language`` ("" when it speaks the language as it is)."""
+    notes = engine.languages_note
+    return notes.get(language, notes.get("*", ""))

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from alltalk_gui.core.engines.engine import get_engine
+from alltalk_gui.core.engines.engine import engine_names, get_engine
 from alltalk_gui.core.training.checkpoints import CheckpointInfo
 
-FORMATS = ("alltalk", "coqui")
-"""Formats of the default engine, for the command line's choices (an engine lists its own in export_formats)."""
+FORMATS = tuple(dict.fromkeys(f for name in engine_names() for f in get_engine(name).export_formats))
+"""Every engine's formats, for the command line's choices (each engine lists its own in ``export_formats``:
+XTTS v2 alltalk and coqui, F5-TTS alltalk and f5); :func:`export_voice` refuses one the checkpoint's engine lacks."""
 
 ProgressCallback = Callable[[str, float], None]
 
@@ -81,5 +82,6 @@ def export_voice(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], op
     """
     engine = get_engine(checkpoint.engine)
     if options.format not in engine.export_formats:
-        raise ExportError(f"Unknown export format '{options.format}'; use {' or '.join(engine.export_formats)}.")
+        raise ExportError(f"{engine.title} cannot export the format '{options.format}'; use "
+                          f"{' or '.join(engine.export_formats)}.")
     return engine.export(checkpoint, out_dir, options, project_name=project_name, progress=progress)

@@ -1,28 +1,53 @@
-"""The engine boundary: the registry finds XTTS v2 by name, refuses unknown names, and the engine's answers are the
+"""The engine boundary: the registry finds XTTS v2 and F5-TTS by name, refuses unknown names, and the engine's answers are the
 ones its own modules give (base-model check, text check, memory estimate only for the real-size model)."""
 
 from __future__ import annotations
 
 import pytest
 
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, BaseModelError, EngineError, engine_names, get_engine
+from alltalk_gui.core.engines.engine import (DEFAULT_ENGINE, BaseModelError, EngineError, engine_name, engine_names,
+                                             get_engine, language_note)
 from alltalk_gui.core.engines.xtts.memory_estimate import XTTS_V2, estimate
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 
 
-def test_the_registry_finds_xtts_and_refuses_an_unknown_name():
-    assert DEFAULT_ENGINE == "xtts" and "xtts" in engine_names()
+def test_the_registry_finds_both_engines_by_name_or_alias_and_refuses_an_unknown_name():
+    assert DEFAULT_ENGINE == "xtts" and engine_names() == ("xtts", "f5")
     engine = get_engine("xtts")
     assert engine is get_engine() and engine.title == "XTTS v2"
     assert engine.sample_rate == 22050 and engine.output_sample_rate == 24000 and engine.max_clip_ms == 11609
-    with pytest.raises(EngineError, match="Unknown engine 'f5'; the engines are xtts"):
-        get_engine("f5")
+    f5 = get_engine("f5")
+    assert f5 is get_engine("f5-tts") and engine_name("f5-tts") == "f5" and f5.title == "F5-TTS v1"
+    assert f5.sample_rate == f5.output_sample_rate == 24000 and f5.max_clip_ms == 30000
+    for each in (engine, f5):  # what the set-up pages and the settings file need, with no torch loaded
+        assert each.name in engine_names() and each.licence.url.startswith("https://")
+        assert set(each.export_format_titles) == set(each.export_formats)
+        assert each.base_model_setting and each.download_size.startswith("about")
+    with pytest.raises(EngineError, match="Unknown engine 'vall-e'; the engines are xtts, f5"):
+        get_engine("vall-e")
 
 
 def test_a_config_naming_no_registered_engine_is_refused():
-    config = TrainConfig(engine="f5", project_dir="p", base_model_dir="b")
-    with pytest.raises(ConfigError, match="engine must be one of xtts"):
+    config = TrainConfig(engine="vall-e", project_dir="p", base_model_dir="b")
+    with pytest.raises(ConfigError, match="engine must be one of xtts, f5"):
         config.validate(cuda_available=False)
+
+
+@pytest.mark.parametrize("engine, setting, value", [("xtts", "ema_decay", 0.999),
+                                                    ("xtts", "add_missing_characters", True),
+                                                    ("f5", "freeze_conditioning", True),
+                                                    ("f5", "text_ce_weight", 0.1)])
+def test_a_setting_the_engine_does_not_read_is_refused_by_name(engine, setting, value):
+    config = TrainConfig(engine=engine, project_dir="p", base_model_dir="b", **{setting: value})
+    with pytest.raises(ConfigError, match=f"{setting} does nothing for {get_engine(engine).title}"):
+        config.validate(cuda_available=False)
+    TrainConfig(engine=engine, project_dir="p", base_model_dir="b").validate(cuda_available=False)
+
+
+def test_the_language_note_says_where_an_engine_falls_short():
+    assert language_note(get_engine("xtts"), "de") == ""
+    assert language_note(get_engine("f5"), "en") == language_note(get_engine("f5"), "zh-cn") == ""
+    assert "English and Chinese" in language_note(get_engine("f5"), "de")
 
 
 def test_base_model_checks_go_through_the_engine(tiny, tmp_path):

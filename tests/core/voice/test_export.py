@@ -236,8 +236,10 @@ def test_checkpoint_from_another_base_model_is_refused(tmp_path, checkpoint):
 def test_bad_names_and_formats(tmp_path, checkpoint):
     with pytest.raises(ExportError, match="cannot be used as a folder name"):
         export_voice(checkpoint, tmp_path, ExportOptions(name="../.."))
-    with pytest.raises(ExportError, match="Unknown export format 'onnx'"):
+    with pytest.raises(ExportError, match="XTTS v2 cannot export the format 'onnx'; use alltalk or coqui"):
         export_voice(checkpoint, tmp_path, ExportOptions(format="onnx", name="x"))
+    with pytest.raises(ExportError, match="XTTS v2 cannot export the format 'f5'"):  # F5-TTS's own format
+        export_voice(checkpoint, tmp_path, ExportOptions(format="f5", name="x"))
     with pytest.raises(ExportError, match="reference clip .* does not exist"):
         export_voice(checkpoint, tmp_path, ExportOptions(name="x", references=[tmp_path / "nope.wav"]))
     assert list(tmp_path.iterdir()) == []

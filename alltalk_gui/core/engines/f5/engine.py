@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from alltalk_gui.core.engines.engine import EngineError, Licence, Reference, TrainingSetup
+from alltalk_gui.core.engines.engine import EngineError, Licence, Reference, TrainingSetup, language_note
 from alltalk_gui.core.engines.f5 import download
 from alltalk_gui.core.engines.f5.files import HOP_LENGTH, SAMPLE_RATE, VOCAB_FILE, VOCOS_DIR, VOCOS_FILES
 
@@ -136,9 +136,7 @@ class F5Engine:
         from alltalk_gui.core.engines.f5.text import extend_vocabulary, missing_tokens
         from alltalk_gui.core.engines.f5.tuned import RUN_VOCAB, run_vocab
 
-        notes = []
-        if config.language not in self.languages_note:
-            notes.append(LANGUAGES_NOTE.replace(" XTTS v2 speaks this language.", ""))
+        notes = [note] if (note := language_note(self, config.language)) else []
         vocab = run_vocab(config.run_dir, base_vocab)
         if len(vocab) == len(base_vocab):  # a new run: grow by what the transcripts need, if allowed
             new = [m.token for m in missing_tokens([c.text for c in clips], base_vocab)]
