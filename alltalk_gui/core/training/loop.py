@@ -460,10 +460,11 @@ class TrainingRun:
                 if cfg.save_every_steps and st.global_step % cfg.save_every_steps == 0:
                     yield self._save(CheckpointReason.INTERVAL)
 
-            # The epoch ran to its end.
-            if cfg.eval_each_epoch:
-                yield from self._evaluate(p)
-            yield self._save(CheckpointReason.EPOCH, eval_loss=st.history[-1]["loss"] if st.history else None)
+            # The epoch ran to its end: eval and checkpoint (every checkpoint_every_epochs-th epoch, and the last).
+            if (st.epoch + 1) % cfg.checkpoint_every_epochs == 0 or st.epoch + 1 >= cfg.epochs:
+                if cfg.eval_each_epoch:
+                    yield from self._evaluate(p)
+                yield self._save(CheckpointReason.EPOCH, eval_loss=st.history[-1]["loss"] if st.history else None)
             st.epoch, st.batches_done = st.epoch + 1, 0
         return FinishReason.FINISHED
 

@@ -66,7 +66,7 @@ def load_profile(name: str, engine: str = DEFAULT_ENGINE) -> Profile:
     missing = sorted(_PROFILE_KEYS - set(data))
     if unknown or missing:
         raise ProfileError(f"{path}: unknown key(s) {unknown} / missing key(s) {missing}.")
-    _check_settings(path.name, data["settings"])
+    _check_settings(path.name, data["settings"], engine)
     return Profile(name, str(data["title"]), str(data["summary"]), float(data["target_gib"]), dict(data["settings"]))
 
 
@@ -134,7 +134,7 @@ def choose_auto(devices: list[DeviceInfo], config: TrainConfig | None = None) ->
                              f"{gpu.free_gib:.1f} GiB free: close other programs using the GPU, or train on the CPU.")
 
 
-def _check_settings(file: str, settings: Any) -> None:
+def _check_settings(file: str, settings: Any, engine: str) -> None:
     if not isinstance(settings, dict):
         raise ProfileError(f"{file}: [settings] must be a table.")
     hints = get_type_hints(TrainConfig)
@@ -148,6 +148,7 @@ def _check_settings(file: str, settings: Any) -> None:
         if not ok:
             raise ProfileError(f"{file}: '{key}' must be a {kind.__name__}, found {value!r}.")
     try:
-        dataclasses.replace(TrainConfig(project_dir="-", base_model_dir="-"), **settings).validate(cuda_available=True)
+        dataclasses.replace(TrainConfig(engine=engine, project_dir="-", base_model_dir="-"),
+                            **settings).validate(cuda_available=True)
     except ConfigError as exc:
         raise ProfileError(f"{file}: {exc}") from exc

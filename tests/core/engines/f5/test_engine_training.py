@@ -193,3 +193,49 @@ def test_the_estimate_is_for_f5_v1_base_only(tiny_f5):
     assert with_ema.total_gib > estimate.total_gib + 1.2  # one more fp32 copy of 337 M weights
     assert engine.estimate_memory(config, parameters=189_956) is None  # the tiny model
     assert engine.estimate_memory(config, parameters=337_096_836 + 40 * 512) is not None  # a grown vocabulary
+
+
+class InjectedOutOfMemory:
+    """Wraps F5's ``loss``: from call ``from_call`` on, batches of more than ``max_clips`` clips raise the error
+    CUDA raises (this machine has no GPU). Records the clips of every pass that went through."""
+
+    def __init__(self, monkeypatch, *, max_clips: int, from_call: int = 1) -> None:
+        from alltalk_gui.core.engines.f5 import model as f5_model
+
+        self.real, self.max_clips, self.from_call = f5_model.loss, max_clips, from_call
+        self.calls, self.passed = 0, []
+        monkeypatch.setattr(f5_model, "loss", self)
+
+    def __call__(self, cfm, batch):
+        self.calls += 1
+        clips = batch["mel"].shape[0]
+        if self.calls >= self.from_call and clips > self.max_clips:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (injected by the test)")
+        self.passed.append(clips)
+        return self.real(cfm, batch)
+
+
+def test_out_of_memory_halves_the_micro_batch_and_keeps_the_effective_batch(project, tiny_f5, monkeypatch):
+    from alltalk_gui.core.training.events import MicroBatch
+
+    oom = InjectedOutOfMemory(monkeypatch, max_clips=1, from_call=2)
+    events = run(f5_config(project, tiny_f5, "oom", batch_size=2, grad_accum_steps=2, epochs=3, max_steps=2,
+                           eval_each_epoch=False))
+    assert events[-1].reason == "max_steps", events[-3:]
+    change = next(e for e in events if isinstance(e, MicroBatch))
+    assert (change.micro_batch, change.grad_accum, change.effective_batch) == (1, 4, 4)
+    assert oom.passed[0] == 2 and set(oom.passed[1:]) == {1}  # after the error, one clip at a time
+    # The first micro-batch went through, the second ran out: the step is done again in pieces of one clip, so
+    # each of the 2 steps trains on 4 clips (the effective batch), plus the first pass that was thrown away.
+    assert sum(oom.passed) == 2 + 2 * 4
+
+
+def test_auto_sizing_probes_the_micro_batch_on_the_longest_clips(project, tiny_f5, monkeypatch):
+    from alltalk_gui.core.training.events import MicroBatch
+
+    InjectedOutOfMemory(monkeypatch, max_clips=2)
+    events = run(f5_config(project, tiny_f5, "auto", auto_micro_batch=True, batch_size=4, grad_accum_steps=1,
+                           max_steps=1, eval_each_epoch=False))
+    probe = next(e for e in events if isinstance(e, MicroBatch))
+    assert (probe.cause, probe.micro_batch, probe.grad_accum, probe.effective_batch) == ("probe", 2, 2, 4)
+    assert events[-1].reason == "max_steps"

@@ -41,7 +41,7 @@ def test_profile_is_a_valid_training_setting_and_its_estimate_fits(name):
     hints = typing.get_type_hints(TrainConfig)
     for key, value in data["settings"].items():
         assert key in hints and (isinstance(value, hints[key]) or hints[key] is float and isinstance(value, int)), key
-    config = dataclasses.replace(TrainConfig(project_dir="-", base_model_dir="-"), **data["settings"])
+    config = dataclasses.replace(TrainConfig(engine="f5", project_dir="-", base_model_dir="-"), **data["settings"])
     config.validate(cuda_available=True)
     total = estimate(setting_of(data["settings"])).total_gib
     assert total <= data["target_gib"], (name, total)
