@@ -41,16 +41,26 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
-import subprocess
+import subprocess  # noqa: F401  (the tests fake the case processes through this module's name)
 import sys
-import tempfile
-import time
-from datetime import date
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from profile_cases import (  # noqa: E402, F401  (FIELDS: the tests read it here)
+    FIELDS,
+    GIB,
+    case_started,
+    complete,
+    device_info,
+    device_label,
+    device_slug,
+    peaks,
+    resolve_device,
+    run_cases,
+    timed,
+    to_device,
+)
 from real_size import DVAE_V2, TEXT_TOKENS, XTTS_V2, raw_batch, write_front_end_files  # noqa: E402
 
 CASES = ("low", "medium", "high", "auto", "alltalk-baseline")
@@ -63,11 +73,6 @@ ALLTALK_LR = 5e-6
 FULL = {"clip_seconds": 11.0, "steps": 10, "warmup": 2}
 # --quick: small enough that all cases finish in minutes on a 2-core CPU; the values used are recorded.
 QUICK = {"clip_seconds": 3.0, "steps": 2, "warmup": 1, "micro_batch": 2, "grad_accum": 1}
-GIB = 1024**3
-# Every record has these keys (None where a case was skipped or failed before measuring them).
-FIELDS = ("date", "device", "profile", "peak_reserved_gib", "peak_allocated_gib", "peak_rss_gib", "estimated_gib",
-          "samples_per_s", "step_s", "micro_batch", "grad_accum", "clip_s", "steps", "final_loss", "precision",
-          "optimizer", "lora_rank", "gradient_checkpointing", "notes", "torch")
 
 
 def _arch(name: str) -> dict[str, Any]:
@@ -99,12 +104,8 @@ def run_case(case: str, opts: argparse.Namespace) -> dict[str, Any]:
     threads = cpu_cores()
     torch.set_num_threads(threads)
     import_coqui_trainer()  # coqui's trainer package sets torch to one thread on import; this undoes it
-    device = _device_info(_resolve_device(opts.device))
-    record = {"date": date.today().isoformat(), "device": _device_label(device), "device_kind": device.kind,
-              "profile": case, "arch": opts.arch, "quick": opts.quick, "torch": torch.__version__, "threads": threads,
-              "tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32), "clip_s": opts.clip_seconds,
-              "steps": opts.steps, "warmup_steps": opts.warmup,
-              "cuda_alloc_conf": alloc_conf, "notes": []}
+    device = device_info(resolve_device(opts.device))
+    record = case_started(case, opts, device, threads, alloc_conf)
     from accelerate.utils.memory import should_reduce_batch_size
 
     from alltalk_gui.core.training.config import ConfigError
@@ -120,8 +121,8 @@ def run_case(case: str, opts: argparse.Namespace) -> dict[str, Any]:
         if not should_reduce_batch_size(exc):
             raise
         record["error"] = f"out of memory: {str(exc).splitlines()[0][:300]}"
-    record.update(_peaks(device))
-    return _complete(record)
+    record.update(peaks(device))
+    return complete(record)
 
 
 def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> dict[str, Any]:
@@ -178,7 +179,7 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
         # As the training loop's _probe_micro_batch, on clips of the benchmark's length.
         gpt.to(acc.device)
         micro = probe_micro_batch(
-            gpt, lambda size: _to_device(raw_batch(size, opts.clip_seconds, arch["text_tokens"]), acc.device),
+            gpt, lambda size: to_device(raw_batch(size, opts.clip_seconds, arch["text_tokens"]), acc.device),
             lambda model, batch: gpt_loss(model, features(batch), weights), config, acc, effective)
         result["probe_peak_reserved_gib"] = round(torch.cuda.max_memory_reserved(acc.device) / GIB, 3)
         if not micro:
@@ -197,7 +198,7 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
 
     optimizer = make_optimizer(gpt, config)
     gpt, optimizer = acc.prepare(gpt, optimizer)
-    batch = _to_device(raw_batch(config.batch_size, opts.clip_seconds, arch["text_tokens"]), acc.device)
+    batch = to_device(raw_batch(config.batch_size, opts.clip_seconds, arch["text_tokens"]), acc.device)
     max_norm = config.max_grad_norm if config.max_grad_norm > 0 else float("inf")
 
     def micro_step(last: bool):
@@ -211,7 +212,7 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
             optimizer.zero_grad(set_to_none=True)
         return losses["loss"].detach()
 
-    result.update(_timed(case, micro_step, config.batch_size, config.grad_accum_steps, opts, on_cuda))
+    result.update(timed(case, micro_step, config.batch_size, config.grad_accum_steps, opts, on_cuda))
     result.update({
         "resolved_profile": name, "precision": config.mixed_precision, "optimizer": config.optimizer,
         "lora_rank": config.lora_rank, "gradient_checkpointing": config.gradient_checkpointing,
@@ -261,7 +262,7 @@ def _baseline(opts: argparse.Namespace, device) -> dict[str, Any]:
     grad_clip = float(config.grad_clip or 0.0)  # 0: coqui's default, which AllTalk keeps
 
     def micro_step(last: bool):
-        batch = model.format_batch_on_device(_to_device(raw, dev))
+        batch = model.format_batch_on_device(to_device(raw, dev))
         _, loss_dict = model.train_step(batch, None)
         loss = loss_dict["loss"] / float(accum)
         loss.backward()
@@ -272,7 +273,7 @@ def _baseline(opts: argparse.Namespace, device) -> dict[str, Any]:
             optimizer.zero_grad(set_to_none=True)
         return loss_dict["loss"].detach()
 
-    result = _timed(BASELINE, micro_step, micro, accum, opts, dev.type == "cuda")
+    result = timed(BASELINE, micro_step, micro, accum, opts, dev.type == "cuda")
     estimate_config = dataclasses.replace(TrainConfig(), batch_size=micro, grad_accum_steps=accum,
                                           max_audio_seconds=opts.clip_seconds, mixed_precision="no", optimizer="adamw")
     result.update({
@@ -290,33 +291,6 @@ def _baseline(opts: argparse.Namespace, device) -> dict[str, Any]:
     return result
 
 
-def _timed(case: str, micro_step: Callable[[bool], Any], micro: int, accum: int, opts: argparse.Namespace,
-           on_cuda: bool) -> dict[str, Any]:
-    """Run ``opts.warmup`` untimed and ``opts.steps`` timed optimizer steps of ``accum`` micro-batches each."""
-    import torch
-
-    def sync() -> None:
-        if on_cuda:
-            torch.cuda.synchronize()  # kernels run asynchronously: the clock must wait for them
-
-    times: list[float] = []
-    for i in range(opts.warmup + opts.steps):
-        sync()
-        start = time.perf_counter()
-        losses = [micro_step(j == accum - 1) for j in range(accum)]
-        sync()
-        times.append(time.perf_counter() - start)
-        kind = "warm-up" if i < opts.warmup else "step"
-        print(f"{case}: {kind} {i + 1} took {times[-1]:.2f} s", file=sys.stderr, flush=True)
-    timed = times[opts.warmup:] or times
-    step_s = sum(timed) / len(timed)
-    loss = float(torch.stack(losses).float().mean())
-    return {"micro_batch": micro, "grad_accum": accum, "effective_batch": micro * accum,
-            "step_s": round(step_s, 3), "samples_per_s": round(micro * accum / step_s, 4),
-            "step_times_s": [round(t, 3) for t in timed], "warmup_step_s": [round(t, 3) for t in times[:opts.warmup]],
-            "final_loss": round(loss, 4) if math.isfinite(loss) else None}  # JSON has no NaN
-
-
 def _estimate(config, opts: argparse.Namespace, on_cuda: bool) -> float | None:
     """The estimator's peak for these settings: GPU memory on CUDA, resident memory (attention scores kept, as
     CPU attention does) on the CPU. None for the tiny test model, which the estimator does not describe."""
@@ -330,56 +304,6 @@ def _estimate(config, opts: argparse.Namespace, on_cuda: bool) -> float | None:
     return estimate(config, attention_scores=not on_cuda).total_gib
 
 
-def _peaks(device) -> dict[str, Any]:
-    from alltalk_gui.core.machine.memory import peak_rss_gib
-
-    peaks: dict[str, Any] = {"peak_rss_gib": round(peak_rss_gib(), 3), "peak_reserved_gib": None,
-                             "peak_allocated_gib": None}
-    if device.kind == "cuda":
-        import torch
-
-        peaks["peak_reserved_gib"] = round(torch.cuda.max_memory_reserved() / GIB, 3)
-        peaks["peak_allocated_gib"] = round(torch.cuda.max_memory_allocated() / GIB, 3)
-        peaks["measure"] = "torch.cuda.max_memory_reserved / max_memory_allocated of the case's process"
-    else:
-        peaks["measure"] = "peak RSS of the case's process (ru_maxrss)"
-    return peaks
-
-
-def _complete(record: dict[str, Any]) -> dict[str, Any]:
-    for key in FIELDS:
-        record.setdefault(key, [] if key == "notes" else None)
-    return record
-
-
-def _to_device(batch: dict[str, Any], device) -> dict[str, Any]:
-    return {k: v.to(device) if hasattr(v, "to") else v for k, v in batch.items()}
-
-
-def _resolve_device(kind: str) -> str:
-    import torch
-
-    if kind == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if kind == "cuda" and not torch.cuda.is_available():
-        raise SystemExit("--device cuda: torch sees no CUDA GPU here; use --device cpu.")
-    return kind
-
-
-def _device_info(kind: str):
-    """``DeviceInfo`` of the CUDA device torch uses (index 0), or of the CPU."""
-    from alltalk_gui.core.machine.gpu import list_devices
-
-    devices = list_devices()
-    return next(d for d in devices if d.kind == kind and d.index == 0)
-
-
-def _device_label(device) -> str:
-    if device.kind == "cuda":
-        return f"{device.name} ({device.total_gib:.0f} GiB, CUDA {device.capability})"
-    return f"CPU: {device.name}, {device.cores} cores, {device.total_gib:.0f} GiB RAM"
-
-
 # ------------------------------------------------------------------------------------------------ the run (parent)
 
 def prepare(opts: argparse.Namespace) -> dict[str, Any]:
@@ -391,26 +315,14 @@ def prepare(opts: argparse.Namespace) -> dict[str, Any]:
     from alltalk_gui.core.machine.gpu import list_devices
     from alltalk_gui.core.training.profiles import choose_auto
 
-    kind = _resolve_device(opts.device)
-    device = _device_info(kind)
+    kind = resolve_device(opts.device)
+    device = device_info(kind)
     arch = _arch(opts.arch)
     write_front_end_files(opts.prepare, text_tokens=arch["text_tokens"],
                           num_audio_tokens=arch["gpt"]["gpt_num_audio_tokens"], dvae=arch["dvae"])
     choice = choose_auto(list_devices(), TrainConfig(max_audio_seconds=opts.clip_seconds, device=kind))
-    slug = "cpu" if kind == "cpu" else re.sub(r"[^a-z0-9]+", "-", device.name.lower()).strip("-")
-    return {"device_kind": kind, "device": _device_label(device), "slug": slug, "torch": torch.__version__,
-            "auto_profile": choice.profile, "auto_reason": choice.reason}
-
-
-def _skipped_auto(opts: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
-    return _complete({
-        "date": date.today().isoformat(), "device": info["device"], "device_kind": "cpu", "profile": "auto",
-        "resolved_profile": info["auto_profile"], "skipped": True, "arch": opts.arch, "quick": opts.quick,
-        "torch": info["torch"], "clip_s": opts.clip_seconds, "steps": 0,
-        "notes": [f"Not run on the CPU: auto chooses {info['auto_profile']} here ({info['auto_reason']}) and its "
-                  "sizing (90 % memory cap, micro-batch probe) is CUDA-only, so it would train exactly as the "
-                  f"{info['auto_profile']} row does. Run with --device cuda to measure auto."],
-    })
+    return {"device_kind": kind, "device": device_label(device), "slug": device_slug(device),
+            "torch": torch.__version__, "auto_profile": choice.profile, "auto_reason": choice.reason}
 
 
 def _child(opts: argparse.Namespace, *extra: str) -> list[str]:
@@ -422,56 +334,9 @@ def _child(opts: argparse.Namespace, *extra: str) -> list[str]:
     return cmd + (["--quick"] if opts.quick else []) + list(extra)
 
 
-def _last_json(stdout: str) -> dict[str, Any] | None:
-    for line in reversed(stdout.strip().splitlines()):
-        if line.startswith("{"):
-            return json.loads(line)
-    return None
-
-
 def run(opts: argparse.Namespace) -> Path:
     """Every case in its own process, one after the other; the JSON list is rewritten after each."""
-    with tempfile.TemporaryDirectory(prefix="memory_profiles_") as tmp:
-        files = Path(tmp) / "front_end"
-        # stderr passes through: per-step times show up while a slow case is still running.
-        done = subprocess.run(_child(opts, "--prepare", str(files)), stdout=subprocess.PIPE, text=True, check=True)
-        info = _last_json(done.stdout)
-        opts.device = info["device_kind"]
-        out = Path(opts.out or Path(__file__).resolve().parent / "results"
-                   / f"memory_profiles_{date.today().isoformat()}_{info['slug']}.json")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        print(f"{info['device']}; writing {out}", file=sys.stderr, flush=True)
-        records: list[dict[str, Any]] = []
-        for case in opts.profiles:
-            if case == "auto" and opts.device == "cpu":
-                record = _skipped_auto(opts, info)
-            else:
-                started = time.time()
-                done = subprocess.run(_child(opts, "--one", case, "--files", str(files)), stdout=subprocess.PIPE,
-                                      text=True)
-                record = _last_json(done.stdout) if done.returncode == 0 else None
-                if record is not None:
-                    record = _complete(record)
-                else:
-                    hint = " (killed: out of memory?)" if done.returncode in (-9, 137) else ""
-                    record = _complete({"date": date.today().isoformat(), "device": info["device"],
-                                        "device_kind": opts.device, "profile": case, "arch": opts.arch,
-                                        "quick": opts.quick, "torch": info["torch"], "clip_s": opts.clip_seconds,
-                                        "error": f"the case's process exited with status {done.returncode}{hint}"})
-                record["wall_s"] = round(time.time() - started, 1)
-            records.append(record)
-            out.write_text(json.dumps(records, indent=2) + "\n", encoding="utf-8")
-            print(_summary(record), file=sys.stderr, flush=True)
-    return out
-
-
-def _summary(r: dict[str, Any]) -> str:
-    if r.get("skipped") or r.get("error"):
-        return f"{r['profile']}: {r.get('error') or 'skipped'}"
-    what = "reserved" if r["peak_reserved_gib"] is not None else "RSS"
-    peak = r["peak_reserved_gib"] if r["peak_reserved_gib"] is not None else r["peak_rss_gib"]
-    return (f"{r['profile']}: peak {what} {peak} GiB (estimate {r['estimated_gib']}), {r['step_s']} s/step, "
-            f"{r['samples_per_s']} samples/s, {r['micro_batch']} x {r['grad_accum']} clips of {r['clip_s']} s")
+    return run_cases(opts, _child, "memory_profiles")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -1,0 +1,212 @@
+"""What the per-profile memory benchmarks share, whatever the engine: each case in its own process, its record,
+its timing and its peaks.
+
+``memory_profiles.py`` (XTTS v2) and ``f5_memory_profiles.py`` (F5-TTS) each say how to build and step one case;
+this module runs them. The parent (:func:`run_cases`) never touches the model: it starts one child to describe the
+device (``--prepare``), then one child per case (``--one CASE``), each of which prints its record as the last line of
+JSON on stdout, and rewrites the JSON list after every case, so a run that is stopped keeps what it measured. Each
+case in its own process so its peak is its own (a child's ``ru_maxrss`` can include its parent's, so the parent
+stays small).
+
+A record always has the keys of :data:`FIELDS` (None where a case was skipped or failed before measuring them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+from typing import Any, Callable
+
+GIB = 1024**3
+RESULTS = Path(__file__).resolve().parent / "results"
+# Every record has these keys (None where a case was skipped or failed before measuring them).
+FIELDS = ("date", "device", "profile", "peak_reserved_gib", "peak_allocated_gib", "peak_rss_gib", "estimated_gib",
+          "samples_per_s", "step_s", "micro_batch", "grad_accum", "clip_s", "steps", "final_loss", "precision",
+          "optimizer", "lora_rank", "gradient_checkpointing", "notes", "torch")
+
+
+# ------------------------------------------------------------------------------------------------ inside a case
+
+def timed(case: str, micro_step: Callable[[bool], Any], micro: int, accum: int, opts: argparse.Namespace,
+          on_cuda: bool, after_step: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Run ``opts.warmup`` untimed and ``opts.steps`` timed optimizer steps of ``accum`` micro-batches each.
+
+    ``micro_step(last)`` runs one micro-batch (``last``: the step's final one) and returns its loss;
+    ``after_step(step)``, when given, runs after each optimizer step inside the timing (an EMA update, say).
+    """
+    import torch
+
+    def sync() -> None:
+        if on_cuda:
+            torch.cuda.synchronize()  # kernels run asynchronously: the clock must wait for them
+
+    times: list[float] = []
+    for i in range(opts.warmup + opts.steps):
+        sync()
+        start = time.perf_counter()
+        losses = [micro_step(j == accum - 1) for j in range(accum)]
+        if after_step is not None:
+            after_step(i + 1)
+        sync()
+        times.append(time.perf_counter() - start)
+        kind = "warm-up" if i < opts.warmup else "step"
+        print(f"{case}: {kind} {i + 1} took {times[-1]:.2f} s", file=sys.stderr, flush=True)
+    timed_ = times[opts.warmup:] or times
+    step_s = sum(timed_) / len(timed_)
+    loss = float(torch.stack(losses).float().mean())
+    return {"micro_batch": micro, "grad_accum": accum, "effective_batch": micro * accum,
+            "step_s": round(step_s, 3), "samples_per_s": round(micro * accum / step_s, 4),
+            "step_times_s": [round(t, 3) for t in timed_], "warmup_step_s": [round(t, 3) for t in times[:opts.warmup]],
+            "final_loss": round(loss, 4) if math.isfinite(loss) else None}  # JSON has no NaN
+
+
+def peaks(device) -> dict[str, Any]:
+    """The case's peaks so far: CUDA's reserved and allocated maxima on a GPU, the process's peak RSS always."""
+    from alltalk_gui.core.machine.memory import peak_rss_gib
+
+    found: dict[str, Any] = {"peak_rss_gib": round(peak_rss_gib(), 3), "peak_reserved_gib": None,
+                             "peak_allocated_gib": None}
+    if device.kind == "cuda":
+        import torch
+
+        found["peak_reserved_gib"] = round(torch.cuda.max_memory_reserved() / GIB, 3)
+        found["peak_allocated_gib"] = round(torch.cuda.max_memory_allocated() / GIB, 3)
+        found["measure"] = "torch.cuda.max_memory_reserved / max_memory_allocated of the case's process"
+    else:
+        found["measure"] = "peak RSS of the case's process (ru_maxrss)"
+    return found
+
+
+def complete(record: dict[str, Any]) -> dict[str, Any]:
+    for key in FIELDS:
+        record.setdefault(key, [] if key == "notes" else None)
+    return record
+
+
+def to_device(batch: dict[str, Any], device) -> dict[str, Any]:
+    return {k: v.to(device) if hasattr(v, "to") else v for k, v in batch.items()}
+
+
+def resolve_device(kind: str) -> str:
+    import torch
+
+    if kind == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: torch sees no CUDA GPU here; use --device cpu.")
+    return kind
+
+
+def device_info(kind: str):
+    """``DeviceInfo`` of the CUDA device torch uses (index 0), or of the CPU."""
+    from alltalk_gui.core.machine.gpu import list_devices
+
+    devices = list_devices()
+    return next(d for d in devices if d.kind == kind and d.index == 0)
+
+
+def device_label(device) -> str:
+    if device.kind == "cuda":
+        return f"{device.name} ({device.total_gib:.0f} GiB, CUDA {device.capability})"
+    return f"CPU: {device.name}, {device.cores} cores, {device.total_gib:.0f} GiB RAM"
+
+
+def device_slug(device) -> str:
+    """The device's part of a result file's name: ``cpu``, or the GPU's name (``nvidia-h100-80gb-hbm3``)."""
+    import re
+
+    return "cpu" if device.kind == "cpu" else re.sub(r"[^a-z0-9]+", "-", device.name.lower()).strip("-")
+
+
+def case_started(case: str, opts: argparse.Namespace, device, threads: int, alloc_conf: str | None
+                 ) -> dict[str, Any]:
+    """The fields every case record starts with: what ran where, with which settings of the run."""
+    import torch
+
+    return {"date": date.today().isoformat(), "device": device_label(device), "device_kind": device.kind,
+            "profile": case, "arch": opts.arch, "quick": opts.quick, "torch": torch.__version__, "threads": threads,
+            "tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32), "clip_s": opts.clip_seconds,
+            "steps": opts.steps, "warmup_steps": opts.warmup, "cuda_alloc_conf": alloc_conf,
+            "load_avg_at_start": [round(x, 2) for x in os.getloadavg()],
+            # glibc's setting, when given: a fixed threshold returns freed large buffers to the system at once
+            "malloc_mmap_threshold": os.environ.get("MALLOC_MMAP_THRESHOLD_"), "notes": []}
+
+
+# ------------------------------------------------------------------------------------------------ the run (parent)
+
+def last_json(stdout: str) -> dict[str, Any] | None:
+    for line in reversed(stdout.strip().splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    return None
+
+
+def skipped_auto(opts: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
+    """The record of ``auto`` on the CPU, where it is not run: its sizing is CUDA-only."""
+    chosen = info.get("auto_profile")
+    if chosen:
+        why = (f"auto chooses {chosen} here ({info['auto_reason']}) and its sizing (90 % memory cap, micro-batch "
+               f"probe) is CUDA-only, so it would train exactly as the {chosen} row does")
+    else:
+        why = (f"auto sizing (90 % memory cap, micro-batch probe) is CUDA-only; choosing the profile failed here: "
+               f"{str(info.get('auto_reason')).rstrip('.')}")
+    return complete({
+        "date": date.today().isoformat(), "device": info["device"], "device_kind": "cpu", "profile": "auto",
+        "resolved_profile": chosen, "skipped": True, "arch": opts.arch, "quick": opts.quick,
+        "torch": info["torch"], "clip_s": opts.clip_seconds, "steps": 0,
+        "notes": [f"Not run on the CPU: {why}. Run with --device cuda to measure auto."],
+    })
+
+
+def run_cases(opts: argparse.Namespace, child: Callable[..., list[str]], stem: str) -> Path:
+    """Every case of ``opts.profiles`` in its own process, one after the other; the JSON list is rewritten after
+    each. ``child(opts, *extra)`` is the command line of a child of the benchmark script; the result goes to
+    ``opts.out`` or ``benchmarks/results/<stem>_<date>_<device>.json``."""
+    with tempfile.TemporaryDirectory(prefix=f"{stem}_") as tmp:
+        files = Path(tmp) / "files"  # what --prepare writes for the cases (the XTTS front end's random files)
+        # stderr passes through: per-step times show up while a slow case is still running.
+        done = subprocess.run(child(opts, "--prepare", str(files)), stdout=subprocess.PIPE, text=True, check=True)
+        info = last_json(done.stdout)
+        opts.device = info["device_kind"]
+        out = Path(opts.out or RESULTS / f"{stem}_{date.today().isoformat()}_{info['slug']}.json")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        print(f"{info['device']}; writing {out}", file=sys.stderr, flush=True)
+        records: list[dict[str, Any]] = []
+        for case in opts.profiles:
+            if case == "auto" and opts.device == "cpu":
+                record = skipped_auto(opts, info)
+            else:
+                started = time.time()
+                done = subprocess.run(child(opts, "--one", case, "--files", str(files)), stdout=subprocess.PIPE,
+                                      text=True)
+                record = last_json(done.stdout) if done.returncode == 0 else None
+                if record is not None:
+                    record = complete(record)
+                else:
+                    hint = " (killed: out of memory?)" if done.returncode in (-9, 137) else ""
+                    record = complete({"date": date.today().isoformat(), "device": info["device"],
+                                       "device_kind": opts.device, "profile": case, "arch": opts.arch,
+                                       "quick": opts.quick, "torch": info["torch"], "clip_s": opts.clip_seconds,
+                                       "error": f"the case's process exited with status {done.returncode}{hint}"})
+                record["wall_s"] = round(time.time() - started, 1)
+            records.append(record)
+            out.write_text(json.dumps(records, indent=2) + "\n", encoding="utf-8")
+            print(summary(record), file=sys.stderr, flush=True)
+    return out
+
+
+def summary(r: dict[str, Any]) -> str:
+    if r.get("skipped") or r.get("error"):
+        return f"{r['profile']}: {r.get('error') or 'skipped'}"
+    what = "reserved" if r["peak_reserved_gib"] is not None else "RSS"
+    peak = r["peak_reserved_gib"] if r["peak_reserved_gib"] is not None else r["peak_rss_gib"]
+    return (f"{r['profile']}: peak {what} {peak} GiB (estimate {r['estimated_gib']}), {r['step_s']} s/step, "
+            f"{r['samples_per_s']} samples/s, {r['micro_batch']} x {r['grad_accum']} clips of {r['clip_s']} s")
