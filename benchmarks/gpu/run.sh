@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# The GPU kit in one command, on a machine with an NVIDIA GPU:
-#   1. the GPU test suite (tests/gpu: every CUDA path of the app, on the tiny model and at real size);
-#   2. the memory benchmark at real size: low, medium, high, auto and AllTalk's baseline in the same run;
-# writing a log and JSON under the results folder (default benchmarks/results/).
+# The GPU kit in one command, on a machine with an NVIDIA GPU, for both engines:
+#   1. the GPU test suite (tests/gpu: every CUDA path of the app, XTTS v2 and F5-TTS, on the tiny models and at
+#      real size);
+#   2. the XTTS v2 memory benchmark at real size: low, medium, high, auto and AllTalk's baseline in the same run;
+#   3. the F5-TTS memory benchmark at real size: low, medium, high, auto and F5-TTS's own fine-tuning settings in
+#      the same run (30 s clips, 1 warm-up + 5 timed steps per case);
+# writing a log and JSON under the results folder (default benchmarks/results/). Expected on an H100: about 4-5
+# minutes for the tests, 2-3 for each benchmark (mostly process starts and model builds), under 10 in all.
 #
 #   bash benchmarks/gpu/run.sh [RESULTS_DIR]
 #
@@ -40,6 +44,10 @@ tests_status=${PIPESTATUS[0]}
 
 echo "## 2. Memory and speed of each profile and of AllTalk's baseline (real-size XTTS v2 GPT)" | tee -a "$log"
 "$py" benchmarks/memory_profiles.py --device cuda --out "$results/memory_profiles_${day}_gpu.json" 2>&1 | tee -a "$log"
+
+echo "## 3. Memory and speed of each F5-TTS profile and of F5-TTS's own fine-tuning (real-size DiT)" | tee -a "$log"
+"$py" benchmarks/f5_memory_profiles.py --device cuda --out "$results/f5_memory_profiles_${day}_gpu.json" 2>&1 \
+    | tee -a "$log"
 
 echo "# done in $(( $(date +%s) - started )) s; tests exit status $tests_status" | tee -a "$log"
 exit "$tests_status"

@@ -4,8 +4,8 @@ Each test here carries the ``gpu`` marker and is skipped when torch sees no CUDA
 machine (CI, a developer's laptop) collects and skips them cleanly. On a GPU machine ``pytest -m gpu`` (or
 ``bash benchmarks/gpu/run.sh``, which also runs the memory benchmark) runs them.
 
-The fixtures build what the CPU tests build: the tiny random XTTS v2 model and a voice project with espeak-ng
-speech (from the speech cache the kit carries where espeak-ng is missing: ``alltalk_gui.testing.speech``).
+The fixtures build what the CPU tests build: the tiny random XTTS v2 and F5-TTS models and a voice project with
+espeak-ng speech (from the speech cache the kit carries where espeak-ng is missing: ``alltalk_gui.testing.speech``).
 """
 
 from __future__ import annotations
@@ -45,6 +45,14 @@ def tiny_gpu(tmp_path_factory) -> Path:
     from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
 
     return build_tiny_xtts(tmp_path_factory.mktemp("tiny_xtts_gpu"))
+
+
+@pytest.fixture(scope="session")
+def tiny_f5_gpu(tmp_path_factory) -> Path:
+    """The tiny random F5-TTS base model (built on the CPU, trained on the GPU)."""
+    from alltalk_gui.core.engines.f5.tiny_model import build_tiny_f5
+
+    return build_tiny_f5(tmp_path_factory.mktemp("tiny_f5_gpu") / "f5tts_v1_tiny")
 
 
 @pytest.fixture(scope="session")
