@@ -123,7 +123,7 @@ def test_the_engine_switch_changes_profiles_estimates_fields_and_base_model(qtbo
     assert config.ema_decay == 0.999
     assert config.freeze_conditioning == TrainConfig().freeze_conditioning  # the XTTS-only change is not applied
     config.validate(cuda_available=False)
-    assert "GB needed for checkpoints" in setup.disk_label.text() or "GB free" in setup.disk_label.text()
+    assert "MB needed for checkpoints" in setup.disk_label.text()  # the tiny model's weights, optimizer moments
 
     again = _page(qtbot, VoiceProject.open(project.root))  # the project opened again: F5-TTS is its engine
     assert again.setup.engine == "f5" and again.setup.engine_choice.buttons["f5"].isChecked()

@@ -44,7 +44,8 @@ class EngineChoice(QWidget):
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setVerticalSpacing(2)
-        grid.setColumnStretch(1, 1)
+        grid.setColumnStretch(2, 1)
+        grid.addWidget(QLabel("<b>Engine</b>"), 0, 0)  # in the first row: level with the first button
         for row, name in enumerate(engine_names()):
             button = QRadioButton(get_engine(name).title)
             line = QLabel(engine_line(name))
@@ -52,13 +53,13 @@ class EngineChoice(QWidget):
             button.setToolTip(engine_line(name))
             self.group.addButton(button)
             self.buttons[name] = button
-            grid.addWidget(button, row, 0)
-            grid.addWidget(line, row, 1)
+            grid.addWidget(button, row, 1)
+            grid.addWidget(line, row, 2)
         self.note = QLabel()
         self.note.setWordWrap(True)
         self.note.setTextFormat(Qt.TextFormat.RichText)
         self.note.hide()
-        grid.addWidget(self.note, len(self.buttons), 0, 1, 2)
+        grid.addWidget(self.note, len(self.buttons), 1, 1, 2)
         self.buttons[DEFAULT_ENGINE].setChecked(True)
         self.group.buttonToggled.connect(self._toggled)
 

@@ -74,25 +74,22 @@ class SetupPanel(QWidget):
         self.base_download.failed.connect(lambda _error: self.engine_choice.setEnabled(True))
         facts = QGridLayout()
         facts.setColumnStretch(1, 1)
-        engine_caption = QLabel("<b>Engine</b>")
-        engine_caption.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        facts.addWidget(engine_caption, 0, 0)
-        facts.addWidget(self.engine_choice, 0, 1, 1, 3)
-        facts.addWidget(QLabel("<b>Dataset</b>"), 1, 0)
-        facts.addWidget(self.dataset_label, 1, 1, 1, 3)
-        facts.addWidget(QLabel("<b>Base model</b>"), 2, 0)
-        facts.addWidget(self.base_label, 2, 1)
-        facts.addWidget(self.choose_base, 2, 2)
-        facts.addWidget(self.download_base, 2, 3)
-        facts.addWidget(self.download_progress, 3, 1, 1, 3)
-        facts.addWidget(QLabel("<b>Disk</b>"), 4, 0)
-        facts.addWidget(self.disk_label, 4, 1, 1, 3)
+        facts.addWidget(QLabel("<b>Dataset</b>"), 0, 0)
+        facts.addWidget(self.dataset_label, 0, 1, 1, 3)
+        facts.addWidget(QLabel("<b>Base model</b>"), 1, 0)
+        facts.addWidget(self.base_label, 1, 1)
+        facts.addWidget(self.choose_base, 1, 2)
+        facts.addWidget(self.download_base, 1, 3)
+        facts.addWidget(self.download_progress, 2, 1, 1, 3)
+        facts.addWidget(QLabel("<b>Disk</b>"), 3, 0)
+        facts.addWidget(self.disk_label, 3, 1, 1, 3)
 
         top = QHBoxLayout()  # the device card beside the facts: one band instead of two
         top.addLayout(self.cards)
         top.addLayout(facts, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.engine_choice)  # the first choice, across the page: each engine's line on one line
         layout.addLayout(top)
         layout.addWidget(self.picker)
         layout.addWidget(self.profile_notes)
@@ -168,7 +165,8 @@ class SetupPanel(QWidget):
         # keep_last recent checkpoints, the best one, and the one being written.
         needed = one * (config.keep_last + 2)
         colour = "#2e7d32" if free >= needed else "#c62828"
-        self.disk_label.setText(f"<span style='color:{colour}'>About {needed / GB:.1f} GB needed for checkpoints "
+        size = f"{needed / GB:.1f} GB" if needed >= GB / 10 else f"{needed / 1e6:.0f} MB"  # a tiny test model
+        self.disk_label.setText(f"<span style='color:{colour}'>About {size} needed for checkpoints "
                                 f"({config.keep_last} kept + the best + one being written), {free / GB:.1f} GB "
                                 "free.</span>")
 
