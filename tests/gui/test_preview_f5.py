@@ -89,7 +89,7 @@ def test_an_f5_checkpoint_shows_f5s_inputs_settings_and_formats(page, f5_voice):
     page.text_box.setCurrentText("Good morning, how are you today?")
     items = [nfe.box.itemText(i) for i in range(nfe.box.count())]
     assert all("(about " in item for item in items), items
-    assert "per take on the CPU" in nfe.note.text() and "2-core CPU" in nfe.note.text()
+    assert "per take on the CPU" in nfe.note.text() and "estimated for 2 cores" in nfe.note.text()
 
     panel = page.export_panel
     assert [panel.format.itemData(i) for i in range(panel.format.count())] == ["alltalk", "f5"]

@@ -67,7 +67,9 @@ class NfeChoice(QWidget):
         self.box.currentIndexChanged.connect(lambda _i: (self._update_note(), self.changed.emit()))
         self.note = QLabel()
         self.note.setWordWrap(True)
-        self.note.setStyleSheet("font-size: 9pt;")
+        self.note.setToolTip(f"Estimated from the measured cost of one pass of the real-size model on a 2-core CPU "
+                             f"with one thread ({CPU_SECONDS_PER_FRAME_PASS * 1000:.1f} ms per frame of audio): a "
+                             "faster CPU takes less, a GPU a few seconds.")
         self._estimates: dict[int, float] = {}
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -111,5 +113,4 @@ class NfeChoice(QWidget):
         if estimate is None:
             self.note.setText("On the CPU a take needs minutes: fewer steps are faster.")
             return
-        self.note.setText(f"{duration_words(estimate)} per take on the CPU (A/B makes two takes): estimated for a "
-                          "2-core CPU, a faster one takes less.")
+        self.note.setText(f"{duration_words(estimate)} per take on the CPU (estimated for 2 cores; A/B makes two)")
