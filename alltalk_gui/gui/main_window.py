@@ -41,10 +41,10 @@ STEPS = [
     Step("Import", "Add and check the recordings.", ImportPage),
     Step("Transcribe & Edit", "Whisper transcribes the recordings and cuts them into clips; you correct the "
          "text and the cuts.", TranscriptPage),
-    Step("Train", "Fine-tune XTTS v2 with a memory profile that fits your GPU, with live memory and loss "
+    Step("Train", "Fine-tune XTTS v2 or F5-TTS with a memory profile that fits your GPU, with live memory and loss "
          "graphs.", TrainPage),
-    Step("Preview & Export", "Listen to the new voice next to the original model and export it for AllTalk "
-         "or coqui-tts.", PreviewPage),
+    Step("Preview & Export", "Listen to the new voice next to the original model and export it for AllTalk, "
+         "coqui-tts or F5-TTS.", PreviewPage),
 ]
 
 
