@@ -1,11 +1,12 @@
-"""Render the Train step offscreen to PNG: ``python docs/make_train_screenshots.py``.
+"""Render the Train step offscreen to PNG: ``python docs/make_train_screenshots.py [xtts] [f5]`` (both by default).
 
-Builds a throw-away project on the tiny random XTTS test model (espeak-ng speech as the dataset), opens it in
-the main window, and shows the Train step before a run (``docs/images/train_before.png``: device card, memory
-profiles with their estimates, Advanced settings, dataset, base model, disk) and during a real training run
-started from the page (``docs/images/train_running.png``: plots, progress, log). This machine has no GPU, so
-the card says "CPU only" and the memory plot shows the training process's RAM. The tiny model trains fast and
-learns nothing useful: the picture shows the page working, not a voice.
+Builds a throw-away project on the tiny random test models (espeak-ng speech as the dataset), opens it in the
+main window, and shows the Train step before a run with XTTS v2 (``docs/images/train_before.png``: engine, device
+card, memory profiles with their estimates, Advanced settings, dataset, base model, disk), during a real XTTS
+training run started from the page (``docs/images/train_running.png``: plots, progress, log), and with F5-TTS v1
+chosen (``docs/images/train_f5.png``: its profiles and estimates, its Advanced fields, its base model). This
+machine has no GPU, so the card says "CPU only" and the memory plot shows the training process's RAM. The tiny
+models train fast and learn nothing useful: the pictures show the page working, not a voice.
 """
 
 from __future__ import annotations
@@ -30,24 +31,26 @@ def wait(app, condition, timeout_s: float = 600) -> None:
         time.sleep(0.01)
 
 
-def main() -> int:
+def main(engines: list[str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         os.environ["ALLTALK_GUI_CONFIG_DIR"] = str(tmp_path / "config")  # app settings: the base-model choice
         from alltalk_gui.gui.settings import use_settings_folder
 
+        from alltalk_gui.core import app_settings
         from alltalk_gui.core.project.folder import VoiceProject
         from alltalk_gui.gui.start import system_checks
         from alltalk_gui.gui.app import create_application
         from alltalk_gui.gui.main_window import MainWindow
         from alltalk_gui.gui.train.train_page import TrainPage
         from alltalk_gui.gui.style import apply_style
+        from alltalk_gui.core.engines.f5.tiny_model import build_tiny_f5
         from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
         from alltalk_gui.testing.speech import make_speech_dataset
 
         use_settings_folder(tmp_path / "settings")
-        base = build_tiny_xtts(tmp_path / "xtts_tiny")
-        system_checks.set_base_model_folder(base)
+        system_checks.set_base_model_folder(build_tiny_xtts(tmp_path / "xtts_tiny"))
+        app_settings.set_value("f5_base_model_dir", str(build_tiny_f5(tmp_path / "f5tts_v1_tiny")))
         project = VoiceProject.create(tmp_path / "Grandma's voice", name="Grandma's voice")
         make_speech_dataset(project.dataset_dir, n_train=8, n_eval=2)
 
@@ -62,31 +65,57 @@ def main() -> int:
         page = window.stack.currentWidget()
         assert isinstance(page, TrainPage)
         wait(app, lambda: bool(page.setup.devices))  # the device list comes from a child process
-        page.setup.advanced.setChecked(True)
-        app.processEvents()
-        window.grab().save(str(OUT / "train_before.png"))
-
-        # The page's own settings, plus what a quick CPU run of the tiny model needs (short voice prompts, a
-        # memory sample per step).
-        built = page.setup.build_config
-        page.setup.build_config = lambda: replace(built(), device="cpu", epochs=12, batch_size=2,
-                                                  grad_accum_steps=1, lr=1e-3, warmup_steps=4, save_every_steps=10,
-                                                  min_conditioning_seconds=1.0, max_conditioning_seconds=2.0,
-                                                  memory_interval_s=0.0)
-        page.setup.advanced.setChecked(False)
-        page.run.start_button.click()
-        wait(app, lambda: page.run.history.step >= 30 and len(page.run.history.eval_loss.x) >= 3)
-        page.run.refresh_plots()
-        for _ in range(20):
-            app.processEvents()
-            time.sleep(0.02)
-        window.grab().save(str(OUT / "train_running.png"))
-        page.stop_and_wait()
-        wait(app, lambda: not page.run.is_running())
+        written = []
+        if "xtts" in engines:
+            written += render_xtts(app, window, page)
+        if "f5" in engines:
+            written += render_f5(app, window, page)
         window.close()
-    print(f"wrote {OUT / 'train_before.png'} and {OUT / 'train_running.png'}")
+    print("wrote " + ", ".join(str(p) for p in written))
     return 0
 
 
+def settle(app) -> None:
+    for _ in range(20):
+        app.processEvents()
+        time.sleep(0.02)
+
+
+def render_xtts(app, window, page) -> list[Path]:
+    """XTTS v2 before a run (Advanced open) and during a real run of the tiny model."""
+    page.setup.engine_choice.buttons["xtts"].click()
+    page.setup.advanced.setChecked(True)
+    settle(app)
+    window.grab().save(str(OUT / "train_before.png"))
+
+    # The page's own settings, plus what a quick CPU run of the tiny model needs (short voice prompts, a
+    # memory sample per step).
+    built = page.setup.build_config
+    page.setup.build_config = lambda: replace(built(), device="cpu", epochs=12, batch_size=2,
+                                              grad_accum_steps=1, lr=1e-3, warmup_steps=4, save_every_steps=10,
+                                              min_conditioning_seconds=1.0, max_conditioning_seconds=2.0,
+                                              memory_interval_s=0.0)
+    page.setup.advanced.setChecked(False)
+    page.run.start_button.click()
+    wait(app, lambda: page.run.history.step >= 30 and len(page.run.history.eval_loss.x) >= 3)
+    page.run.refresh_plots()
+    settle(app)
+    window.grab().save(str(OUT / "train_running.png"))
+    page.stop_and_wait()
+    wait(app, lambda: not page.run.is_running())
+    del page.setup.build_config  # the page's own method again
+    return [OUT / "train_before.png", OUT / "train_running.png"]
+
+
+def render_f5(app, window, page) -> list[Path]:
+    """F5-TTS v1 chosen, before a run, with the Advanced settings open (EMA decay, missing characters)."""
+    page.setup.engine_choice.buttons["f5"].click()
+    page.setup.advanced.setChecked(True)
+    page.scroll.verticalScrollBar().setValue(0)
+    settle(app)
+    window.grab().save(str(OUT / "train_f5.png"))
+    return [OUT / "train_f5.png"]
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main([a for a in sys.argv[1:] if a in ("xtts", "f5")] or ["xtts", "f5"]))
