@@ -19,6 +19,24 @@ from alltalk_gui.core import atomic, folders
 from alltalk_gui.core.voice.export import ExportError
 
 
+def prepare_output(out_dir: Path, needed_bytes: int) -> None:
+    """Create ``out_dir`` and check it has room for an export of ``needed_bytes``, before anything is written.
+
+    Raises:
+        ExportError: the folder cannot be created, or the disk is too full.
+    """
+    from alltalk_gui.core.voice import export as neutral
+
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExportError(f"Cannot create the output folder {out_dir}: {exc.strerror or exc}.") from exc
+    free = neutral.disk_free_bytes(out_dir)  # through the module: tests simulate a full disk there
+    if free < needed_bytes:
+        raise ExportError(f"Not enough free space in {out_dir}: the export needs about {needed_bytes / 1e6:.0f} MB "
+                          f"and {free / 1e6:.0f} MB are free. Free some space or export somewhere else.")
+
+
 def staging_folder(out_dir: Path, name: str) -> Path:
     """A new hidden folder in ``out_dir`` to write the export of ``name`` into (0755: others may read it)."""
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.export-", dir=out_dir))

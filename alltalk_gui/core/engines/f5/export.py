@@ -37,7 +37,7 @@ from typing import Any, Callable
 from alltalk_gui.core import atomic, folders
 from alltalk_gui.core.engines.f5 import download
 from alltalk_gui.core.engines.f5.files import ARCH_FILE, VOCAB_FILE, VOCOS_DIR, VOCOS_FILES, arch_document, write_vocab
-from alltalk_gui.core.voice import export as neutral, publish
+from alltalk_gui.core.voice import publish
 from alltalk_gui.core.voice.export import ExportError, ExportOptions, ExportResult, safe_name
 
 ALLTALK_PATTERN = "*tts_v*"
@@ -207,14 +207,7 @@ def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: Expo
     needed = (sum(t.numel() * t.element_size() for t in state.values()) + HEADROOM_BYTES
               + sum((base / VOCOS_DIR / n).stat().st_size for n in VOCOS_FILES if (base / VOCOS_DIR / n).is_file())
               + sum(r.wav.stat().st_size for r in references))
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise F5ExportError(f"Cannot create the output folder {out_dir}: {exc.strerror or exc}.") from exc
-    free = neutral.disk_free_bytes(out_dir)  # through the module: tests simulate a full disk there
-    if free < needed:
-        raise F5ExportError(f"Not enough free space in {out_dir}: the export needs about {needed / 1e6:.0f} MB "
-                            f"and {free / 1e6:.0f} MB are free. Free some space or export somewhere else.")
+    publish.prepare_output(out_dir, needed)
     info = _export_info(checkpoint, options, name, model, [r.name for r in references])
     report(f"Writing model_{model.step}.safetensors", 0.3)
     result = export_f5(state, model.vocab, model.arch, base / VOCOS_DIR, out_dir / name, step=model.step,

@@ -35,7 +35,7 @@ from typing import Any
 
 from alltalk_gui.core import atomic, folders
 from alltalk_gui.core.training.checkpoints import CheckpointInfo
-from alltalk_gui.core.voice import export as neutral, publish
+from alltalk_gui.core.voice import publish
 from alltalk_gui.core.voice.export import ExportError, ExportOptions, ExportResult, ProgressCallback, safe_name
 
 FORMATS = ("alltalk", "coqui")  # AllTalk's models/xtts/<name>/ folder, or a plain coqui-tts model folder
@@ -131,14 +131,7 @@ def export_xtts(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], opt
     model_bytes = _state_bytes(state)
     needed = (model_bytes + sum((base / n).stat().st_size for n in copies)
               + sum(r.stat().st_size for r in references) + HEADROOM_BYTES)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ExportError(f"Cannot create the output folder {out_dir}: {exc.strerror or exc}.") from exc
-    free = neutral.disk_free_bytes(out_dir)  # through the module: tests simulate a full disk there
-    if free < needed:
-        raise ExportError(f"Not enough free space in {out_dir}: the export needs about {needed / 1e6:.0f} MB and "
-                          f"{free / 1e6:.0f} MB are free. Free some space or export somewhere else.")
+    publish.prepare_output(out_dir, needed)
 
     warnings += publish.remove_stale_temporaries(out_dir, name)
     tmp = publish.staging_folder(out_dir, name)
