@@ -1,14 +1,21 @@
-"""CPU step time of the real-size XTTS v2 GPT (random weights): batch 2, 6 s clips, fp32 vs bf16.
+"""CPU step time of an engine's real-size model (random weights): batch 2, 6 s clips, fp32 (and bf16).
 
-Builds coqui's GPT with the published XTTS v2 architecture (30 layers, width 1024, 16 heads, 6681 text and 1026
+What ``resources/profiles/<engine>/cpu_speed.json`` (the CPU time estimate) is copied from.
+
+XTTS v2 (``--engine xtts``): builds coqui's GPT with the published XTTS v2 architecture (30 layers, width 1024, 16 heads, 6681 text and 1026
 audio tokens, perceiver resampler: 441 M parameters) and times full training steps the way our loop runs them
 (accelerate with the given mixed precision, ``gpt_loss``, backward, gradient clipping, AdamW step). The inputs
 are random but shaped like a real batch: 6 s of audio = 130 DVAE codes, a 6 s conditioning mel (517 frames),
-~80 text tokens. The frozen DVAE/mel front end is not timed (it is small next to the GPT).
+~80 text tokens. The frozen DVAE/mel front end is not timed (it is small next to the GPT). About 11 GiB of RAM.
 
-Each precision runs in its own process so its peak RSS is its own. Needs about 11 GiB of RAM.
+F5-TTS (``--engine f5``): builds CFM(DiT) with F5TTS_v1_Base's architecture (dim 1024, depth 22, 16 heads, ff x2,
+text_dim 512, 4 ConvNeXt layers, 2,545 tokens: 337 M parameters) and times the engine's flow-matching loss,
+backward, clipping and AdamW on 6 s clips at 24 kHz (563 mel frames of 100 bands, 14 characters a second).
+About 7 GiB of RAM.
 
-    python benchmarks/xtts_cpu_step.py [--steps 3] [--out benchmarks/results/xtts_cpu_step.json]
+Each precision runs in its own process so its peak RSS is its own.
+
+    python benchmarks/cpu_step.py [--engine xtts|f5] [--steps 3] [--precisions no,bf16] [--out FILE.json]
 """
 
 from __future__ import annotations
@@ -28,8 +35,46 @@ from real_size import TEXT_TOKENS, XTTS_V2, gpt_inputs  # noqa: E402
 
 from alltalk_gui.core.machine.gpu import cpu_name  # noqa: E402
 
+F5_VOCAB_TOKENS = 2545  # F5TTS_v1_Base/vocab.txt
+F5_CHARACTERS_PER_SECOND = 14
 
-def measure(precision: str, steps: int, batch: int, seconds: float, threads: int) -> dict:
+
+def measure_f5(precision: str, steps: int, batch: int, seconds: float, threads: int) -> dict:
+    import torch
+    from accelerate import Accelerator
+
+    from alltalk_gui.core.engines.f5.data import frames
+    from alltalk_gui.core.engines.f5.files import V1_BASE_ARCH, build_cfm
+    from alltalk_gui.core.engines.f5.model import loss as f5_loss
+    from alltalk_gui.core.machine.memory import peak_rss_gib
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    cfm = build_cfm(V1_BASE_ARCH, {str(i): i for i in range(F5_VOCAB_TOKENS)}).train()
+    params = sum(p.numel() for p in cfm.parameters())
+    acc = Accelerator(mixed_precision=precision, cpu=True)
+    optimizer = torch.optim.AdamW(cfm.parameters(), lr=1e-5, betas=(0.9, 0.96), weight_decay=1e-2)
+    cfm, optimizer = acc.prepare(cfm, optimizer)
+    n, text_len = frames(seconds), int(seconds * F5_CHARACTERS_PER_SECOND)
+    batch_data = {"mel": torch.randn(batch, n, 100), "mel_lengths": torch.full((batch,), n),
+                  "text": torch.randint(0, F5_VOCAB_TOKENS, (batch, text_len)), "text_lengths": torch.full((batch,), text_len)}
+    times = []
+    for _ in range(steps + 1):  # the first step allocates optimizer state and warms up kernels: not counted
+        start = time.perf_counter()
+        loss = f5_loss(cfm, batch_data)
+        acc.backward(loss)
+        acc.clip_grad_norm_(cfm.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        times.append(time.perf_counter() - start)
+        print(f"{precision}: step {len(times) - 1} took {times[-1]:.1f} s", file=sys.stderr, flush=True)
+    return {"precision": precision, "parameters": params, "batch": batch, "clip_seconds": seconds, "mel_frames": n,
+            "text_tokens": text_len, "threads": threads, "warmup_step_s": round(times[0], 2),
+            "step_s": [round(t, 2) for t in times[1:]], "mean_step_s": round(sum(times[1:]) / steps, 2),
+            "peak_rss_gib": round(peak_rss_gib(), 2), "final_loss": float(loss)}
+
+
+def measure_xtts(precision: str, steps: int, batch: int, seconds: float, threads: int) -> dict:
     import torch
     from accelerate import Accelerator
     from TTS.tts.configs.xtts_config import XttsArgs
@@ -69,24 +114,30 @@ def measure(precision: str, steps: int, batch: int, seconds: float, threads: int
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--engine", choices=("xtts", "f5"), default="xtts")
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--batch", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=6.0)
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--precisions", default="no,bf16")
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "xtts_cpu_step.json"))
+    parser.add_argument("--out", help="JSON file (default benchmarks/results/<engine>_cpu_step.json)")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one precision, print JSON
     args = parser.parse_args()
+    measure = measure_f5 if args.engine == "f5" else measure_xtts
     if args.one:
         print(json.dumps(measure(args.one, args.steps, args.batch, args.seconds, args.threads)))
         return 0
+    args.out = args.out or str(Path(__file__).parent / "results" / f"{args.engine}_cpu_step.json")
     import torch
 
-    report = {"benchmark": "xtts_v2_gpt_cpu_training_step", "date": date.today().isoformat(),
-              "machine": {"cpu": cpu_name(), "cores": args.threads, "torch": torch.__version__},
+    name = "f5_tts_v1_base_cpu_training_step" if args.engine == "f5" else "xtts_v2_gpt_cpu_training_step"
+    report = {"benchmark": name, "date": date.today().isoformat(),
+              "machine": {"cpu": cpu_name(), "cores": args.threads, "torch": torch.__version__,
+                          "load_average_before": os.getloadavg()},
               "results": []}
     for precision in args.precisions.split(","):
-        cmd = [sys.executable, __file__, "--one", precision, "--steps", str(args.steps), "--batch", str(args.batch),
+        cmd = [sys.executable, __file__, "--engine", args.engine, "--one", precision, "--steps", str(args.steps),
+               "--batch", str(args.batch),
                "--seconds", str(args.seconds), "--threads", str(args.threads)]
         # stderr passes through: per-step times show up while a slow precision is still running.
         out = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True).stdout.strip().splitlines()[-1]

@@ -31,7 +31,7 @@ def gpt_inputs(batch: int, seconds: float, text_len: int = 80, text_tokens: int 
     """Random GPT inputs for ``batch`` clips of ``seconds``: DVAE codes (one per 1024 samples), a conditioning mel
     as long as the clip, ``text_len`` text tokens; the conditioning prompt is the clip's first half.
 
-    These are the inputs ``xtts_cpu_step.py``'s committed timings were measured with. A prompt that starts at 0
+    These are the inputs ``cpu_step.py``'s committed XTTS timings were measured with. A prompt that starts at 0
     masks every mel target of the last clip in coqui's loss, so a one-clip batch gets a NaN loss (the timing is
     unaffected); :func:`raw_batch` takes its prompt from the middle of the clip instead."""
     import torch
