@@ -126,6 +126,7 @@ class Engine(Protocol):
 
     name: str                        # registry name, stored in TrainConfig.engine and profiles/<name>/
     title: str                       # for people: "XTTS v2"
+    summary: str                     # what decides for or against it, in a few words (the engine choice shows it)
     sample_rate: int                 # clips, datasets and training audio, in Hz
     output_sample_rate: int          # what synthesis returns, in Hz
     max_clip_ms: int                 # the longest clip the engine trains on

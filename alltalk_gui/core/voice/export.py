@@ -35,6 +35,9 @@ class ExportOptions:
     half: bool = False                  # store weights as float16: half the size, inaudibly different
     training_files: bool = False        # include dvae.pth + mel_stats.pth (always included for AllTalk)
     references: list[Path] = field(default_factory=list)  # voice samples copied into wavs/
+    # Each reference's words where the user gave them (str(path) -> text), for an engine that exports them
+    # (F5-TTS); the others' are looked up (voice.references.reference_text).
+    reference_texts: dict[str, str] = field(default_factory=dict)
     overwrite: bool = False             # replace a non-empty target folder
 
 

@@ -15,11 +15,6 @@ from functools import lru_cache
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 
-# Seconds per mel frame per pass of the real-size DiT, measured 2026-11-23 on a 2-core machine with one thread
-# (alltalk_gui.core.engines.f5.synthesis's docstring).
-CPU_SECONDS_PER_FRAME_PASS = 11.8e-3
-
-
 @lru_cache(maxsize=1)
 def gpu_present() -> bool:
     """Whether NVML sees an NVIDIA GPU (asked once; the preview then runs on it)."""
@@ -31,7 +26,7 @@ def gpu_present() -> bool:
 def take_seconds(nfe: int, reference_seconds: float, reference_text: str, text: str, speed: float = 1.0) -> float:
     """Estimated CPU seconds for one take of ``text`` after a reference clip of ``reference_seconds``."""
     from alltalk_gui.core.engines.f5.files import HOP_LENGTH, SAMPLE_RATE
-    from alltalk_gui.core.engines.f5.synthesis import cpu_seconds_estimate, estimate_frames
+    from alltalk_gui.core.engines.f5.synthesis import CPU_SECONDS_PER_FRAME_PASS, cpu_seconds_estimate, estimate_frames
 
     frames_per_second = SAMPLE_RATE / HOP_LENGTH
     reference_frames = int(reference_seconds * frames_per_second)
@@ -53,7 +48,7 @@ class NfeChoice(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        from alltalk_gui.core.engines.f5.synthesis import DEFAULT_NFE, NFE_CHOICES
+        from alltalk_gui.core.engines.f5.synthesis import CPU_SECONDS_PER_FRAME_PASS, DEFAULT_NFE, NFE_CHOICES
 
         self.choices = NFE_CHOICES
         self.caption = QLabel("Sampling steps (NFE)")

@@ -13,8 +13,6 @@ whose words differ from what is found for it is exported through a copy with the
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -92,37 +90,11 @@ def export_worker(checkpoint: CheckpointInfo, out_dir: Path, options: ExportOpti
     page shows them, for an engine that exports them (F5-TTS)."""
 
     def job(j: _Job) -> ExportResult:
-        from alltalk_gui.core.engines.engine import get_engine
-
         def progress(what: str, fraction: float) -> None:
             j.progress.emit(int(fraction * 100), 100, what)
 
-        if not (reference_text and get_engine(checkpoint.engine).needs_reference_text):
-            return export_voice(checkpoint, out_dir, options, project_name=project_name, progress=progress)
-        with tempfile.TemporaryDirectory(prefix="alltalk_references_") as folder:
-            clips = clips_with_words(options.references, reference_text, Path(folder))
-            return export_voice(checkpoint, out_dir, replace(options, references=clips), project_name=project_name,
-                                progress=progress)
+        words = {str(options.references[0]): reference_text} if reference_text and options.references else {}
+        return export_voice(checkpoint, out_dir, replace(options, reference_texts=words), project_name=project_name,
+                            progress=progress)
 
     return Worker(job, parent)
-
-
-def clips_with_words(clips: list[Path], words: str, folder: Path) -> list[Path]:
-    """``clips`` with ``words`` as the first clip's words: the clip itself when that is what is found for it
-    (:func:`~alltalk_gui.core.voice.references.reference_text`), else a copy in ``folder`` with
-    ``<name>.reference.txt`` beside it."""
-    from alltalk_gui.core.voice.references import ReferenceClipError, reference_text
-
-    if not clips:
-        return []
-    first = Path(clips[0])
-    try:
-        known = reference_text(first)
-    except ReferenceClipError:
-        known = ""
-    if " ".join(known.split()) == " ".join(words.split()):
-        return list(clips)
-    copy = folder / first.name
-    shutil.copy2(first, copy)
-    (folder / f"{first.stem}.reference.txt").write_text(words.strip() + "\n", encoding="utf-8")
-    return [copy, *clips[1:]]

@@ -17,18 +17,10 @@ from PySide6.QtWidgets import QButtonGroup, QGridLayout, QLabel, QRadioButton, Q
 
 from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, engine_names, get_engine, language_note
 
-# What decides between the engines, in a few words each (the clip length is the engine's own number).
-WHEN_TO_CHOOSE = {
-    "xtts": "17 languages · speaks from the reference audio alone · Coqui Public Model License (non-commercial)",
-    "f5": "English and Chinese · needs the reference clip's exact words to speak · CC BY-NC 4.0 (non-commercial)",
-}
-
-
 def engine_line(name: str) -> str:
-    """The one line shown beside an engine's button."""
+    """The one line shown beside an engine's button: what decides for it, and its longest clip."""
     engine = get_engine(name)
-    facts = WHEN_TO_CHOOSE.get(name, engine.licence.title)
-    return f"{facts} · clips up to {engine.max_clip_ms / 1000:.3g} s"
+    return f"{engine.summary} · clips up to {engine.max_clip_ms / 1000:.3g} s"
 
 
 class EngineChoice(QWidget):

@@ -47,6 +47,7 @@ class F5Engine:
 
     name = "f5"
     title = "F5-TTS v1"
+    summary = "English and Chinese · needs the reference clip's exact words to speak · CC BY-NC 4.0 (non-commercial)"
     sample_rate = SAMPLE_RATE
     output_sample_rate = SAMPLE_RATE  # Vocos speaks at the mel's rate
     max_clip_ms = MAX_CLIP_MS

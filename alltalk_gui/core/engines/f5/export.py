@@ -192,7 +192,7 @@ def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: Expo
         if not path.is_file():
             raise F5ExportError(f"The reference clip {path} does not exist.")
         try:
-            text = reference_text(path)
+            text = " ".join(options.reference_texts.get(str(path), "").split()) or reference_text(path)
         except ReferenceClipError as exc:
             raise F5ExportError(str(exc)) from exc
         references.append(ReferenceVoice(f"{name}_{i + 1}" if len(options.references) > 1 else name, path, text))

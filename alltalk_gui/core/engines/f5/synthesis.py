@@ -25,6 +25,9 @@ from pathlib import Path
 from alltalk_gui.core.engines.f5.files import HOP_LENGTH, SAMPLE_RATE
 
 DEFAULT_NFE = 32       # f5-tts's default; 16 is about twice as fast and still intelligible on v1 Base
+# Seconds per mel frame per DiT pass of the real-size model on the CPU (measured as the docstring says): what
+# :func:`cpu_seconds_estimate` turns into a time per take before anything is loaded.
+CPU_SECONDS_PER_FRAME_PASS = 11.8e-3
 NFE_CHOICES = (8, 16, 32, 64)
 CFG_STRENGTH = 2.0
 SWAY = -1.0

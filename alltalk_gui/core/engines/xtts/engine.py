@@ -29,6 +29,7 @@ class XttsEngine:
 
     name = "xtts"
     title = "XTTS v2"
+    summary = "17 languages · speaks from the reference audio alone · Coqui Public Model License (non-commercial)"
     sample_rate = SAMPLE_RATE
     output_sample_rate = OUTPUT_SAMPLE_RATE
     max_clip_ms = MAX_CLIP_MS

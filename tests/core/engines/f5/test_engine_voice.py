@@ -151,3 +151,15 @@ def test_export_refuses_when_the_disk_is_full(project, tmp_path, monkeypatch):
     with pytest.raises(ExportError, match="Not enough free space"):
         export_voice(default_checkpoint(project), tmp_path, ExportOptions(format="f5", name="x"))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_own_reference_exports_with_the_words_the_user_gave(project, tmp_path, speech):
+    checkpoint = default_checkpoint(project)
+    own = tmp_path / "clips" / "mine.wav"
+    own.parent.mkdir()
+    own.write_bytes(speech.read_bytes())
+    words = "Hello there, this is a short test of the voice."
+    result = export_voice(checkpoint, tmp_path / "out", ExportOptions(
+        format="f5", name="x", references=[own], reference_texts={str(own): f"  {words} "}))
+    assert (result.folder / "voices" / "x.reference.txt").read_text().strip() == words
+    assert sorted(p.name for p in own.parent.iterdir()) == ["mine.wav"]  # nothing written beside the user's clip
