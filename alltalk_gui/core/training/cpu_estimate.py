@@ -1,7 +1,8 @@
 """How long fine-tuning an engine's real-size model takes on the CPU: the number a machine without a CUDA GPU is
 told before it starts ("about 12 hours for 10 epochs of 6 minutes of audio on 2 cores").
 
-Each engine is calibrated by measurement in ``resources/profiles/<engine>/cpu_speed.json``. XTTS v2's comes from
+Each engine is calibrated by measurement in ``resources/profiles/<engine>/cpu_speed.json`` (F5-TTS's from
+``benchmarks/cpu_step.py --engine f5``, fp32 only, bf16 by a stated factor). XTTS v2's comes from
 one measurement, copied from
 ``benchmarks/results/xtts_cpu_step_2026-11-22.json``: a full fp32 training step of the 441 M-parameter GPT on
 2 clips of 6 s took 145.39 s on 2 cores, i.e. about 12.1 s of work per second of training audio. The time is taken
@@ -67,7 +68,11 @@ def seconds_per_audio_second(cores: int, precision: str = "no", gradient_checkpo
     """
     cal = _calibration(engine)
     assumed = cal["assumptions"]
-    step_s = cal["mean_step_s"]["no" if precision == "no" else "bf16"]  # fp16: assumed like bf16 (not measured)
+    measured = cal["mean_step_s"]
+    if precision == "no":
+        step_s = measured["no"]
+    else:  # fp16: assumed like bf16 (not measured); bf16 where not measured: fp32 x the file's stated factor
+        step_s = measured.get("bf16") or measured["no"] * assumed["bf16_factor"]
     per_second = step_s / (cal["batch"] * cal["clip_seconds"])
     per_second *= cal["cores"] / min(max(cores, 1), assumed["core_scaling_limit"])
     if gradient_checkpointing:
@@ -86,8 +91,9 @@ def estimate_cpu(config: TrainConfig, size: DatasetSize, cores: int) -> CpuEstim
         if config.max_steps < per_epoch * config.epochs:
             steps, epochs_run = config.max_steps, config.max_steps / per_epoch
     seconds = epochs_run * size.train_seconds * per_second
-    if config.eval_each_epoch:
-        seconds += math.floor(epochs_run) * size.eval_seconds * per_second * _calibration(config.engine)["assumptions"]["eval_share"]
+    if config.eval_each_epoch:  # after every checkpoint_every_epochs-th epoch and the last
+        evals = math.ceil(math.floor(epochs_run) / config.checkpoint_every_epochs)
+        seconds += evals * size.eval_seconds * per_second * _calibration(config.engine)["assumptions"]["eval_share"]
     return CpuEstimate(seconds / 3600, config.epochs, steps, size.train_seconds / 60, max(cores, 1))
 
 

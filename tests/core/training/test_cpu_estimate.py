@@ -115,3 +115,26 @@ def test_a_config_uses_its_dataset_or_the_reference_minutes(tmp_path):
 ])
 def test_durations_in_words(hours, words):
     assert duration_words(hours) == words
+
+
+F5_MEASUREMENT = MEASUREMENT.with_name("f5_cpu_step_2026-11-26.json")
+
+
+def test_f5_is_calibrated_by_its_own_measurement_with_bf16_by_the_stated_factor():
+    row = json.loads(F5_MEASUREMENT.read_text(encoding="utf-8"))["results"][0]
+    cal = cpu_estimate._calibration("f5")
+    assert row["precision"] == "no" and cal["mean_step_s"] == {"no": row["mean_step_s"]}
+    fp32 = row["mean_step_s"] / (row["batch"] * row["clip_seconds"])
+    assert seconds_per_audio_second(2, engine="f5") == pytest.approx(fp32)
+    assert seconds_per_audio_second(2, "bf16", engine="f5") == pytest.approx(fp32 * 1463.98 / 145.39, rel=1e-3)
+
+
+def test_evals_are_counted_only_where_the_run_makes_them():
+    size = DatasetSize(train_clips=60, train_seconds=360, eval_clips=6, eval_seconds=36)
+    config = TrainConfig(engine="f5", epochs=100, checkpoint_every_epochs=10)
+    with_eval = estimate_cpu(config, size, 2).hours
+    without = estimate_cpu(replace(config, eval_each_epoch=False), size, 2).hours
+    per_eval = 36 * 1.33 * seconds_per_audio_second(2, engine="f5") / 3600
+    assert with_eval - without == pytest.approx(10 * per_eval)  # epochs 10, 20, ... 100
+    assert estimate_cpu(replace(config, epochs=95), size, 2).hours - estimate_cpu(
+        replace(config, epochs=95, eval_each_epoch=False), size, 2).hours == pytest.approx(10 * per_eval)  # + the last
