@@ -7,6 +7,8 @@ and settings folder so nothing of the builder's own settings leaks in:
 
 1. ``alltalk-gui --help``: the headless CLI must print its usage and exit 0; then ``alltalk-gui -m alltalk_gui
    gpu --json``, the way the app starts its child processes (training, the GPU scan), must print the device list.
+   ``alltalk-gui make-test-model DIR --engine f5`` must write a tiny F5-TTS model: the F5 modules the app imports
+   by name and Vocos's parts are found in the build.
 2. ``alltalk-gui``: the desktop app. Being a first start, it shows the first-run page, whose checks load torch
    and, since the test chooses a tiny XTTS v2 base-model folder for it, coqui-tts: the parts of the build most
    likely to miss a module or a data file. The test passes only when the log says both
@@ -72,6 +74,20 @@ def check_child_module(exe: Path, env: dict[str, str], timeout: float) -> None:
         raise SystemExit(f"FAIL: '{exe.name} -m alltalk_gui gpu --json' exited {done.returncode}:\n"
                          f"{done.stdout}{done.stderr}")
     print(f"ok: {exe.name} -m alltalk_gui gpu --json ({len(devices)} device(s))")
+
+
+def check_f5_model(exe: Path, env: dict[str, str], timeout: float, home: Path) -> None:
+    """A tiny F5-TTS model written by the program itself: f5-tts's model modules (imported by name), x-transformers,
+    Vocos (whose parts are imported from the class paths in its config), safetensors and YAML must all be there."""
+    folder = home / "tiny_f5"
+    done = subprocess.run([str(exe), "make-test-model", str(folder), "--engine", "f5"], capture_output=True,
+                          text=True, env=env, timeout=timeout)
+    output = done.stdout + done.stderr
+    bad = [m for m in FAILURE_MARKERS if m in output]
+    written = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} if folder.is_dir() else set()
+    if done.returncode != 0 or bad or not {"model_0.safetensors", "vocab.txt", "vocos/pytorch_model.bin"} <= written:
+        raise SystemExit(f"FAIL: '{exe.name} make-test-model --engine f5' exited {done.returncode}:\n{output}")
+    print(f"ok: {exe.name} make-test-model --engine f5")
 
 
 def prepare_base_model(home: Path) -> Path | None:
@@ -162,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         check_cli(exe, env, args.timeout)
         if not args.no_child_module:
             check_child_module(exe, env, args.timeout)
+        if not args.no_first_run:  # both load torch: the quick mode skips them
+            check_f5_model(exe, env, args.timeout, home)
         model = None if args.no_first_run else prepare_base_model(home)
         run_app(exe, env, args.timeout, not args.no_first_run, model)
     print(f"PASS: frozen app smoke test ({time.monotonic() - started:.0f} s)")
