@@ -239,3 +239,12 @@ def test_auto_sizing_probes_the_micro_batch_on_the_longest_clips(project, tiny_f
     probe = next(e for e in events if isinstance(e, MicroBatch))
     assert (probe.cause, probe.micro_batch, probe.grad_accum, probe.effective_batch) == ("probe", 2, 2, 4)
     assert events[-1].reason == "max_steps"
+
+
+def test_eval_and_checkpoint_every_few_epochs_and_at_the_end(project, tiny_f5):
+    from alltalk_gui.core.training.events import Checkpoint
+
+    events = run(f5_config(project, tiny_f5, "every", epochs=5, checkpoint_every_epochs=2))
+    assert events[-1].reason == "finished"
+    assert [e.epoch for e in events if isinstance(e, Eval)] == [0, 1, 3, 4]  # the base model, epochs 2, 4, 5
+    assert [e.step for e in events if isinstance(e, Checkpoint)] == [4, 8, 10]
