@@ -35,8 +35,9 @@ FIELDS: list[tuple[str, str, str]] = [
      "no memory cost."),
     ("lr", "Learning rate", "Learning rate at an effective batch of 8 clips (XTTS v2's 1e-5 is AllTalk's 5e-6 at 4 "
      "clips, per clip; F5-TTS's profiles use 1e-5 for a full fine-tune and 1e-4 for LoRA adapters); "
-     "another effective batch B trains at lr x sqrt(B / 8). Constant after a short warm-up. Higher learns "
-     "faster and forgets the base model's quality sooner."),
+     "another effective batch B trains at lr x sqrt(B / 8). After a short warm-up it stays constant (XTTS v2's "
+     "profiles) or decays to 0 by the last step (F5-TTS's). Higher learns faster and forgets the base model's "
+     "quality sooner."),
     ("batch_size", "Micro-batch", "Clips per step on each device. Activation memory grows with it: the main "
      "memory knob."),
     ("grad_accum_steps", "Accumulation", "Micro-batches summed before each optimizer step. Raises the effective "
@@ -62,8 +63,11 @@ FIELDS: list[tuple[str, str, str]] = [
     ("add_missing_characters", "Add missing characters", "F5-TTS: characters of the transcripts that the base "
      "model's vocabulary lacks are added to it, each learning from your clips alone (F5's own fine-tuning does "
      "the same). Off: such characters stop the run before it starts, with the list, so you can decide."),
-    ("eval_each_epoch", "Eval each epoch", "Eval loss on the eval clips after every epoch (the eval split is "
-     "chosen when the dataset is exported). A little time, no memory."),
+    ("eval_each_epoch", "Eval each epoch", "Eval loss on the eval clips at each checkpoint that ends an epoch (the "
+     "eval split is chosen when the dataset is exported). A little time, no memory."),
+    ("checkpoint_every_epochs", "Checkpoint every (epochs)", "The epoch-end eval and checkpoint come after every "
+     "N-th epoch and after the last. 1 = every epoch (XTTS v2's profiles); F5-TTS's profiles use 10 for their 100 "
+     "short epochs, because a full F5 checkpoint is several GB to write. No memory cost."),
 ]
 CHOICES = {"mixed_precision": PRECISIONS, "optimizer": OPTIMIZERS}
 # Float fields' (minimum, maximum, decimals, step); others take 0-600 in steps of 1 with one decimal.
@@ -155,7 +159,7 @@ class AdvancedPanel(QGroupBox):
             return line
         if isinstance(value, int):
             spin = QSpinBox()
-            spin.setRange(0, 100000)
+            spin.setRange(1 if name == "checkpoint_every_epochs" else 0, 100000)
             spin.valueChanged.connect(lambda _v, n=name: self._edited(n))
             return spin
         low, high, decimals, step = FLOAT_RANGES.get(name, (0.0, 600.0, 1, 1.0))
