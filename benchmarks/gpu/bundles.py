@@ -16,7 +16,10 @@ What goes in: the app's own dependencies and test extra from ``pyproject.toml`` 
 GUI (Qt) and torch (the machine has its own build), resolved by pip itself in a Python 3.12 replica of the
 machine: a virtual environment holding the machine's pinned packages, and those of its unpinned ones that the kit
 needs. What pip would still install there is exactly what the machine lacks, including newer versions where the
-machine's are too old. bitsandbytes and ctranslate2 (about 43 MB each) get a bundle each.
+machine's are too old. bitsandbytes and ctranslate2 (about 43 MB each) get a bundle each. The packages the app
+installs without their dependencies (``packaging/no_deps_requirements.txt``: f5-tts, whose declared dependencies
+are its training UI) travel the same way, without theirs: what F5-TTS's model classes import is in
+``pyproject.toml`` and resolved with the rest.
 
 Also in the bundle with the most room: the espeak-ng speech the GPU tests use (``ALLTALK_SPEECH_CACHE``, see
 ``alltalk_gui.testing.speech``), rendered here because the machine has no espeak-ng.
@@ -51,7 +54,16 @@ KIT_MODULES = ("TTS.tts.models.xtts", "TTS.tts.layers.xtts.trainer.gpt_trainer",
                "peft", "accelerate", "huggingface_hub", "psutil", "alltalk_gui.core.training.loop",
                "alltalk_gui.core.voice.preview", "alltalk_gui.core.voice.export",
                "alltalk_gui.core.transcription.faster_whisper_backend",
-               "alltalk_gui.core.transcription.openai_whisper_backend", "alltalk_gui.core.machine.gpu")
+               "alltalk_gui.core.transcription.openai_whisper_backend", "alltalk_gui.core.machine.gpu",
+               # F5-TTS: its model, mel, tokenizer and vocoder dependencies, and the engine's modules.
+               "f5_tts", "x_transformers", "einx", "torchdiffeq", "vocos", "encodec", "rjieba", "pypinyin",
+               "librosa.filters", "yaml", "safetensors.torch", "alltalk_gui.core.engines.f5.engine",
+               "alltalk_gui.core.engines.f5.model", "alltalk_gui.core.engines.f5.synthesis",
+               "alltalk_gui.core.engines.f5.export", "alltalk_gui.core.engines.f5.tuned")
+# Called after the imports: F5-TTS's CFM, DiT, mel and tokenizer modules load only through the engine's upstream
+# module (f5_tts.model's own __init__ imports its Trainer: wandb, datasets, ema_pytorch, which nothing here carries).
+KIT_CALLS = ("alltalk_gui.core.engines.f5.upstream:f5_model_package",)
+NO_DEPS = ROOT / "packaging" / "no_deps_requirements.txt"
 PYTHON = os.environ.get("KIT_PYTHON", str(Path.home() / ".pyenv/versions/3.12.1/bin/python3.12"))
 
 
@@ -88,6 +100,32 @@ def torchcodec_for(torch_version: str) -> str:
         raise BundleError(f"cannot tell the torchcodec release for torch {torch_version!r}")
     minor = int(match[1])
     return f"torchcodec>=0.{minor},<0.{minor + 1}"
+
+
+def no_deps_packages(path: Path = NO_DEPS) -> list[tuple[str, str]]:
+    """(name, version) of the packages the app installs without their dependencies, each pinned ``name==version``.
+
+    Raises:
+        BundleError: a line is not an exact pin (the kit must carry exactly what the app tests with).
+    """
+    packages = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        name, sep, version = line.partition("==")
+        if not sep or not version.strip():
+            raise BundleError(f"{path.name}: '{line}' is not pinned as name==version")
+        packages.append((canonical(name), version.strip()))
+    return packages
+
+
+def pip_check_problems(output: str, without_deps: list[str]) -> list[str]:
+    """The lines of ``pip check``'s output that are problems: a package installed without its dependencies on
+    purpose (``without_deps``) lacks them as expected ("f5-tts 1.1.22 requires gradio, which is not installed")."""
+    skip = {canonical(name) for name in without_deps}
+    return [line for line in output.splitlines() if line.strip() and not line.startswith("No broken requirements")
+            and canonical(line.split()[0]) not in skip]
 
 
 def machine_packages(path: Path = Path(__file__).with_name("machine_packages.txt")) -> dict[str, str | None]:
@@ -238,7 +276,7 @@ def render_speech(folder: Path) -> None:
 def build(out: Path = KIT / "bundles") -> list[Path]:
     """The bundles, as folders ``out/01`` ... with a ``manifest.json`` naming what each holds."""
     python = replica()
-    packages = missing_on_machine(python, kit_requirements())
+    packages = missing_on_machine(python, kit_requirements()) + no_deps_packages()
     with tempfile.TemporaryDirectory(prefix="kit_wheels_") as tmp:
         wheels = split_large(download(python, packages, Path(tmp)))
         bundles = pack(wheels)
@@ -315,12 +353,20 @@ def check(bundles: Path = KIT / "bundles") -> None:
             raise BundleError("parts of a wheel never completed: " + ", ".join(p.name for p in orphans))
         # pip check sees the bundles and the replica only: a checkout's own alltalk_gui.egg-info (an editable
         # install here, never carried there) would be checked against the app's pins for torch 2.9 and Qt.
-        _run([str(python), "-m", "pip", "check"], env={**os.environ, "PYTHONPATH": str(target)})
+        done = subprocess.run([str(python), "-m", "pip", "check"], text=True, capture_output=True,
+                              env={**os.environ, "PYTHONPATH": str(target)})
+        problems = pip_check_problems(done.stdout + done.stderr, [name for name, _ in no_deps_packages()])
+        if problems:
+            raise BundleError("pip check found problems:\n" + "\n".join(problems))
         env = {**os.environ, "PYTHONPATH": f"{target}{os.pathsep}{ROOT}"}
-        code = "import importlib, sys\nfor m in sys.argv[1:]:\n    importlib.import_module(m)\nprint('ok')"
-        _run([str(python), "-c", code, *KIT_MODULES], env=env, cwd=tmp)
-    print(f"check passed: {len(folders)} bundles, pip check clean, {len(KIT_MODULES)} modules import",
-          file=sys.stderr)
+        code = ("import importlib, sys\nfor m in sys.argv[1:]:\n"
+                "    module, _, call = m.partition(':')\n"
+                "    loaded = importlib.import_module(module)\n"
+                "    if call:\n        getattr(loaded, call)()\nprint('ok')")
+        _run([str(python), "-c", code, *KIT_MODULES, *KIT_CALLS], env=env, cwd=tmp)
+    print(f"check passed: {len(folders)} bundles, pip check clean (but for the dependencies of "
+          f"{', '.join(n for n, _ in no_deps_packages())}, left out on purpose), {len(KIT_MODULES)} modules "
+          f"import, {len(KIT_CALLS)} loader(s) run", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

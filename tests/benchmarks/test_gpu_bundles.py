@@ -47,6 +47,35 @@ def test_requirements_come_from_pyproject_without_the_gui_and_torch(bundles):
     assert bundles.kit_requirements()[-1] == "torchcodec>=0.11,<0.12" == bundles.torchcodec_for("2.11.0")
 
 
+def test_packages_installed_without_their_dependencies_travel_alone_and_pinned(bundles, tmp_path):
+    """f5-tts goes in as the app installs it (packaging/no_deps_requirements.txt): its exact version, without the
+    dependencies it declares (its training UI); pip check's complaints about those are expected, no others."""
+    assert bundles.no_deps_packages() == [("f5-tts", "1.1.22")]
+    assert "f5-tts" not in {bundles.requirement_name(r) for r in bundles.kit_requirements()}  # not resolved
+    loose = tmp_path / "loose.txt"
+    loose.write_text("# comment\nf5-tts>=1.1\n", encoding="utf-8")
+    with pytest.raises(bundles.BundleError, match="not pinned"):
+        bundles.no_deps_packages(loose)
+    output = ("f5-tts 1.1.22 requires gradio, which is not installed.\n"
+              "F5_TTS 1.1.22 requires wandb, which is not installed.\n"
+              "vocos 0.1.0 has requirement huggingface-hub<1, but you have huggingface-hub 1.33.0.\n")
+    assert bundles.pip_check_problems(output, ["f5-tts"]) == [output.splitlines()[2]]
+    assert bundles.pip_check_problems("No broken requirements found.\n", ["f5-tts"]) == []
+
+
+def test_the_kit_checks_f5_imports_through_the_engine_loader(bundles):
+    """F5's model classes import only through the engine's loader (f5_tts.model's __init__ wants wandb): the check
+    imports what they need and calls the loader, which works here as it must there."""
+    import importlib
+
+    assert {"f5_tts", "x_transformers", "torchdiffeq", "vocos", "rjieba", "pypinyin", "librosa.filters",
+            "alltalk_gui.core.engines.f5.engine"} <= set(bundles.KIT_MODULES)
+    for entry in bundles.KIT_CALLS:
+        module, _, call = entry.partition(":")
+        loaded = getattr(importlib.import_module(module), call)()
+        assert hasattr(loaded, "CFM") and hasattr(loaded, "DiT")
+
+
 def test_machine_list_reads_pins_and_names(bundles):
     machine = bundles.machine_packages()
     assert machine["torch"] == "2.11.0" and machine["transformers"] == "5.17.0"
