@@ -24,6 +24,13 @@ with random weights, one 5 s clip = 469 frames, checkpointing, AdamW): LoRA rank
 fine-tune 58-67 s a step, peak RSS 7.14 GiB against 5.15 + 0.67 GiB. Of the gap, ~0.4 GiB is temporaries of
 building the model and ~0.8 GiB memory glibc keeps after the step (``malloc_trim`` returns it); the CPU
 figures say nothing about CUDA's caching allocator, which the overhead term stands for.
+
+The per-profile benchmark (``benchmarks/f5_memory_profiles.py``, 2026-11-26, 2 threads, 5 s clips, see
+docs/benchmarks.md) found peak RSS 1.8-4.0 GiB above the estimate: 0.82 GiB is the process before any model
+exists and most of the rest is freed 1-8 MiB buffers glibc keeps (with ``MALLOC_MMAP_THRESHOLD_=65536`` the
+peaks fall by 2.6-3.2 GiB); without those the estimate is within 0.2 GiB for Low and Medium, and 1.2 GiB high
+for settings without gradient accumulation, whose gradients the loop frees before the next forward pass (every
+GPU profile accumulates).
 """
 
 from __future__ import annotations
@@ -36,7 +43,8 @@ from typing import Any
 from alltalk_gui.core.engines.f5.data import frames
 
 GIB = 1024**3
-V1_BASE_PARAMETERS = 337_096_836  # counted: expected_state_shapes(V1_BASE_ARCH, 2545) (CFM + DiT, 2,545 tokens)
+V1_BASE_PARAMETERS = 337_096_836  # counted: expected_state_shapes(V1_BASE_ARCH, 2545) (CFM + DiT, 2,545 tokens;
+# the state includes a 32-value rotary buffer: 337,096,804 trainable parameters)
 V1_BASE_DEPTH = 22
 FRAGMENTATION = 0.10
 CONSTANT_OVERHEAD_GIB = 0.35
