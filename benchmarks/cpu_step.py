@@ -41,75 +41,66 @@ F5_CHARACTERS_PER_SECOND = 14
 
 def measure_f5(precision: str, steps: int, batch: int, seconds: float, threads: int) -> dict:
     import torch
-    from accelerate import Accelerator
 
     from alltalk_gui.core.engines.f5.data import frames
     from alltalk_gui.core.engines.f5.files import V1_BASE_ARCH, build_cfm
     from alltalk_gui.core.engines.f5.model import loss as f5_loss
-    from alltalk_gui.core.machine.memory import peak_rss_gib
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     cfm = build_cfm(V1_BASE_ARCH, {str(i): i for i in range(F5_VOCAB_TOKENS)}).train()
-    params = sum(p.numel() for p in cfm.parameters())
-    acc = Accelerator(mixed_precision=precision, cpu=True)
-    optimizer = torch.optim.AdamW(cfm.parameters(), lr=1e-5, betas=(0.9, 0.96), weight_decay=1e-2)
-    cfm, optimizer = acc.prepare(cfm, optimizer)
     n, text_len = frames(seconds), int(seconds * F5_CHARACTERS_PER_SECOND)
-    batch_data = {"mel": torch.randn(batch, n, 100), "mel_lengths": torch.full((batch,), n),
-                  "text": torch.randint(0, F5_VOCAB_TOKENS, (batch, text_len)), "text_lengths": torch.full((batch,), text_len)}
-    times = []
-    for _ in range(steps + 1):  # the first step allocates optimizer state and warms up kernels: not counted
-        start = time.perf_counter()
-        loss = f5_loss(cfm, batch_data)
-        acc.backward(loss)
-        acc.clip_grad_norm_(cfm.parameters(), 1.0)
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        times.append(time.perf_counter() - start)
-        print(f"{precision}: step {len(times) - 1} took {times[-1]:.1f} s", file=sys.stderr, flush=True)
-    return {"precision": precision, "parameters": params, "batch": batch, "clip_seconds": seconds, "mel_frames": n,
-            "text_tokens": text_len, "threads": threads, "warmup_step_s": round(times[0], 2),
-            "step_s": [round(t, 2) for t in times[1:]], "mean_step_s": round(sum(times[1:]) / steps, 2),
-            "peak_rss_gib": round(peak_rss_gib(), 2), "final_loss": float(loss)}
+    inputs = {"mel": torch.randn(batch, n, 100), "mel_lengths": torch.full((batch,), n),
+              "text": torch.randint(0, F5_VOCAB_TOKENS, (batch, text_len)), "text_lengths": torch.full((batch,), text_len)}
+    record = timed_steps(cfm, lambda model: f5_loss(model, inputs), precision, steps, lr=1e-5)
+    return {"precision": precision, "parameters": record.pop("parameters"), "batch": batch, "clip_seconds": seconds,
+            "mel_frames": n, "text_tokens": text_len, "threads": threads, **record}
 
 
 def measure_xtts(precision: str, steps: int, batch: int, seconds: float, threads: int) -> dict:
     import torch
-    from accelerate import Accelerator
     from TTS.tts.configs.xtts_config import XttsArgs
 
     from alltalk_gui.core.engines.xtts.model import build_gpt_from_args, gpt_loss
-    from alltalk_gui.core.machine.memory import peak_rss_gib
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     args = XttsArgs(**XTTS_V2)
     gpt = build_gpt_from_args(args, number_text_tokens=TEXT_TOKENS, start_text_token=TEXT_TOKENS - 1,
-                              stop_text_token=0)
-    params = sum(p.numel() for p in gpt.parameters())
-    gpt.train()
-    acc = Accelerator(mixed_precision=precision, cpu=True)
-    optimizer = torch.optim.AdamW(gpt.parameters(), lr=5e-6, betas=(0.9, 0.96), weight_decay=1e-2)
-    gpt, optimizer = acc.prepare(gpt, optimizer)
-
+                              stop_text_token=0).train()
     text_len = 80
     inputs = gpt_inputs(batch, seconds, text_len)
-    codes = inputs["audio_codes"].shape[1]
+    record = timed_steps(gpt, lambda model: gpt_loss(model, inputs)["loss"], precision, steps, lr=5e-6)
+    return {"precision": precision, "gpt_parameters": record.pop("parameters"), "batch": batch,
+            "clip_seconds": seconds, "text_tokens": text_len, "audio_codes": inputs["audio_codes"].shape[1],
+            "threads": threads, **record}
+
+
+def timed_steps(model, loss_of, precision: str, steps: int, lr: float) -> dict:
+    """``steps`` + 1 full training steps as our loop runs them (accelerate, the loss, backward, clipping at 1.0,
+    AdamW); the first allocates the optimizer's state and warms up kernels, and is reported apart."""
+    import torch
+    from accelerate import Accelerator
+
+    from alltalk_gui.core.machine.memory import peak_rss_gib
+
+    parameters = sum(p.numel() for p in model.parameters())
+    acc = Accelerator(mixed_precision=precision, cpu=True)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.96), weight_decay=1e-2)
+    model, optimizer = acc.prepare(model, optimizer)
     times = []
-    for _ in range(steps + 1):  # the first step allocates optimizer state and warms up kernels: not counted
+    for _ in range(steps + 1):
         start = time.perf_counter()
-        loss = gpt_loss(gpt, inputs)["loss"]
+        loss = loss_of(model)
         acc.backward(loss)
-        acc.clip_grad_norm_(gpt.parameters(), 1.0)
+        acc.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         times.append(time.perf_counter() - start)
         print(f"{precision}: step {len(times) - 1} took {times[-1]:.1f} s", file=sys.stderr, flush=True)
-    return {"precision": precision, "gpt_parameters": params, "batch": batch, "clip_seconds": seconds,
-            "text_tokens": text_len, "audio_codes": codes, "threads": threads, "warmup_step_s": round(times[0], 2),
-            "step_s": [round(t, 2) for t in times[1:]], "mean_step_s": round(sum(times[1:]) / steps, 2),
-            "peak_rss_gib": round(peak_rss_gib(), 2), "final_loss": float(loss)}
+    return {"parameters": parameters, "warmup_step_s": round(times[0], 2), "step_s": [round(t, 2) for t in times[1:]],
+            "mean_step_s": round(sum(times[1:]) / steps, 2), "peak_rss_gib": round(peak_rss_gib(), 2),
+            "final_loss": float(loss.detach())}
 
 
 def main() -> int:
