@@ -6,9 +6,8 @@ checkpoint of the other engine replaces them); the jobs run one at a time in
 the jobs, so opening the app never loads them.
 
 F5-TTS speaks from a reference clip and its words. The page passes the words as shown (the user may have
-corrected the dataset's transcript); the export reads a clip's words from a text file beside it, so a clip
-whose words differ from what is found for it is exported through a copy with the shown words beside it
-(:func:`clips_with_words`), and the user's own files are never written to.
+corrected the dataset's transcript) to the preview and, as ``ExportOptions.reference_texts``, to the export;
+the user's own files are never written to.
 """
 
 from __future__ import annotations

@@ -147,7 +147,7 @@ class TrainClip:
 
 
 def load_dataset(dataset_dir: str | os.PathLike[str], vocab: list[str], *, min_seconds: float, max_seconds: float,
-                 add_missing: bool) -> tuple[list[TrainClip], list[TrainClip], list[str]]:
+                 add_missing: bool) -> tuple[list[TrainClip], list[TrainClip]]:
     """The training and eval clips of a dataset folder (the app's dataset export), every clip checked.
 
     Every problem is collected and reported together: a missing or unreadable audio file, a clip outside
@@ -155,7 +155,7 @@ def load_dataset(dataset_dir: str | os.PathLike[str], vocab: list[str], *, min_s
     ``add_missing``, the user's consent to add them). Nothing is skipped silently.
 
     Returns:
-        (train clips, eval clips, tokens to add to the vocabulary, most frequent first; empty unless add_missing)
+        (train clips, eval clips); the engine grows the vocabulary by what they lack when ``add_missing``
     Raises:
         alltalk_gui.core.training.data.DatasetError
     """
@@ -190,7 +190,7 @@ def load_dataset(dataset_dir: str | os.PathLike[str], vocab: list[str], *, min_s
     if missing and not add_missing:
         raise DatasetError(missing_report(missing) + " To add them, set add_missing_characters=true (the Train "
                            "page: Advanced settings); to correct the transcripts, use the Transcribe & Edit step.")
-    return loaded[TRAIN_CSV], loaded[EVAL_CSV], [m.token for m in missing]
+    return loaded[TRAIN_CSV], loaded[EVAL_CSV]
 
 
 def _check_clip(dataset_dir: Path, row, where: str, min_seconds: float,

@@ -89,11 +89,10 @@ class F5Engine:
         from alltalk_gui.core.engines.f5.data import load_dataset
         from alltalk_gui.core.engines.f5.files import read_vocab
 
-        train, evals, _added = load_dataset(
+        return load_dataset(
             config.dataset_path, read_vocab(Path(config.base_model_dir) / VOCAB_FILE),
             min_seconds=config.min_audio_seconds, max_seconds=config.max_audio_seconds,
             add_missing=config.add_missing_characters)
-        return train, evals
 
     # ----------------------------------------------------------------------------------------- model and loss
     def training_setup(self, config, clips: tuple[list[Any], list[Any]], device) -> TrainingSetup:
@@ -188,7 +187,8 @@ class F5Engine:
         except (OSError, RuntimeError, ValueError, KeyError) as exc:
             from alltalk_gui.core.engines.engine import BaseModelError
 
-            raise BaseModelError(f"The Vocos vocoder in {Path(base_model_dir) / VOCOS_DIR} cannot be loaded: {exc}")
+            raise BaseModelError(f"The Vocos vocoder in {Path(base_model_dir) / VOCOS_DIR} cannot be loaded: "
+                                 f"{exc}") from exc
         return F5Voice(model.cfm.to(device), vocoder, model.vocab)
 
     def synthesize(self, voice: F5Voice, text: str, reference: Reference, language: str, settings) -> Any:

@@ -12,7 +12,6 @@ strictly, folds the adapters in, and returns a CFM with F5's plain keys, which
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,6 @@ from alltalk_gui.core.engines.f5.files import build_cfm, read_vocab, validate_ba
 
 RUN_VOCAB = "vocab.txt"                  # beside the run's checkpoints/, when the run grew the vocabulary
 EMA_STATE = "custom_checkpoint_0.pkl"    # accelerate's file for the first registered object: the EMA
-CONFIG_FILE = "train_config.json"        # the loop's (alltalk_gui.core.training.checkpoints.CONFIG_FILE)
 
 
 @dataclass
@@ -64,40 +62,34 @@ def tuned_cfm(base_model_dir: str | os.PathLike[str], checkpoint_dir: str | os.P
     if checkpoint_dir is None:
         cfm, info = load_f5(base_model_dir)
         return TunedModel(cfm.eval(), info.vocab, info.arch, 0, ema=False)
-    checkpoint_dir = Path(checkpoint_dir)
+    from alltalk_gui.core.training.checkpoints import CheckpointError, read_checkpoint
+
+    try:
+        checkpoint = read_checkpoint(checkpoint_dir)  # the loop's files: its settings, step and weights
+    except CheckpointError as exc:
+        raise BaseModelError(str(exc)) from exc
+    config = checkpoint.config
     info = validate_base_model(base_model_dir, need_vocoder=False)
-    config = _config(checkpoint_dir)
-    vocab = run_vocab(checkpoint_dir.parent.parent, info.vocab)
+    vocab = run_vocab(checkpoint.path.parent.parent, info.vocab)
     cfm = build_cfm(info.arch, {t: i for i, t in enumerate(vocab)})
     if config.get("lora_rank"):
         add_lora(cfm, int(config["lora_rank"]), float(config.get("lora_alpha", 32.0)))
-    ema = bool(config.get("ema_decay")) and (checkpoint_dir / EMA_STATE).is_file()
-    state = _ema_state(checkpoint_dir) if ema else _weights(checkpoint_dir)
+    ema = bool(config.get("ema_decay")) and (checkpoint.path / EMA_STATE).is_file()
+    state = _ema_state(checkpoint.path) if ema else _weights(checkpoint.weights)
     try:
         cfm.load_state_dict(state, strict=True)
     except RuntimeError as exc:
-        raise BaseModelError(f"The checkpoint {checkpoint_dir} does not fit the F5-TTS base model in "
+        raise BaseModelError(f"The checkpoint {checkpoint.path} does not fit the F5-TTS base model in "
                              f"{base_model_dir}: {str(exc).splitlines()[0]}") from exc
     if config.get("lora_rank"):
         merge_lora(cfm)
     cfm.requires_grad_(False)
-    return TunedModel(cfm.eval(), vocab, info.arch, _step(checkpoint_dir), ema=ema)
+    return TunedModel(cfm.eval(), vocab, info.arch, checkpoint.step, ema=ema)
 
 
-def _config(checkpoint_dir: Path) -> dict[str, Any]:
-    try:
-        config = json.loads((checkpoint_dir / CONFIG_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BaseModelError(f"The checkpoint {checkpoint_dir} has no readable {CONFIG_FILE}: {exc}") from exc
-    if not isinstance(config, dict):
-        raise BaseModelError(f"{checkpoint_dir / CONFIG_FILE} does not hold training settings.")
-    return config
-
-
-def _weights(checkpoint_dir: Path) -> dict[str, Any]:
+def _weights(path: Path) -> dict[str, Any]:
     from safetensors.torch import load_file
 
-    path = checkpoint_dir / "model.safetensors"
     try:
         return load_file(str(path), device="cpu")
     except Exception as exc:  # safetensors raises several types for a damaged file
@@ -113,8 +105,3 @@ def _ema_state(checkpoint_dir: Path) -> dict[str, Any]:
         return saved["model"]
     except Exception as exc:  # a damaged or foreign file
         raise BaseModelError(f"The EMA weights {path} cannot be loaded: {exc}") from exc
-
-
-def _step(checkpoint_dir: Path) -> int:
-    digits = checkpoint_dir.name.removeprefix("step_")
-    return int(digits) if digits.isdigit() else 0

@@ -171,7 +171,7 @@ def test_an_eval_file_without_clips_is_refused(tiny_f5, tmp_path):
 def test_a_split_batch_keeps_every_clip_and_trims_the_padding(project, tiny_f5):
     from alltalk_gui.core.engines.f5.data import ClipSet, collate, load_dataset, split_batch
 
-    train_clips, _, _ = load_dataset(project / "dataset", read_vocab(tiny_f5 / "vocab.txt"), min_seconds=1.0,
+    train_clips, _ = load_dataset(project / "dataset", read_vocab(tiny_f5 / "vocab.txt"), min_seconds=1.0,
                                      max_seconds=30.0, add_missing=False)
     clips = ClipSet(train_clips, read_vocab(tiny_f5 / "vocab.txt"))
     batch = collate([clips[i] for i in range(4)])
