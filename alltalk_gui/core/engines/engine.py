@@ -33,6 +33,7 @@ import importlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable, Protocol, Sequence
 
 DEFAULT_ENGINE = "xtts"
@@ -75,6 +76,23 @@ class Licence:
     title: str                       # "Coqui Public Model License"
     url: str
     summary: str                     # a paragraph in plain words: what it allows
+
+
+class HubDownload:
+    """The Engine protocol's licence and download members, for an engine whose ``download`` module has
+    ``licence_accepted()``, ``accept_licence()`` and ``download_base_model(folder, progress=...)`` (both engines'
+    ``download.py`` do): the engine class names its module as ``download``."""
+
+    download: ModuleType
+
+    def licence_accepted(self) -> bool:
+        return self.download.licence_accepted()
+
+    def accept_licence(self) -> None:
+        self.download.accept_licence()
+
+    def download_base_model(self, folder: str | os.PathLike[str], progress: Callable[[Any], None] | None = None):
+        return self.download.download_base_model(folder, progress=progress)
 
 
 class TextCheck(Protocol):

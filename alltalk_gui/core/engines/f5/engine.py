@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from alltalk_gui.core.engines.engine import EngineError, Licence, Reference, TrainingSetup, language_note
+from alltalk_gui.core.engines.engine import EngineError, HubDownload, Licence, Reference, TrainingSetup, language_note
 from alltalk_gui.core.engines.f5 import download
 from alltalk_gui.core.engines.f5.files import HOP_LENGTH, SAMPLE_RATE, VOCAB_FILE, VOCOS_DIR, VOCOS_FILES
 
@@ -42,7 +42,7 @@ class F5Voice:
     vocab: list[str]
 
 
-class F5Engine:
+class F5Engine(HubDownload):
     """F5-TTS v1 Base (SWivid/F5-TTS): fine-tunes the DiT of CFM; the Vocos vocoder stays as it is."""
 
     name = "f5"
@@ -57,6 +57,7 @@ class F5Engine:
     export_format_titles = {"alltalk": "AllTalk v2 (models/f5tts/<name>)", "f5": "F5-TTS model folder"}
     base_model_setting = "f5_base_model_dir"
     download_size = "about 1.4 GB"
+    download = download  # licence and Hub download (HubDownload)
     licence = Licence(download.LICENCE_ID, "Creative Commons Attribution-NonCommercial 4.0", download.LICENCE_URL,
                       download.LICENCE_SUMMARY)
     generation_settings = ("steps", "speed", "seed")
@@ -67,15 +68,6 @@ class F5Engine:
                         "max_conditioning_seconds", "text_ce_weight", "mel_ce_weight")
 
     # ----------------------------------------------------------------------------------------- base model
-    def licence_accepted(self) -> bool:
-        return download.licence_accepted()
-
-    def accept_licence(self) -> None:
-        download.accept_licence()
-
-    def download_base_model(self, folder: str | os.PathLike[str], progress: Callable[[Any], None] | None = None):
-        return download.download_base_model(folder, progress=progress)
-
     def validate_base_model(self, folder: str | os.PathLike[str]):
         from alltalk_gui.core.engines.f5.files import validate_base_model
 

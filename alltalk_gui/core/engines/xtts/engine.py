@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
-from alltalk_gui.core.engines.engine import EngineError, Licence, Reference, TrainingSetup
+from alltalk_gui.core.engines.engine import EngineError, HubDownload, Licence, Reference, TrainingSetup
 from alltalk_gui.core.engines.languages import missing_sentence, split_text
 from alltalk_gui.core.engines.xtts import download
 from alltalk_gui.core.engines.xtts.files import OPTIONAL_FILES, REQUIRED_FILES
@@ -24,7 +24,7 @@ MAX_SAMPLES = 255_995       # coqui's XttsConfig max_wav_length: longer training
 MAX_CLIP_MS = MAX_SAMPLES * 1000 // SAMPLE_RATE  # 11 609 ms
 
 
-class XttsEngine:
+class XttsEngine(HubDownload):
     """XTTS v2 (coqui-tts): fine-tunes the GPT; the DVAE and the mel front ends stay frozen."""
 
     name = "xtts"
@@ -40,6 +40,7 @@ class XttsEngine:
     export_format_titles = {"alltalk": "AllTalk v2 (models/xtts/<name>)", "coqui": "coqui-tts model folder"}
     base_model_setting = "base_model_dir"
     download_size = "about 2 GB"
+    download = download  # licence and Hub download (HubDownload)
     licence = Licence(download.LICENCE_ID, "Coqui Public Model License", download.LICENCE_URL, download.LICENCE_SUMMARY)
     generation_settings = ("temperature", "length_penalty", "repetition_penalty", "top_k", "top_p", "speed", "seed",
                            "max_new_tokens")
@@ -48,15 +49,6 @@ class XttsEngine:
     ignored_settings = ("ema_decay", "add_missing_characters")  # F5-TTS's; XTTS's BPE vocabulary is fixed
 
     # ----------------------------------------------------------------------------------------- base model
-    def licence_accepted(self) -> bool:
-        return download.licence_accepted()
-
-    def accept_licence(self) -> None:
-        download.accept_licence()
-
-    def download_base_model(self, folder: str | os.PathLike[str], progress: Callable[[Any], None] | None = None):
-        return download.download_base_model(folder, progress=progress)
-
     def validate_base_model(self, folder: str | os.PathLike[str]):
         from alltalk_gui.core.engines.xtts.files import validate_base_model
 
