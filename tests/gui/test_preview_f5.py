@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -15,11 +15,11 @@ import pytest
 from alltalk_gui.core.dataset.metadata import TRAIN_CSV, read_metadata
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.gui.preview.preview_page import PreviewPage
-from tests.trained_voice import trained_voice, whisper_tiny_en
+from tests.gui.test_preview_page import _wait_idle, open_page
+from tests.trained_voice import trained_voice
 
 pytest.importorskip("f5_tts", reason="f5-tts is not installed: pip install --no-deps f5-tts==1.1.22")
 
-GENERATION_TIMEOUT_MS = 240_000  # the CPU is shared in CI; a tiny take at 4 steps is a second or two when idle
 
 
 @dataclass(frozen=True)
@@ -51,20 +51,7 @@ def f5_voice(tmp_path_factory) -> F5Voice:
 
 @pytest.fixture
 def page(qtbot, f5_voice):
-    page = PreviewPage()
-    qtbot.addWidget(page)
-    page.whisper_model = whisper_tiny_en()
-    page.set_project(VoiceProject.open(f5_voice.project))
-    page.generation.set_defaults(replace(page.generation.defaults, steps=4))  # a tiny take: 4 ODE steps
-    yield page
-    for worker in (page.worker, page.export_job):
-        if worker is not None:
-            worker.wait(GENERATION_TIMEOUT_MS)
-    page.player.stop()
-
-
-def _wait_idle(qtbot, page):
-    qtbot.waitUntil(lambda: not page.is_busy(), timeout=GENERATION_TIMEOUT_MS)
+    yield from open_page(qtbot, f5_voice.project, steps=4)  # a tiny take: 4 ODE steps
 
 
 def _dataset_text(project: Path, clip: Path) -> str:

@@ -22,19 +22,25 @@ def voice(tmp_path_factory):
     return trained_voice(tmp_path_factory)
 
 
-@pytest.fixture
-def page(qtbot, voice):
+def open_page(qtbot, project, **short_take):
+    """A Preview page on ``project`` with the tiny Whisper model, its takes kept short (``short_take``: generation
+    settings); when the test ends, its workers are waited for and playback stops."""
     page = PreviewPage()
     qtbot.addWidget(page)
     page.whisper_model = whisper_tiny_en()
-    page.set_project(VoiceProject.open(voice.project))
-    # The tiny random model rarely stops by itself: cap the audio codes so a take is short.
-    page.generation.set_defaults(replace(page.generation.defaults, max_new_tokens=8))
+    page.set_project(VoiceProject.open(project))
+    page.generation.set_defaults(replace(page.generation.defaults, **short_take))
     yield page
     for worker in (page.worker, page.export_job):
         if worker is not None:
             worker.wait(GENERATION_TIMEOUT_MS)
     page.player.stop()
+
+
+@pytest.fixture
+def page(qtbot, voice):
+    # The tiny random model rarely stops by itself: cap the audio codes so a take is short.
+    yield from open_page(qtbot, voice.project, max_new_tokens=8)
 
 
 def _wait_idle(qtbot, page):
