@@ -5,26 +5,22 @@ here times anything."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "f5_memory_profiles.py"
+from tests.benchmarks.scripts import load_script
+
 
 pytest.importorskip("f5_tts", reason="f5-tts is not installed: pip install --no-deps f5-tts==1.1.22")
 
 
 @pytest.fixture(scope="module")
 def f5mp():
-    spec = importlib.util.spec_from_file_location("f5_memory_profiles", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("f5_memory_profiles.py")
 
 
 def test_quick_and_full_settings(f5mp):

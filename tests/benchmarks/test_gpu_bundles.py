@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import importlib.util
 import os
 import subprocess
 import sys
@@ -19,16 +18,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.benchmarks.scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
 MIB = 1024 * 1024
 
 
 @pytest.fixture(scope="module")
 def bundles():
-    spec = importlib.util.spec_from_file_location("bundles", ROOT / "benchmarks" / "gpu" / "bundles.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("gpu/bundles.py")
 
 
 def _sized(folder: Path, name: str, mib: float) -> Path:

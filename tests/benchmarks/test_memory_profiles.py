@@ -5,24 +5,19 @@ skipped on the CPU). Nothing here times anything."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "memory_profiles.py"
+from tests.benchmarks.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def mp():
-    spec = importlib.util.spec_from_file_location("memory_profiles", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("memory_profiles.py")
 
 
 def test_quick_and_full_settings(mp):
