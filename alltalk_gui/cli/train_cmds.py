@@ -83,7 +83,7 @@ def _engine_arg(p: argparse.ArgumentParser, help_text: str, default: str | None 
 
 def _build_config(args: argparse.Namespace):
     from alltalk_gui.core import app_settings
-    from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, ENGINE_SETTING, get_engine, language_note
+    from alltalk_gui.core.engines.engine import get_engine, language_note
     from alltalk_gui.core.project.folder import VoiceProject
     from alltalk_gui.core.training.config import ConfigError
     from alltalk_gui.core.training.run_config import build_train_config
@@ -91,10 +91,9 @@ def _build_config(args: argparse.Namespace):
         newest_run_with_checkpoint
 
     project = VoiceProject.open(args.dir)  # ProjectError -> exit 2 with its message
-    engine = get_engine(args.engine or project.settings.get(ENGINE_SETTING) or DEFAULT_ENGINE)
-    if args.engine and project.settings.get(ENGINE_SETTING, DEFAULT_ENGINE) != engine.name:
-        project.settings[ENGINE_SETTING] = engine.name  # the project's choice from now on, as the Train page's
-        project.save()  # under the project's lock, which the train command holds
+    engine = get_engine(args.engine or project.engine)
+    if args.engine:
+        project.choose_engine(engine.name)  # the project's choice from now on (saved under the command's lock)
     base = args.base_model or app_settings.get(engine.base_model_setting)
     if not base:
         raise ConfigError(f"No base model: pass --base-model DIR (a {engine.title} folder with "

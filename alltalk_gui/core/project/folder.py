@@ -171,6 +171,31 @@ class VoiceProject:
             self.lock.release()
             self.lock = None
 
+    # -- the engine it trains with ------------------------------------------------------------------------------
+    @property
+    def engine(self) -> str:
+        """The engine the project trains with, as the Train page or ``train --engine`` last chose it (``settings``,
+        :data:`~alltalk_gui.core.engines.engine.ENGINE_SETTING`); XTTS v2 when none was chosen, or when the name is
+        unknown to this version (written by a newer one, or by hand)."""
+        from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, ENGINE_SETTING, EngineError, engine_name
+
+        try:
+            return engine_name(str(self.settings.get(ENGINE_SETTING) or DEFAULT_ENGINE))
+        except EngineError:
+            return DEFAULT_ENGINE
+
+    def choose_engine(self, name: str) -> None:
+        """Make ``name`` (a registry name) the project's engine, saving project.json when that changes it.
+
+        Raises:
+            ProjectError: the project is open read-only; the choice then holds for this session only.
+        """
+        from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, ENGINE_SETTING
+
+        if self.settings.get(ENGINE_SETTING, DEFAULT_ENGINE) != name:
+            self.settings[ENGINE_SETTING] = name
+            self.save()
+
     # -- folders -------------------------------------------------------------------------------------------
     @property
     def project_file(self) -> Path:

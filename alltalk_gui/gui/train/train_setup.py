@@ -18,7 +18,7 @@ from pathlib import Path
 from PySide6.QtCore import QProcess, Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, ENGINE_SETTING, EngineError, engine_name, get_engine
+from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, get_engine
 from alltalk_gui.core.training.profiles import PROFILE_NAMES
 from alltalk_gui.core.training.run_config import RunConfig, build_train_config, training_device
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
@@ -100,7 +100,7 @@ class SetupPanel(QWidget):
         self.project = project
         self.advanced.reset_changes()
         self.engine_choice.set_language(project.language if project is not None else "")
-        self.show_engine(project_engine(project))
+        self.show_engine(project.engine if project is not None else DEFAULT_ENGINE)
 
     # -- engine -------------------------------------------------------------------------------------------------
     @property
@@ -121,10 +121,9 @@ class SetupPanel(QWidget):
 
     def _engine_chosen(self, name: str) -> None:
         """The user picked ``name``: remember it in the project (the CLI's default too), then show it."""
-        if self.project is not None and self.project.settings.get(ENGINE_SETTING) != name:
-            self.project.settings[ENGINE_SETTING] = name
+        if self.project is not None:
             try:
-                self.project.save()
+                self.project.choose_engine(name)
             except (ProjectError, OSError):  # read-only (another program has it open): this session only
                 pass
         self.show_engine(name)
@@ -263,12 +262,3 @@ class SetupPanel(QWidget):
         except ConfigError:  # an unreadable Advanced value: the panel says so when Start is pressed
             self._refresh_disk(profiled)
         self.changed.emit()
-
-
-
-def project_engine(project: VoiceProject | None) -> str:
-    """The engine ``project`` trains with (``project.json``'s settings; XTTS v2 when none or unknown)."""
-    try:
-        return engine_name(str(project.settings.get(ENGINE_SETTING) or DEFAULT_ENGINE)) if project else DEFAULT_ENGINE
-    except EngineError:  # a name from a newer version, or typed by hand
-        return DEFAULT_ENGINE

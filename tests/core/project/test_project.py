@@ -139,3 +139,18 @@ def test_atomic_write_replaces_whole_file_and_leaves_no_temp(tmp_path):
     atomic.write_json(target, {"b": 2})
     assert json.loads(target.read_text(encoding="utf-8")) == {"b": 2}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.json"]
+
+
+def test_the_engine_is_remembered_and_an_unknown_one_reads_as_xtts(tmp_path):
+    project = VoiceProject.create(tmp_path / "p")
+    assert project.engine == "xtts" and "engine" not in project.settings
+    project.choose_engine("xtts")  # the default needs no write
+    assert "engine" not in VoiceProject.open(project.root).settings
+    project.choose_engine("f5")
+    assert VoiceProject.open(project.root).engine == "f5"
+    project.settings["engine"] = "tortoise"  # written by a newer version, or by hand
+    assert project.engine == "xtts"
+    project.read_only = True  # opened while another program holds it
+    with pytest.raises(ProjectError, match="read-only"):
+        project.choose_engine("xtts")
+    assert VoiceProject.open(project.root).engine == "f5"  # nothing was written
