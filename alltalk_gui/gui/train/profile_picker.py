@@ -86,15 +86,8 @@ class ProfileSource:
         return self.profiles.apply_profile(config, name, device, auto=auto)
 
     def auto(self, devices: list, config: TrainConfig | None = None) -> tuple[str, str]:
-        """Auto's profile for ``devices`` and why. Without a CUDA GPU it is High on the CPU; when this engine has
-        no CPU speed calibration the reason says so instead of giving hours."""
-        try:
-            choice = self.profiles.choose_auto(devices, config)
-        except OSError:
-            if any(d.kind == "cuda" for d in devices):
-                raise
-            return "high", (f"No CUDA GPU was found: training runs on the CPU, with the High profile's batches in "
-                            f"fp32 (this installation has no CPU time estimate for {self.engine.title}).")
+        """Auto's profile for ``devices`` and why (each engine ships its CPU speed calibration for the CPU case)."""
+        choice = self.profiles.choose_auto(devices, config)
         return choice.profile, choice.reason
 
     def estimate_gib(self, config: TrainConfig) -> float | None:

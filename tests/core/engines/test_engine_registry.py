@@ -8,6 +8,7 @@ import pytest
 from alltalk_gui.core.engines.engine import (DEFAULT_ENGINE, BaseModelError, EngineError, engine_name, engine_names,
                                              get_engine, language_note)
 from alltalk_gui.core.engines.xtts.memory_estimate import XTTS_V2, estimate
+from alltalk_gui.core.training import cpu_estimate
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 
 
@@ -23,6 +24,7 @@ def test_the_registry_finds_both_engines_by_name_or_alias_and_refuses_an_unknown
         assert each.name in engine_names() and each.licence.url.startswith("https://")
         assert set(each.export_format_titles) == set(each.export_formats)
         assert each.base_model_setting and each.download_size.startswith("about")
+        assert cpu_estimate._calibration(each.name)["mean_step_s"]["no"] > 0  # Auto's CPU case needs its speed
     with pytest.raises(EngineError, match="Unknown engine 'vall-e'; the engines are xtts, f5"):
         get_engine("vall-e")
 
