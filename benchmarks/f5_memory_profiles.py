@@ -208,7 +208,7 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     import torch
     from accelerate import Accelerator
 
-    from alltalk_gui.core.engines.engine import get_engine
+    from alltalk_gui.core.engine_api.engine import get_engine
     from alltalk_gui.core.engines.f5 import model as f5_model
     from alltalk_gui.core.training.levers import cap_gpu_memory, make_optimizer, probe_micro_batch
     from alltalk_gui.core.training.profiles import AUTO_HEADROOM
@@ -349,7 +349,7 @@ def _baseline(opts: argparse.Namespace, device, notes: list[str]) -> dict[str, A
 
 def _estimate(config, params: int) -> dict[str, Any]:
     """The engine's estimate for these settings (None for the tiny test model, which it does not describe)."""
-    from alltalk_gui.core.engines.engine import get_engine
+    from alltalk_gui.core.engine_api.engine import get_engine
 
     found = get_engine(ENGINE).estimate_memory(config, parameters=params)
     if found is None:

@@ -7,7 +7,7 @@ import json
 import sys
 
 from alltalk_gui.cli import EXIT_OK, EXIT_SOME_REJECTED
-from alltalk_gui.core.engines.languages import CODES
+from alltalk_gui.core.engine_api.languages import CODES
 from alltalk_gui.core.project.duration_guidance import format_duration, guidance
 from alltalk_gui.core.project.folder import VoiceProject
 

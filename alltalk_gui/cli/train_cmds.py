@@ -67,7 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _engine_arg(p: argparse.ArgumentParser, help_text: str, default: str | None = "xtts") -> None:
     """``--engine``: a registered engine's name or alias (``f5-tts`` is ``f5``), stored as the registry name."""
-    from alltalk_gui.core.engines.engine import ALIASES, engine_name, engine_names
+    from alltalk_gui.core.engine_api.engine import ALIASES, engine_name, engine_names
 
     def name(value: str) -> str:
         try:
@@ -83,7 +83,7 @@ def _engine_arg(p: argparse.ArgumentParser, help_text: str, default: str | None 
 
 def _build_config(args: argparse.Namespace):
     from alltalk_gui.core import app_settings
-    from alltalk_gui.core.engines.engine import get_engine, language_note
+    from alltalk_gui.core.engine_api.engine import get_engine, language_note
     from alltalk_gui.core.project.folder import VoiceProject
     from alltalk_gui.core.training.config import ConfigError
     from alltalk_gui.core.training.run_config import build_train_config
@@ -329,8 +329,8 @@ def cmd_make_test_model(args: argparse.Namespace) -> int:
 
 def cmd_download(args: argparse.Namespace) -> int:
     from alltalk_gui.core import app_settings
-    from alltalk_gui.core.engines.engine import BaseModelError, get_engine
-    from alltalk_gui.core.engines.hub_files import DownloadError
+    from alltalk_gui.core.engine_api.engine import BaseModelError, get_engine
+    from alltalk_gui.core.engine_api.hub_files import DownloadError
 
     engine = get_engine(args.engine)
     if args.repo and engine.name != "xtts":

@@ -8,7 +8,7 @@ from pathlib import Path
 import grimp
 
 import alltalk_gui
-from alltalk_gui.core.engines.engine import ENGINES, Engine, get_engine
+from alltalk_gui.core.engine_api.engine import ENGINES, Engine, get_engine
 
 CORE = Path(alltalk_gui.__file__).parent / "core"
 

@@ -99,7 +99,7 @@ def test_profile_and_baseline_cases_on_the_tiny_model(f5mp, monkeypatch):
 def test_the_estimate_of_each_case_is_the_engines(f5mp):
     import dataclasses
 
-    from alltalk_gui.core.engines.engine import get_engine
+    from alltalk_gui.core.engine_api.engine import get_engine
     from alltalk_gui.core.engines.f5.memory_estimate import V1_BASE_PARAMETERS
     from alltalk_gui.core.training.config import TrainConfig
 

@@ -16,7 +16,7 @@ import pytest
 import soundfile as sf
 
 from alltalk_gui.cli import main
-from alltalk_gui.core.engines.languages import CODES, char_limit
+from alltalk_gui.core.engine_api.languages import CODES, char_limit
 from alltalk_gui.core.engines.xtts.sample_sentences import ESPEAK_VOICES, SAMPLE_SENTENCES
 from alltalk_gui.testing.speech import espeak_available, synthesize
 from tests.conftest import SESSION_PREFIX

@@ -121,7 +121,7 @@ def import_dataset(project: Any, folder: str | os.PathLike[str], vocab_file: str
     Raises:
         DatasetImportError: the folder holds no dataset.
     """
-    from alltalk_gui.core.engines.engine import get_engine
+    from alltalk_gui.core.engine_api.engine import get_engine
     from alltalk_gui.core.transcript.flags import ClipChecker
     from alltalk_gui.core.transcript.segments import Segment, SegmentList, new_segment_id
 

@@ -175,9 +175,9 @@ class VoiceProject:
     @property
     def engine(self) -> str:
         """The engine the project trains with, as the Train page or ``train --engine`` last chose it (``settings``,
-        :data:`~alltalk_gui.core.engines.engine.ENGINE_SETTING`); XTTS v2 when none was chosen, or when the name is
+        :data:`~alltalk_gui.core.engine_api.engine.ENGINE_SETTING`); XTTS v2 when none was chosen, or when the name is
         unknown to this version (written by a newer one, or by hand)."""
-        from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, ENGINE_SETTING, EngineError, engine_name
+        from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, ENGINE_SETTING, EngineError, engine_name
 
         try:
             return engine_name(str(self.settings.get(ENGINE_SETTING) or DEFAULT_ENGINE))
@@ -190,7 +190,7 @@ class VoiceProject:
         Raises:
             ProjectError: the project is open read-only; the choice then holds for this session only.
         """
-        from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, ENGINE_SETTING
+        from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, ENGINE_SETTING
 
         if self.settings.get(ENGINE_SETTING, DEFAULT_ENGINE) != name:
             self.settings[ENGINE_SETTING] = name
@@ -359,7 +359,7 @@ def _migrate(data: Any, file: Path) -> dict[str, Any]:
 
 def _check_language(language: str) -> str:
     """The project code for ``language`` (one of XTTS v2's 17; ``zh`` -> ``zh-cn``). Raises ProjectError."""
-    from alltalk_gui.core.engines.languages import UnknownLanguage, normalise
+    from alltalk_gui.core.engine_api.languages import UnknownLanguage, normalise
 
     try:
         return normalise(language)

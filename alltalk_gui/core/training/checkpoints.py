@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE
 
 # The run-folder layout that alltalk_gui.core.training.loop writes (it imports these names from here: this module needs
 # no torch, so the GUI can list checkpoints without loading it).

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from alltalk_gui.core.dataclass_keys import unknown_keys, wrong_types
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, engine_names, get_engine
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, engine_names, get_engine
 from alltalk_gui.core.training.run_folders import RunNameError, check_run_name
 
 OPTIMIZERS = ("adamw", "adamw8bit", "paged_adamw8bit")
@@ -33,7 +33,7 @@ class TrainConfig:
     # -- where ---------------------------------------------------------------------------------------------------
     # The voice project folder; training reads <project>/dataset/ and writes <project>/runs/<run_name>/.
     project_dir: str = ""
-    # The engine that trains (a name registered in alltalk_gui.core.engines.engine.ENGINES); it reads the base model,
+    # The engine that trains (a name registered in alltalk_gui.core.engine_api.engine.ENGINES); it reads the base model,
     # builds the model and its loss, and owns the profiles under resources/profiles/<engine>/.
     engine: str = DEFAULT_ENGINE
     # The engine's base-model folder (for XTTS v2: model.pth, config.json, vocab.json, dvae.pth, mel_stats.pth).

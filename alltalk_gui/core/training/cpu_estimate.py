@@ -23,7 +23,7 @@ from typing import Any
 
 from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataError, read_metadata
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE
 from alltalk_gui.core.resources import resource_path
 
 # Stands in for the dataset when there is none to measure: the middle of the 3-10 minutes the app asks for.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Iterator
 
-from alltalk_gui.core.engines.engine import get_engine
+from alltalk_gui.core.engine_api.engine import get_engine
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.training.events import Event, MicroBatch, MicroBatchCause
 

@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterator
 
 from alltalk_gui.core import atomic, folders
 from alltalk_gui.core.training import schedule
-from alltalk_gui.core.engines.engine import BaseModelError, TrainingSetup, get_engine
+from alltalk_gui.core.engine_api.engine import BaseModelError, TrainingSetup, get_engine
 from alltalk_gui.core.training.checkpoints import CHECKPOINTS, CONFIG_FILE, STATE_FILE, CheckpointError, read_state
 from alltalk_gui.core.training.config import ConfigError, TrainConfig, incompatible_for_resume
 from alltalk_gui.core.training.data import BucketBatchSampler, DatasetError

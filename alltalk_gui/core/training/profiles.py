@@ -18,7 +18,7 @@ from typing import Any, get_type_hints
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.training.cpu_estimate import estimate_for_config
 from alltalk_gui.core.machine.gpu import DeviceInfo, cpu_cores
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, get_engine
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, get_engine
 from alltalk_gui.core.resources import resource_path
 from alltalk_gui.core.training.toml import TOMLDecodeError, loads as toml_loads
 

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, get_engine
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, get_engine
 from alltalk_gui.core.machine.gpu import DeviceInfo
 from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.training.profiles import PROFILE_NAMES, apply_profile, choose_auto, profile_settings

@@ -5,7 +5,7 @@ A flag is a short code (for filtering) plus a reason (for people). Flags are nev
 
 Three flags make a clip unusable for training and are refused by the dataset export (:data:`BLOCKING`): too
 long for the engine (XTTS v2 takes at most 255 995 samples), empty text, and text the engine's tokenizer cannot
-encode (the engine's text check, :meth:`alltalk_gui.core.engines.engine.Engine.text_checker`).
+encode (the engine's text check, :meth:`alltalk_gui.core.engine_api.engine.Engine.text_checker`).
 The others are warnings: the clip can be trained on, but it is probably worth a look.
 """
 
@@ -17,8 +17,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, TextCheck, get_engine
-from alltalk_gui.core.engines.languages import word_count
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, TextCheck, get_engine
+from alltalk_gui.core.engine_api.languages import word_count
 
 # The default engine refuses training clips longer than this (XTTS v2: 255 995 samples at 22 050 Hz, 11 609 ms).
 MAX_CLIP_MS = get_engine(DEFAULT_ENGINE).max_clip_ms

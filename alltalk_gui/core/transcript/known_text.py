@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from alltalk_gui.core import atomic
-from alltalk_gui.core.engines.languages import is_spaced
+from alltalk_gui.core.engine_api.languages import is_spaced
 from alltalk_gui.core.transcript.segments import Segment
 
 FOLDER = "known_text"

@@ -26,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from alltalk_gui.core.engines.languages import CLAUSE_ENDS, SENTENCE_ENDS, char_limit
+from alltalk_gui.core.engine_api.languages import CLAUSE_ENDS, SENTENCE_ENDS, char_limit
 from alltalk_gui.core.transcript.flags import DEFAULT_MAX_S, DEFAULT_MIN_S, MAX_CLIP_MS
 from alltalk_gui.core.transcript.segments import Segment, Word, join_words, new_segment_id  # noqa: F401  (join_words re-exported)
 

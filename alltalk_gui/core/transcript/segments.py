@@ -27,12 +27,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from alltalk_gui.core.engines.engine import get_engine
+from alltalk_gui.core.engine_api.engine import get_engine
 from alltalk_gui.core.audio.clips import AudioStats, ClipAudio, ClipAudioError
 from alltalk_gui.core.transcript import journal
 from alltalk_gui.core.transcript.duplicates import DuplicateIndex
 from alltalk_gui.core.transcript.flags import BLOCKING, ClipChecker, ClipFacts, Flag, normalise_for_duplicates
-from alltalk_gui.core.engines.languages import is_spaced
+from alltalk_gui.core.engine_api.languages import is_spaced
 from alltalk_gui.core.project.duration_guidance import Guidance, guidance
 
 SCHEMA_VERSION = 1

@@ -6,7 +6,7 @@ code in both. ``auto`` lets Whisper detect the language of each recording.
 
 from __future__ import annotations
 
-from alltalk_gui.core.engines import languages
+from alltalk_gui.core.engine_api import languages
 
 AUTO = "auto"
 _TO_WHISPER = {"zh-cn": "zh"}

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 from alltalk_gui.core import atomic
 from alltalk_gui.core.audio.clips import ClipAudio, ClipAudioError
-from alltalk_gui.core.engines.engine import get_engine
+from alltalk_gui.core.engine_api.engine import get_engine
 from alltalk_gui.core.transcript.flags import DEFAULT_MAX_S, DEFAULT_MIN_S, ClipChecker
 from alltalk_gui.core.transcript.known_text import apply_known_text, load_known_text
 from alltalk_gui.core.transcript.segmentation import segments_from_words

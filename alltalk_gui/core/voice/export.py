@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from alltalk_gui.core.engines.engine import engine_names, get_engine
+from alltalk_gui.core.engine_api.engine import engine_names, get_engine
 from alltalk_gui.core.training.checkpoints import CheckpointInfo
 
 FORMATS = tuple(dict.fromkeys(f for name in engine_names() for f in get_engine(name).export_formats))

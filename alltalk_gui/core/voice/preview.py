@@ -28,7 +28,7 @@ import numpy as np
 from alltalk_gui.core import atomic, safe_paths
 from alltalk_gui.core.training.checkpoints import CheckpointInfo, read_checkpoint
 from alltalk_gui.core.dataclass_keys import unknown_keys
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, BaseModelError, EngineError, Reference, get_engine
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, BaseModelError, EngineError, Reference, get_engine
 from alltalk_gui.core.resources import resource_path
 
 CHECKPOINT_PREVIEW_MIN_GPU_GIB = 16.0  # below this, previews during training start switched off

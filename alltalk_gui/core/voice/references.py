@@ -23,7 +23,7 @@ import numpy as np
 
 from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.audio.clips import measure
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, get_engine
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, get_engine
 from alltalk_gui.core.transcript.flags import CLIPPED_FRACTION_ABOVE, NOISE_FLATNESS_ABOVE
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataError, read_metadata
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressBar, QPushButton, QWidget
 
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, Engine, get_engine
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, Engine, get_engine
 from alltalk_gui.gui.common.workers import Worker
 
 

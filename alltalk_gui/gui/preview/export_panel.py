@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QPushButton, QWidget,
 )
 
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, Engine, get_engine
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, Engine, get_engine
 from alltalk_gui.core.voice.export import ExportOptions, ExportResult
 from alltalk_gui.gui import settings
 

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
     QCheckBox, QDoubleSpinBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
 
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, Engine, get_engine
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, Engine, get_engine
 from alltalk_gui.core.voice.preview import GenerationSettings
 from alltalk_gui.gui.preview.nfe_choice import NfeChoice
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QWidget
 
-from alltalk_gui.core.engines import languages
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, Engine, EngineError, get_engine
+from alltalk_gui.core.engine_api import languages
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, Engine, EngineError, get_engine
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.training.checkpoints import CheckpointError, CheckpointInfo, list_checkpoints, resolve_checkpoint
 from alltalk_gui.core.voice.preview import default_sentences

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from alltalk_gui.core.engines import languages
+from alltalk_gui.core.engine_api import languages
 from alltalk_gui.gui import settings
 
 # The languages XTTS v2 was trained on (its config's "languages"), from the app's one list.

@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton, QWidget
 
 from alltalk_gui.core import app_settings
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, Engine, get_engine
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, Engine, get_engine
 from alltalk_gui.gui.common.base_model_download import BaseModelDownload
 from alltalk_gui.gui.train.setup_facts import base_model_found, missing_base_files
 

@@ -15,7 +15,7 @@ import html
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QButtonGroup, QGridLayout, QLabel, QRadioButton, QWidget
 
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, engine_names, get_engine, language_note
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, engine_names, get_engine, language_note
 
 def engine_line(name: str) -> str:
     """The one line shown beside an engine's button: what decides for it, and its longest clip."""

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE
 from alltalk_gui.core.training.config import TrainConfig
 
 # Share of the free memory an estimate may use and still count as a comfortable fit: estimates are a model,
@@ -53,7 +53,7 @@ class ProfileSource:
     def set_engine(self, name: str) -> None:
         """Read ``name``'s profiles (``resources/profiles/<name>/``) and use its memory estimate."""
         try:
-            from alltalk_gui.core.engines.engine import get_engine
+            from alltalk_gui.core.engine_api.engine import get_engine
             from alltalk_gui.core.training import profiles
 
             views = [ProfileView(p.name, p.title, p.summary, p.target_gib, dict(p.settings))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from alltalk_gui.core.engines.engine import Engine
+from alltalk_gui.core.engine_api.engine import Engine
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataError, read_metadata
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentsError, read_file

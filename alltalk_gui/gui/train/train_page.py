@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from alltalk_gui.core.engines.engine import get_engine
+from alltalk_gui.core.engine_api.engine import get_engine
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.gui.common.project_lock import READ_ONLY_MESSAGE, is_read_only

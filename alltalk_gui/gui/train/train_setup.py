@@ -18,7 +18,7 @@ from pathlib import Path
 from PySide6.QtCore import QProcess, Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from alltalk_gui.core.engines.engine import DEFAULT_ENGINE, get_engine
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, get_engine
 from alltalk_gui.core.training.profiles import PROFILE_NAMES
 from alltalk_gui.core.training.run_config import RunConfig, build_train_config, training_device
 from alltalk_gui.core.training.config import ConfigError, TrainConfig

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QComboBox, QFileDialog, QGridLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget,
 )
 
-from alltalk_gui.core.engines import languages
+from alltalk_gui.core.engine_api import languages
 from alltalk_gui.core.transcription.languages import to_whisper
 from alltalk_gui.gui import settings
 
@@ -22,7 +22,7 @@ MODELS = ["tiny", "tiny.en", "base", "base.en", "small", "small.en", "medium", "
 MODEL_TIPS = {"tiny": "fastest, least accurate", "small": "good on a CPU", "medium": "slow on a CPU",
               "large-v3": "most accurate; needs a GPU", "turbo": "nearly large-v3 accuracy, much faster; GPU"}
 LOCAL = "__local__"
-# XTTS v2's languages, as (project code, Whisper code, name): the one list in core.engines.languages.
+# XTTS v2's languages, as (project code, Whisper code, name): the one list in core.engine_api.languages.
 LANGUAGES = [(lang.code, to_whisper(lang.code), lang.name) for lang in languages.LANGUAGES]
 
 

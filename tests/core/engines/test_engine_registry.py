@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from alltalk_gui.core.engines.engine import (DEFAULT_ENGINE, BaseModelError, EngineError, engine_name, engine_names,
+from alltalk_gui.core.engine_api.engine import (DEFAULT_ENGINE, BaseModelError, EngineError, engine_name, engine_names,
                                              get_engine, language_note)
 from alltalk_gui.core.engines.xtts.memory_estimate import XTTS_V2, estimate
 from alltalk_gui.core.training import cpu_estimate

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from alltalk_gui.cli import main
-from alltalk_gui.core.engines import languages
+from alltalk_gui.core.engine_api import languages
 from alltalk_gui.core.engines.xtts.sample_sentences import SAMPLE_SENTENCES
 from alltalk_gui.core.engines.xtts.text_check import TextChecker
 from alltalk_gui.core.project.folder import ProjectError, VoiceProject
@@ -78,7 +78,7 @@ def test_a_missing_chinese_package_is_one_sentence(monkeypatch):
 def test_training_and_preview_say_which_package_is_missing(monkeypatch, tmp_path):
     from alltalk_gui.core.engines.xtts.files import load_tokenizer
     from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_vocab
-    from alltalk_gui.core.engines.engine import EngineError
+    from alltalk_gui.core.engine_api.engine import EngineError
     from alltalk_gui.core.engines.xtts.data import load_clips
     from alltalk_gui.core.engines.xtts.engine import _check_text
     from alltalk_gui.core.training.data import DatasetError
@@ -110,7 +110,7 @@ def test_every_language_ships_preview_sentences_xtts_can_read(code):
 
 
 def test_long_text_is_split_at_sentence_ends_within_the_limit():
-    from alltalk_gui.core.engines.languages import split_text
+    from alltalk_gui.core.engine_api.languages import split_text
 
     japanese = "今日はいい天気ですね。公園に行きましょう。" * 6  # 126 characters, the ja limit is 71
     pieces = split_text(japanese, "ja")

@@ -3,7 +3,7 @@ limits; a too-short piece of one sentence is joined with its neighbour (automati
 
 from __future__ import annotations
 
-from alltalk_gui.core.engines.languages import char_limit
+from alltalk_gui.core.engine_api.languages import char_limit
 from alltalk_gui.core.transcript.flags import NON_SPEECH, ClipChecker, ClipFacts
 from alltalk_gui.core.transcript.segmentation import ClipPlan, merge_short, plan_clips, segments_from_words
 from alltalk_gui.core.transcript.segments import Word

@@ -9,7 +9,7 @@ Files (fetched into one folder laid out as AllTalk v2's ``models/f5tts/<name>/``
 The F5-TTS weights are published under CC BY-NC 4.0 (they were trained on the Emilia corpus, which is
 non-commercial); Vocos is MIT. The app shows :data:`LICENCE_SUMMARY`, records the acceptance in its settings
 and only then downloads, as for XTTS; the size/SHA-256 checks and progress reporting are the engines' shared ones
-(:mod:`alltalk_gui.core.engines.hub_files`). ``hf_hub_download`` with ``local_dir`` resumes an
+(:mod:`alltalk_gui.core.engine_api.hub_files`). ``hf_hub_download`` with ``local_dir`` resumes an
 interrupted download; a file that is already in place with the Hub's size and hash is not fetched again.
 The Hub address comes from ``HF_ENDPOINT`` as for every huggingface_hub call (tests point it at a local
 server).
@@ -24,7 +24,7 @@ from typing import Callable
 
 from alltalk_gui.core import app_settings
 from alltalk_gui.core.engines.f5.files import F5ModelInfo, VOCOS_DIR, validate_base_model
-from alltalk_gui.core.engines.hub_files import (
+from alltalk_gui.core.engine_api.hub_files import (
     DownloadError,
     DownloadProgress,
     LicenceNotAccepted,

@@ -1,10 +1,10 @@
-"""F5-TTS v1 behind the engine boundary (:class:`alltalk_gui.core.engines.engine.Engine`): ``ENGINE``.
+"""F5-TTS v1 behind the engine boundary (:class:`alltalk_gui.core.engine_api.engine.Engine`): ``ENGINE``.
 
 Each method hands over to the module that knows the part: :mod:`.files` (base folder and its checks),
 :mod:`.download`, :mod:`.data` (clips, batches), :mod:`.text` (tokens, the vocabulary check and its extension),
 :mod:`.model` (CFM + DiT, the flow-matching loss, LoRA, EMA, checkpointing), :mod:`.memory_estimate`,
 :mod:`.tuned` (a checkpoint's model), :mod:`.synthesis` and :mod:`.export`. torch and f5-tts are imported on
-first use, so importing this module (which :func:`~alltalk_gui.core.engines.engine.get_engine` does) is cheap.
+first use, so importing this module (which :func:`~alltalk_gui.core.engine_api.engine.get_engine` does) is cheap.
 
 What differs from XTTS v2, as the app sees it: clips of 1-30 s at 24 kHz; one loss (no named parts); the
 optional EMA (``TrainConfig.ema_decay``) and vocabulary extension (``add_missing_characters``); synthesis
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from alltalk_gui.core.engines.engine import EngineError, HubDownload, Licence, Reference, TrainingSetup, language_note
+from alltalk_gui.core.engine_api.engine import EngineError, HubDownload, Licence, Reference, TrainingSetup, language_note
 from alltalk_gui.core.engines.f5 import download
 from alltalk_gui.core.engines.f5.files import HOP_LENGTH, SAMPLE_RATE, VOCAB_FILE, VOCOS_DIR, VOCOS_FILES
 
@@ -177,7 +177,7 @@ class F5Engine(HubDownload):
         try:
             vocoder = load_vocoder(Path(base_model_dir) / VOCOS_DIR, device)
         except (OSError, RuntimeError, ValueError, KeyError) as exc:
-            from alltalk_gui.core.engines.engine import BaseModelError
+            from alltalk_gui.core.engine_api.engine import BaseModelError
 
             raise BaseModelError(f"The Vocos vocoder in {Path(base_model_dir) / VOCOS_DIR} cannot be loaded: "
                                  f"{exc}") from exc
@@ -191,7 +191,7 @@ class F5Engine(HubDownload):
 
         from alltalk_gui.core.engines.f5.synthesis import synthesize
         from alltalk_gui.core.engines.f5.text import missing_tokens
-        from alltalk_gui.core.engines.languages import split_text
+        from alltalk_gui.core.engine_api.languages import split_text
 
         if not reference.text.strip():
             raise EngineError("F5-TTS needs the exact words of the reference clip: pick a clip of the dataset, or "
@@ -222,7 +222,7 @@ class F5Engine(HubDownload):
 
 
 class VocabularyCheck:
-    """Which tokens of a transcript F5's vocabulary lacks (:class:`~alltalk_gui.core.engines.engine.TextCheck`).
+    """Which tokens of a transcript F5's vocabulary lacks (:class:`~alltalk_gui.core.engine_api.engine.TextCheck`).
 
     With the base model's ``vocab.txt`` the check is exact; without one it only finds text that tokenizes to
     nothing (F5 reads characters, so nearly everything is encodable somehow)."""

@@ -179,7 +179,7 @@ def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: Expo
     """
     from alltalk_gui.core.engines.f5.tuned import tuned_cfm
     from alltalk_gui.core.engines.f5.model import export_state
-    from alltalk_gui.core.engines.engine import BaseModelError
+    from alltalk_gui.core.engine_api.engine import BaseModelError
     from alltalk_gui.core.voice.references import ReferenceClipError, reference_text
 
     report = progress or (lambda _what, _fraction: None)

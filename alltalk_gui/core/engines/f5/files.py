@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from alltalk_gui.core.engines.engine import BaseModelError  # noqa: F401  (re-exported)
+from alltalk_gui.core.engine_api.engine import BaseModelError  # noqa: F401  (re-exported)
 
 VOCAB_FILE = "vocab.txt"
 VOCOS_DIR = "vocos"

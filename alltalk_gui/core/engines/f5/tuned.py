@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from alltalk_gui.core.engines.engine import BaseModelError
+from alltalk_gui.core.engine_api.engine import BaseModelError
 from alltalk_gui.core.engines.f5.files import build_cfm, read_vocab, validate_base_model
 
 RUN_VOCAB = "vocab.txt"                  # beside the run's checkpoints/, when the run grew the vocabulary

@@ -124,7 +124,7 @@ def load_clips(dataset_dir: str | os.PathLike[str], csv_name: str, tokenizer, la
 
 
 def _missing_language_packages(language: str, exc: ImportError) -> str:
-    from alltalk_gui.core.engines.languages import UnknownLanguage, missing_sentence
+    from alltalk_gui.core.engine_api.languages import UnknownLanguage, missing_sentence
 
     try:
         return missing_sentence(language) or f"Cannot prepare {language} text for XTTS: {exc}."

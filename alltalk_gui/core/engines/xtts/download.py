@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from alltalk_gui.core import app_settings
-from alltalk_gui.core.engines.hub_files import (  # noqa: F401  (DownloadProgress re-exported: callers name it here)
+from alltalk_gui.core.engine_api.hub_files import (  # noqa: F401  (DownloadProgress re-exported: callers name it here)
     DownloadError,
     DownloadProgress,
     LicenceNotAccepted,

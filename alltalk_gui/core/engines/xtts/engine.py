@@ -1,9 +1,9 @@
-"""XTTS v2 behind the engine boundary (:class:`alltalk_gui.core.engines.engine.Engine`): ``ENGINE``.
+"""XTTS v2 behind the engine boundary (:class:`alltalk_gui.core.engine_api.engine.Engine`): ``ENGINE``.
 
 Each method hands over to the module that knows the part: :mod:`.files` (base-model folder and its checks),
 :mod:`.text_check` (transcripts), :mod:`.data` (clips and batches), :mod:`.model` (GPT, frozen front end, loss,
 LoRA, inference model), :mod:`.memory_estimate`, :mod:`.export`. torch and coqui are imported on first use, so
-importing this module (which :func:`~alltalk_gui.core.engines.engine.get_engine` does) stays cheap.
+importing this module (which :func:`~alltalk_gui.core.engine_api.engine.get_engine` does) stays cheap.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
-from alltalk_gui.core.engines.engine import EngineError, HubDownload, Licence, Reference, TrainingSetup
-from alltalk_gui.core.engines.languages import missing_sentence, split_text
+from alltalk_gui.core.engine_api.engine import EngineError, HubDownload, Licence, Reference, TrainingSetup
+from alltalk_gui.core.engine_api.languages import missing_sentence, split_text
 from alltalk_gui.core.engines.xtts import download
 from alltalk_gui.core.engines.xtts.files import OPTIONAL_FILES, REQUIRED_FILES
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 # The engine boundary's error, so the neutral packages catch it without knowing this engine.
-from alltalk_gui.core.engines.engine import BaseModelError  # noqa: F401  (re-exported)
+from alltalk_gui.core.engine_api.engine import BaseModelError  # noqa: F401  (re-exported)
 from alltalk_gui.core.engines.xtts.config_limits import range_errors
 
 REQUIRED_FILES = ("model.pth", "config.json", "vocab.json", "dvae.pth", "mel_stats.pth")

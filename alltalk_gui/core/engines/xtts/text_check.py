@@ -18,7 +18,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from alltalk_gui.core.engines import languages
+from alltalk_gui.core.engine_api import languages
 
 # The languages XTTS v2 was trained on, as coqui's text cleaning names them (zh, not zh-cn).
 XTTS_LANGUAGES = frozenset(lang.tokenizer_code for lang in languages.LANGUAGES)

@@ -11,7 +11,7 @@ import torch
 from safetensors.torch import load_file
 
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataRow, read_metadata, write_metadata
-from alltalk_gui.core.engines.engine import get_engine
+from alltalk_gui.core.engine_api.engine import get_engine
 from alltalk_gui.core.engines.f5.files import read_vocab
 from alltalk_gui.core.engines.f5.tuned import RUN_VOCAB, tuned_cfm
 from alltalk_gui.core.training.config import TrainConfig

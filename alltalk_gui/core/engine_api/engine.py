@@ -176,7 +176,7 @@ class Engine(Protocol):
         """Download (or finish) the base model into ``folder`` through huggingface_hub and validate it.
 
         Raises:
-            alltalk_gui.core.engines.hub_files.LicenceNotAccepted, DownloadError, BaseModelError
+            alltalk_gui.core.engine_api.hub_files.LicenceNotAccepted, DownloadError, BaseModelError
         """
         ...
 
