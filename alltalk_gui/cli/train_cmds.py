@@ -67,7 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _engine_arg(p: argparse.ArgumentParser, help_text: str, default: str | None = "xtts") -> None:
     """``--engine``: a registered engine's name or alias (``f5-tts`` is ``f5``), stored as the registry name."""
-    from alltalk_gui.core.engine_api.engine import ALIASES, engine_name, engine_names
+    from alltalk_gui.core.engine_api.engine import engine_name, engine_names
 
     def name(value: str) -> str:
         try:
@@ -75,7 +75,7 @@ def _engine_arg(p: argparse.ArgumentParser, help_text: str, default: str | None 
         except Exception as exc:  # EngineError: argparse turns ValueError/TypeError only into a usage line
             raise argparse.ArgumentTypeError(str(exc)) from None
 
-    p.add_argument("--engine", type=name, default=default, metavar="|".join((*engine_names(), *ALIASES)),
+    p.add_argument("--engine", type=name, default=default, metavar="|".join(engine_names()),
                    help=help_text)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import grimp
 
 import alltalk_gui
-from alltalk_gui.core.engine_api.engine import ENGINES, Engine, get_engine
+from alltalk_gui.core.engine_api.engine import engine_names, get_engine, interface_members
 
 CORE = Path(alltalk_gui.__file__).parent / "core"
 
@@ -27,8 +27,9 @@ def test_only_the_engines_and_the_test_helpers_import_coqui_tts():
 
 def test_every_registered_engine_has_the_interface():
     # Attributes and methods of the Protocol; a registered engine that lacks one would fail only when used.
-    names = [n for n in dir(Engine) if not n.startswith("_")] + list(Engine.__annotations__)
-    for name in ENGINES:
+    names = interface_members()
+    assert {"name", "aliases", "synthesize", "export"} <= set(names)
+    for name in engine_names():
         engine = get_engine(name)
         assert engine.name == name
         assert [n for n in names if not hasattr(engine, n)] == []

@@ -1,10 +1,11 @@
-"""The engine boundary: what a TTS engine (XTTS v2 today, F5-TTS next) gives the app, and where engines are found.
+"""The engine boundary: what a TTS engine (XTTS v2, F5-TTS, a plug-in) gives the app, and where engines are found.
 
-The neutral packages (audio, project, transcription, transcript, dataset, training, voice, machine) know no engine
-by name. They ask :func:`get_engine` for one and talk to it only through :class:`Engine`. An engine lives in its
-own package, ``core/engines/<name>/``, with an ``engine.py`` that defines ``ENGINE``, and its memory profiles in
-``resources/profiles/<name>/``. Adding one means writing that package and adding its name to :data:`ENGINES`
-below; nothing outside ``core/engines`` changes.
+The neutral packages (audio, project, transcription, transcript, dataset, training, voice, machine), the GUI and
+the CLI know no engine by name. They ask :func:`get_engine` for one and talk to it only through :class:`Engine`.
+An engine is a package that defines an object with the members of :class:`Engine` and declares it as an entry
+point of the group :data:`ENTRY_POINT_GROUP` (``alltalk_gui.engines``); the app's own two, in
+``core/engines/<name>/``, are declared in its ``pyproject.toml`` like any plug-in. Adding one means writing that
+package; nothing outside it changes.
 
 What an engine gives, in the order the app needs it:
 
@@ -23,13 +24,15 @@ What an engine gives, in the order the app needs it:
 * **synthesis for preview**: :meth:`Engine.load_voice` and :meth:`Engine.synthesize`.
 * **export formats**: :attr:`Engine.export_formats` and :meth:`Engine.export`.
 
-Engines are imported by module name (:func:`get_engine`), as a plug-in would be: importing the registry costs
-nothing, and the neutral packages hold no import of any engine package (import-linter checks that).
+Loading an engine costs little: an engine module imports torch and its model code on first use, so the registry
+can load every engine to list them (``--help`` included). The neutral packages hold no import of any engine
+package (import-linter checks that).
 """
 
 from __future__ import annotations
 
-import importlib
+import importlib.metadata
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,19 +40,16 @@ from types import ModuleType
 from typing import Any, Callable, Protocol, Sequence
 
 DEFAULT_ENGINE = "xtts"
+"""The engine a new project starts with (the user may choose another on the Train page or with ``--engine``)."""
 
-ENGINES: dict[str, str] = {
-    "xtts": "alltalk_gui.core.engines.xtts.engine",
-    "f5": "alltalk_gui.core.engines.f5.engine",
-}
-"""Engine name -> the module whose ``ENGINE`` attribute implements :class:`Engine`. Register an engine here, once."""
+ENTRY_POINT_GROUP = "alltalk_gui.engines"
+"""Engines are found as entry points of this group: ``name = "package.module:ENGINE"``. The app's own two are
+declared in its ``pyproject.toml``; a plug-in package declares its own in the same group."""
 
 ENGINE_SETTING = "engine"
 """The key in a project's ``settings`` (project.json) that remembers the engine it trains with (Train page, CLI)."""
 
-ALIASES: dict[str, str] = {"f5-tts": "f5", "xtts-v2": "xtts"}
-"""Other names people type for an engine (the command line accepts them); configs always hold the registry name."""
-
+log = logging.getLogger(__name__)
 
 class EngineError(Exception):
     """An engine cannot do what was asked; the message says why in plain words."""
@@ -93,6 +93,18 @@ class HubDownload:
 
     def download_base_model(self, folder: str | os.PathLike[str], progress: Callable[[Any], None] | None = None):
         return self.download.download_base_model(folder, progress=progress)
+
+
+class ShippedProfiles:
+    """The Engine protocol's :meth:`~Engine.profiles_dir` for an engine whose profiles ship in the app's own
+    ``resources/profiles/<name>/`` (the built-in engines; a plug-in package keeps them in its own folder)."""
+
+    name: str
+
+    def profiles_dir(self) -> Path:
+        from alltalk_gui.core.resources import resource_path
+
+        return resource_path("profiles", self.name)
 
 
 class TextCheck(Protocol):
@@ -142,7 +154,8 @@ class TrainingSetup:
 class Engine(Protocol):
     """A TTS engine, as the neutral packages see it. One instance per engine, stateless."""
 
-    name: str                        # registry name, stored in TrainConfig.engine and profiles/<name>/
+    name: str                        # registry name (its entry point's), stored in TrainConfig.engine
+    aliases: tuple[str, ...]         # other names people type for it ("f5-tts"); configs hold ``name``
     title: str                       # for people: "XTTS v2"
     summary: str                     # what decides for or against it, in a few words (the engine choice shows it)
     sample_rate: int                 # clips, datasets and training audio, in Hz
@@ -163,6 +176,16 @@ class Engine(Protocol):
     # TrainConfig fields this engine does not read (the config check refuses a changed one; the Train page's
     # Advanced settings do not show them).
     ignored_settings: tuple[str, ...]
+
+    def profiles_dir(self) -> Path:
+        """The folder of its memory profiles (``low.toml``, ``medium.toml``, ``high.toml``: TrainConfig values,
+        see :mod:`alltalk_gui.core.training.profiles`) and its measured CPU training speed (``cpu_speed.json``,
+        see :mod:`alltalk_gui.core.training.cpu_estimate`).
+
+        Raises:
+            FileNotFoundError: the folder is missing (a broken install).
+        """
+        ...
 
     def licence_accepted(self) -> bool:
         ...
@@ -234,30 +257,96 @@ class Engine(Protocol):
         ...
 
 
+_registry: dict[str, Engine] | None = None
+_skipped: dict[str, str] = {}
+
+
 def engine_names() -> Sequence[str]:
-    """The registered engines' names."""
-    return tuple(ENGINES)
+    """The names of the engines that loaded: the default engine first, then the others by name."""
+    return tuple(_engines())
+
+
+def skipped_engines() -> dict[str, str]:
+    """Entry points of :data:`ENTRY_POINT_GROUP` that did not load: name -> why (also in the app's log)."""
+    _engines()
+    return dict(_skipped)
 
 
 def engine_name(name: str) -> str:
-    """The registry name of ``name`` (an alias such as ``f5-tts`` included).
+    """The registry name of ``name`` (an alias such as ``f5-tts`` included: :attr:`Engine.aliases`).
 
     Raises:
         EngineError: no engine has that name.
     """
-    name = ALIASES.get(name, name)
-    if name not in ENGINES:
-        raise EngineError(f"Unknown engine '{name}'; the engines are {', '.join(ENGINES)}.")
-    return name
+    engines = _engines()
+    if name in engines:
+        return name
+    for engine in engines.values():
+        if name in engine.aliases:
+            return engine.name
+    known = ", ".join(engines) or "none (reinstall alltalk-gui: its engines are declared as entry points)"
+    why = f" ({_skipped[name]})" if name in _skipped else ""
+    raise EngineError(f"Unknown engine '{name}'{why}; the engines are {known}.")
 
 
 def get_engine(name: str = DEFAULT_ENGINE) -> Engine:
-    """The engine registered as ``name``.
+    """The engine registered as ``name`` (or one of its aliases).
 
     Raises:
         EngineError: no engine has that name.
     """
-    return importlib.import_module(ENGINES[engine_name(name)]).ENGINE
+    return _engines()[engine_name(name)]
+
+
+def reload_engines() -> None:
+    """Look for the engines again (after a plug-in was installed, or a test changed ``sys.path``)."""
+    global _registry
+    importlib.invalidate_caches()
+    _registry = None
+    _skipped.clear()
+
+
+def _engines() -> dict[str, Engine]:
+    """Every engine of :data:`ENTRY_POINT_GROUP` that loads and has the interface, loaded once.
+
+    A plug-in that cannot be imported, whose object lacks a member of :class:`Engine`, whose name is not its
+    entry point's, or whose name another engine already took, is left out with the reason logged: one broken
+    package must not stop the app, nor the engines that work.
+    """
+    global _registry
+    if _registry is None:
+        found: dict[str, Engine] = {}
+        for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            problem, engine = _load(point, found)
+            if problem:
+                _skipped[point.name] = problem
+                log.warning("The engine plug-in '%s' (%s) is left out: %s", point.name, point.value, problem)
+            else:
+                found[point.name] = engine
+        _registry = dict(sorted(found.items(), key=lambda item: (item[0] != DEFAULT_ENGINE, item[0])))
+    return _registry
+
+
+def _load(point: importlib.metadata.EntryPoint, found: dict[str, Engine]) -> tuple[str, Any]:
+    """(why ``point`` cannot be used or "", its engine)."""
+    if point.name in found:
+        return f"another package already registered an engine named '{point.name}'", None
+    try:
+        engine = point.load()
+    except Exception as exc:  # any error of a third-party package: it is reported, not raised
+        return f"it cannot be loaded: {type(exc).__name__}: {exc}", None
+    missing = [member for member in interface_members() if not hasattr(engine, member)]
+    if missing:
+        return f"it lacks {', '.join(missing)} of the engine interface", None
+    if engine.name != point.name:
+        return f"its engine calls itself '{engine.name}'", None
+    return "", engine
+
+
+def interface_members() -> list[str]:
+    """The attributes and methods an engine must have (those of :class:`Engine`)."""
+    methods = [n for n, v in vars(Engine).items() if not n.startswith("_") and callable(v)]
+    return [*Engine.__annotations__, *methods]
 
 
 def language_note(engine: Engine, language: str) -> str:

@@ -33,8 +33,8 @@ class TrainConfig:
     # -- where ---------------------------------------------------------------------------------------------------
     # The voice project folder; training reads <project>/dataset/ and writes <project>/runs/<run_name>/.
     project_dir: str = ""
-    # The engine that trains (a name registered in alltalk_gui.core.engine_api.engine.ENGINES); it reads the base model,
-    # builds the model and its loss, and owns the profiles under resources/profiles/<engine>/.
+    # The engine that trains (a registered engine's name, see alltalk_gui.core.engine_api.engine); it reads the base
+    # model, builds the model and its loss, and owns its profiles (Engine.profiles_dir()).
     engine: str = DEFAULT_ENGINE
     # The engine's base-model folder (for XTTS v2: model.pth, config.json, vocab.json, dvae.pth, mel_stats.pth).
     base_model_dir: str = ""

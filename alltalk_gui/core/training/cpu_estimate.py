@@ -23,8 +23,7 @@ from typing import Any
 
 from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataError, read_metadata
-from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE
-from alltalk_gui.core.resources import resource_path
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, get_engine
 
 # Stands in for the dataset when there is none to measure: the middle of the 3-10 minutes the app asks for.
 REFERENCE_MINUTES = 6.0
@@ -152,4 +151,4 @@ def duration_words(hours: float) -> str:
 @lru_cache(maxsize=4)
 def _calibration(engine: str = DEFAULT_ENGINE) -> dict[str, Any]:
     """The engine's measured CPU step time and the assumptions scaling it (one file per engine)."""
-    return json.loads(resource_path("profiles", engine, "cpu_speed.json").read_text(encoding="utf-8"))
+    return json.loads((get_engine(engine).profiles_dir() / "cpu_speed.json").read_text(encoding="utf-8"))

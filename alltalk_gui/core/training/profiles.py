@@ -19,7 +19,6 @@ from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.training.cpu_estimate import estimate_for_config
 from alltalk_gui.core.machine.gpu import DeviceInfo, cpu_cores
 from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, get_engine
-from alltalk_gui.core.resources import resource_path
 from alltalk_gui.core.training.toml import TOMLDecodeError, loads as toml_loads
 
 PROFILE_NAMES = ("low", "medium", "high")
@@ -57,7 +56,10 @@ def load_profile(name: str, engine: str = DEFAULT_ENGINE) -> Profile:
     """
     if name not in PROFILE_NAMES:
         raise ProfileError(f"Unknown profile '{name}'; choose one of {', '.join(PROFILE_NAMES)} or auto.")
-    path = resource_path("profiles", engine, f"{name}.toml")
+    try:
+        path = get_engine(engine).profiles_dir() / f"{name}.toml"
+    except FileNotFoundError as exc:
+        raise ProfileError(str(exc)) from exc
     try:
         data = toml_loads(path.read_text(encoding="utf-8"))
     except (OSError, TOMLDecodeError) as exc:

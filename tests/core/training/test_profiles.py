@@ -5,6 +5,8 @@ import dataclasses
 
 import pytest
 
+from alltalk_gui.core.engine_api.engine import get_engine
+
 from alltalk_gui.core.training import profiles
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.machine.gpu import DeviceInfo
@@ -119,7 +121,7 @@ def test_auto_uses_the_gpu_with_most_free_memory():
 def test_a_broken_profile_file_names_the_problem(tmp_path, monkeypatch, body, message):
     (tmp_path / "profiles" / "xtts").mkdir(parents=True)
     (tmp_path / "profiles" / "xtts" / "low.toml").write_text(body, encoding="utf-8")
-    monkeypatch.setattr(profiles, "resource_path", lambda *parts: tmp_path.joinpath(*parts))
+    monkeypatch.setattr(type(get_engine("xtts")), "profiles_dir", lambda self: tmp_path / "profiles" / self.name)
     with pytest.raises(ProfileError, match=message):
         load_profile("low")
 

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from alltalk_gui.core.engine_api.engine import EngineError, HubDownload, Licence, Reference, TrainingSetup, language_note
+from alltalk_gui.core.engine_api.engine import (
+    EngineError, HubDownload, Licence, Reference, ShippedProfiles, TrainingSetup, language_note,
+)
 from alltalk_gui.core.engines.f5 import download
 from alltalk_gui.core.engines.f5.files import HOP_LENGTH, SAMPLE_RATE, VOCAB_FILE, VOCOS_DIR, VOCOS_FILES
 
@@ -42,10 +44,11 @@ class F5Voice:
     vocab: list[str]
 
 
-class F5Engine(HubDownload):
+class F5Engine(HubDownload, ShippedProfiles):
     """F5-TTS v1 Base (SWivid/F5-TTS): fine-tunes the DiT of CFM; the Vocos vocoder stays as it is."""
 
     name = "f5"
+    aliases = ("f5-tts",)
     title = "F5-TTS v1"
     summary = "English and Chinese · needs the reference clip's exact words to speak · CC BY-NC 4.0 (non-commercial)"
     sample_rate = SAMPLE_RATE

@@ -13,7 +13,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
-from alltalk_gui.core.engine_api.engine import EngineError, HubDownload, Licence, Reference, TrainingSetup
+from alltalk_gui.core.engine_api.engine import (
+    EngineError, HubDownload, Licence, Reference, ShippedProfiles, TrainingSetup,
+)
 from alltalk_gui.core.engine_api.languages import missing_sentence, split_text
 from alltalk_gui.core.engines.xtts import download
 from alltalk_gui.core.engines.xtts.files import OPTIONAL_FILES, REQUIRED_FILES
@@ -24,10 +26,11 @@ MAX_SAMPLES = 255_995       # coqui's XttsConfig max_wav_length: longer training
 MAX_CLIP_MS = MAX_SAMPLES * 1000 // SAMPLE_RATE  # 11 609 ms
 
 
-class XttsEngine(HubDownload):
+class XttsEngine(HubDownload, ShippedProfiles):
     """XTTS v2 (coqui-tts): fine-tunes the GPT; the DVAE and the mel front ends stay frozen."""
 
     name = "xtts"
+    aliases = ("xtts-v2",)
     title = "XTTS v2"
     summary = "17 languages · speaks from the reference audio alone · Coqui Public Model License (non-commercial)"
     sample_rate = SAMPLE_RATE
