@@ -10,6 +10,11 @@ Three layouts are recognised (the first found wins, in the folder or up to two l
 
 Every row is checked on its own: a missing or unreadable wav, empty text, text XTTS cannot encode in the
 project's language, or a malformed line is reported with its file and line, and the other rows are imported.
+A dataset may come from someone else, so a row's audio must lie inside the dataset folder once links are
+followed (:func:`alltalk_gui.core.safe_paths.resolved_inside`): an absolute path, ``..``, a Windows drive or
+UNC path, or a link to a file elsewhere is refused like any other bad row ("outside the dataset folder"), and
+the real file checked is the one imported. The search for the metadata and AllTalk's ``lang.txt`` stay inside
+the folder the user chose.
 Each good row's wav goes through the normal import (copied, analysed, working copy made) and becomes one
 recording with one clip spanning it, carrying the row's text; the clips are added to the project's transcript.
 """
@@ -21,13 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from alltalk_gui.core import atomic
+from alltalk_gui.core import atomic, safe_paths
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, HEADER, TRAIN_CSV
 from alltalk_gui.core.project.importer import import_files
 
 LJSPEECH_CSV = "metadata.csv"
 ALLTALK_LANGUAGE_FILE = "lang.txt"
 _SEARCH_DEPTH = 2
+_PLACE = "the dataset folder"
+_LANGUAGE_FILE_BYTES = 64  # lang.txt holds a language code; more is not one
 
 
 class DatasetImportError(Exception):
@@ -47,7 +54,7 @@ class DatasetRow:
 class DatasetImportReport:
     layout: str = ""                                     # "coqui" or "ljspeech"
     folder: Path | None = None                           # where the metadata was found
-    language: str | None = None                          # from AllTalk's lang.txt, if any
+    language: str | None = None                          # from AllTalk's lang.txt, if any (a known code)
     imported: list[str] = field(default_factory=list)    # clip ids added
     problems: list[str] = field(default_factory=list)    # one sentence per refused row
 
@@ -69,8 +76,9 @@ def find_dataset(folder: str | os.PathLike[str]) -> tuple[str, Path]:
                 return "coqui", candidate
             if (candidate / LJSPEECH_CSV).is_file():
                 return "ljspeech", candidate
+        # A linked folder that leads out of the chosen folder is not searched: nothing outside it is read.
         level = sorted(child for parent in level for child in parent.iterdir()
-                       if child.is_dir() and not child.name.startswith("."))
+                       if child.is_dir() and not child.name.startswith(".") and safe_paths.is_inside(child, root))
     raise DatasetImportError(f"{root} holds no dataset: expected {TRAIN_CSV} / {EVAL_CSV} (coqui, AllTalk) or "
                              f"{LJSPEECH_CSV} with wavs/ (LJSpeech), in the folder or up to two levels below.")
 
@@ -126,8 +134,10 @@ def import_dataset(project: Any, folder: str | os.PathLike[str], vocab_file: str
     from alltalk_gui.core.transcript.segments import Segment, SegmentList, new_segment_id
 
     layout, where = find_dataset(folder)
-    report = DatasetImportReport(layout=layout, folder=where, language=_alltalk_language(where))
+    language, language_problems = _alltalk_language(where, Path(folder).expanduser())
+    report = DatasetImportReport(layout=layout, folder=where, language=language)
     rows, report.problems = read_rows(layout, where)
+    report.problems += language_problems
     checker = get_engine().text_checker(project.language, vocab_file)
     rows, refused = check_rows(rows, checker.problem)
     report.problems += refused
@@ -180,7 +190,12 @@ def _read_coqui(path: Path) -> tuple[list[DatasetRow], list[str]]:
         if len(cells) < 2 or not cells[0].strip():
             problems.append(f"{where}: expected 'audio_file|text|speaker_name', found '{line[:80]}'.")
             continue
-        rows.append(DatasetRow(path.parent / cells[0].strip(), cells[1].strip(), where))
+        try:
+            audio = safe_paths.resolved_inside(path.parent, cells[0].strip(), "the audio file", _PLACE)
+        except safe_paths.UnsafePathError as exc:
+            problems.append(f"{where}: {exc}")
+            continue
+        rows.append(DatasetRow(audio, cells[1].strip(), where))
     return rows, problems
 
 
@@ -195,15 +210,38 @@ def _read_ljspeech(path: Path) -> tuple[list[DatasetRow], list[str]]:
             problems.append(f"{where}: expected 'id|text' or 'id|text|normalised text', found '{line[:80]}'.")
             continue
         name = cells[0].strip()
-        audio = path.parent / "wavs" / (name if name.lower().endswith(".wav") else f"{name}.wav")
+        file_name = name if name.lower().endswith(".wav") else f"{name}.wav"
+        try:  # the id itself first: "C:\\x" or "/abs/x" must not become a name below wavs/
+            safe_paths.inside(path.parent, name, "the id", _PLACE)
+            audio = safe_paths.resolved_inside(path.parent, f"wavs/{file_name}", "the audio file", _PLACE)
+        except safe_paths.UnsafePathError as exc:
+            problems.append(f"{where}: {exc}")
+            continue
         text = (cells[2] if len(cells) > 2 and cells[2].strip() else cells[1]).strip()
         rows.append(DatasetRow(audio, text, where))
     return rows, problems
 
 
-def _alltalk_language(folder: Path) -> str | None:
-    for candidate in (folder / ALLTALK_LANGUAGE_FILE, folder.parent / ALLTALK_LANGUAGE_FILE):
-        if candidate.is_file():
-            text = candidate.read_text(encoding="utf-8", errors="replace").strip()
-            return text or None
-    return None
+def _alltalk_language(folder: Path, chosen: Path) -> tuple[str | None, list[str]]:
+    """The language code in AllTalk's ``lang.txt`` beside the metadata or one folder up (never above the folder
+    the user chose), and a sentence when the file holds no language this app knows (it is then ignored)."""
+    from alltalk_gui.core.engine_api.languages import UnknownLanguage, normalise
+
+    candidates = [folder] + ([folder.parent] if folder.resolve() != chosen.resolve() else [])
+    for parent in candidates:
+        candidate = parent / ALLTALK_LANGUAGE_FILE
+        if not candidate.is_file() or not safe_paths.is_inside(candidate, chosen):
+            continue
+        try:
+            with open(candidate, "rb") as f:
+                text = f.read(_LANGUAGE_FILE_BYTES + 1).decode("utf-8", errors="replace").strip()
+        except OSError as exc:
+            return None, [f"{ALLTALK_LANGUAGE_FILE}: cannot be read ({exc.strerror or exc}); it was ignored."]
+        try:
+            if len(text) > _LANGUAGE_FILE_BYTES:
+                raise UnknownLanguage(text)
+            return normalise(text.lower()), []
+        except UnknownLanguage:
+            shown = text[:20].encode("unicode_escape").decode("ascii")
+            return None, [f"{candidate}: '{shown}' is not a language code; it was ignored."]
+    return None, []
