@@ -35,7 +35,7 @@ def read_metadata(path: str | os.PathLike[str]) -> list[MetadataRow]:
 
     Raises:
         MetadataError: missing file, missing/unknown header, a line without audio_file or text, an audio_file
-            that is absolute or climbs out of the dataset folder with ``..``.
+            that is absolute, climbs out of the dataset folder with ``..`` or is a link to a file outside it.
     """
     path = Path(path)
     if not path.is_file():
@@ -54,8 +54,8 @@ def read_metadata(path: str | os.PathLike[str]) -> list[MetadataRow]:
         if len(cells) < 2 or not cells[0].strip() or not cells[1].strip():
             raise MetadataError(f"{path}, line {number}: expected 'audio_file|text|speaker_name', found '{line}'.")
         speaker = cells[2].strip() if len(cells) > 2 and cells[2].strip() else "speaker"
-        try:  # a shared dataset must not point training or preview at files outside it
-            safe_paths.inside(path.parent, cells[0].strip(), "audio_file")
+        try:  # a shared dataset must not point training or preview at files outside it, as written or by a link
+            safe_paths.resolved_inside(path.parent, cells[0].strip(), "audio_file", "the dataset folder")
         except safe_paths.UnsafePathError as exc:
             raise MetadataError(f"{path}, line {number}: {exc}") from exc
         rows.append(MetadataRow(cells[0].strip(), cells[1].strip(), speaker))

@@ -6,6 +6,7 @@ Layout (later steps add their own folders)::
     project.json.bak  the previous project.json, kept by every save
     sources/          the original files, copied byte for byte and never modified
     audio/            normalised working copies (mono, 22 050 Hz) made from the sources
+    known_text/       the exact words of recordings, where the user has them (<source id>.txt)
     segments.json     the clips and their transcripts (transcription step)
     dataset/          metadata_train.csv, metadata_eval.csv, wavs/ (dataset export; training input)
     runs/             training runs: events, checkpoints
@@ -13,7 +14,8 @@ Layout (later steps add their own folders)::
     exports/          exported voice models
 
 Every write goes through :mod:`alltalk_gui.core.atomic`. A ``project.json`` that cannot be read or does not
-validate (wrong JSON types, paths that leave the folder: a shared project is foreign input) raises
+validate (wrong JSON types, paths that leave the folder as written or through a link: a shared project is
+foreign input) raises
 :class:`ProjectError` and is never overwritten: the project object is simply not created. The app and the
 writing commands make themselves the project's one writer with :meth:`VoiceProject.take_lock`
 (:mod:`alltalk_gui.core.project.lock`); a project opened while another program holds it is ``read_only``.
@@ -210,6 +212,10 @@ class VoiceProject:
         return self.root / "audio"
 
     @property
+    def known_text_dir(self) -> Path:
+        return self.root / "known_text"
+
+    @property
     def segments_file(self) -> Path:
         return self.root / "segments.json"
 
@@ -337,6 +343,12 @@ class VoiceProject:
                     "It was left as it is."
                 )
         sources = [Source.from_dict(s, str(file)) for s in data["sources"]]
+        for source in sources:  # written inside, but a link in a shared project's folder could still lead out
+            for key in ("file", "audio_file"):
+                try:
+                    safe_paths.resolved_inside(root, getattr(source, key), f"'{key}' of source {source.id!r}")
+                except safe_paths.UnsafePathError as exc:
+                    raise ProjectError(f"{file}: {exc} It was left as it is.") from exc
         return cls(root, data["name"], data["language"], data["created"], data["settings"], sources)
 
 

@@ -2,7 +2,9 @@
 
 For each file: check it exists and is not empty or too big, hash it (duplicates are refused by content, not
 name), probe and decode it, copy the original untouched into ``sources/``, write a normalised mono 22 050 Hz
-working copy into ``audio/``, analyse it, and record it in project.json. Each file is its own transaction:
+working copy into ``audio/``, analyse it, and record it in project.json. A ``.txt`` of the same name beside the
+recording (its script) is copied into ``known_text/<id>.txt`` at the same time, the one moment that folder is
+the user's own choice (see :mod:`alltalk_gui.core.transcript.known_text`). Each file is its own transaction:
 a file that fails at any stage (a damaged file, a header claiming gigabytes, memory running out) is reported
 with a plain reason, leaves nothing behind, and the batch goes on with the next file.
 
@@ -28,6 +30,7 @@ from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.project.folder import Source, VoiceProject
 
 MAX_FILE_BYTES = 4 * 1024**3  # larger files are refused before hashing; 2 h of 24-bit stereo wav is ~2 GB
+MAX_SCRIPT_BYTES = 1 << 20  # a recording's script beside it: 1 MiB is hours of speech; a bigger .txt is no script
 SAVE_EVERY_FILES = 100
 SAVE_EVERY_S = 2.0  # a kill loses at most this much work; the copies it made stay in sources/ and audio/
 
@@ -190,11 +193,13 @@ def _import_one(project: VoiceProject, path: Path, by_hash: dict[str, Source]) -
     source_id = sha256[:12]
     original = project.sources_dir / _free_name(project.sources_dir, path.name)
     working = project.audio_dir / f"{source_id}.wav"
+    written: list[Path] = [original, working]
     try:
         audio.probe(path)  # before copying: a file that cannot be used is never copied
         atomic.copy_file(path, original)
         info, analysis = audio.make_working_copy(original, working)
         verdict, reasons = audio.judge(analysis, info)
+        written += _copy_script(path.with_suffix(".txt"), project.known_text_dir / f"{source_id}.txt")
         return Source(
             id=source_id,
             name=path.name,
@@ -207,9 +212,9 @@ def _import_one(project: VoiceProject, path: Path, by_hash: dict[str, Source]) -
             analysis={**_info_dict(info), **analysis},
             verdict=verdict,
             reasons=reasons,
-        ), (original, working)
+        ), tuple(written)
     except BaseException as exc:
-        _remove(original, working)
+        _remove(*written)
         if isinstance(exc, audio.AudioError):
             raise _Rejected(str(exc)) from exc
         if isinstance(exc, OSError):
@@ -222,6 +227,22 @@ def _import_one(project: VoiceProject, path: Path, by_hash: dict[str, Source]) -
             raise _Rejected(f"{path.name} could not be imported ({type(exc).__name__}: {exc}). Nothing was "
                             "changed for this file.") from exc
         raise
+
+
+def _copy_script(script: Path, target: Path) -> list[Path]:
+    """Copy a recording's script (UTF-8 text beside it) to ``target``; returns what was written. A missing,
+    unreadable, empty, oversized or non-UTF-8 file is no script and is skipped; an existing known text stays."""
+    try:
+        if target.exists() or not script.is_file() or script.stat().st_size > MAX_SCRIPT_BYTES:
+            return []
+        text = script.read_bytes().decode("utf-8-sig").strip()
+    except (OSError, UnicodeDecodeError):
+        return []
+    if not text:
+        return []
+    target.parent.mkdir(exist_ok=True)
+    atomic.write_text(target, text + "\n")
+    return [target]
 
 
 def _info_dict(info: audio.AudioInfo) -> dict:

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from alltalk_gui.core import safe_paths
 from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE
 
 # The run-folder layout that alltalk_gui.core.training.loop writes (it imports these names from here: this module needs
@@ -28,6 +30,7 @@ STATE_FILE = "train_state.json"
 CONFIG_FILE = "train_config.json"
 WEIGHTS_FILE = "model.safetensors"  # what accelerate's save_state names the (single) prepared model
 CHOICES = ("latest", "best")
+_CHECKPOINT_NAME = re.compile(r"step_\d{1,12}")  # what the loop names a checkpoint folder (step_0000100)
 
 
 class CheckpointError(Exception):
@@ -122,6 +125,10 @@ def read_state(folder: str | os.PathLike[str]) -> dict[str, Any]:
         if types is None or not isinstance(value, types) or (isinstance(value, bool)):
             expected = "an unknown key" if types is None else f"of the wrong type ({type(value).__name__})"
             raise CheckpointError(f"{path}: '{key}' is {expected}. It was left as it is.")
+    best = state.get("best_checkpoint")
+    if best is not None and not _CHECKPOINT_NAME.fullmatch(best):  # joined to the run's folder by the loop
+        raise CheckpointError(f"{path}: 'best_checkpoint' must name a checkpoint folder such as step_0000100, found "
+                              f"{best[:40]!r}. It was left as it is.")
     history = state.get("history", [])
     if not all(isinstance(h, dict) and isinstance(h.get("step", 0), int)
                and isinstance(h.get("loss", 0.0), (int, float)) for h in history):
@@ -145,6 +152,8 @@ def run_checkpoints(run_dir: str | os.PathLike[str]) -> list[CheckpointInfo]:
         return []
     found = []
     for folder in root.glob("step_*"):
+        if not safe_paths.is_inside(folder, root):  # a link in a shared project: its checkpoint is elsewhere
+            continue
         try:
             found.append(read_checkpoint(folder))
         except CheckpointError:
@@ -158,7 +167,7 @@ def list_checkpoints(project_dir: str | os.PathLike[str]) -> list[CheckpointInfo
     if not runs.is_dir():
         return []
     out: list[CheckpointInfo] = []
-    for run in sorted((p for p in runs.iterdir() if p.is_dir()), key=_run_time):
+    for run in sorted(run_folders(runs), key=_run_time):
         out.extend(run_checkpoints(run))
     return out
 
@@ -197,8 +206,7 @@ def resolve_checkpoint(project_dir: str | os.PathLike[str], which: str = "latest
         candidates = run_checkpoints(runs_dir / run)
     else:
         candidates = []
-        for run_dir in sorted((p for p in runs_dir.iterdir() if p.is_dir()), key=_run_time,
-                              reverse=True) if runs_dir.is_dir() else []:
+        for run_dir in sorted(run_folders(runs_dir), key=_run_time, reverse=True):
             candidates = run_checkpoints(run_dir)
             if candidates:
                 break
@@ -231,6 +239,15 @@ def default_checkpoint(project_dir: str | os.PathLike[str], run: str | None = No
         return resolve_checkpoint(project_dir, "best", run)
     except CheckpointError:
         return resolve_checkpoint(project_dir, "latest", run)
+
+
+def run_folders(runs: str | os.PathLike[str]) -> list[Path]:
+    """The run folders in a project's ``runs/`` (none if it does not exist). A link that leads out of ``runs/``
+    is left out: a shared project could point it at any folder, which a resumed run would write and prune."""
+    runs = Path(runs)
+    if not runs.is_dir():
+        return []
+    return [p for p in runs.iterdir() if p.is_dir() and safe_paths.is_inside(p, runs)]
 
 
 def _run_time(run_dir: Path) -> float:

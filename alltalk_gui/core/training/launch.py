@@ -93,14 +93,23 @@ def resume_config(project_dir: str | os.PathLike[str], run_name: str) -> TrainCo
 
 
 def rebased(config: TrainConfig, project_dir: str | os.PathLike[str], run_name: str) -> TrainConfig:
-    """``config`` for run ``run_name`` of the project in ``project_dir`` (see :func:`resume_config`)."""
+    """``config`` for run ``run_name`` of the project in ``project_dir`` (see :func:`resume_config`).
+
+    Raises:
+        LaunchError: the run's dataset lies outside the project and the project is not where the run started.
+    """
     root = Path(project_dir).absolute()
     dataset_dir = config.dataset_dir
     if dataset_dir and config.project_dir:
         try:
             dataset_dir = str(root / Path(dataset_dir).relative_to(config.project_dir))
         except ValueError:
-            pass  # a dataset outside the old project stays where it is
+            # A dataset outside the project stays where it is, in the project it was started in. A copied or
+            # shared project's saved config is foreign input: it must not train on a folder elsewhere here.
+            if Path(config.project_dir).absolute() != root:
+                raise LaunchError(f"The run {run_name} trained on {dataset_dir}, outside the project, and the project "
+                                  "has moved since (or came from elsewhere): start a new run on this project's "
+                                  "dataset instead.") from None
     return dataclasses.replace(config, project_dir=str(root), run_name=check_run_name(run_name),
                                dataset_dir=dataset_dir)
 

@@ -38,7 +38,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from alltalk_gui.core import atomic, folders
+from alltalk_gui.core import atomic, folders, safe_paths
 from alltalk_gui.core.training import schedule
 from alltalk_gui.core.engine_api.engine import BaseModelError, TrainingSetup, get_engine
 from alltalk_gui.core.training.checkpoints import CHECKPOINTS, CONFIG_FILE, STATE_FILE, CheckpointError, read_state
@@ -79,7 +79,7 @@ def latest_checkpoint(run_dir: str | os.PathLike[str]) -> Path | None:
     root = Path(run_dir) / CHECKPOINTS
     if not root.is_dir():
         return None
-    done = [p for p in root.glob("step_*") if (p / STATE_FILE).is_file()]
+    done = [p for p in root.glob("step_*") if (p / STATE_FILE).is_file() and safe_paths.is_inside(p, root)]
     return max(done, key=lambda p: int(p.name.split("_")[1]), default=None)
 
 

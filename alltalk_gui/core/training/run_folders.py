@@ -20,7 +20,7 @@ import re
 import time
 from pathlib import Path
 
-from alltalk_gui.core.training.checkpoints import run_checkpoints
+from alltalk_gui.core.training.checkpoints import run_checkpoints, run_folders
 from alltalk_gui.core.training.events import Done
 from alltalk_gui.core.training.follow import read_event_file
 
@@ -82,12 +82,9 @@ def run_dir(project_dir: str | os.PathLike[str], name: str) -> Path:
 
 def newest_run_with_checkpoint(runs: str | os.PathLike[str]) -> Path | None:
     """The run folder under ``runs`` whose newest complete checkpoint was written last, if any run has one."""
-    runs = Path(runs)
     best, best_time = None, -1.0
-    if not runs.is_dir():
-        return None
-    for run in runs.iterdir():
-        checkpoints = run_checkpoints(run) if run.is_dir() else []
+    for run in run_folders(runs):
+        checkpoints = run_checkpoints(run)
         if not checkpoints:
             continue
         try:

@@ -6,8 +6,10 @@ from the known text. The two word sequences are aligned with :class:`difflib.Seq
 tokens (case and punctuation ignored; characters in languages written without spaces), and each clip takes the
 known words from where its first recognised word aligns up to where the next clip's first word aligns.
 
-The known text lives in the project as ``known_text/<source id>.txt``; a ``.txt`` with the same name beside the
-original recording is picked up when none was given.
+The known text lives in the project as ``known_text/<source id>.txt``. A ``.txt`` with the same name beside a
+recording is copied there when the recording is imported (:mod:`alltalk_gui.core.project.importer`): the user
+chose that folder. It is never read later through the source's ``original_path``, which a shared project's
+``project.json`` could point at any file on this computer.
 """
 
 from __future__ import annotations
@@ -18,15 +20,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from alltalk_gui.core import atomic
+from alltalk_gui.core import atomic, safe_paths
 from alltalk_gui.core.engine_api.languages import is_spaced
 from alltalk_gui.core.transcript.segments import Segment
 
-FOLDER = "known_text"
-
 
 def known_text_file(project: Any, source_id: str) -> Path:
-    return project.root / FOLDER / f"{source_id}.txt"
+    """Where the known text of recording ``source_id`` is kept (the id checked: it names a file)."""
+    return safe_paths.inside(project.known_text_dir, f"{safe_paths.plain_name(source_id, 'source id')}.txt")
 
 
 def save_known_text(project: Any, source_id: str, text: str) -> Path:
@@ -41,18 +42,15 @@ def save_known_text(project: Any, source_id: str, text: str) -> Path:
 
 
 def load_known_text(project: Any, source: Any) -> str | None:
-    """The known text of ``source``: the project's copy, else a ``.txt`` beside the original file, else None."""
-    candidates = [known_text_file(project, source.id)]
-    if getattr(source, "original_path", ""):
-        candidates.append(Path(source.original_path).with_suffix(".txt"))
-    for path in candidates:
-        try:
-            text = path.read_text(encoding="utf-8-sig").strip()
-        except (OSError, UnicodeDecodeError):
-            continue
-        if text:
-            return text
-    return None
+    """The known text of ``source`` kept in the project, or None."""
+    path = known_text_file(project, source.id)
+    if not safe_paths.is_inside(path, project.root):  # a link in a shared project's known_text/ folder
+        return None
+    try:
+        text = path.read_text(encoding="utf-8-sig").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text or None
 
 
 def tokens(text: str, language: str) -> list[str]:

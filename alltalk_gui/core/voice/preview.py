@@ -140,7 +140,7 @@ class PreviewResult:
             data = json.loads(info.read_text(encoding="utf-8"))
             data.pop("base_model", None)
             data["settings"] = GenerationSettings.from_dict(data["settings"])
-            data["wav"], data["info"] = safe_paths.inside(info.parent, data["wav"], "wav"), info
+            data["wav"], data["info"] = safe_paths.resolved_inside(info.parent, data["wav"], "wav", "the previews folder"), info
             result = cls(**data)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise PreviewError(f"{info.name} is not a preview description: {exc}") from exc

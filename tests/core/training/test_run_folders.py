@@ -112,8 +112,18 @@ def test_a_dataset_outside_the_project_stays_and_a_missing_launch_config_falls_b
     (root / "runs" / "r1" / "launch_config.json").unlink()
     moved = tmp_path / "moved"
     root.rename(moved)
-    config = resume_config(moved, "r1")
+    config = resume_config(moved, "r1")  # from the checkpoint's train_config.json (no dataset_dir there)
     assert config.project_dir == str(moved.absolute()) and config.run_name == "r1"
+
+
+def test_a_moved_or_shared_project_does_not_resume_on_a_dataset_outside_it(tmp_path):
+    """Issue 29: a copied project's launch_config.json is foreign input; its outside dataset_dir is not trained on."""
+    root = tmp_path / "p"
+    _project_with_run(root, dataset_dir=str(tmp_path / "someone_elses_dataset"))
+    shared = tmp_path / "shared"
+    shutil.copytree(root, shared)
+    with pytest.raises(LaunchError, match="outside the project, and the project has moved"):
+        resume_config(shared, "r1")
 
 
 def test_resume_refuses_a_run_name_with_separators_and_a_run_without_anything(tmp_path):

@@ -8,9 +8,9 @@ from alltalk_gui.core.transcript.segments import Segment, SegmentList, Word
 from tests.core.transcript.test_segments_support import add_source, make_project, voice_like
 
 
-def clip(clip_id: str, start: int, end: int, words: list[tuple[int, str]]) -> Segment:
+def clip(clip_id: str, start: int, end: int, words: list[tuple[int, str]], source_id: str = "s001") -> Segment:
     timed = tuple(Word(t, t + 300, text, 0.9) for t, text in words)
-    return Segment(clip_id, "s001", start, end, "".join(w.text for w in timed).strip(), words=timed)
+    return Segment(clip_id, source_id, start, end, "".join(w.text for w in timed).strip(), words=timed)
 
 
 def test_misheard_words_are_replaced_and_cuts_stay_between_the_same_words():
@@ -33,16 +33,19 @@ def test_a_clip_without_words_keeps_its_text():
 
 
 def test_known_text_from_a_txt_beside_the_recording_and_from_the_cli(tmp_path, capsys):
+    import soundfile as sf
+
+    from alltalk_gui.core.project.importer import import_files
+
     project = make_project(tmp_path)
-    source = add_source(project, "poem.wav", voice_like(7.0))
     original = tmp_path / "poem.wav"
-    original.write_bytes(b"")
-    source.original_path = str(original)
-    assert load_known_text(project, source) is None
+    sf.write(original, voice_like(7.0), 22050)
     original.with_suffix(".txt").write_text("Pity the world.\n", encoding="utf-8")
+    source = import_files(project, [original]).imported[0]  # the script beside it is taken at import
     assert load_known_text(project, source) == "Pity the world."
-    SegmentList.create(project, [clip("c00001", 0, 3000, [(100, " Pity"), (500, " the"), (900, " whirled.")]),
-                                 clip("c00002", 3000, 6000, [(3100, " Or"), (3500, " else.")])])
+    SegmentList.create(project, [clip("c00001", 0, 3000, [(100, " Pity"), (500, " the"), (900, " whirled.")],
+                                      source_id=source.id),
+                                 clip("c00002", 3000, 6000, [(3100, " Or"), (3500, " else.")], source_id=source.id)])
     assert main(["known-text", str(project.root), "poem.wav", "--text", "Pity the world. Or else this glutton."]) == 0
     assert "gave it to its 2 clip(s)" in capsys.readouterr().out
     assert [c.text for c in SegmentList.open(project)] == ["Pity the world.", "Or else this glutton."]
