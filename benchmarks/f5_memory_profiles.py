@@ -210,7 +210,7 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
 
     from alltalk_gui.core.engine_api.engine import get_engine
     from alltalk_gui.core.engines.f5 import model as f5_model
-    from alltalk_gui.core.training.levers import cap_gpu_memory, make_optimizer, probe_micro_batch
+    from alltalk_gui.core.training.levers import cap_gpu_memory, forward_backward, make_optimizer, probe_micro_batch
     from alltalk_gui.core.training.profiles import AUTO_HEADROOM
 
     on_cuda = device.kind == "cuda"
@@ -233,10 +233,16 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     def loss(model, batch) -> dict[str, Any]:  # the engine's training loss (training_setup's, eval_mode False)
         return {"loss": f5_model.loss(model, batch)}
 
+    ema = None
+    if config.ema_decay:  # as training_setup: the EMA lives where the model trains
+        ema = f5_model.make_ema(cfm, f5_model.EmaOptions(enabled=True, decay=config.ema_decay))
+        ema.model.to(acc.device)
+    optimizer = make_optimizer(cfm, config)
+    cfm, optimizer = acc.prepare(cfm, optimizer)
     result: dict[str, Any] = {}
     if case == "auto" and on_cuda:
-        # As the training loop's _probe_micro_batch, on clips of the benchmark's length.
-        cfm.to(acc.device)
+        # As the training loop's _probe_micro_batch: the prepared model, batches on the device, clips of the
+        # benchmark's length.
         micro = probe_micro_batch(cfm, lambda size: to_device(random_batch(size, opts.clip_seconds, vocab),
                                                               acc.device), loss, config, acc, effective)
         result["probe_peak_reserved_gib"] = round(torch.cuda.max_memory_reserved(acc.device) / GIB, 3)
@@ -253,19 +259,12 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     elif case == "auto":
         notes.append("auto sizing (memory cap, micro-batch probe) is CUDA-only: trained with the profile's batches.")
 
-    ema = None
-    if config.ema_decay:  # as training_setup: the EMA lives where the model trains
-        ema = f5_model.make_ema(cfm, f5_model.EmaOptions(enabled=True, decay=config.ema_decay))
-        ema.model.to(acc.device)
-    optimizer = make_optimizer(cfm, config)
-    cfm, optimizer = acc.prepare(cfm, optimizer)
     batch = to_device(random_batch(config.batch_size, opts.clip_seconds, vocab), acc.device)
     max_norm = config.max_grad_norm if config.max_grad_norm > 0 else float("inf")
 
     def micro_step(last: bool):
         with acc.accumulate(cfm):  # accelerate decides when the gradients are complete (every grad_accum calls)
-            losses = loss(cfm, batch)
-            acc.backward(losses["loss"])
+            losses = forward_backward(cfm, batch, loss, acc)
             if acc.sync_gradients:
                 acc.clip_grad_norm_(cfm.parameters(), max_norm)
             optimizer.step()  # a no-op until the last micro-batch of the step

@@ -138,7 +138,8 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     from alltalk_gui.core.engines.xtts.model import LossWeights, XttsFeatures, build_gpt_from_args, gpt_loss
     from alltalk_gui.core.machine.gpu import list_devices
     from alltalk_gui.core.training.profiles import AUTO_HEADROOM, choose_auto, profile_settings
-    from alltalk_gui.core.training.levers import apply_memory_levers, cap_gpu_memory, make_optimizer, probe_micro_batch
+    from alltalk_gui.core.training.levers import (apply_memory_levers, cap_gpu_memory, forward_backward,
+                                                  make_optimizer, probe_micro_batch)
 
     on_cuda = device.kind == "cuda"
     base = TrainConfig(max_audio_seconds=opts.clip_seconds, device=device.kind)
@@ -175,12 +176,18 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     weights = LossWeights(config.text_ce_weight, config.mel_ce_weight)
     result: dict[str, Any] = {}
 
+    optimizer = make_optimizer(gpt, config)
+    gpt, optimizer = acc.prepare(gpt, optimizer)
+
+    def loss(model, batch) -> dict[str, Any]:  # the engine's training loss: the frozen front end, then the GPT
+        return gpt_loss(model, features(batch), weights)
+
     if case == "auto" and on_cuda:
-        # As the training loop's _probe_micro_batch, on clips of the benchmark's length.
-        gpt.to(acc.device)
+        # As the training loop's _probe_micro_batch: the prepared model, batches on the device, clips of the
+        # benchmark's length.
         micro = probe_micro_batch(
             gpt, lambda size: to_device(raw_batch(size, opts.clip_seconds, arch["text_tokens"]), acc.device),
-            lambda model, batch: gpt_loss(model, features(batch), weights), config, acc, effective)
+            loss, config, acc, effective)
         result["probe_peak_reserved_gib"] = round(torch.cuda.max_memory_reserved(acc.device) / GIB, 3)
         if not micro:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory: auto sizing found no micro-batch that fits")
@@ -196,15 +203,12 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     elif case == "auto":
         notes.append("auto sizing (memory cap, micro-batch probe) is CUDA-only: trained with the profile's batches.")
 
-    optimizer = make_optimizer(gpt, config)
-    gpt, optimizer = acc.prepare(gpt, optimizer)
     batch = to_device(raw_batch(config.batch_size, opts.clip_seconds, arch["text_tokens"]), acc.device)
     max_norm = config.max_grad_norm if config.max_grad_norm > 0 else float("inf")
 
     def micro_step(last: bool):
         with acc.accumulate(gpt):  # accelerate decides when the gradients are complete (every grad_accum calls)
-            losses = gpt_loss(gpt, features(batch), weights)
-            acc.backward(losses["loss"])
+            losses = forward_backward(gpt, batch, loss, acc)
             if acc.sync_gradients:
                 acc.clip_grad_norm_(gpt.parameters(), max_norm)
             optimizer.step()  # a no-op until the last micro-batch of the step

@@ -140,7 +140,6 @@ class TrainingSetup:
     loss_parts: tuple[str, ...]      # names of the loss's parts (Step/Eval fields), in the order they are reported
     parameters: int                  # all parameters of the model (trainable or not)
     trainable: int                   # of which train (after the memory levers)
-    longest_batch: Callable[[int], Any]  # a collated batch of this many of the longest clips (auto sizing's probe)
     longest_seconds: float           # the longest training clip, in seconds
     # Called after every optimizer step with the (prepared) model, e.g. to update an EMA of the weights.
     after_step: Callable[[Any], None] | None = None

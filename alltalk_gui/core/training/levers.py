@@ -83,28 +83,38 @@ def cap_gpu_memory(device, share: float) -> tuple[int, int] | None:
     return int(share * free), free
 
 
-def probe_micro_batch(gpt, make_batch: Callable[[int], Any], loss: Callable[..., dict], config: TrainConfig,
+def forward_backward(model, batch, loss: Callable[..., dict], accelerator, weight: float = 1.0) -> dict:
+    """One micro-batch's forward and backward pass, as every training step runs it: the engine's ``loss`` on the
+    prepared ``model`` (which applies the run's mixed precision itself) and the batch as the prepared loader gives
+    it (on the device), back-propagated through accelerate (loss scaling, accumulation). ``weight`` scales the loss
+    (a chunk's share of its micro-batch after an out-of-memory split). Returns the engine's losses."""
+    losses = loss(model, batch)
+    accelerator.backward(losses["loss"] * weight if weight != 1 else losses["loss"])
+    return losses
+
+
+def probe_micro_batch(model, longest_batch: Callable[[int], Any], loss: Callable[..., dict], config: TrainConfig,
                       accelerator, effective: int) -> int:
     """The largest micro-batch, at most ``effective``, whose forward and backward pass fits (0: not even one).
 
-    ``make_batch(size)`` gives a raw batch of the longest clips; ``loss(model, batch)`` is the engine's loss. The
-    optimizer's moments only appear at its first step, so each try holds their size in memory too; gradients are
-    dropped after each try.
+    Each try is a training step's pass (:func:`forward_backward`) on the prepared ``model``;
+    ``longest_batch(size)`` gives a batch of the longest clips as the prepared training loader would (on the
+    device). The optimizer's moments only appear at its first step, so each try holds their size in memory too;
+    gradients are dropped after each try. No gradients are exchanged between processes: each probes its own card.
     """
     import torch
 
-    moments = optimizer_state_bytes(gpt, config)
+    moments = optimizer_state_bytes(model, config)
 
     def fits(size: int) -> None:
-        batch = make_batch(size)
+        batch = longest_batch(size)
         held = torch.empty(moments, dtype=torch.uint8, device=accelerator.device)
         try:
-            with accelerator.autocast():
-                value = loss(gpt, batch)["loss"]
-            value.backward()
+            with accelerator.no_sync(model):
+                forward_backward(model, batch, loss, accelerator)
         finally:
-            del held
-            gpt.zero_grad(set_to_none=True)
+            del held, batch
+            model.zero_grad(set_to_none=True)
 
     return largest_micro_batch(fits, effective)
 
@@ -232,8 +242,7 @@ class OutOfMemoryRetry:
         for i, (chunk, share) in enumerate(chunks):
             last = i == len(chunks) - 1
             with contextlib.nullcontext() if last else acc.no_sync(self.model):
-                losses = self.loss(self.model, chunk)
-                acc.backward(losses["loss"] * share if share != 1 else losses["loss"])
+                losses = forward_backward(self.model, chunk, self.loss, acc, weight=share)
             sums = self.sums(losses, self.batch_size(chunk))
             total = sums if total is None else total + sums
         return total

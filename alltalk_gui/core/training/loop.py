@@ -157,6 +157,7 @@ def setup_accelerator(config: TrainConfig):
     from alltalk_gui.core.training.launch import distributed_backend
 
     use_expandable_segments()  # before the first CUDA allocation, which comes below
+    forget_earlier_runs()
     accelerator = Accelerator(
         mixed_precision=config.mixed_precision,
         gradient_accumulation_steps=config.grad_accum_steps,
@@ -166,6 +167,26 @@ def setup_accelerator(config: TrainConfig):
     )
     set_seed(config.seed)
     return accelerator
+
+
+def forget_earlier_runs() -> None:
+    """Start accelerate's process-wide state afresh, so that a run does not inherit an earlier run's in this process.
+
+    accelerate keeps its state in singletons shared by every Accelerator of a process: ``AcceleratorState`` (mixed
+    precision, device; a second Accelerator with another precision is refused with "AcceleratorState has already
+    been initialized and cannot be changed", and a CPU run after a CUDA one would be refused too),
+    ``GradientState`` (the accumulation steps and the data loaders being iterated: an earlier run stopped at
+    ``max_steps`` in the middle of an epoch leaves its loader there) and ``PartialState`` (the device and the
+    process group). A process that trains, then trains again (the tests, the GPU kit, a script driving
+    :func:`train`) gets a clean state for each run. Under ``accelerate launch`` the process group is kept: it is
+    the launcher's, and each of its processes runs one training.
+    """
+    import torch.distributed as dist
+    from accelerate.state import AcceleratorState, GradientState
+
+    launched = dist.is_available() and dist.is_initialized()
+    AcceleratorState._reset_state(reset_partial_state=not launched)
+    GradientState._reset_state()
 
 
 class TrainingRun:
@@ -285,8 +306,6 @@ class TrainingRun:
     def _setup(self, inputs: Inputs) -> Iterator[Event]:
         """Model, loss and data from the engine; optimiser, schedule and loaders; the checkpoint to resume.
         Returns :class:`Prepared`."""
-        import torch
-
         from alltalk_gui.core.training.levers import make_optimizer
 
         cfg, acc = self.config, self.accelerator
@@ -294,27 +313,22 @@ class TrainingRun:
             yield from self._cap_gpu_memory()
         parts = self.engine.training_setup(cfg, (inputs.train_clips, inputs.eval_clips), acc.device)
         self.parameters = parts.parameters
-        if cfg.auto_micro_batch and inputs.resume_from is None:  # a resume keeps the micro-batch it was saved with
-            yield from self._probe_micro_batch(parts)
         optimizer = make_optimizer(parts.model, cfg)
+        # The model first: on the device, wrapped for the run's mixed precision (and DDP/FSDP), as it trains. Auto
+        # sizing's probe trains through this prepared model, so it measures what a training step costs.
+        model, prepared_optimizer = acc.prepare(parts.model, optimizer)
+        if cfg.auto_micro_batch and inputs.resume_from is None:  # a resume keeps the micro-batch it was saved with
+            yield from self._probe_micro_batch(parts, model)
         sampler = BucketBatchSampler(parts.lengths, cfg.batch_size, seed=cfg.seed, bucket_batches=cfg.bucket_batches)
-        # Own generators: creating a DataLoader iterator draws a seed, and drawing it from the global RNG would
-        # shift dropout after a resume.
-        train_loader = torch.utils.data.DataLoader(
-            parts.train_set, batch_sampler=sampler, collate_fn=parts.collate, num_workers=cfg.num_workers,
-            generator=torch.Generator().manual_seed(cfg.seed),
-        )
-        eval_loader = torch.utils.data.DataLoader(
-            parts.eval_set, batch_sampler=BucketBatchSampler(parts.eval_lengths, cfg.batch_size, seed=cfg.seed,
-                                                             shuffle=False),
-            collate_fn=parts.collate, num_workers=cfg.num_workers, generator=torch.Generator().manual_seed(cfg.seed),
-        )
+        train_loader = self._data_loader(parts.train_set, sampler, parts.collate)
+        eval_loader = self._data_loader(parts.eval_set, BucketBatchSampler(
+            parts.eval_lengths, cfg.batch_size, seed=cfg.seed, shuffle=False), parts.collate)
         self.schedule = schedule.plan(cfg, schedule.micro_batches_per_epoch(
             len(inputs.train_clips), cfg.batch_size, acc.num_processes), acc.num_processes)
-        scheduler = self._build_scheduler(optimizer)
+        scheduler = self._build_scheduler(optimizer)  # on the optimizer itself: accelerate pairs them by it
 
-        model, optimizer, train_loader, eval_loader, scheduler = acc.prepare(
-            parts.model, optimizer, train_loader, eval_loader, scheduler)
+        train_loader, eval_loader, scheduler = acc.prepare(train_loader, eval_loader, scheduler)
+        optimizer = prepared_optimizer
         for extra in parts.checkpointed:  # saved and restored with the model (e.g. an EMA of the weights)
             acc.register_for_checkpointing(extra)
         for note in parts.notes:
@@ -377,17 +391,40 @@ class TrainingRun:
                       message=f"Auto sizing: using at most {cap / 2**30:.1f} GiB, {AUTO_HEADROOM:.0%} of the "
                               f"{free / 2**30:.1f} GiB free on {torch.cuda.get_device_name(device)}.")
 
-    def _probe_micro_batch(self, parts: TrainingSetup) -> Iterator[Event]:
+    def _data_loader(self, dataset, batch_sampler, collate):
+        """A torch DataLoader of ``dataset`` in the batches ``batch_sampler`` gives (not yet prepared by accelerate).
+        Its own generator: creating a DataLoader iterator draws a seed, and drawing it from the global RNG would
+        shift dropout after a resume."""
+        import torch
+
+        return torch.utils.data.DataLoader(dataset, batch_sampler=batch_sampler, collate_fn=collate,
+                                           num_workers=self.config.num_workers,
+                                           generator=torch.Generator().manual_seed(self.config.seed))
+
+    def _probe_micro_batch(self, parts: TrainingSetup, model) -> Iterator[Event]:
         """Find the largest micro-batch whose forward and backward pass on the longest clips fits, with
         accelerate's ``find_executable_batch_size`` (it halves the size after each out-of-memory error), and
-        accumulate enough micro-batches to keep the effective batch."""
+        accumulate enough micro-batches to keep the effective batch.
+
+        Each try is a training step's pass (:func:`~alltalk_gui.core.training.levers.probe_micro_batch`): the
+        prepared ``model`` (its mixed precision, its frozen parts), the engine's loss, and a batch of the longest
+        clips from a loader built and prepared as the training loader is, so it reaches the model on the device
+        exactly as every training batch does."""
         import torch
 
         from alltalk_gui.core.training.levers import probe_micro_batch
 
         cfg, acc = self.config, self.accelerator
         effective = cfg.batch_size * cfg.grad_accum_steps
-        micro = probe_micro_batch(parts.model.to(acc.device), parts.longest_batch, parts.loss, cfg, acc, effective)
+        # The clips batches are padded to: the longest by the length the batches are bucketed by.
+        longest = sorted(range(len(parts.lengths)), key=parts.lengths.__getitem__, reverse=True)
+
+        def longest_batch(size: int):
+            clips = [longest[i % len(longest)] for i in range(size)]
+            [batch] = acc.prepare_data_loader(self._data_loader(parts.train_set, [clips], parts.collate))
+            return batch
+
+        micro = probe_micro_batch(model, longest_batch, parts.loss, cfg, acc, effective)
         if not micro:
             raise OutOfMemory(out_of_memory_advice(cfg.profile, "even one clip of the longest length"))
         # Every process must train with the same micro-batch: the smallest that fit anywhere.

@@ -104,7 +104,6 @@ class F5Engine(HubDownload, ShippedProfiles):
             ema = f5_model.make_ema(cfm, f5_model.EmaOptions(enabled=True, decay=config.ema_decay))
             ema.model.to(device)  # updated every step: it lives where the model trains
         train_set = ClipSet(train_clips, vocab)
-        longest = sorted(range(len(train_clips)), key=lambda i: train_clips[i].frames, reverse=True)
 
         def loss(model, batch, eval_mode: bool = False) -> dict[str, Any]:
             # Looked up at each call, through the module, so tests can wrap it (out-of-memory injection).
@@ -117,8 +116,7 @@ class F5Engine(HubDownload, ShippedProfiles):
             lengths=[c.frames for c in train_clips], eval_lengths=[c.frames for c in eval_clips],
             collate=collate, loss=loss, batch_size=batch_size, split=split_batch, loss_parts=(),
             parameters=sum(p.numel() for p in cfm.parameters()), trainable=trainable,
-            longest_batch=lambda size: collate([train_set[longest[i % len(longest)]] for i in range(size)]),
-            longest_seconds=train_clips[longest[0]].frames * HOP_LENGTH / SAMPLE_RATE,
+            longest_seconds=max(c.frames for c in train_clips) * HOP_LENGTH / SAMPLE_RATE,
             after_step=ema.update if ema is not None else None,
             checkpointed=(ema,) if ema is not None else (), notes=tuple(notes),
         )

@@ -92,7 +92,6 @@ class XttsEngine(HubDownload, ShippedProfiles):
                     max_cond_samples=int(config.max_conditioning_seconds * SAMPLE_RATE), masking=masking)
         train_set = ClipDataset(train_clips, seed=config.seed, is_eval=False, **cond)
         collate_fn = partial(collate, masking=masking)
-        longest = sorted(range(len(train_clips)), key=lambda i: train_clips[i].samples, reverse=True)
 
         def loss(model, batch, eval_mode: bool = False) -> dict[str, Any]:
             # Looked up at each call, through the module, so tests can wrap it (out-of-memory injection).
@@ -103,9 +102,7 @@ class XttsEngine(HubDownload, ShippedProfiles):
             lengths=[c.samples for c in train_clips], eval_lengths=[c.samples for c in eval_clips],
             collate=collate_fn, loss=loss, batch_size=lambda batch: len(batch["filenames"]), split=split_batch,
             loss_parts=("loss_text_ce", "loss_mel_ce"), parameters=sum(p.numel() for p in gpt.parameters()),
-            trainable=trainable,
-            longest_batch=lambda size: collate_fn([train_set[longest[i % len(longest)]] for i in range(size)]),
-            longest_seconds=train_clips[longest[0]].samples / SAMPLE_RATE,
+            trainable=trainable, longest_seconds=max(c.samples for c in train_clips) / SAMPLE_RATE,
         )
 
     # ----------------------------------------------------------------------------------------- memory
