@@ -6,6 +6,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Tests never download: huggingface_hub and transformers stay offline.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# numba (imported by librosa) starts colorama for its coloured error messages, and colorama's exit hook then writes
+# to the sys.stdout of that moment: in a test calling the CLI in-process, a capsys stream closed long before exit.
+os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
 
 
 import shutil  # noqa: E402

@@ -35,6 +35,7 @@ COMMAND_MODULES = [
     "alltalk_gui.cli.transcribe_cmds",
     "alltalk_gui.cli.train_cmds",
     "alltalk_gui.cli.preview_cmds",
+    "alltalk_gui.cli.judge_cmds",
 ]
 
 

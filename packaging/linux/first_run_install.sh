@@ -12,5 +12,6 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install --upgrade pip
-.venv/bin/python -m pip install -e .
+.venv/bin/python -m pip install -e ".[judge]"
 .venv/bin/python -m pip install --no-deps -r packaging/no_deps_requirements.txt
+.venv/bin/python -m pip install --no-deps --only-binary :all: -r packaging/judge_requirements.txt

@@ -30,7 +30,7 @@ chmod +x .venv/bin/alltalk-gui
 @pytest.fixture
 def checkout(tmp_path):
     (tmp_path / "packaging").mkdir()
-    for name in ("run.sh", "venv_stamp.sh", "no_deps_requirements.txt"):
+    for name in ("run.sh", "venv_stamp.sh", "no_deps_requirements.txt", "judge_requirements.txt"):
         shutil.copy2(ROOT / "packaging" / name, tmp_path / "packaging" / name)
     (tmp_path / "packaging" / "setup_env.sh").write_text(FAKE_SETUP)
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "alltalk-gui"\n')

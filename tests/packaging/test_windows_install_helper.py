@@ -71,8 +71,11 @@ def test_jose_install_walks_every_step_with_his_path_unchanged(tmp_path):
         [python, "-m", "pip", "install", "--upgrade", "pip", "--use-feature=truststore"],  # pip 24.0: not default
         [python, "-m", "pip", "install", "torch==2.9.1+cu126", "torchaudio==2.9.1+cu126",
          "--extra-index-url", "https://download.pytorch.org/whl/cu126"],
-        [python, "-m", "pip", "install", "-e", "."],  # "." with the checkout as working folder: "[2]" is no extra
+        # "." with the checkout as working folder: the "[2]" in its name is no extra.
+        [python, "-m", "pip", "install", "-e", ".[judge]"],
         [python, "-m", "pip", "install", "--no-deps", "-r", "packaging/no_deps_requirements.txt"],
+        [python, "-m", "pip", "install", "--no-deps", "--only-binary", ":all:", "-r",
+         "packaging/judge_requirements.txt"],
     ]
     assert all(cwd == root for _, cwd in commands.streamed)
     assert "José" in commands.commands()[0][3]  # the path goes through as it is, no "Jos?"

@@ -6,7 +6,9 @@ above 1.0 is possible when words were added. A voice that mumbles, or a model th
 shows up at once. The comparison ignores case and punctuation, so "Hello, world!" and "hello world" match.
 
 The WER is the word-level Levenshtein distance (substitutions + deletions + insertions) divided by the number of
-words in the sentence, the standard definition (the tests check it against ``jiwer``). Transcription goes through
+words in the sentence, the standard definition (the tests check it against ``jiwer``). For Chinese and Japanese,
+written without spaces, the character error rate (CER: the same distance over letters) is the fitting measure; the
+checker gives both there. Transcription goes through
 :mod:`alltalk_gui.core.transcription.transcribe`'s backends; models are never downloaded here.
 """
 
@@ -20,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from alltalk_gui.core.audio import decode as audio
+from alltalk_gui.core.transcript.segments import Word
 
 
 def normalise_words(text: str) -> list[str]:
@@ -39,6 +42,29 @@ def word_error_rate(reference: str, hypothesis: str) -> float:
     ref, hyp = normalise_words(reference), normalise_words(hypothesis)
     if not ref:
         raise ValueError("The sentence has no words to compare with.")
+    return _edit_distance(ref, hyp) / len(ref)
+
+
+def character_error_rate(reference: str, hypothesis: str) -> float:
+    """The same distance over characters (letters and digits, spaces and punctuation left out): the measure for
+    languages written without spaces (Chinese, Japanese), where a "word" is not marked in the text.
+
+    Raises:
+        ValueError: ``reference`` has no letters.
+    """
+    ref, hyp = list("".join(normalise_words(reference))), list("".join(normalise_words(hypothesis)))
+    if not ref:
+        raise ValueError("The sentence has no letters to compare with.")
+    return _edit_distance(ref, hyp) / len(ref)
+
+
+def uses_characters(language: str) -> bool:
+    """Whether ``language``'s error rate counts characters (CER: zh, ja) rather than words (WER)."""
+    return language.lower().split("-")[0] in ("zh", "ja")
+
+
+def _edit_distance(ref: list[str], hyp: list[str]) -> int:
+    """Levenshtein distance between two token lists."""
     # One row of the edit-distance table at a time: previous[j] = distance(ref[:i-1], hyp[:j]).
     previous = list(range(len(hyp) + 1))
     for i, word in enumerate(ref, start=1):
@@ -48,13 +74,21 @@ def word_error_rate(reference: str, hypothesis: str) -> float:
                              current[j - 1] + 1,                     # an extra word was heard
                              previous[j - 1] + (word != heard))      # heard right, or as another word
         previous = current
-    return previous[-1] / len(ref)
+    return previous[-1]
 
 
 @dataclass(frozen=True)
 class Intelligibility:
     wer: float
     transcript: str
+    words: tuple[Word, ...] = ()   # what Whisper heard, with times (ms from the start of the audio)
+    cer: float | None = None       # the character error rate, for languages without spaces (zh, ja)
+    language: str = ""             # the language Whisper listened for (or detected)
+
+    @property
+    def error_rate(self) -> float:
+        """The measure that fits the language: CER for zh and ja, WER for the others."""
+        return self.cer if self.cer is not None else self.wer
 
 
 class IntelligibilityChecker:
@@ -76,15 +110,20 @@ class IntelligibilityChecker:
         self.transcriber = transcriber or make_transcriber(
             TranscribeOptions(backend=backend, model=model, device=device, beam_size=1))
 
-    def check(self, samples: np.ndarray, sample_rate: int, sentence: str, language: str) -> Intelligibility:
-        """Transcribe ``samples`` (mono float) and compare with ``sentence``."""
+    def check(self, samples: np.ndarray, sample_rate: int, sentence: str, language: str | None) -> Intelligibility:
+        """Transcribe ``samples`` (mono float) and compare with ``sentence``. ``language`` None (or empty) lets
+        Whisper detect it; the CER is given for zh and ja (as given or detected)."""
         from alltalk_gui.core.transcription.transcribe import WHISPER_RATE
 
         mono = audio.resample(np.asarray(samples, dtype=np.float32), sample_rate, WHISPER_RATE)
-        result = self.transcriber.transcribe(mono, language.split("-")[0] or None, lambda _fraction: None,
+        result = self.transcriber.transcribe(mono, (language or "").split("-")[0] or None, lambda _fraction: None,
                                              lambda: False)
-        transcript = re.sub(r"\s+", " ", " ".join(w.text.strip() for w in result.words)).strip()
-        return Intelligibility(word_error_rate(sentence, transcript), transcript)
+        joiner = "" if uses_characters(language or result.language) else " "
+        transcript = re.sub(r"\s+", " ", joiner.join(w.text.strip() for w in result.words)).strip()
+        heard_in = language or result.language
+        cer = character_error_rate(sentence, transcript) if uses_characters(heard_in) else None
+        return Intelligibility(word_error_rate(sentence, transcript), transcript, tuple(result.words), cer,
+                               heard_in)
 
 
 def find_checker(model: str | None = None, device: str = "auto") -> tuple[IntelligibilityChecker | None, str]:

