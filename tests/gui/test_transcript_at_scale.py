@@ -1,8 +1,8 @@
 """The editor at scale: edits touch only their rows, and the page readies the first edit off the GUI thread.
 
 A text edit in the time view must not reset the table (a reset makes Qt ask for every cell again); edits that add
-or remove rows still do. Opening a project builds the edit indexes at once and warms the text check (coqui, which
-imports torch) on a thread of its own, so the first edit is as quick as the others.
+or remove rows still do. Opening a project builds the edit indexes and starts the saving thread at once, and runs the
+text check (coqui, which imports torch) in a child process, so the first edit is as quick as the others.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import pytest
 
 from alltalk_gui.core.transcript.flags import ClipChecker
 from alltalk_gui.core.transcript.segments import SegmentList
+from alltalk_gui.core.transcript.text_check_process import TextCheckProcess
 from alltalk_gui.gui.transcript.segments_model import SegmentsModel
 from alltalk_gui.gui.transcript.transcript_page import TranscriptPage
 from tests.core.transcript.test_segments_support import add_source, make_project, segment, voice_like
@@ -68,17 +69,19 @@ def test_edits_that_add_or_remove_rows_still_refresh_the_table(model):
 
 
 def test_opening_a_project_readies_the_first_edit_off_the_gui_thread(qtbot, tmp_path):
+    """At open: the indexes, the saving thread, and the text check's child process; an edit's text flags follow
+    from the child's answer (tests/gui/test_first_edit_is_quick.py times the edit itself)."""
     project = make_project(tmp_path)
     add_source(project, "take.wav", voice_like(12.0))
     SegmentList.create(project, [segment("c00001", "s001", 0, 3000, "A first clip."),
                                  segment("c00002", "s001", 4000, 7000, "A first clip!")]).close()
     page = TranscriptPage()
     qtbot.addWidget(page)
-    warmers = []
+    started = []
     original = threading.Thread.start
 
     def record(thread):
-        warmers.append(thread.name)
+        started.append(thread.name)
         return original(thread)
 
     threading.Thread.start = record
@@ -87,11 +90,18 @@ def test_opening_a_project_readies_the_first_edit_off_the_gui_thread(qtbot, tmp_
     finally:
         threading.Thread.start = original
     clips = page.segments
-    assert "warm up the text check" in warmers
+    assert "save segments.json" in started  # no edit has to start (and wait for) a thread
+    assert isinstance(clips.checker.text_checker, TextCheckProcess)
     assert clips._dups is not None and clips._store is not None  # built at open, not at the first edit
-    qtbot.waitUntil(lambda: clips.checker.text_checker._coqui is not None, timeout=120000)
-    clips.set_text("c00002", "Now a different clip.")
-    assert not clips["c00001"].flags and not clips["c00002"].flags
+    clips.set_text("c00002", "Now a different clip ☺.")
+    assert "unencodable" not in clips["c00002"].flag_codes and clips.text_checks_pending
+    qtbot.waitUntil(lambda: not clips.text_checks_pending, timeout=180000)  # the page applies the answer
+    assert clips["c00002"].flag_codes == ("unencodable",) and not clips["c00001"].flags
+    check = clips.checker.text_checker
     page.shutdown()
     page.set_project(None)  # closes the list: its journal is folded into segments.json
     assert not (project.root / "segments.json.journal").exists()
+    assert not check.listened  # the child stays for the next list of the same language (no second import)
+    page.set_project(project)
+    assert page.segments.checker.text_checker is check
+    page.set_project(None)

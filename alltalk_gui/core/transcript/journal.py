@@ -153,6 +153,7 @@ class SegmentStore:
         self._file: Any = None
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._keep_alive = False  # set by start(): the thread waits for the next edit instead of ending
         self.error: Exception | None = None  # the last background failure (the journal still holds the edits)
         _LIVE.add(self)
 
@@ -201,6 +202,14 @@ class SegmentStore:
             self._start_thread_locked()
             self._wake.notify()
 
+    def start(self) -> None:
+        """Start the background thread now and keep it until :meth:`close`. Starting a thread waits until it runs,
+        which, while another thread holds the GIL (importing torch, say), took 13-120 ms: the GUI calls this when
+        it opens a list, so no edit ever starts one."""
+        with self._lock:
+            self._keep_alive = True
+            self._start_thread_locked()
+
     def flush(self, timeout_s: float = 30.0) -> bool:
         """Fold the journal into segments.json now and wait for it; True when done within ``timeout_s``."""
         deadline = time.monotonic() + timeout_s
@@ -232,11 +241,19 @@ class SegmentStore:
 
     # -- the background side ---------------------------------------------------------------------------------
     def _run(self) -> None:
-        """Fold the journal in whenever it is due; the thread ends when nothing is left to fold."""
+        """Fold the journal in whenever it is due; the thread ends when nothing is left to fold (after
+        :meth:`start`, when the store is closed)."""
         while True:
             with self._lock:
-                while self._folded < self._seq and not self._closed and not self._due_locked():
-                    self._wake.wait(max(0.01, COMPACT_AFTER_IDLE_S - (time.monotonic() - self._last_append)))
+                while not self._closed:
+                    if self._folded < self._seq:
+                        if self._due_locked():
+                            break
+                        self._wake.wait(max(0.01, COMPACT_AFTER_IDLE_S - (time.monotonic() - self._last_append)))
+                    elif self._keep_alive:
+                        self._wake.wait()  # the next append or close notifies
+                    else:
+                        break
                 if self._folded >= self._seq:
                     self._thread = None
                     self._wake.notify_all()

@@ -74,7 +74,8 @@ class Segment:
 
     ``words`` are the recogniser's word timings (hints for splitting; kept unchanged by text edits).
     ``flags`` are recomputed by the SegmentList after every edit; ``deleted`` clips stay in the list so that
-    they can be restored, but are not exported.
+    they can be restored, but are not exported. ``accepted`` names the warnings a person listened to and said
+    "looks fine" to: they are not raised again for this clip (the blocking flags cannot be accepted).
     """
 
     id: str
@@ -87,6 +88,7 @@ class Segment:
     audio: AudioStats | None = None
     flags: tuple[Flag, ...] = ()
     deleted: bool = False
+    accepted: tuple[str, ...] = ()
 
     @property
     def duration_ms(self) -> int:
@@ -118,6 +120,7 @@ class Segment:
             "no_speech_prob": self.no_speech_prob,
             "audio": self.audio.to_dict() if self.audio else None,
             "words": [w.to_list() for w in self.words],
+            "accepted": list(self.accepted),
         }
 
     @classmethod
@@ -129,7 +132,15 @@ class Segment:
             no_speech_prob=None if data.get("no_speech_prob") is None else float(data["no_speech_prob"]),
             audio=AudioStats.from_dict(data["audio"]) if data.get("audio") else None,
             words=tuple(Word.from_list(w) for w in data.get("words", [])),
+            accepted=_flag_codes(data.get("accepted", [])),
         )
+
+
+def _flag_codes(value: Any) -> tuple[str, ...]:
+    """A list of flag codes from segments.json (a malformed value raises, naming the clip in the caller)."""
+    if not isinstance(value, list) or not all(isinstance(code, str) for code in value):
+        raise TypeError(f"'accepted' must be a list of flag names, not {value!r}")
+    return tuple(value)
 
 
 def join_words(words: Sequence[Word]) -> str:
@@ -213,6 +224,11 @@ class SegmentList:
         self._store: journal.SegmentStore | None = None  # created on the first save
         self._journal_head: dict[str, Any] = {}  # the journal segments.json named when it was read
         self._checked_with: Any = self._checker_identity()  # what the saved flags were computed with
+        # Set by check_text_in_background: clips whose text it has not answered yet are flagged without the text
+        # check and noted here; finish_text_checks gives them their text flags once answered.
+        self._text_source: Any = None
+        self._stop_listening: Callable[[], None] | None = None
+        self._unchecked: set[str] = set()
         numbers = [int(m.group(1)) for s in self.segments if (m := re.fullmatch(r"c(\d+)", s.id))]
         self.next_number = max([self.next_number, *(n + 1 for n in numbers)])
 
@@ -291,9 +307,13 @@ class SegmentList:
         return self._store.flush(timeout_s) if self._store is not None else True
 
     def close(self) -> None:
-        """Flush and stop saving (later edits raise OSError). Call when the list is no longer used."""
+        """Flush and stop saving (later edits raise OSError), and end a background text check. Call when the list
+        is no longer used."""
         if self._store is not None:
             self._store.close()
+        if self._stop_listening is not None:
+            self._stop_listening()  # the child stays for the next list of the same settings (text_check_process)
+            self._stop_listening = None
 
     def _refuse_if_read_only(self) -> None:
         if self.read_only:
@@ -303,13 +323,56 @@ class SegmentList:
         """Load what the flag checks need (coqui's text cleaning, the vocabulary) now; safe from any thread."""
         self.checker.text_checker.warm_up()
 
+    def check_text_in_background(self, on_answers: Callable[[], None] | None = None) -> None:
+        """Answer the engine's text check in a child process from now on (:mod:`.text_check_process`): its first
+        use imports coqui and torch (2-3 s), and an import in this process, even on another thread, stalls this
+        one. An edit is then saved at once with its other flags and the clip is noted; :meth:`finish_text_checks`,
+        called after ``on_answers`` (which comes from a background thread), adds its text flags. The GUI calls
+        this when it opens a list; without it every edit checks the text at once (the CLI). :meth:`close` stops
+        listening (the child serves the next list of the same settings)."""
+        if self._text_source is not None:
+            return
+        from alltalk_gui.core.transcript.text_check_process import shared_check
+
+        text = self.checker.text_checker
+        self._text_source = shared_check(self.checker.engine.name, self.checker.language,
+                                         getattr(text, "vocab_file", None))
+        self._stop_listening = self._text_source.listen(on_answers) if on_answers is not None else None
+        self.checker.text_checker = self._text_source
+
+    @property
+    def text_checks_pending(self) -> bool:
+        """Some edited clips still wait for their text check's answer (a dataset export waits for them)."""
+        return bool(self._unchecked)
+
+    def finish_text_checks(self) -> Change:
+        """Flag the clips whose text check has been answered since they were edited (call on the list's thread).
+        Saves and notifies when a flag changed; not an edit to undo (the returned Change names the clips whose
+        flags changed). Clips still unanswered stay noted."""
+        source = self._text_source
+        ids = sorted(i for i in self._unchecked if i in self._by_id and (source is None
+                                                                          or source.known(self._by_id[i].text)))
+        self._unchecked.difference_update(ids)
+        self._unchecked.intersection_update(self._by_id)
+        before = {i: self._by_id[i] for i in ids}
+        dups = self._duplicates()
+        changed = [i for i in ids if self._set_flags(self._by_id[i], dups)]
+        change = Change("check text", tuple(before[i] for i in changed), tuple(self._by_id[i] for i in changed))
+        if changed:
+            self._journal([], list(change.after))
+            for listener in list(self._listeners):
+                listener(change)
+        return change
+
     def prepare_edits(self) -> None:
         """Build what edits use (the duplicate-text index, the save mirror) now, on the list's own thread, so the
         first edit costs what the later ones cost (at 5,000 clips the index takes some 50 ms to build)."""
         self._check_order()
         self._duplicates()
         if self.path is not None:
-            self._storage()
+            store = self._storage()
+            if not self.read_only:
+                store.start()  # its saving thread too: starting one can wait for the GIL
 
     def subscribe(self, callback: Callable[[Change], None]) -> Callable[[], None]:
         """Call ``callback(change)`` after every applied and saved change; returns a function that unsubscribes."""
@@ -496,6 +559,16 @@ class SegmentList:
             return Change("delete")
         return self._commit(Change(f"delete {segment_id}", (old,), (replace(old, deleted=True),)))
 
+    def accept_flags(self, segment_id: str) -> Change:
+        """A person listened and the clip "looks fine": its warnings (not the flags that keep it out of a dataset)
+        are accepted and not raised again for it. Undoable like every edit."""
+        old = self[segment_id]
+        warnings = tuple(code for code in old.flag_codes if code not in BLOCKING and code not in old.accepted)
+        if not warnings:
+            return Change("accept")
+        return self._commit(Change(f"mark {segment_id} as fine", (old,),
+                                   (replace(old, accepted=old.accepted + warnings),)))
+
     def restore(self, segment_id: str) -> Change:
         """Bring a deleted clip back; refused if a kept clip now overlaps it."""
         old = self[segment_id]
@@ -666,8 +739,16 @@ class SegmentList:
             duration_ms=segment.duration_ms, text=segment.text,
             word_probabilities=tuple(w.probability for w in inside), no_speech_prob=segment.no_speech_prob,
             peak=audio.peak if audio else None, clipped_fraction=audio.clipped_fraction if audio else None,
-            flatness=audio.flatness if audio else None, low_energy_ratio=audio.low_energy_ratio if audio else None)
-        return tuple(self.checker.flags(facts, duplicate_of))
+            flatness=audio.flatness if audio else None, low_energy_ratio=audio.low_energy_ratio if audio else None,
+            # All its recognised words, not only those inside: a trim changes the span, not the text.
+            text_corrected=bool(segment.words) and _norm(join_words(segment.words)) != _norm(segment.text))
+        source = self._text_source
+        check_text = source is None or source.known(segment.text)
+        if not check_text:  # asked for now, answered in the background (check_text_in_background)
+            self._unchecked.add(segment.id)
+            source.request([segment.text])
+        flags = self.checker.flags(facts, duplicate_of, check_text=check_text)
+        return tuple(f for f in flags if f.code in BLOCKING or f.code not in segment.accepted)
 
     def _refresh(self, touched: set[str], previous: dict[str, Segment]) -> None:
         """Re-measure the audio of touched clips whose span changed, then recompute every clip's flags (a new

@@ -8,10 +8,9 @@ downloaded (file, size, from where) or, offline, that it cannot be, and may pick
 
 from __future__ import annotations
 
-import threading
 from dataclasses import replace
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QApplication, QFrame, QHBoxLayout, QLabel, QMessageBox, QPushButton, QStackedWidget, QVBoxLayout, QWidget,
 )
@@ -22,6 +21,7 @@ from alltalk_gui.gui.common.project_lock import READ_ONLY_MESSAGE, is_read_only
 from alltalk_gui.gui.transcript.own_transcript import KnownTextDialog, import_dataset_folder
 from alltalk_gui.gui.transcript.transcribe_panel import TranscribePanel
 from alltalk_gui.gui.transcript.transcript_editor import TranscriptEditor
+from alltalk_gui.gui.common.wording import noun, plural
 from alltalk_gui.gui.transcript.transcribe_worker import (
     ModelCheck, Outcome, TranscriberCache, TranscribeWorker, check_model_worker, retranscribe_worker,
     transcribe_worker,
@@ -31,6 +31,7 @@ from alltalk_gui.gui.transcript.transcribe_worker import (
 class TranscriptPage(QWidget):
     status_message = Signal(str)
     recordings_added = Signal()  # a dataset folder was imported here: the Import step lists its recordings
+    _answered = Signal(object)  # the text check of this SegmentList answered (emitted by a background thread)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -39,6 +40,8 @@ class TranscriptPage(QWidget):
         self.worker: TranscribeWorker | None = None
         self.export_worker = None  # the dataset export, while it runs
         self.transcribers = TranscriberCache()
+        self._export_waiting = False  # Export dataset was pressed before the text check was ready
+        self._answered.connect(self._text_checked, Qt.ConnectionType.QueuedConnection)
         title = QLabel("<h2>Transcribe &amp; edit</h2>")
         intro = QLabel("Whisper writes down what is said and cuts the recordings into clips of one or two "
                        "sentences. Listen to the flagged clips, correct the text, and drag a clip's edges "
@@ -101,6 +104,7 @@ class TranscriptPage(QWidget):
             self.segments.close()  # folds its journal into segments.json before another list is opened
         self.project = project
         self.segments = None
+        self._export_waiting = False
         self.transcribers = TranscriberCache()  # a model loaded for another project is not needed now
         problem = ""
         if project is not None:
@@ -114,13 +118,40 @@ class TranscriptPage(QWidget):
         self.editor.set_segments(self.segments)
         self._update_state(problem)
 
-    @staticmethod
-    def _get_ready(segments: SegmentList | None) -> None:
-        """Make the first edit as quick as the rest: the indexes now, coqui's text cleaning (which imports torch,
-        about 2 s) on a thread of its own, never on the GUI thread."""
+    def _get_ready(self, segments: SegmentList | None) -> None:
+        """Make the first edit as quick as the rest: the indexes and the saving thread now, and the engine's text
+        check (coqui's cleaning imports torch, 2-3 s) in a child process, never in this one: an import here, even
+        on another thread, holds the GIL and stalled edits for up to 137 ms. An edit is saved at once, and its
+        text flags follow when the child answers (:meth:`_text_checked`)."""
         if segments is not None:
             segments.prepare_edits()
-            threading.Thread(target=_warm_up, args=(segments,), name="warm up the text check", daemon=True).start()
+            answered = lambda: self._answered.emit(segments)  # noqa: E731 - a queued signal: the slot runs here
+            segments.check_text_in_background(answered)
+
+    def _text_checked(self, segments: SegmentList) -> None:
+        """Text checks were answered: the clips edited meanwhile get their text flags, and a waiting export goes."""
+        if segments is not self.segments:
+            return  # a list replaced since (another project, a new transcript)
+        segments.finish_text_checks()
+        if self._export_waiting and not segments.text_checks_pending:
+            self._export_waiting = False
+            self.export_dataset()
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        # The editor's shortcuts (Space, F2, Ctrl+F, Ctrl+Z...) act while focus is inside it: opening the page
+        # puts the focus on the clip table, not left in the sidebar that was clicked. After the click is done
+        # (a queued call), or the list view's own handling of the press would take it back.
+        super().showEvent(event)
+        QTimer.singleShot(0, self, self.focus_table)
+
+    def show_flagged(self) -> None:
+        """The clips still flagged, in the editor (the Train page's count and the export's result lead here)."""
+        self.editor.show_filter("flagged")
+        self.focus_table()
+
+    def focus_table(self) -> None:
+        if self.isVisible() and self.body.currentWidget() is self.editor and self.editor.isEnabled():
+            self.editor.table.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def sources_changed(self) -> None:
         """The Import step added recordings: say which ones have no clips yet."""
@@ -231,8 +262,8 @@ class TranscriptPage(QWidget):
         self.segments = report.segments
         self._get_ready(self.segments)
         self.editor.set_segments(self.segments)
-        self.status_message.emit(f"Transcribed {len(report.transcribed)} recording(s) into {len(self.segments)} "
-                                 f"clips in {report.seconds:.0f} s.")
+        self.status_message.emit(f"Transcribed {plural(len(report.transcribed), 'recording')} into "
+                                 f"{plural(len(self.segments), 'clip')} in {report.seconds:.0f} s.")
         failed = "".join(f"<br>• {name}: {reason}" for name, reason in report.failed)
         notes = [f"<b>Not transcribed:</b>{failed}"] if failed else []
         if report.language_note:
@@ -255,7 +286,7 @@ class TranscriptPage(QWidget):
         def done(report) -> None:
             self.set_project(self.project)  # reload the clips the import added
             self.recordings_added.emit()
-            self.status_message.emit(f"Imported {len(report.imported)} clip(s) with their text.")
+            self.status_message.emit(f"Imported {plural(len(report.imported), 'clip')} with their text.")
 
         worker = import_dataset_folder(self, self.project, done, folder)
         if worker is not None:
@@ -272,7 +303,7 @@ class TranscriptPage(QWidget):
         dialog = KnownTextDialog(self.project, self)
         if dialog.exec():
             changed = dialog.apply(self.segments)
-            self.status_message.emit(f"Kept the known text; {changed} clip(s) took it.")
+            self.status_message.emit(f"Kept the known text; {plural(changed, 'clip')} took it.")
 
     # -- one clip -------------------------------------------------------------------------------------------
     def retranscribe(self, segment_id: str) -> None:
@@ -301,8 +332,13 @@ class TranscriptPage(QWidget):
         from alltalk_gui.gui.transcript.dataset_export_dialog import export_dataset
 
         if self.project is not None and self.segments is not None and not self.is_busy():
+            self.segments.finish_text_checks()
+            if self.segments.text_checks_pending:  # edited clips still wait for their text check: so does the export
+                self._export_waiting = True
+                self.status_message.emit("Checking the edited clips' text first; the export starts in a moment…")
+                return
             self.editor.player.stop()
-            self.export_worker = export_dataset(self, self.project, self.segments)
+            self.export_worker = export_dataset(self, self.project, self.segments, self.show_flagged)
 
     # -- helpers --------------------------------------------------------------------------------------------
     def _run(self, worker: TranscribeWorker, on_done) -> None:
@@ -349,14 +385,7 @@ class TranscriptPage(QWidget):
                 covered = {s.source_id for s in self.segments}
                 new = [s.name for s in self.project.sources if s.id not in covered]
                 if new and len(self.segments):
-                    lines.append(f"{len(new)} recording(s) have no clips yet ({', '.join(new[:5])}"
+                    lines.append(f"{plural(len(new), 'recording')} {noun(len(new), 'has')} no clips yet ({', '.join(new[:5])}"
                                  f"{'…' if len(new) > 5 else ''}). Transcribe again to include them.")
         self.notice.setText("<br>".join(lines))
         self.notice_box.setVisible(bool(lines))
-
-
-def _warm_up(segments: SegmentList) -> None:
-    try:
-        segments.warm_up()
-    except Exception:  # noqa: BLE001 - the check then reports the problem on the clips (e.g. coqui missing)
-        pass
