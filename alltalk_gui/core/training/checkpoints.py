@@ -173,7 +173,7 @@ def list_checkpoints(project_dir: str | os.PathLike[str]) -> list[CheckpointInfo
 
 
 def resolve_checkpoint(project_dir: str | os.PathLike[str], which: str = "latest",
-                       run: str | None = None) -> CheckpointInfo:
+                       run: str | None = None, engine: str | None = None) -> CheckpointInfo:
     """Pick a checkpoint.
 
     Args:
@@ -181,6 +181,8 @@ def resolve_checkpoint(project_dir: str | os.PathLike[str], which: str = "latest
         which: ``latest`` (newest checkpoint of the newest run), ``best`` (lowest eval loss in that run), or a
             path: a checkpoint folder, or a run folder (its newest checkpoint).
         run: restrict ``latest``/``best`` to this run name.
+        engine: restrict ``latest``/``best`` to runs of this engine (eval losses of two engines measure
+            different things and are never compared).
 
     Raises:
         CheckpointError: there is no checkpoint yet, the run does not exist, no checkpoint has an eval loss
@@ -207,12 +209,13 @@ def resolve_checkpoint(project_dir: str | os.PathLike[str], which: str = "latest
     else:
         candidates = []
         for run_dir in sorted(run_folders(runs_dir), key=_run_time, reverse=True):
-            candidates = run_checkpoints(run_dir)
+            candidates = [c for c in run_checkpoints(run_dir) if engine is None or c.engine == engine]
             if candidates:
                 break
     if not candidates:
+        which_runs = f"of a {engine} run " if engine is not None and run is None else ""
         raise CheckpointError(
-            f"There is no training checkpoint in {runs_dir} yet. Train the voice first "
+            f"There is no training checkpoint {which_runs}in {runs_dir} yet. Train the voice first "
             "(the Train step, or: alltalk-gui train DIR)."
         )
     if which == "latest":
@@ -226,7 +229,8 @@ def resolve_checkpoint(project_dir: str | os.PathLike[str], which: str = "latest
     return min(evaluated, key=lambda c: (c.eval_loss, -c.step))
 
 
-def default_checkpoint(project_dir: str | os.PathLike[str], run: str | None = None) -> CheckpointInfo:
+def default_checkpoint(project_dir: str | os.PathLike[str], run: str | None = None,
+                       engine: str | None = None) -> CheckpointInfo:
     """What preview and export use unless told otherwise: the ``best`` checkpoint of the newest run (lowest eval
     loss, as AllTalk and xtts-finetune-webui export ``best_model.pth``), or its ``latest`` while no checkpoint has
     an eval loss. Eval loss on a few clips is only a rough guide; listening decides, so ``latest`` stays one
@@ -236,9 +240,9 @@ def default_checkpoint(project_dir: str | os.PathLike[str], run: str | None = No
         CheckpointError: there is no checkpoint yet, or no such run.
     """
     try:
-        return resolve_checkpoint(project_dir, "best", run)
+        return resolve_checkpoint(project_dir, "best", run, engine)
     except CheckpointError:
-        return resolve_checkpoint(project_dir, "latest", run)
+        return resolve_checkpoint(project_dir, "latest", run, engine)
 
 
 def run_folders(runs: str | os.PathLike[str]) -> list[Path]:

@@ -80,12 +80,14 @@ def run_dir(project_dir: str | os.PathLike[str], name: str) -> Path:
     return runs_dir(project_dir) / check_run_name(name)
 
 
-def newest_run_with_checkpoint(runs: str | os.PathLike[str]) -> Path | None:
-    """The run folder under ``runs`` whose newest complete checkpoint was written last, if any run has one."""
+def newest_run_with_checkpoint(runs: str | os.PathLike[str], engine: str | None = None) -> Path | None:
+    """The run folder under ``runs`` whose newest complete checkpoint was written last, if any run has one;
+    with ``engine``, among that engine's runs only (a project may hold runs of several engines, and what one
+    engine's run shows or resumes means nothing for another)."""
     best, best_time = None, -1.0
     for run in run_folders(runs):
         checkpoints = run_checkpoints(run)
-        if not checkpoints:
+        if not checkpoints or (engine is not None and checkpoints[-1].engine != engine):
             continue
         try:
             stamp = checkpoints[-1].path.stat().st_mtime
@@ -105,9 +107,10 @@ def run_finished(run: str | os.PathLike[str]) -> bool:
     return bool(done) and _reason(done[-1].reason) in _FINISHED
 
 
-def resumable_run(runs: str | os.PathLike[str]) -> Path | None:
-    """The newest run with a checkpoint, if it did not run to its end (what Resume continues)."""
-    run = newest_run_with_checkpoint(runs)
+def resumable_run(runs: str | os.PathLike[str], engine: str | None = None) -> Path | None:
+    """The newest run with a checkpoint (of ``engine``, when given), if it did not run to its end (what Resume
+    continues)."""
+    run = newest_run_with_checkpoint(runs, engine)
     return run if run is not None and not run_finished(run) else None
 
 

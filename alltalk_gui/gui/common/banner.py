@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QWidget
+
+from alltalk_gui.gui.common.fitted_label import FittedLabel
 
 BANNER_STYLES = {
     "info": "background: #e3f1e7; color: #1b5e20; border: 1px solid #a5d6a7;",
@@ -12,7 +14,7 @@ BANNER_STYLES = {
 }
 
 
-class Banner(QLabel):
+class Banner(FittedLabel):
     """One message in plain words, coloured by how much it matters."""
 
     def __init__(self, level: str, text: str, parent: QWidget | None = None) -> None:

@@ -8,8 +8,10 @@ guide, and the "Use latest" button switches in one click, so the user's ears dec
 
 Automatic references follow the dataset: training writes it, so they are looked for again whenever the
 checkpoints are (page shown, Refresh) until the user picks files, and are shown by their words, not file names.
-Each checkpoint is listed once, marked "latest" and "best" where it is. The engine (:attr:`PreviewInputs.engine`)
-is the selected checkpoint's: a project may hold runs of both engines.
+Each checkpoint is listed once, named with its engine, marked "latest" and "best" where it is. A project may hold
+runs of both engines: the project's engine's come first, and "latest" and "best" are found among them only (an
+F5-TTS eval loss of 14 and an XTTS one of 3.6 measure different things). The engine (:attr:`PreviewInputs.engine`)
+is the selected checkpoint's.
 
 Reads checkpoints and reference clips through the core (JSON and audio files only: no torch). ``changed`` fires
 when the checkpoint or the references change, so the page can update its buttons and defaults.
@@ -32,6 +34,14 @@ from alltalk_gui.gui.preview.reference_picker import ReferencePicker
 LANGUAGES = list(languages.CODES)
 
 
+def engine_title(name: str) -> str:
+    """The engine's name for people ("F5-TTS v1"); the registry name of one this version does not know."""
+    try:
+        return get_engine(name).title
+    except EngineError:
+        return name
+
+
 class PreviewInputs(QWidget):
     changed = Signal()
 
@@ -41,6 +51,9 @@ class PreviewInputs(QWidget):
         self.checkpoints: list[CheckpointInfo] = []
         self.engine: Engine = get_engine(DEFAULT_ENGINE)  # the selected checkpoint's
         self.checkpoint_box = QComboBox()
+        # As wide as the page gives, not as the longest label (an engine, a run and a loss widened the window).
+        self.checkpoint_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.checkpoint_box.setMinimumContentsLength(30)
         self.checkpoint_box.currentIndexChanged.connect(self._checkpoint_changed)
         refresh = QPushButton("Refresh")
         refresh.setToolTip("Look for new checkpoints (training writes them as it goes)")
@@ -63,6 +76,9 @@ class PreviewInputs(QWidget):
         self.text_box.setEditable(True)
         self.text_box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.text_box.lineEdit().setPlaceholderText("Type a sentence, or pick one")
+        for box in (self.text_box, self.picker.clip_box):  # long sentences must not widen the window
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(20)
 
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
@@ -84,10 +100,12 @@ class PreviewInputs(QWidget):
         grid.addLayout(refs, 2, 2)
         grid.addWidget(self.picker.words_caption, 3, 0)
         grid.addWidget(self.picker.words, 3, 1, 1, 2)
-        grid.addWidget(QLabel("Language"), 4, 0)
-        grid.addWidget(self.language_box, 4, 1, Qt.AlignmentFlag.AlignLeft)
-        grid.addWidget(QLabel("Text"), 5, 0)
-        grid.addWidget(self.text_box, 5, 1, 1, 2)
+        grid.addWidget(QLabel("Text"), 4, 0)
+        grid.addWidget(self.text_box, 4, 1)
+        language = QHBoxLayout()  # beside the text it is spoken in: one row less on a small screen
+        language.addWidget(QLabel("Language"))
+        language.addWidget(self.language_box, 1)
+        grid.addLayout(language, 4, 2)
         grid.setColumnStretch(1, 1)
         self._fill_sentences(self.language_box.currentText())
 
@@ -110,23 +128,31 @@ class PreviewInputs(QWidget):
         self.checkpoint_box.blockSignals(True)
         self.checkpoint_box.clear()
         self.special = {}
-        self.checkpoints = list_checkpoints(self.project.root) if self.project else []
+        self.checkpoints = self._ordered(list_checkpoints(self.project.root) if self.project else [])
+        engine = self.project.engine if self.project else DEFAULT_ENGINE
         tags: dict[str, list[str]] = {}
         for which in ("latest", "best") if self.project and self.checkpoints else ():
-            try:
-                tags.setdefault(str(resolve_checkpoint(self.project.root, which).path), []).append(which)
-            except CheckpointError:  # no eval yet: no "best"
+            try:  # among the project's engine's runs: two engines' eval losses are not comparable
+                found = resolve_checkpoint(self.project.root, which, engine=engine)
+            except CheckpointError:  # no eval yet: no "best"; no run of this engine: neither
                 continue
-        for row, checkpoint in enumerate(reversed(self.checkpoints)):  # newest first, each once
+            tags.setdefault(str(found.path), []).append(which)
+        for row, checkpoint in enumerate(self.checkpoints):
             marks = tags.get(str(checkpoint.path))
             self.special.update({which: row for which in marks or ()})
-            self.checkpoint_box.addItem(f"{checkpoint.label}  ({', '.join(marks)})" if marks else checkpoint.label,
-                                        str(checkpoint.path))
+            label = f"{engine_title(checkpoint.engine)} · {checkpoint.label}"
+            self.checkpoint_box.addItem(f"{label}  ({', '.join(marks)})" if marks else label, str(checkpoint.path))
         index = self.special.get(kept, -1) if kept else (
             self.checkpoint_box.findData(previous) if previous is not None else -1)
         self.checkpoint_box.setCurrentIndex(index if index >= 0 else self.special.get("best", 0))
         self.checkpoint_box.blockSignals(False)
         self._checkpoint_changed()
+
+    def _ordered(self, checkpoints: list[CheckpointInfo]) -> list[CheckpointInfo]:
+        """Newest first, the project's engine's runs before any other engine's (each once)."""
+        engine = self.project.engine if self.project else DEFAULT_ENGINE
+        newest_first = list(reversed(checkpoints))
+        return [c for c in newest_first if c.engine == engine] + [c for c in newest_first if c.engine != engine]
 
     def use(self, which: str) -> None:
         """Select the "best" or "latest" entry (if there is one)."""

@@ -6,8 +6,10 @@ per event), and every curve draws only what is in view (``setClipToView``) with 
 (``setDownsampling(mode='peak')``), so a 20 000-step run draws about as fast as a 200-step one.
 
 The key (which colour is which line) sits in a line under the plot, not in pyqtgraph's legend box, which
-covered the curves it names. Before any data the axes show a plain 0-10 steps by 0-1, and only the major ticks of
-the step axis are labelled (minor labels of a short run ran together as "10111213").
+covered the curves it names; it keeps two lines' height in every plot, so the three step axes stay level when one
+key wraps. Before any data the axes show a plain 0-10 steps by 0-1, and only the major ticks of the step axis are
+labelled (minor labels of a short run ran together as "10111213"). The step axis never goes below 0, and a line
+with a single point (a run stopped after its first step) is drawn as a dot: a line needs two points to show.
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ from bisect import bisect_left
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from alltalk_gui.gui.train.training_history import Series, TrainingHistory
+
+PLOT_MIN_HEIGHT = 170  # px of plot (axes included): below this the curves of a run cannot be read
 
 
 class LivePlot(QWidget):
@@ -39,14 +44,23 @@ class LivePlot(QWidget):
         self._empty_range()
         # Plain numbers on the value axis: SI scaling turned 0.78 GiB into "780 (x0.001)".
         self.plot.getAxis("left").enableAutoSIPrefix(False)
-        self.plot.setMinimumHeight(150)
+        self.plot.getViewBox().setLimits(xMin=0)  # no negative steps, also when auto-range pads a short run
+        self.plot.setMinimumHeight(PLOT_MIN_HEIGHT)
+        small = QFont(self.font())
+        small.setPointSizeF(8)
         self.readout = QLabel(" ")
-        self.readout.setStyleSheet("color: palette(mid); font-size: 8pt;")
+        self.readout.setStyleSheet("color: palette(mid);")
+        self.readout.setFont(small)
         self.key = QLabel()
         self.key.setWordWrap(True)
         self.key.setTextFormat(Qt.TextFormat.RichText)
-        self.key.setStyleSheet("font-size: 8pt;")
+        self.key.setFont(small)
+        # Two lines of its font under every plot, set before the first layout: the three step axes stay level
+        # when one key wraps, and the page's minimum counts the key (set later, it did not reach the splitter).
+        self.key.setMinimumHeight(2 * QFontMetrics(small).lineSpacing())
+        self.key.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.curves: dict[str, pg.PlotDataItem] = {}
+        self._dot_for_one: set[str] = set()  # lines drawn as a dot while they hold a single point
         self._colours: dict[str, tuple[str, bool]] = {}  # name -> (colour, drawn as dots)
         self._in_legend: set[str] = set()
         self._version = -1
@@ -84,6 +98,7 @@ class LivePlot(QWidget):
             curve = self.curves[name]
             if data.x:
                 curve.setData(data.x, data.y)
+                self._one_point_dot(name, len(data.x) == 1)
                 self._in_legend.add(name)
             elif curve.xData is not None and len(curve.xData):
                 curve.setData([], [])
@@ -93,6 +108,22 @@ class LivePlot(QWidget):
         self._show_key()
         self.after_refresh(history)
 
+    def _one_point_dot(self, name: str, single: bool) -> None:
+        """Give a line a dot while it has one point only (pyqtgraph draws nothing for a one-point line)."""
+        colour, dots = self._colours[name]
+        if dots or single == (name in self._dot_for_one):
+            return
+        curve = self.curves[name]
+        if single:
+            curve.setSymbol("o")
+            curve.setSymbolSize(6)
+            curve.setSymbolBrush(colour)
+            curve.setSymbolPen(colour)
+            self._dot_for_one.add(name)
+        else:
+            curve.setSymbol(None)
+            self._dot_for_one.discard(name)
+
     def after_refresh(self, history: TrainingHistory) -> None:
         """Hook for extras that follow the data (a limit line)."""
 
@@ -100,6 +131,8 @@ class LivePlot(QWidget):
         self._version = -1
         for curve in self.curves.values():
             curve.setData([], [])
+        for name in list(self._dot_for_one):
+            self._one_point_dot(name, False)
         self._in_legend.clear()
         self._show_key()
         self._empty_range()

@@ -4,8 +4,10 @@ The page joins two halves: :class:`~alltalk_gui.gui.train.train_setup.SetupPanel
 :class:`~alltalk_gui.gui.train.train_run.RunPanel` below runs it in a child process and shows what happens.
 Start validates the config first (:meth:`TrainConfig.validate`, told whether this machine has CUDA) and refuses
 with the message shown under the Advanced settings; the picker's one-click Low VRAM button selects that
-profile and goes through the same Start. A project reopened with an interrupted run shows the run's own engine and
-profile, the ones Resume uses. The main window asks :meth:`TrainPage.confirm_close` before it closes (stopping shows a
+profile and goes through the same Start. A project reopened with an interrupted run of its engine shows the run's
+profile, the one Resume uses. Only the chosen engine's runs are in view: choosing another engine shows that
+engine's newest run (its curves, summary and Resume), so one engine's run is never resumed under the other's
+name. The main window asks :meth:`TrainPage.confirm_close` before it closes (stopping shows a
 "saving a checkpoint" note while it waits), and follows ``preview_requested`` to the Preview step.
 """
 
@@ -27,8 +29,6 @@ from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.gui.common.project_lock import READ_ONLY_MESSAGE, is_read_only
 from alltalk_gui.gui.train.train_run import RunPanel
 from alltalk_gui.gui.train.train_setup import SetupPanel
-
-RUN_MIN_HEIGHT = 420  # run controls, status and plots tall enough to read, with a few log lines
 
 
 class _AtMinimum(QWidget):
@@ -52,6 +52,7 @@ class _AtMinimum(QWidget):
 class TrainPage(QWidget):
     status_message = Signal(str)
     preview_requested = Signal()
+    flagged_requested = Signal()  # show the dataset's flagged clips in the editor
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -67,12 +68,15 @@ class TrainPage(QWidget):
         self.setup.changed.connect(lambda: self.setup.advanced.show_error(None))
         self.setup.devices_ready.connect(self._devices_ready)
         self.setup.picker.low_vram_clicked.connect(self.start)  # one click: Low VRAM, checked, started
+        self.setup.engine_changed.connect(self._engine_changed)
+        self.setup.flagged_requested.connect(self.flagged_requested)
 
         # One scroll area for the whole page, no inner one: the setup takes its natural height (Advanced
         # settings included when open) and the run below keeps room for readable plots. At 1400x950 it all
         # fits; at 1024x700 the page scrolls. During a run the setup (locked then) folds into one line, so the
-        # plots and the log fill the window at either size.
-        self.run.setMinimumHeight(RUN_MIN_HEIGHT)
+        # plots and the log fill the window at either size. The run panel's height never goes below what its
+        # layout needs (plots of a readable height, a few log lines) whatever the summary and banners above them
+        # take: a fixed minimum under that let the summary after a run squash the plots to 80 px.
         content = QWidget()
         column = QVBoxLayout(content)
         column.addWidget(QLabel("<h2>Train</h2>"))
@@ -99,18 +103,24 @@ class TrainPage(QWidget):
         self.project = project
         self.run.previews.language = project.language if project is not None else "en"
         self.setup.set_project(project)
-        self.run.show_run(project.runs_dir if project is not None else None)
+        self._show_runs()
+
+    def _engine_changed(self, _name: str) -> None:
+        """Another engine was chosen: its runs, not the other engine's curves, summary and Resume."""
+        if not self.run.is_running():
+            self._show_runs()
+
+    def _show_runs(self) -> None:
+        """The newest run of the project's engine, and the profile an interrupted one resumes with."""
+        project = self.project
+        self.run.show_run(project.runs_dir if project is not None else None, self.setup.engine)
         self._show_resume_profile()
 
     def _show_resume_profile(self) -> None:
-        """An interrupted run resumes with its own settings: show its engine and profile, not the project's
-        choice and Auto's pick for a new run."""
+        """An interrupted run resumes with its own settings: show its profile, not Auto's pick for a new run (the
+        run shown is always of the engine shown)."""
         config = self.run.resumable_config()
-        if config is None:
-            return
-        if config.engine != self.setup.engine:
-            self.setup.show_engine(config.engine)
-        if config.profile in self.setup.picker.buttons:
+        if config is not None and config.profile in self.setup.picker.buttons:
             self.setup.picker.choose(config.profile)
 
     def showEvent(self, event) -> None:

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, EngineError, get_engine
 from alltalk_gui.core.training.checkpoints import run_checkpoints
 from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.training.event_text import event_level, event_text, hms
@@ -38,6 +39,8 @@ from alltalk_gui.core.training.run_folders import EVENTS_FILE, new_run_name, new
 from alltalk_gui.gui.train.training_history import TrainingHistory
 from alltalk_gui.gui.train.training_supervisor import TrainingSupervisor
 from alltalk_gui.gui.common.banner import Banner
+from alltalk_gui.gui.common.fitted_label import FittedLabel
+from alltalk_gui.gui.common.wording import noun, plural
 from alltalk_gui.gui.train.checkpoint_preview import CheckpointPreview
 from alltalk_gui.gui.train.child_output import OUTPUT_FILE, ChildOutput
 from alltalk_gui.gui.train.log_view import LogView
@@ -50,6 +53,16 @@ from alltalk_gui.gui.train.memory_plot import MemoryPlot
 # busy for over 100 ms on a loaded CPU.
 REFRESH_MS = 100
 STOP_TIMEOUT_S = 300.0  # a real checkpoint of the XTTS GPT with AdamW state is ~5 GB: give a slow disk time
+
+def device_words(device: str, processes: int = 1) -> str:
+    """"the CPU", "GPU 0", "4 GPUs": a Started event's torch device name, as a person says it."""
+    kind, _, index = device.partition(":")
+    if kind == "cpu":
+        return "the CPU"
+    if processes > 1:
+        return f"{processes} GPUs"
+    return f"GPU {index or 0}"
+
 
 class RunPanel(QWidget):
     status_message = Signal(str)
@@ -66,6 +79,7 @@ class RunPanel(QWidget):
         self.last_error: str | None = None
         self.done_event = None
         self.resumable_run: Path | None = None
+        self.engine = DEFAULT_ENGINE  # the engine whose runs are shown (the project's)
         self._run_started_wall = 0.0
         self.output = ChildOutput(None)
         self._sessions_before_s = 0.0  # training time of the run's earlier sessions (stop/crash, then Resume)
@@ -92,7 +106,7 @@ class RunPanel(QWidget):
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
         self.progress.setFormat("Not started")
-        self.status = QLabel("Choose a profile and press Start.")
+        self.status = FittedLabel("Choose a profile and press Start.")
         self.status.setWordWrap(True)
         buttons = QHBoxLayout()
         buttons.addWidget(self.start_button)
@@ -116,8 +130,9 @@ class RunPanel(QWidget):
         split.addWidget(self.log)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
+        split.setChildrenCollapsible(False)  # neither the plots nor the log is dragged (or squeezed) away
 
-        self.summary = QLabel()
+        self.summary = FittedLabel()
         self.summary.setWordWrap(True)
         self.summary.hide()
         self.to_preview = QPushButton("Go to Preview && Export →")  # "&&": a lone & is a mnemonic
@@ -160,8 +175,10 @@ class RunPanel(QWidget):
     def is_running(self) -> bool:
         return self.supervisor is not None and self.supervisor.isRunning()
 
-    def show_run(self, runs_dir: Path | None) -> None:
-        """Show the newest earlier run of a project (its curves and whether it can be resumed), or nothing."""
+    def show_run(self, runs_dir: Path | None, engine: str = DEFAULT_ENGINE) -> None:
+        """Show the newest earlier run of ``engine`` in a project (its curves and whether it can be resumed), or
+        nothing. Another engine's runs stay out of view: their curves, summary and Resume belong to that engine
+        (a stopped run of it is only mentioned, with how to get back to it)."""
         if self.is_running():
             return
         self.history.clear()
@@ -171,7 +188,8 @@ class RunPanel(QWidget):
         self.summary.hide()
         self.to_preview.hide()
         self.resumable_run = None
-        run = newest_run_with_checkpoint(runs_dir) if runs_dir is not None else None
+        self.engine = engine
+        run = newest_run_with_checkpoint(runs_dir, engine) if runs_dir is not None else None
         if run is not None:
             events = run / EVENTS_FILE
             if events.is_file():
@@ -179,18 +197,36 @@ class RunPanel(QWidget):
                 for event in log.events:
                     self.history.add(event)
                 if log.skipped:
-                    self.log.append(f"{log.skipped} unreadable line(s) in {events} were skipped.", "warning")
+                    self.log.append(f"{plural(log.skipped, 'unreadable line')} in {events} {noun(log.skipped, 'was')} skipped.",
+                                    "warning")
             self.refresh_plots()
             if not run_finished(run):
                 self.resumable_run = run
                 step = run_checkpoints(run)[-1].step
-                self.status.setText(f"Run {run.name} stopped at step {step} without finishing: Resume continues "
-                                    "it from there.")
+                text = f"Run {run.name} stopped at step {step} without finishing: Resume continues it from there."
             else:
-                self.status.setText(f"Run {run.name} finished. Start a new run, or go on to Preview & Export.")
+                text = f"Run {run.name} finished. Start a new run, or go on to Preview & Export."
         else:
-            self.status.setText("Choose a profile and press Start.")
+            text = "Choose a profile and press Start."
+        other = self._other_engines_stopped_run(runs_dir, engine)
+        self.status.setText(f"{text} {other}" if other else text)
         self._update_buttons()
+
+    @staticmethod
+    def _other_engines_stopped_run(runs_dir: Path | None, engine: str) -> str:
+        """A sentence about the newest run of another engine when it stopped before its end ("" if none)."""
+        run = newest_run_with_checkpoint(runs_dir) if runs_dir is not None else None
+        if run is None or run_finished(run):
+            return ""
+        checkpoints = run_checkpoints(run)
+        if not checkpoints or checkpoints[-1].engine == engine:
+            return ""
+        try:
+            title = get_engine(checkpoints[-1].engine).title
+        except EngineError:
+            return ""
+        return (f"A {title} run ({run.name}) stopped at step {checkpoints[-1].step}: choose {title} above to "
+                "see or resume it.")
 
     def resumable_config(self) -> TrainConfig | None:
         """The config the resumable run was started with (its engine and profile), None when none or unreadable."""
@@ -234,6 +270,10 @@ class RunPanel(QWidget):
             config = resume_config(run.parent.parent, run.name)
         except (LaunchError, ValueError) as exc:  # a run folder renamed by hand, an unreadable config
             self.add_banner("error", f"Run {run.name} cannot be resumed: {exc}")
+            return
+        if config.engine != self.engine:  # never train one engine's run while the page shows another
+            self.add_banner("error", f"Run {run.name} was trained with another engine ({config.engine}); choose "
+                            "that engine above to resume it.")
             return
         self._launch(config, resume=True, processes=processes)
 
@@ -290,7 +330,7 @@ class RunPanel(QWidget):
         if text is not None:
             self.log.append(text, event_level(event))
         if isinstance(event, Started):
-            self.status.setText(f"Training on {event.device}.")
+            self.status.setText(f"Training on {device_words(event.device, event.processes)}.")
         elif isinstance(event, Checkpoint):
             self.checkpoint_saved.emit(event.path)
         elif isinstance(event, (Log, MicroBatch)) and event_level(event) == "warning":
@@ -405,4 +445,4 @@ class RunPanel(QWidget):
                 tray = self._tray = QSystemTrayIcon(app_icon(), self)
             tray.show()
             tray.showMessage(title, text, QSystemTrayIcon.MessageIcon.Information, 10000)
-        self.status_message.emit(f"{title}: {text}")
+        self.status_message.emit(f"{title}: {text[:1].lower()}{text[1:]}")

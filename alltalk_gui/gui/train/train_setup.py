@@ -30,6 +30,7 @@ from alltalk_gui.gui.train.base_model_choice import BaseModelChoice
 from alltalk_gui.gui.train.engine_choice import EngineChoice
 from alltalk_gui.gui.train.gpu_card import GpuCard
 from alltalk_gui.gui.train.profile_picker import ProfilePicker
+from alltalk_gui.gui.common.wording import plural
 
 GB = 1000**3
 
@@ -37,6 +38,8 @@ GB = 1000**3
 class SetupPanel(QWidget):
     changed = Signal()  # anything that changes the config or whether Start is possible
     devices_ready = Signal()
+    engine_changed = Signal(str)  # the user chose another engine (saved in the project)
+    flagged_requested = Signal()  # the dataset fact's flagged clips were clicked: show them in the editor
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -45,9 +48,14 @@ class SetupPanel(QWidget):
         self.facts: dict = {}
         self._scan: QProcess | None = None
 
-        self.cards = QHBoxLayout()
+        self.cards_box = QWidget()
+        self.cards = QHBoxLayout(self.cards_box)
+        self.cards.setContentsMargins(0, 0, 0, 0)
         self.cards_note = QLabel("Looking for graphics cards…")
         self.cards.addWidget(self.cards_note)
+        # As tall as a card from the start: the page jumped by 40 px when the check ended and the card came.
+        self.cards_box.setMinimumHeight(GpuCard(DeviceInfo("cpu", 0, "CPU", 0.0, 0.0, False), cpu_only=True)
+                                        .sizeHint().height())
         self.picker = ProfilePicker()
         self.picker.changed.connect(lambda _n: self._refresh_config())
         self.profile_notes = QLabel()
@@ -65,6 +73,7 @@ class SetupPanel(QWidget):
         for label in (self.dataset_label, self.disk_label):
             label.setWordWrap(True)
             label.setTextFormat(Qt.TextFormat.RichText)
+        self.dataset_label.linkActivated.connect(lambda _link: self.flagged_requested.emit())
         # Short names for the base-model widgets (the same download the first-run page offers).
         self.base_label, self.choose_base = self.base.label, self.base.choose_button
         self.base_download = self.base.download
@@ -85,7 +94,7 @@ class SetupPanel(QWidget):
         facts.addWidget(self.disk_label, 3, 1, 1, 3)
 
         top = QHBoxLayout()  # the device card beside the facts: one band instead of two
-        top.addLayout(self.cards)
+        top.addWidget(self.cards_box)
         top.addLayout(facts, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -127,6 +136,7 @@ class SetupPanel(QWidget):
             except (ProjectError, OSError):  # read-only (another program has it open): this session only
                 pass
         self.show_engine(name)
+        self.engine_changed.emit(name)
 
     def _lock_engine_while_downloading(self) -> None:
         """A download is for the engine it started with: the choice waits until it ends."""
@@ -141,10 +151,11 @@ class SetupPanel(QWidget):
                                        "&amp; Edit step first.</span>")
         else:
             flagged = f["flagged"]
-            fix = (f", <span style='color:#b26a00'>{flagged} flagged clips still to check</span>" if flagged
-                   else ", no flagged clips" if flagged == 0 else "")
-            self.dataset_label.setText(f"{f['train']} training clips ({f['minutes']:.1f} min in all), "
-                                       f"{f['eval']} eval clips{fix}.")
+            # A link, as it looks: it opens the editor on the Flagged clips.
+            fix = (f", <a href='flagged' style='color:#b26a00'>{plural(flagged, 'flagged clip')} in it</a> (listen "
+                   "to them first)" if flagged else ", no flagged clips" if flagged == 0 else "")
+            self.dataset_label.setText(f"{plural(f['train'], 'training clip')} ({f['minutes']:.1f} min in all), "
+                                       f"{plural(f['eval'], 'eval clip')}{fix}.")
         self.base.refresh()
         self._refresh_config()
 
