@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSize, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtCore import QByteArray, QRect, QSize, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog, QHBoxLayout, QListWidget, QListWidgetItem, QMainWindow, QMessageBox, QStackedWidget, QWidget,
 )
@@ -28,6 +28,10 @@ from alltalk_gui.gui.preview.preview_page import PreviewPage
 from alltalk_gui.gui.train.train_page import TrainPage
 from alltalk_gui.gui.transcript.transcript_page import TranscriptPage
 from alltalk_gui.gui.start.welcome_page import WelcomePage
+
+
+PREFERRED_SIZE = (1100, 720)  # the first size on a screen with room for it; smaller screens get their free area
+FRAME_GUESS = (8, 36)  # title bar and borders (px) assumed until the window manager has framed the window
 
 
 @dataclass(frozen=True)
@@ -52,9 +56,9 @@ class MainWindow(QMainWindow):
     def __init__(self) -> None:
         super().__init__()
         self.project: VoiceProject | None = None
+        self._fitted_framed = False
         self.setWindowTitle("AllTalk GUI")
         self.setAcceptDrops(True)
-        self.resize(1100, 720)
 
         self.sidebar = QListWidget(objectName="stepSidebar")
         self.sidebar.setFixedWidth(200)
@@ -88,6 +92,9 @@ class MainWindow(QMainWindow):
         self.transcript_page.recordings_added.connect(lambda: self.import_page.set_project(self.project))
         preview_row = self.pages.index(self.preview_page)
         self.train_page.preview_requested.connect(lambda: self.sidebar.setCurrentRow(preview_row))
+        transcript_row = self.pages.index(self.transcript_page)
+        self.train_page.flagged_requested.connect(lambda: (self.sidebar.setCurrentRow(transcript_row),
+                                                           self.transcript_page.show_flagged()))
         self.sidebar.currentRowChanged.connect(self._show_step)
 
         central = QWidget()
@@ -244,10 +251,44 @@ class MainWindow(QMainWindow):
         self.sidebar.setCurrentRow(0)
         self.import_page.dropEvent(event)
 
+    def screen_area(self) -> QRect:
+        """The part of the screen a window may cover (the desktop's panels and docks left out)."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        return screen.availableGeometry() if screen is not None else QRect(0, 0, *PREFERRED_SIZE)
+
     def _restore_geometry(self) -> None:
+        """The saved size and place, or the preferred size; either way no larger than the screen, and on it. A
+        geometry saved on a bigger monitor (or the old fixed 1100x720) must not open past a 1024x600 screen's edge."""
         geometry = settings.settings().value("window/geometry")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
+        if not (isinstance(geometry, QByteArray) and self.restoreGeometry(geometry)):
+            self.resize(*PREFERRED_SIZE)
+        self.fit_to_screen()
+
+    def fit_to_screen(self) -> None:
+        """Shrink the window to the screen's free area (its frame included) and move it fully onto it."""
+        if self.isMaximized() or self.isFullScreen():
+            return
+        area = self.screen_area()
+        frame = self.frameGeometry().size() - self.geometry().size()  # title bar and borders, once shown
+        # Before the window manager has framed the window its frame is unknown: leave room for a typical one.
+        frame_w, frame_h = (frame.width(), frame.height()) if frame.height() > 0 else FRAME_GUESS
+        width = min(self.width(), area.width() - frame_w)
+        height = min(self.height(), area.height() - frame_h)
+        if (width, height) != (self.width(), self.height()):
+            self.resize(max(width, self.minimumSizeHint().width()), max(height, 1))
+        x = min(max(self.x(), area.left()), area.right() + 1 - self.width() - frame_w)
+        y = min(max(self.y(), area.top()), area.bottom() + 1 - self.height() - frame_h)
+        self.move(max(x, area.left()), max(y, area.top()))
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        if not self._fitted_framed:  # once framed, the real title bar's height is known: fit again with it
+            self._fitted_framed = True
+            QTimer.singleShot(0, self, self._fit_once_framed)
+
+    def _fit_once_framed(self) -> None:
+        if self.frameGeometry().height() > self.geometry().height():
+            self.fit_to_screen()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         for page in self.pages:  # each asks what to do with work it runs (an import, a training)

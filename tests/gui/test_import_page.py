@@ -75,7 +75,7 @@ def test_import_page_shows_rows_verdicts_and_total(window, qtbot, tmp_path, reco
     assert "readme.mp3" in page.rejected_list.item(0).text()
     # Summary and guidance against 3-10 minutes.
     total = sum(s.duration_s for s in project.sources)
-    assert "2 recording(s)" in page.summary.text()
+    assert "2 recordings" in page.summary.text()
     assert format_duration(total) in page.summary.text()
     assert "record about" in page.guidance.text()
     # And it is all on disk.

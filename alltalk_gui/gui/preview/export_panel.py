@@ -24,7 +24,7 @@ from alltalk_gui.gui import settings
 
 # The engines whose export can add the base model's training files (ExportOptions.training_files), and what
 # the check box says for them.
-TRAINING_FILES = {"xtts": "Include dvae.pth and mel_stats.pth (to keep training elsewhere)"}
+TRAINING_FILES = {"xtts": "Add dvae.pth and mel_stats.pth (to train on elsewhere)"}
 
 
 class ExportPanel(QGroupBox):
@@ -43,9 +43,11 @@ class ExportPanel(QGroupBox):
         self.folder.textChanged.connect(self._update_button)
         browse = QPushButton("Choose…")
         browse.clicked.connect(self._choose_folder)
-        self.half = QCheckBox("Half precision (half the size)")
+        self.half = QCheckBox("Half precision")
+        self.half.setToolTip("Store the weights in 16-bit: half the size, the same voice")
         self.training_files = QCheckBox()
-        self.overwrite = QCheckBox("Replace an existing folder of that name")
+        self.overwrite = QCheckBox("Replace a folder of that name")
+        self.overwrite.setToolTip("Replace an existing export folder of the same name (else Export refuses)")
         self.button = QPushButton("Export")
         self.button.clicked.connect(self.export_requested)
         self.progress = QProgressBar()
@@ -64,14 +66,17 @@ class ExportPanel(QGroupBox):
         into.addWidget(self.folder, 1)
         into.addWidget(browse)
         grid.addLayout(into, 1, 1, 1, 3)
-        grid.addWidget(self.half, 2, 1)
-        grid.addWidget(self.overwrite, 2, 2, 1, 2)
-        grid.addWidget(self.training_files, 3, 1, 1, 3)
+        # The choices in one row, the button beside the progress: the page fits a 1024x600 screen.
+        choices = QHBoxLayout()
+        for box in (self.half, self.overwrite, self.training_files):
+            choices.addWidget(box)
+        choices.addStretch(1)
+        grid.addLayout(choices, 2, 1, 1, 3)
         buttons = QHBoxLayout()
         buttons.addWidget(self.button)
         buttons.addWidget(self.progress, 1)
-        grid.addLayout(buttons, 4, 0, 1, 4)
-        grid.addWidget(self.result, 5, 0, 1, 4)
+        grid.addLayout(buttons, 3, 0, 1, 4)
+        grid.addWidget(self.result, 4, 0, 1, 4)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
         self.folder.setText(settings.last_folder("export") if settings.settings().contains("folders/export") else "")

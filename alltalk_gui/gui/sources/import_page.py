@@ -28,6 +28,7 @@ from alltalk_gui.gui.common.project_lock import READ_ONLY_MESSAGE, is_read_only
 from alltalk_gui.gui.common.audio_player import AudioPlayer
 from alltalk_gui.gui.sources.waveform_delegate import WaveformDelegate
 from alltalk_gui.gui.common.workers import Worker, import_worker
+from alltalk_gui.gui.common.wording import noun, plural
 
 GUIDANCE_COLOUR = {"empty": "palette(mid)", "short": "#b26a00", "good": "#2e7d32", "long": "#1565c0"}
 
@@ -36,6 +37,8 @@ def _file_filter() -> str:
     patterns = " ".join(f"*{ext}" for ext in sorted(audio.SUPPORTED_EXTENSIONS))
     return f"Audio and video ({patterns});;All files (*)"
 
+
+NAME_MAX_PX = 150  # the file-name column's widest (a long name wraps or is elided; its tooltip has it)
 
 class ImportPage(QWidget):
     """The Import step. ``sources_changed`` fires after every import so other steps can update."""
@@ -104,10 +107,14 @@ class ImportPage(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(Column.WAVEFORM, QHeaderView.ResizeMode.Fixed)
         header.setSectionResizeMode(Column.FORMAT, QHeaderView.ResizeMode.Interactive)
+        # The file name as wide as it is, up to NAME_MAX_PX (its tooltip holds it whole): a long name took the
+        # verdict's room at 1024 px.
+        header.setSectionResizeMode(Column.NAME, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(Column.VERDICT, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(40)
-        self.table.setColumnWidth(Column.WAVEFORM, 120)
+        self.table.setColumnWidth(Column.WAVEFORM, 100)
         self.table.setColumnWidth(Column.FORMAT, 110)
+        self.model.modelReset.connect(self._fit_name_column)
         self.table.doubleClicked.connect(lambda index: self._toggle_play(index.row()))
         self.model.modelReset.connect(self._install_play_buttons)
 
@@ -222,13 +229,13 @@ class ImportPage(QWidget):
             self._add_rejection(rej.reason)
         if self.rejected_list.count():
             self._fit_rejected_list()
-            self.rejected_title.setText(f"<b>{self.rejected_list.count()} file(s) were not imported</b>")
+            self.rejected_title.setText(f"<b>{plural(self.rejected_list.count(), 'file')} {noun(self.rejected_list.count(), 'was')} not imported</b>")
             self.rejected_box.show()
         parts = [f"{len(report.imported)} imported"]
         if report.rejected:
             parts.append(f"{len(report.rejected)} not imported")
         if report.skipped_non_audio:
-            parts.append(f"{report.skipped_non_audio} non-audio file(s) skipped")
+            parts.append(f"{plural(report.skipped_non_audio, 'non-audio file')} skipped")
         if report.cancelled:
             parts.append("cancelled")
         self.status_message.emit(", ".join(parts) + ".")
@@ -251,6 +258,9 @@ class ImportPage(QWidget):
         item.setToolTip(detail or plain)
         self.rejected_list.addItem(item)
         self.details_button.setVisible(self.details_button.isVisible() or bool(detail))
+
+    def _fit_name_column(self) -> None:
+        self.table.setColumnWidth(Column.NAME, min(self.table.sizeHintForColumn(Column.NAME), NAME_MAX_PX))
 
     def _show_details(self, shown: bool) -> None:
         for i in range(self.rejected_list.count()):
@@ -305,7 +315,7 @@ class ImportPage(QWidget):
         flagged = sum(1 for s in sources if s.verdict != "ok")
         total = sum(s.duration_s for s in sources)
         usable = self.project.usable_duration_s()
-        text = f"<b>{len(sources)} recording(s)</b> · {format_duration(total)} in total"
+        text = f"<b>{plural(len(sources), 'recording')}</b> · {format_duration(total)} in total"
         if flagged:
             text += f" · {flagged} to check"
         self.summary.setText(text)

@@ -42,9 +42,13 @@ class TranscribePanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.backend = QComboBox()
-        self.backend.addItem("openai-whisper (default)", OPENAI)
-        self.backend.addItem("faster-whisper (low VRAM)", FASTER)
-        self.backend.setToolTip("faster-whisper needs about half the memory and is faster on a CPU.")
+        # Short names, so both read whole at 1024 px; what tells them apart is in the tooltips.
+        self.backend.addItem("openai-whisper", OPENAI)
+        self.backend.addItem("faster-whisper", FASTER)
+        self.backend.setItemData(0, "The default: OpenAI's own Whisper (PyTorch).", Qt.ItemDataRole.ToolTipRole)
+        self.backend.setItemData(1, "Low VRAM: about half the memory, and faster on a CPU.", Qt.ItemDataRole.ToolTipRole)
+        self.backend.setToolTip("openai-whisper is the default; faster-whisper needs about half the memory (low VRAM) "
+                                "and is faster on a CPU.")
         self.model = QComboBox()
         for name in MODELS:
             self.model.addItem(f"{name}  ({MODEL_TIPS[name]})" if name in MODEL_TIPS else name, name)
@@ -74,7 +78,7 @@ class TranscribePanel(QWidget):
             grid.addWidget(QLabel(label), 0, column)
             grid.addWidget(widget, 1, column)
         grid.addWidget(self.transcribe_button, 1, 4)
-        for column, stretch in enumerate((2, 3, 2, 1)):  # the room shared, the model's name gets the most
+        for column, stretch in enumerate((3, 4, 2, 2)):  # the room shared, the model's name gets the most
             grid.setColumnStretch(column, stretch)
 
         self.file_label = QLabel()
@@ -120,9 +124,10 @@ class TranscribePanel(QWidget):
         index = self.model.findData(model)
         if index < 0:
             index = self.model.count() - 1  # just above "Local model…"
-            # Model folders are often just called "model": the parent's name says which one it is.
+            # Model folders are often just called "model": then the parent's name says which one it is.
             path = Path(model)
-            self.model.insertItem(index, f"Local: {path.parent.name}/{path.name}", model)
+            shown = path.parent.name if path.name.lower() in ("model", "models") and path.parent.name else path.name
+            self.model.insertItem(index, f"Local: {shown}", model)
             self.model.setItemData(index, model, Qt.ItemDataRole.ToolTipRole)
         self.model.setCurrentIndex(index)
         self._save()
