@@ -132,6 +132,9 @@ def cmd_dataset(args: argparse.Namespace) -> int:
           f"({format_duration(report.seconds_of_audio)}) to {report.dataset_dir}")
     if report.deleted:
         print(f"  {report.deleted} deleted clip(s) left out")
+    if report.flagged:
+        print(f"  {len(report.flagged)} of them still flagged (listen to them: alltalk-gui segments {args.dir} "
+              "--flagged)")
     for refusal in report.refused:
         print(f"  refused {refusal.describe()}", file=sys.stderr)
     return EXIT_SOME_REJECTED if report.refused else EXIT_OK

@@ -46,7 +46,7 @@ def test_find_moves_between_matches_with_enter(page, qtbot):
     editor = page.editor
     editor.find_edit.setFocus()
     qtbot.keyClicks(editor.find_edit, "th")
-    assert editor.find_count.text() == "3 clip(s)"
+    assert editor.find_count.text() == "3 clips"
     qtbot.keyClick(editor.find_edit, Qt.Key.Key_Return)
     assert editor.current_id == "c00001" and editor.find_count.text() == "1 of 3"
     qtbot.keyClick(editor.find_edit, Qt.Key.Key_Return)

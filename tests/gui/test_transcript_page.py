@@ -212,7 +212,7 @@ def test_refused_clips_are_named_before_export(page, qtbot, project, monkeypatch
     monkeypatch.setattr(QMessageBox, "exec", decline)
     page.export_button.click()
     text, details = boxes[0]
-    assert "1 kept clip(s) cannot be used" in text
+    assert "1 kept clip cannot be used" in text
     assert "c00002 (harbour.wav at 3.0 s)" in details and "no text" in details
     assert not project.dataset_dir.exists()
 
@@ -238,7 +238,7 @@ def test_the_main_window_step_and_new_recordings(qtbot, tmp_path, project):
     window.import_page.import_paths([str(new)])
     qtbot.waitUntil(lambda: not window.import_page.is_importing(), timeout=60000)
     assert page.notice_box.isVisibleTo(page)
-    assert "1 recording(s) have no clips yet (second take.wav)" in page.notice.text()
+    assert "1 recording has no clips yet (second take.wav)" in page.notice.text()
 
 
 @pytest.mark.timeout(180)

@@ -70,6 +70,7 @@ class ExportReport:
     seconds_of_audio: float
     refused: list[Refusal] = field(default_factory=list)
     deleted: int = 0
+    flagged: list[str] = field(default_factory=list)  # clips that went in with warnings nobody settled (ids)
 
 
 def refusals(segments: SegmentList) -> list[Refusal]:
@@ -158,7 +159,7 @@ def export_dataset(project: Any, eval_split: float = DEFAULT_EVAL_SPLIT, seed: i
         _remove(staging)
         raise
     return ExportReport(target, len(train_ids), len(eval_ids), seconds, refused,
-                        sum(1 for s in segments if s.deleted))
+                        sum(1 for s in segments if s.deleted), [s.id for s in usable if s.flags])
 
 
 def recover_interrupted_export(project: Any) -> None:

@@ -13,7 +13,8 @@ from alltalk_gui.core.transcript.segments import SegmentsError, read_file
 
 
 def dataset_facts(project: VoiceProject) -> dict:
-    """Clips and minutes of the exported dataset, clips still flagged in the transcript, eval clips."""
+    """Clips and minutes of the exported dataset, eval clips, and how many of its clips are still flagged in the
+    transcript (``flagged``; None when the transcript cannot be read)."""
     import soundfile
 
     facts = {"train": 0, "eval": 0, "minutes": 0.0, "flagged": None, "error": None}
@@ -32,10 +33,12 @@ def dataset_facts(project: VoiceProject) -> dict:
             except (RuntimeError, OSError):
                 pass  # a missing clip is training's to report, with its name
     facts["minutes"] = seconds / 60
+    in_dataset = {Path(row.audio_file).stem for items in rows.values() for row in items}  # wavs/<clip id>.wav
     if project.segments_file.is_file():
         try:
             data = read_file(project.segments_file)  # with the edits still in its journal
-            facts["flagged"] = sum(1 for s in data["segments"] if not s.get("deleted") and s.get("flags"))
+            facts["flagged"] = sum(1 for s in data["segments"]
+                                   if s.get("id") in in_dataset and not s.get("deleted") and s.get("flags"))
         except SegmentsError:
             pass
     return facts

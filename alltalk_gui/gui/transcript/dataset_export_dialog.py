@@ -2,7 +2,7 @@
 
 The core (:mod:`alltalk_gui.core.dataset.export`) does the work and names every clip it refuses; this module
 asks whether to export the others, runs the export in a worker thread behind a modal progress dialog (so the
-transcript cannot change while it is read), and reports the result.
+transcript cannot change while it is read), and reports the result, with how many flagged clips went in.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from alltalk_gui.core.dataset.export import DatasetError, ExportReport, export_d
 from alltalk_gui.core.project.duration_guidance import format_duration
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentList, SegmentsError
+from alltalk_gui.gui.common.wording import noun, plural
 from alltalk_gui.gui.common.workers import Worker
 
 
@@ -21,13 +22,15 @@ def refused_text(items) -> str:
     return "\n".join(f"• {r.describe()}" for r in items)
 
 
-def export_dataset(parent: QWidget, project: VoiceProject, segments: SegmentList) -> Worker | None:
-    """Ask, then export in the background; returns the running worker (None when the user said no)."""
+def export_dataset(parent: QWidget, project: VoiceProject, segments: SegmentList,
+                   on_show_flagged=lambda: None) -> Worker | None:
+    """Ask, then export in the background; returns the running worker (None when the user said no). The result
+    says how many flagged clips went in; its "Show the flagged clips" calls ``on_show_flagged``."""
     refused = refusals(segments)
     if refused:
         box = QMessageBox(QMessageBox.Icon.Warning, "Some clips cannot be used",
-                          f"{len(refused)} kept clip(s) cannot be used for training and would be left out. Fix or "
-                          "delete them first, or export the others now.", parent=parent)
+                          f"{plural(len(refused), 'kept clip')} cannot be used for training and would be left out. "
+                          "Fix or delete them first, or export the others now.", parent=parent)
         box.setDetailedText(refused_text(refused))
         others = box.addButton("Export the others", QMessageBox.ButtonRole.AcceptRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
@@ -60,16 +63,28 @@ def export_dataset(parent: QWidget, project: VoiceProject, segments: SegmentList
             QMessageBox.warning(parent, "The dataset was not exported",
                                 f"{report}\n\nThe previous dataset, if any, was left as it was.")
             return
-        text = (f"Wrote {report.train} training and {report.eval} evaluation clip(s) "
+        text = (f"Wrote {report.train} training and {plural(report.eval, 'evaluation clip')} "
                 f"({format_duration(report.seconds_of_audio)}) to {report.dataset_dir}.")
         if report.deleted:
-            text += f"\n{report.deleted} deleted clip(s) were left out."
-        box = QMessageBox(QMessageBox.Icon.Information, "Dataset exported", text, parent=parent)
+            text += f"\n{plural(report.deleted, 'deleted clip')} {noun(report.deleted, 'was')} left out."
+        if report.flagged:
+            n = len(report.flagged)
+            text += (f"\n{plural(n, 'clip')} in it {noun(n, 'is')} still flagged: listen to {noun(n, 'it', 'them')} "
+                     "with Show ▸ Flagged, and press Looks fine or fix them.")
         if report.refused:
-            box.setText(text + f"\n{len(report.refused)} clip(s) were refused (see the details).")
+            text += f"\n{plural(len(report.refused), 'clip')} {noun(len(report.refused), 'was')} refused (see the details)."
+        box = QMessageBox(QMessageBox.Icon.Information, "Dataset exported", text, parent=parent)
+        show = box.addButton("Show the flagged clips", QMessageBox.ButtonRole.ActionRole) if report.flagged else None
+        box.addButton(QMessageBox.StandardButton.Ok)
+        if report.refused:
             box.setDetailedText(refused_text(report.refused))
         box.exec()
-        parent.status_message.emit(text.splitlines()[0])
+        summary = text.splitlines()[0]
+        if report.flagged:
+            summary += f" {plural(len(report.flagged), 'flagged clip')} went in."
+        parent.status_message.emit(summary)
+        if show is not None and box.clickedButton() is show:
+            on_show_flagged()
 
     def on_failed(traceback_text: str) -> None:
         dialog.reset()

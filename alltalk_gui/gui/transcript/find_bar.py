@@ -16,6 +16,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
 from alltalk_gui.core.transcript.segments import SegmentList
+from alltalk_gui.gui.common.wording import noun, plural
 
 
 class FindBar(QWidget):
@@ -93,7 +94,7 @@ class FindBar(QWidget):
         elif self.position is not None and self.current_id() in matches:
             self.count.setText(f"{matches.index(self.current_id()) + 1} of {len(matches)}")
         else:
-            self.count.setText(f"{len(matches)} clip(s)" if matches else "no clip")
+            self.count.setText(plural(len(matches), "clip") if matches else "no clip")
 
     def _text_changed(self) -> None:
         self.position = None

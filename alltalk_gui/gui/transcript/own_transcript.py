@@ -18,6 +18,7 @@ from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.known_text import load_known_text, realign, save_known_text
 from alltalk_gui.core.transcript.segments import SegmentList
 from alltalk_gui.gui.common.workers import Worker
+from alltalk_gui.gui.common.wording import noun, plural
 
 
 class KnownTextDialog(QDialog):
@@ -82,10 +83,10 @@ def import_dataset_folder(parent: QWidget, project: VoiceProject, done: Callable
         if isinstance(report, Exception):
             QMessageBox.warning(parent, "No dataset imported", str(report))
             return
-        text = f"Imported {len(report.imported)} clip(s) with their text from {report.folder}."
+        text = f"Imported {plural(len(report.imported), 'clip')} with their text from {report.folder}."
         if report.problems:
             box = QMessageBox(QMessageBox.Icon.Warning, "Some rows were not imported",
-                              f"{text}\n{len(report.problems)} row(s) were refused (see the details).", parent=parent)
+                              f"{text}\n{plural(len(report.problems), 'row')} {noun(len(report.problems), 'was')} refused (see the details).", parent=parent)
             box.setDetailedText("\n".join(f"• {p}" for p in report.problems))
             box.exec()
         done(report)

@@ -23,6 +23,7 @@ from alltalk_gui.gui.transcript.clip_player import ClipPlayer
 from alltalk_gui.gui.transcript.find_bar import FindBar
 from alltalk_gui.gui.transcript.clip_waveform import ClipWaveform
 from alltalk_gui.gui.common.media_icons import media_icon
+from alltalk_gui.gui.common.wording import noun, plural
 
 GUIDANCE_COLOUR = {"empty": "palette(mid)", "short": "#b26a00", "good": "#2e7d32", "long": "#1565c0"}
 FILTERS = [("All clips", "all"), ("Kept", "kept"), ("Flagged", "flagged"), ("Deleted", "deleted")]
@@ -59,6 +60,9 @@ class TranscriptEditor(QWidget):
                                       tip="Split the clip at the red cursor; the text is split at the caret.")
         self.merge_action = self._add("Merge with next", self.merge_with_next, "Ctrl+M")
         self.delete_action = self._add("Delete", self.delete_or_restore, "Delete")
+        self.accept_action = self._add("Looks fine", self.accept_flags, "Ctrl+L",
+                                       tip="You listened and the clip is fine: clear its warnings (undoable). "
+                                           "Flags that keep it out of the dataset stay until fixed.")
         self.retranscribe_action = self._add("Re-transcribe", self._retranscribe, "Ctrl+R",
                                              tip="Run Whisper again on this clip only.")
         self.toolbar.addSeparator()
@@ -198,6 +202,12 @@ class TranscriptEditor(QWidget):
         if add_to_toolbar:
             self.toolbar.addAction(action)
         return action
+
+    def show_filter(self, name: str) -> None:
+        """Show only the clips of filter ``name`` (all, kept, flagged, deleted), the first of them selected."""
+        self.filter_combo.setCurrentIndex(max(0, self.filter_combo.findData(name)))
+        if self.model.rowCount() and self.model.row_of(self.current_id or "") is None:
+            self.select(self.model.segment(0).id)
 
     # -- the list -------------------------------------------------------------------------------------------
     def set_segments(self, segments: SegmentList | None) -> None:
@@ -345,6 +355,13 @@ class TranscriptEditor(QWidget):
         else:
             self._edit_with_typed_text(segment, f"Delete {segment.id}", lambda: self.segments.delete(segment.id))
 
+    def accept_flags(self) -> None:
+        """"Looks fine": the current clip's warnings are accepted, as one undoable edit (text typed into it first)."""
+        segment = self.current()
+        if segment is not None and not segment.deleted:
+            self._edit_with_typed_text(segment, f"Mark {segment.id} as fine",
+                                       lambda: self.segments.accept_flags(segment.id))
+
     def _on_bounds_dragged(self, segment_id: str, start_ms: int, end_ms: int) -> None:
         if self._edit(lambda: self.segments.set_bounds(segment_id, start_ms, end_ms)) is None:
             self._show_waveform()  # refused: put the region back where the clip really is
@@ -353,7 +370,7 @@ class TranscriptEditor(QWidget):
         needle, replacement = self.find_edit.text(), self.replace_edit.text()
         change = self._edit(lambda: self.segments.replace_all(needle, replacement))
         if change is not None:
-            self.status_message.emit(f"Replaced in {len(change.after)} clip(s)." if change.after
+            self.status_message.emit(f"Replaced in {plural(len(change.after), 'clip')}." if change.after
                                      else f"No clip contains '{needle}'.")
         self._update_find_count()
 
@@ -372,7 +389,7 @@ class TranscriptEditor(QWidget):
         """Every editor action in menu order (separators between groups), for the window's Edit menu."""
         groups = [[self.undo_action, self.redo_action],
                   [self.edit_text_action, self.split_action, self.merge_action, self.delete_action,
-                   self.retranscribe_action],
+                   self.accept_action, self.retranscribe_action],
                   [self.play_action, self.previous_action, self.next_action],
                   [self.find_action, self.find_next_action, self.find_previous_action, self.replace_action]]
         actions: list[QAction] = []
@@ -437,6 +454,7 @@ class TranscriptEditor(QWidget):
         for action in (self.play_action, self.split_action, self.delete_action, self.retranscribe_action):
             action.setEnabled(has)
         self.merge_action.setEnabled(has and not segment.deleted)
+        self.accept_action.setEnabled(has and not segment.deleted and len(segment.blocking_flags) < len(segment.flags))
         self.split_action.setEnabled(has and not segment.deleted)
         self.delete_action.setText("Restore" if has and segment.deleted else "Delete")
         self.replace_action.setEnabled(self.segments is not None)
@@ -454,7 +472,7 @@ class TranscriptEditor(QWidget):
             self.summary.clear()
             return
         s = self.segments.summary()
-        parts = [f"<b>{s.kept} clip(s)</b>", f"{format_duration(s.kept_duration_s)} kept"]
+        parts = [f"<b>{plural(s.kept, 'clip')}</b>", f"{format_duration(s.kept_duration_s)} kept"]
         if s.flagged:
             parts.append(f"<span style='color:#b26a00'>{s.flagged} flagged</span>")
         if s.blocked:

@@ -148,9 +148,12 @@ class TranscriptPage(QWidget):
         """The clips still flagged, in the editor (the Train page's count and the export's result lead here)."""
         self.editor.show_filter("flagged")
         self.focus_table()
+        QTimer.singleShot(0, self, self.focus_table)  # again once a closing dialog has given the focus back
 
     def focus_table(self) -> None:
         if self.isVisible() and self.body.currentWidget() is self.editor and self.editor.isEnabled():
+            if QApplication.activeWindow() is None:  # a dialog just closed and nothing took the focus back
+                self.window().activateWindow()
             self.editor.table.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def sources_changed(self) -> None:
