@@ -45,13 +45,15 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(f"[{done + 1}/{total}] {name}", flush=True)
 
     from alltalk_gui.core.project.importer import import_files  # audio decoders: not for the listing commands
+    from alltalk_gui.core.project.plain_reasons import plain_reason
 
     report = import_files(project, args.paths, progress=progress)
     for src in report.imported:
         notes = f" - {'; '.join(src.reasons)}" if src.reasons else ""
         print(f"  imported {src.name}: {format_duration(src.duration_s)}, {src.verdict}{notes}")
     for rej in report.rejected:
-        print(f"  rejected {rej.reason}", file=sys.stderr)
+        plain, detail = plain_reason(rej.reason)  # the same words as the app, the decoders' after them
+        print(f"  rejected {plain}" + (f"\n    ({detail})" if detail else ""), file=sys.stderr)
     if report.skipped_non_audio:
         print(f"  skipped {report.skipped_non_audio} non-audio file(s) found in folders")
     print(f"{len(report.imported)} imported, {len(report.rejected)} rejected. "

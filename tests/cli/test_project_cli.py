@@ -53,7 +53,9 @@ def test_some_rejected_exits_1_and_keeps_the_rest(tmp_path, capsys):
     bad.write_text("hello")
     assert main(["import", str(project), str(good), str(bad)]) == 1
     err = capsys.readouterr().err
-    assert "bad.wav" in err and "not an audio file" in err
+    # The app's plain words first (the walk found the CLI in decoder jargon), the decoders' own on a line below.
+    assert "rejected bad.wav could not be read as a recording: the file is damaged" in err
+    assert "\n    (" in err and "libsndfile" in err
     assert main(["sources", str(project), "--json"]) == 0
     assert [r["name"] for r in json.loads(capsys.readouterr().out)] == ["good.wav"]
 

@@ -31,7 +31,6 @@ def run_queue_wait_ms() -> float:
 
 def main(folder: str, settings_dir: str) -> dict:
     from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QApplication
 
     from alltalk_gui.gui.app import create_application
     from alltalk_gui.gui.main_window import MainWindow

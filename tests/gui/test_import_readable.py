@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from alltalk_gui.core.project.folder import VoiceProject
-from alltalk_gui.gui.sources.plain_reasons import plain_reason
+from alltalk_gui.core.project.plain_reasons import plain_reason
 from alltalk_gui.gui.sources.sources_model import Column
 from tests.gui.test_import_page import _wait_import, recordings, window  # noqa: F401 - fixtures
 

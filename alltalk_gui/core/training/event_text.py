@@ -48,7 +48,12 @@ def event_text(event: Event) -> str | None:
 def _(event: Started) -> str:
     return (f"Training {event.train_clips} clips ({event.eval_clips} eval) on {event.device} x {event.processes}: "
             f"{event.steps_per_epoch} steps/epoch, {event.total_steps} steps, "
-            f"{event.trainable_parameters / 1e6:.1f} M trainable parameters. Run: {event.run_dir}")
+            f"{parameter_count(event.trainable_parameters)} trainable parameters. Run: {event.run_dir}")
+
+
+def parameter_count(count: int) -> str:
+    """"441.0 M", or the plain number below 100 000 (LoRA on the tiny test model read "0.0 M")."""
+    return f"{count / 1e6:.1f} M" if count >= 100_000 else f"{count:,}"
 
 
 @event_text.register

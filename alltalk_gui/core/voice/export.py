@@ -55,12 +55,13 @@ def disk_free_bytes(path: Path) -> int:
 
 
 def safe_name(name: str) -> str:
-    """A folder name from a voice name: letters, digits, ``-`` and ``_``; spaces become ``_``.
+    """A folder name from a voice name: letters, digits, ``-`` and ``_``; spaces become ``_`` and apostrophes go
+    ("Ada's voice" -> ``Adas_voice``, not ``Ada_s_voice``).
 
     Raises:
         ExportError: nothing usable is left.
     """
-    cleaned = re.sub(r"[^\w\-]+", "_", name.strip(), flags=re.UNICODE).strip("._")
+    cleaned = re.sub(r"[^\w\-]+", "_", re.sub(r"['’`]", "", name.strip()), flags=re.UNICODE).strip("._")
     if not cleaned:
         raise ExportError(f"'{name}' cannot be used as a folder name; use letters, digits, '-' or '_'.")
     return cleaned[:80]

@@ -21,7 +21,7 @@ from alltalk_gui.core.project.duration_guidance import format_duration, guidance
 from alltalk_gui.core.project.importer import ImportReport
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.gui import settings
-from alltalk_gui.gui.sources.plain_reasons import plain_reason
+from alltalk_gui.core.project.plain_reasons import plain_reason
 from alltalk_gui.gui.sources.sources_model import Column, SourcesModel
 from alltalk_gui.gui.sources.bulk_drop import confirm_bulk_import
 from alltalk_gui.gui.common.project_lock import READ_ONLY_MESSAGE, is_read_only

@@ -58,7 +58,9 @@ class NewProjectDialog(QDialog):
 
     @property
     def folder(self) -> Path:
-        safe = "".join(c if c.isalnum() or c in " -_." else "_" for c in self.name).strip() or "voice"
+        # The name as typed where every system takes it ("Ada's voice" stays so: it was "Ada_s voice"); only what
+        # Windows refuses in a folder name becomes "_", and no dot or space may end it.
+        safe = "".join(c if c.isalnum() or c in " -_.'(),&+" else "_" for c in self.name).strip(" .") or "voice"
         return Path(self.parent_edit.text()).expanduser() / safe
 
     def _browse(self) -> None:

@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton, QWidget
 
 from alltalk_gui.core import app_settings
-from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, Engine, get_engine
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, Engine, EngineError, engine_names, get_engine
 from alltalk_gui.gui.common.base_model_download import BaseModelDownload
 from alltalk_gui.gui.train.setup_facts import base_model_found, missing_base_files
 
@@ -78,12 +78,29 @@ class BaseModelChoice(QObject):
                                f"it ({self.engine.download_size}).</span>")
 
     def choose(self) -> None:
-        current = self.folder()  # open where the current model is, not at home
-        start = next((str(f) for f in (current, current and current.parent) if f is not None and f.is_dir()),
+        # Open where the current model is; for a first choice, beside another engine's model (base models are
+        # often kept side by side, e.g. in AllTalk's models/); only then at home.
+        current = self.folder()
+        others = [Path(value).parent for value in self._other_engines_folders()]
+        start = next((str(f) for f in (current, current and current.parent, *others) if f is not None and f.is_dir()),
                      str(Path.home()))
         folder = QFileDialog.getExistingDirectory(self._parent, f"The {self.engine.title} base-model folder", start)
         if folder:
             self.set_folder(folder)
+
+    def _other_engines_folders(self) -> list[str]:
+        """The base-model folders chosen for the other engines (app settings)."""
+        values = []
+        for name in engine_names():
+            if name == self.engine.name:
+                continue
+            try:
+                value = app_settings.get(get_engine(name).base_model_setting)
+            except (app_settings.SettingsError, EngineError):
+                continue
+            if value:
+                values.append(str(value))
+        return values
 
     def _downloaded(self, folder: Path) -> None:
         # The engine cannot change while a download runs (the page locks the choice), so it is this one's.

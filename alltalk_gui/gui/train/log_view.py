@@ -27,7 +27,8 @@ class LogView(QWidget):
         self.entries: list[tuple[str, str]] = []
         self.text = QPlainTextEdit(readOnly=True)
         self.text.setMaximumBlockCount(MAX_ENTRIES)
-        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # Long lines (a run's folder, a traceback) wrap: a sideways scroll hid their ends.
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         # About seven lines: three were too few to follow a run.
         self.text.setMinimumHeight(self.text.fontMetrics().lineSpacing() * 7 + 8)
         self.filter = QLineEdit(placeholderText="Filter the log…", clearButtonEnabled=True)

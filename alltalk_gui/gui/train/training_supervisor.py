@@ -26,6 +26,7 @@ from alltalk_gui.core.training.events import Done
 from alltalk_gui.core.training.follow import EventsFollower, follow_process
 from alltalk_gui.core.training.launch import LaunchError, TrainingProcess, start_training
 from alltalk_gui.core.training.run_folders import EVENTS_FILE, check_run_name
+from alltalk_gui.gui.common.wording import noun, plural
 
 
 class TrainingSupervisor(QThread):
@@ -103,7 +104,8 @@ class TrainingSupervisor(QThread):
         reader.join(timeout=5)
         self.child.clear_stop()
         if follower.skipped > self.skipped_lines:
-            self.output_line.emit(f"{follower.skipped} unreadable line(s) in {self.events_path} were skipped.")
+            self.output_line.emit(f"{plural(follower.skipped, 'unreadable line')} in {self.events_path} "
+                                  f"{noun(follower.skipped, 'was')} skipped.")
         self.skipped_lines = follower.skipped
         self.returncode = code
         self.child_exited.emit(code, done_seen)

@@ -16,7 +16,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
 from alltalk_gui.core.transcript.segments import SegmentList
-from alltalk_gui.gui.common.wording import noun, plural
+from alltalk_gui.gui.common.wording import plural
 
 
 class FindBar(QWidget):

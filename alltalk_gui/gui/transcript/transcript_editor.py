@@ -23,7 +23,7 @@ from alltalk_gui.gui.transcript.clip_player import ClipPlayer
 from alltalk_gui.gui.transcript.find_bar import FindBar
 from alltalk_gui.gui.transcript.clip_waveform import ClipWaveform
 from alltalk_gui.gui.common.media_icons import media_icon
-from alltalk_gui.gui.common.wording import noun, plural
+from alltalk_gui.gui.common.wording import plural
 
 GUIDANCE_COLOUR = {"empty": "palette(mid)", "short": "#b26a00", "good": "#2e7d32", "long": "#1565c0"}
 FILTERS = [("All clips", "all"), ("Kept", "kept"), ("Flagged", "flagged"), ("Deleted", "deleted")]

@@ -27,7 +27,6 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-import re
 import shutil
 import time
 from dataclasses import dataclass
@@ -71,9 +70,10 @@ def alltalk_name(voice: str) -> str:
     Raises:
         F5ExportError: nothing usable is left of the name.
     """
-    cleaned = re.sub(r"[^\w\-]+", "_", voice.strip()).strip("._")[:80]
-    if not cleaned:
-        raise F5ExportError(f"'{voice}' cannot be used as a folder name; use letters, digits, '-' or '_'.")
+    try:
+        cleaned = safe_name(voice)  # the one rule for export folder names
+    except ExportError as exc:
+        raise F5ExportError(str(exc)) from None
     return cleaned if fnmatch.fnmatch(cleaned, ALLTALK_PATTERN) else f"f5tts_v1_{cleaned}"
 
 
@@ -260,7 +260,7 @@ Only use a voice you have the speaker's permission to copy.
 ## What it is made of
 
 - `{weights}`: the fine-tuned weights under `ema_model.*` ({info['precision']}{', the EMA of the training' if info['weights_are_ema'] else ''}),
-  from run `{ckpt['run']}`, step {ckpt['step']}, epoch {ckpt['epoch']}{loss}.
+  from run `{ckpt['run']}`, step {ckpt['step']}, epoch {ckpt['epoch'] + 1}{loss}.
 - `vocab.txt`: the vocabulary ({info['vocabulary']['tokens']} tokens) the model reads.
 - `model_cfg.yaml`: the architecture, in f5-tts's config layout.
 - `vocos/`: the vocoder (charactr/vocos-mel-24khz).

@@ -274,7 +274,7 @@ speaker's permission to copy.
 ## What it is made of
 
 - Base model: {info['base_model']['description']} (from `{info['base_model']['folder']}`).
-- Training checkpoint: run `{checkpoint.run}`, step {checkpoint.step}, epoch {checkpoint.epoch}{loss}.
+- Training checkpoint: run `{checkpoint.run}`, step {checkpoint.step}, epoch {checkpoint.epoch + 1}{loss}.
 - `model.pth`: the base model's HiFi-GAN decoder and speaker encoder with the fine-tuned GPT; weights only
   ({info['precision']}), no optimizer state, no DVAE.
 - `config.json`, `vocab.json`: the base model's, unchanged.

@@ -3,8 +3,9 @@
 The core's reasons name the decoders ("not an audio file PyAV or libsndfile can read (FFmpeg: Invalid data
 found when processing input; libsndfile: Error in WAV/W64/RF64 file)"): exact, and what a bug report needs,
 but not what a person needs to decide what to do. :func:`plain_reason` splits such a reason into a sentence
-that says what it means and what to try, and the technical part, which the import page keeps one click away.
-Reasons that are already plain come back unchanged with no detail.
+that says what it means and what to try, and the technical part, which the import page keeps one click away and
+the ``import`` command prints on a line of its own. Reasons that are already plain come back unchanged with no
+detail.
 """
 
 from __future__ import annotations
