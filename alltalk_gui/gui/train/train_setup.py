@@ -53,14 +53,18 @@ class SetupPanel(QWidget):
         self.cards.setContentsMargins(0, 0, 0, 0)
         self.cards_note = QLabel("Looking for graphics cards…")
         self.cards.addWidget(self.cards_note)
-        # As tall as a card from the start: the page jumped by 40 px when the check ended and the card came.
-        self.cards_box.setMinimumHeight(GpuCard(DeviceInfo("cpu", 0, "CPU", 0.0, 0.0, False), cpu_only=True)
-                                        .sizeHint().height())
+        # As tall as a card from the start (a CPU-only one, the tallest, at its narrowest): the page jumped by 40
+        # px when the check ended and the card came.
+        typical = GpuCard(DeviceInfo("cpu", 0, "AMD Ryzen 7 5800X 8-Core Processor", 31.3, 24.0, False, cores=16),
+                          cpu_only=True)
+        self.cards_box.setMinimumHeight(typical.heightForWidth(typical.minimumWidth()))
         self.picker = ProfilePicker()
         self.picker.changed.connect(lambda _n: self._refresh_config())
+        # Always one line at least, empty when there is nothing to note: a note that came with the device check
+        # ("16-bit autocast is slower than fp32 on most CPUs...") moved everything below it down.
         self.profile_notes = QLabel()
         self.profile_notes.setWordWrap(True)
-        self.profile_notes.hide()
+        self.profile_notes.setMinimumHeight(self.profile_notes.fontMetrics().lineSpacing())
         self.advanced = AdvancedPanel()
         self.advanced.changed.connect(self.changed)
 
@@ -264,7 +268,6 @@ class SetupPanel(QWidget):
         self.advanced.show_config(profiled, self.profile_settings())
         notes = built.notes
         self.profile_notes.setText(" ".join(notes))
-        self.profile_notes.setVisible(bool(notes))
         if device is not None:
             where = "the GPU" if device.kind == "cuda" else "RAM"
             self.picker.show_estimates(base, device.free_gib, where, device)

@@ -18,6 +18,13 @@ from alltalk_gui.core.training.events import (
 )
 
 
+def test_small_parameter_counts_are_written_out():
+    from alltalk_gui.core.training.event_text import parameter_count
+
+    assert parameter_count(441_018_563) == "441.0 M" and parameter_count(100_000) == "0.1 M"
+    assert parameter_count(4096) == "4,096"  # LoRA on the tiny test model read "0.0 M"
+
+
 def test_hms():
     assert hms(0) == "0:00:00" and hms(59.6) == "0:01:00" and hms(3725) == "1:02:05" and hms(36000) == "10:00:00"
 

@@ -119,6 +119,16 @@ def test_readme_and_info_say_what_it_is(alltalk_export, checkpoint):
     for needle in ("Coqui Public Model License 1.0.0", "https://coqui.ai/cpml", str(checkpoint.base_model_dir),
                    "| lr | 0.001 |", f"step {checkpoint.step}", "xtts - My_Voice"):
         assert needle in readme, needle
+    # Epochs counted from 1, as the Train page shows them ("epoch 5/5"), where the checkpoint counts from 0.
+    assert f"step {checkpoint.step}, epoch {checkpoint.epoch + 1}" in readme
+
+
+def test_one_name_one_spelling_for_export_folders():
+    from alltalk_gui.core.engines.f5.export import alltalk_name
+    from alltalk_gui.core.voice.export import safe_name
+
+    assert safe_name("Ada's voice") == "Adas_voice" and safe_name("Grandma’s  stories!") == "Grandmas_stories"
+    assert alltalk_name("Ada's voice") == "f5tts_v1_Adas_voice"
 
 
 def test_training_files_are_optional_for_coqui(tmp_path, checkpoint):
