@@ -156,14 +156,14 @@ def test_a_project_with_runs_of_both_engines_follows_the_chosen_checkpoint(qtbot
     box = page.checkpoint_box
     labels = [box.itemText(i) for i in range(box.count())]
 
-    box.setCurrentIndex(next(i for i, label in enumerate(labels) if label.startswith("xttsrun")))
+    box.setCurrentIndex(next(i for i, label in enumerate(labels) if label.startswith("XTTS v2 · xttsrun")))
     assert page.inputs.engine.name == "xtts" and page.inputs.picker.label.isVisibleTo(page)
     assert not page.inputs.picker.words.isVisibleTo(page) and len(page.references) > 1
     assert not page.generation.nfe.isVisibleTo(page)
     assert page.generation.boxes["temperature"].isVisibleTo(page.generation.body)
     assert page.export_panel.format.findData("coqui") >= 0 and page.export_panel.training_files.isVisibleTo(page)
 
-    box.setCurrentIndex(next(i for i, label in enumerate(labels) if label.startswith("f5run")))
+    box.setCurrentIndex(next(i for i, label in enumerate(labels) if label.startswith("F5-TTS v1 · f5run")))
     assert page.inputs.engine.name == "f5" and page.inputs.picker.words.isVisibleTo(page)
     assert len(page.references) == 1 and page.inputs.reference_text()
     assert page.export_panel.format.findData("coqui") < 0 and page.export_panel.format.findData("f5") >= 0

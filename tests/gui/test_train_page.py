@@ -382,7 +382,7 @@ def test_gpu_memory_lines_and_the_card_total(page):
 
 def test_dataset_base_model_and_disk_are_stated(page):
     text = page.setup.dataset_label.text()
-    assert "3 training clips" in text and "1 eval clips" in text and " min in all" in text
+    assert "3 training clips" in text and "1 eval clip" in text and " min in all" in text
     assert page.setup.base_label.text().startswith("XTTS v2 found in ")
     assert " needed for checkpoints" in page.setup.disk_label.text()
     cards = [page.setup.cards.itemAt(i).widget() for i in range(page.setup.cards.count())]
