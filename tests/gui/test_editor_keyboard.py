@@ -7,24 +7,14 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from alltalk_gui.gui.main_window import MainWindow
-from tests.gui.walked_project import walked_project
+from tests.gui.walked_project import walked_window
 
 
 @pytest.fixture
 def window(qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "config"))
-    project = walked_project(tmp_path)
-    window = MainWindow()
-    qtbot.addWidget(window)
-    window.resize(1400, 950)
-    window.show()
-    qtbot.waitExposed(window)
-    window.activateWindow()
-    assert window.open_project(str(project.root))
-    yield window
-    window.transcript_page.shutdown()
-    window.set_project(None)
+    with walked_window(qtbot, tmp_path) as window:
+        yield window
 
 
 def _open_editor_from_the_sidebar(window, qtbot) -> None:

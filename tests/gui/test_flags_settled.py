@@ -8,12 +8,10 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-from alltalk_gui.core.machine.gpu import DeviceInfo
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentList
-from alltalk_gui.gui.main_window import MainWindow
 from alltalk_gui.gui.transcript.segments_model import Column
-from tests.gui.walked_project import walked_project
+from tests.gui.walked_project import walked_window
 
 FLAGGED = "c00003"  # Whisper unsure of its words and of the speech (walked_project)
 
@@ -21,17 +19,9 @@ FLAGGED = "c00003"  # Whisper unsure of its words and of the speech (walked_proj
 @pytest.fixture
 def window(qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "config"))
-    project = walked_project(tmp_path)
-    window = MainWindow()
-    qtbot.addWidget(window)
-    window.train_page.setup.set_devices([DeviceInfo("cpu", 0, "CPU", 16.0, 12.0, False, cores=2)])
-    window.resize(1400, 950)
-    window.show()
-    assert window.open_project(str(project.root))
-    window.sidebar.setCurrentRow(1)
-    yield window
-    window.transcript_page.shutdown()
-    window.set_project(None)
+    with walked_window(qtbot, tmp_path) as window:
+        window.sidebar.setCurrentRow(1)
+        yield window
 
 
 def _saved(window) -> dict:

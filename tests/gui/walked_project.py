@@ -10,6 +10,7 @@ transcription and two real trainings would cost minutes of the shared CPU and ad
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 from alltalk_gui.core.dataset.export import export_dataset
@@ -105,3 +106,26 @@ def _checkpoint(run: Path, config: TrainConfig, step: int, epoch: int, history: 
     (folder / CONFIG_FILE).write_text(json.dumps(config.to_dict()), encoding="utf-8")
     (folder / STATE_FILE).write_text(json.dumps({"global_step": step, "epoch": epoch, "history": list(history)}),
                                      encoding="utf-8")
+
+
+@contextmanager
+def walked_window(qtbot, root: Path, size: tuple[int, int] = (1400, 950)):
+    """The main window, shown, with a :func:`walked_project` open (the device list given, not scanned); the
+    project is closed (its text check stops listening) when the block ends."""
+    from alltalk_gui.core.machine.gpu import DeviceInfo
+    from alltalk_gui.gui.main_window import MainWindow
+
+    project = walked_project(root)
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.train_page.setup.set_devices([DeviceInfo("cpu", 0, "CPU", 16.0, 12.0, False, cores=2)])
+    window.resize(*size)
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()
+    assert window.open_project(str(project.root))
+    try:
+        yield window
+    finally:
+        window.transcript_page.shutdown()
+        window.set_project(None)
