@@ -32,6 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="memory profile: low (4 GB cards), medium (6-8 GB), high (12 GB), auto (picked for the "
                         "GPU found); --epochs and --set apply on top of it")
     p.add_argument("--epochs", type=int, help="passes over the training clips (default 10)")
+    p.add_argument("--keep-last", type=int, metavar="N", help="how many recent checkpoints to keep (default 2; the "
+                   "best one is kept besides): fewer need less disk space")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="any TrainConfig field, e.g. --set batch_size=4 --set mixed_precision=bf16 (repeatable)")
     p.add_argument("--run", metavar="NAME", help="run folder name under DIR/runs (default: a timestamp; with "
@@ -105,8 +107,9 @@ def _build_config(args: argparse.Namespace):
         from alltalk_gui.core.machine.gpu import list_devices
 
         devices = list_devices()
+    given = {"epochs": args.epochs, "keep_last": getattr(args, "keep_last", None)}
     built = build_train_config(project, Path(base).expanduser().absolute(), profile=profile, devices=devices,
-                               overrides={"epochs": args.epochs} if args.epochs is not None else None,
+                               overrides={k: v for k, v in given.items() if v is not None} or None,
                                pairs=args.set, engine=engine.name)
     note = language_note(engine, project.language)
     if note:
@@ -145,9 +148,27 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.processes < 1:
         print("alltalk-gui: --processes must be at least 1", file=sys.stderr)
         return EXIT_USAGE
+    _show_disk_plan(config)
     if args.processes == 1:
         return _train_here(config, args)
     return _train_launched(config, args)
+
+
+def _show_disk_plan(config) -> None:
+    """What the run's checkpoints and an export will take against the free space; a warning (with the
+    --keep-last that would fit) when it is not enough. The run itself stops cleanly if the disk fills up."""
+    from alltalk_gui.core.training.disk_plan import plan_disk
+
+    plan = plan_disk(config)
+    if plan is None:
+        return
+    warning = plan.warning()
+    if warning is None:
+        print(f"Disk: {plan.summary()}.")
+        return
+    fewer = plan.keep_last_that_fits()
+    hint = f" (--keep-last {fewer})" if fewer is not None else ""
+    print(f"Warning: {warning}{hint}", file=sys.stderr)
 
 
 def _train_here(config, args) -> int:

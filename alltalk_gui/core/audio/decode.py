@@ -14,8 +14,10 @@ here. This module must not import torch: the GUI imports it at start-up.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import shutil
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -532,13 +534,23 @@ def write_wav(path: str | os.PathLike[str], x: np.ndarray, sr: int, subtype: str
     """Write ``x`` as a WAV file, atomically (the target is replaced only once the file is complete).
 
     Values outside [-1, 1] are clipped for integer subtypes, where libsndfile would otherwise wrap them.
+
+    Raises:
+        OSError: the file could not be written (ENOSPC when the disk is full); nothing is left of it.
     """
     x = np.asarray(x, dtype=np.float32)
     if subtype.startswith("PCM") or subtype in ("ULAW", "ALAW"):
         x = np.clip(x, -1.0, 1.0)
     with atomic_path(path, suffix=".wav") as tmp:
         # The temporary name ends in .tmp, so the format is given rather than guessed from the name.
-        sf.write(str(tmp), x, int(sr), subtype=subtype, format="WAV")
+        try:
+            sf.write(str(tmp), x, int(sr), subtype=subtype, format="WAV")
+        except sf.SoundFileRuntimeError as exc:
+            # libsndfile reports a failed write as "System error." without an errno; a full disk is the usual
+            # cause, and is told apart here while the partial file still takes its space.
+            full = shutil.disk_usage(tmp.parent).free < x.size * 4
+            code = errno.ENOSPC if full else errno.EIO
+            raise OSError(code, f"{os.strerror(code)} ({exc})", str(path)) from exc
 
 
 def make_working_copy(source_path: str | os.PathLike[str],

@@ -12,7 +12,10 @@ lists the refused ones in the report.
 The new dataset is built in a temporary folder beside ``dataset/`` and swapped in at the end, so an export
 that fails or is killed half-way leaves the previous dataset as it was. A kill leaves hidden ``.dataset-*``
 folders behind; :func:`recover_interrupted_export` (run at the start of every export) puts a previous dataset
-back if the kill came between the two renames of the swap, and removes the rest.
+back if the kill came between the two renames of the swap, and removes the rest. Before writing, the free space is
+checked against the new dataset's size (the previous one stays until the swap); a write that fails all the same
+(the disk filled up meanwhile, an I/O error) removes the staging folder and says where, about how much is needed
+and how much is free.
 """
 
 from __future__ import annotations
@@ -29,12 +32,14 @@ from typing import Any, Callable
 from alltalk_gui.core import folders, safe_paths
 from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.audio.clips import ClipAudio, ClipAudioError
+from alltalk_gui.core.machine import disk
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataRow, write_metadata
 from alltalk_gui.core.transcript.segments import Segment, SegmentList
 
 log = logging.getLogger(__name__)
 
 DEFAULT_EVAL_SPLIT = 0.15
+_HEADROOM_BYTES = 1 << 20  # the metadata CSVs, wav headers and the file system's own records
 
 
 class DatasetError(Exception):
@@ -143,6 +148,13 @@ def export_dataset(project: Any, eval_split: float = DEFAULT_EVAL_SPLIT, seed: i
     target = project.dataset_dir
     target.parent.mkdir(parents=True, exist_ok=True)
     recover_interrupted_export(project)
+    needed = _bytes_needed(usable)
+    free = disk.free_bytes(target.parent)
+    if free < needed:
+        raise DatasetError(f"Not enough free disk space for the dataset in {target.parent}: about "
+                           f"{disk.size_text(needed)} needed, {disk.size_text(free)} free. Nothing was written"
+                           f"{'; the previous dataset is kept' if target.exists() else ''}. Free some space and "
+                           "export again.")
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     try:
         (staging / "wavs").mkdir()
@@ -155,6 +167,12 @@ def export_dataset(project: Any, eval_split: float = DEFAULT_EVAL_SPLIT, seed: i
         for name, ids in ((TRAIN_CSV, train_ids), (EVAL_CSV, eval_ids)):
             write_metadata(staging / name, [_row(by_id[i], speaker) for i in ids])
         _swap_in(staging, target)
+    except OSError as exc:  # a full disk, an I/O error (the wav writer says which: audio.write_wav)
+        failed = disk.write_failed("The dataset", target.parent, exc, needed)  # before the staging folder goes
+        _remove(staging)
+        kept = "the previous dataset is as it was" if target.exists() else "nothing of it was kept"
+        raise DatasetError(f"{failed} The export was undone: {kept}."
+                           + (" Free some space and export again." if disk.is_full(exc) else "")) from exc
     except BaseException:
         _remove(staging)
         raise
@@ -173,6 +191,12 @@ def recover_interrupted_export(project: Any) -> None:
         folders.rename(set_aside[-1], target)
     for leftover in target.parent.glob(f".{target.name}-*"):
         _remove(leftover)
+
+
+def _bytes_needed(segments: list[Segment]) -> int:
+    """About the size of the new dataset: 16-bit mono wavs of the clips at the working rate, and a little more."""
+    seconds = sum(max(0, s.end_ms - s.start_ms) for s in segments) / 1000
+    return int(seconds * audio.WORKING_SAMPLE_RATE * 2) + 64 * len(segments) + _HEADROOM_BYTES
 
 
 def _row(segment: Segment, speaker: str) -> MetadataRow:

@@ -20,7 +20,8 @@ What an engine gives, in the order the app needs it:
   loop in :mod:`alltalk_gui.core.training.loop`, which never sees a model class.
 * **memory levers and an estimate**: :meth:`Engine.apply_memory_levers` (LoRA, frozen parts, activation
   checkpointing on the engine's own blocks) and :meth:`Engine.estimate_memory` (peak GiB of a config on the
-  real-size model, for the profile picker and ``memory.json``).
+  real-size model, for the profile picker and ``memory.json``); :meth:`Engine.disk_needs`, the size of one
+  checkpoint and one export (the free-space check before a run).
 * **synthesis for preview**: :meth:`Engine.load_voice` and :meth:`Engine.synthesize`.
 * **export formats**: :attr:`Engine.export_formats` and :meth:`Engine.export`.
 
@@ -150,6 +151,16 @@ class TrainingSetup:
     notes: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class DiskNeeds:
+    """About how much one training run's files take on disk, in bytes (rather a little more than less): the
+    free-space check before a run (CLI and Train page) and before each checkpoint compares these with what is free."""
+
+    checkpoint_bytes: int            # one resumable checkpoint: the weights as saved, the optimizer state, what else
+                                     # the engine saves beside them (F5-TTS's EMA copy)
+    export_bytes: int                # one exported model folder in the engine's default format
+
+
 class Engine(Protocol):
     """A TTS engine, as the neutral packages see it. One instance per engine, stateless."""
 
@@ -232,6 +243,12 @@ class Engine(Protocol):
 
     def estimate_memory(self, config: Any, *, attention_scores: bool = False) -> Any:
         """Peak-memory estimate of ``config`` on the real-size model (``total_gib`` and its parts)."""
+        ...
+
+    def disk_needs(self, config: Any) -> DiskNeeds | None:
+        """How big one checkpoint of a run of ``config`` and one export will be, judged from the file sizes in
+        ``config.base_model_dir`` without loading anything (the Train page asks on its GUI thread); None when that
+        folder does not hold the engine's base model."""
         ...
 
     def load_voice(self, base_model_dir: Path, weights: Path | None, device: str) -> Any:

@@ -60,7 +60,8 @@ class ErrorKind(_Vocabulary):
     CONFIG = "config"
     BASE_MODEL = "base_model"
     DATASET = "dataset"
-    DISK_FULL = "disk_full"
+    DISK_FULL = "disk_full"          # not enough room for a checkpoint, before or while writing it
+    SAVE_FAILED = "save_failed"      # a checkpoint could not be written for another reason (an I/O error)
     RESUME = "resume"
     OUT_OF_MEMORY = "out_of_memory"
     CRASH = "crash"
@@ -186,11 +187,15 @@ class Log(Event):
 
 @dataclass
 class Error(Event):
-    """Training could not go on. ``kind`` lets a front end react."""
+    """Training could not go on. ``kind`` lets a front end react. A checkpoint that found no room says where it
+    was to be written, about how much it needs there and how much was free (bytes), for the page to show."""
 
     type: ClassVar[str] = EventType.ERROR
     kind: ErrorKind
     message: str
+    folder: str | None = None
+    needed_bytes: int | None = None
+    free_bytes: int | None = None
 
 
 @dataclass

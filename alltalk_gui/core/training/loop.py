@@ -20,13 +20,19 @@ Checkpoints are ``accelerator.save_state`` folders (model weights as safetensors
 RNG states) plus our ``train_state.json`` (step, epoch, batches done in the epoch, best eval loss) and
 ``train_config.json``. Each is written into ``checkpoints/.tmp-step_N`` and renamed to ``checkpoints/step_N``
 only when complete, so a crash at any moment leaves the previous checkpoints intact and no half-written one
-that a resume could pick up. Resume restores all of it and skips the batches already seen in the epoch
-(``skip_first_batches``); data order and conditioning slices depend only on (seed, epoch, index), so 2 + 2 steps
-with a resume in between give the same weights as 4 steps straight.
+that a resume could pick up. Before each one the free space is checked against the last checkpoint's size (the
+engine's :meth:`~alltalk_gui.core.engine_api.engine.Engine.disk_needs` before the first); a write that fails all
+the same (the disk filled meanwhile, an I/O error) removes the partial folder and ends the run with an
+:class:`~alltalk_gui.core.training.events.Error` that says where, how much is needed and how much is free. Old
+checkpoints are pruned only after a new one is complete, so the earlier ones are always kept. Resume restores all
+of it and skips the batches already seen in the epoch (``skip_first_batches``); data order and conditioning
+slices depend only on (seed, epoch, index), so 2 + 2 steps with a resume in between give the same weights as 4
+steps straight.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -39,6 +45,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from alltalk_gui.core import atomic, folders, safe_paths
+from alltalk_gui.core.machine import disk
 from alltalk_gui.core.training import schedule
 from alltalk_gui.core.engine_api.engine import BaseModelError, TrainingSetup, get_engine
 from alltalk_gui.core.training.checkpoints import CHECKPOINTS, CONFIG_FILE, STATE_FILE, CheckpointError, read_state
@@ -54,24 +61,40 @@ from alltalk_gui.core.training.run_folders import EVENTS_FILE, MEMORY_FILE, STOP
 SLOW_SAVE_ENV = "ALLTALK_GUI_TEST_SLOW_SAVE"
 
 
-class DiskFullError(RuntimeError):
-    """Not enough free disk space for the next checkpoint."""
+class CheckpointWriteError(RuntimeError):
+    """A checkpoint could not be written; the partial one was removed and the earlier ones are kept. Carries where
+    it was to go and, when known, about how many bytes it needs and how many were free."""
+
+    def __init__(self, message: str, *, folder: Path | None = None, needed: int | None = None,
+                 free: int | None = None) -> None:
+        super().__init__(message)
+        self.folder, self.needed, self.free = folder, needed, free
+
+    def event_fields(self) -> dict[str, Any]:
+        return {"folder": str(self.folder) if self.folder else None, "needed_bytes": self.needed,
+                "free_bytes": self.free}
+
+
+class DiskFullError(CheckpointWriteError):
+    """Not enough free disk space for the next checkpoint, found before writing it or while writing it."""
 
 
 class ResumeError(RuntimeError):
     """--resume was asked for but there is nothing (compatible) to resume."""
 
 
-# Input problems, reported as an Error event of this kind before any model is loaded.
+# Problems that end a run with an Error event of this kind and a clean Done: bad inputs, found before any model is
+# loaded, and a checkpoint that could not be written (the earlier ones kept). The first match wins.
 _INPUT_ERRORS: dict[type[Exception], ErrorKind] = {
     ConfigError: ErrorKind.CONFIG, BaseModelError: ErrorKind.BASE_MODEL, DatasetError: ErrorKind.DATASET,
-    DiskFullError: ErrorKind.DISK_FULL, ResumeError: ErrorKind.RESUME, OutOfMemory: ErrorKind.OUT_OF_MEMORY,
+    DiskFullError: ErrorKind.DISK_FULL, CheckpointWriteError: ErrorKind.SAVE_FAILED, ResumeError: ErrorKind.RESUME,
+    OutOfMemory: ErrorKind.OUT_OF_MEMORY,
 }
 
 
 def disk_free_bytes(path: Path) -> int:
     """Free bytes on the file system holding ``path`` (a function so tests can simulate a full disk)."""
-    return shutil.disk_usage(path).free
+    return disk.free_bytes(path)
 
 
 def latest_checkpoint(run_dir: str | os.PathLike[str]) -> Path | None:
@@ -218,7 +241,8 @@ class TrainingRun:
             outcome = yield from self._train(self.prepared)
         except tuple(_INPUT_ERRORS) as exc:
             kind = next(kind for error, kind in _INPUT_ERRORS.items() if isinstance(exc, error))
-            yield Error(kind=kind, message=str(exc))
+            yield Error(kind=kind, message=str(exc),
+                        **(exc.event_fields() if isinstance(exc, CheckpointWriteError) else {}))
         except Exception as exc:
             yield Error(kind=ErrorKind.CRASH, message=f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
             yield self._done(FinishReason.ERROR)
@@ -283,9 +307,13 @@ class TrainingRun:
         return "en"
 
     def _checkpoint_size_estimate(self, parameters: int) -> int:
+        """The size of the run's last checkpoint; before the first, what the engine expects of this config."""
         last = latest_checkpoint(self.run_dir) if self.run_dir.exists() else None
         if last is not None:
             return sum(f.stat().st_size for f in last.iterdir() if f.is_file())
+        needs = self.engine.disk_needs(self.config)
+        if needs is not None:
+            return needs.checkpoint_bytes
         moments = 2 if "8bit" in self.config.optimizer else 8  # bytes per parameter of optimizer state
         return parameters * (4 + moments) + (1 << 20)
 
@@ -294,13 +322,15 @@ class TrainingRun:
         free = disk_free_bytes(target)
         needed = int(needed * 1.05) + (64 << 20)  # headroom for the json files and the file system
         if free < needed:
-            last = latest_checkpoint(self.run_dir)
-            kept = f"The last checkpoint ({last.name}) is kept. " if last else ""
             raise DiskFullError(
-                f"Not enough free disk space for a checkpoint in {target}: about {needed / 1e9:.2f} GB needed, "
-                f"{free / 1e9:.2f} GB free. {kept}Free some space (or delete old runs) and run again"
-                f"{' with --resume' if last else ''} to go on."
-            )
+                f"Not enough free disk space for a checkpoint in {target}: about {disk.size_text(needed)} needed, "
+                f"{disk.size_text(free)} free. {self._what_is_kept()}", folder=target, needed=needed, free=free)
+
+    def _what_is_kept(self) -> str:
+        last = latest_checkpoint(self.run_dir)
+        kept = f"The last checkpoint ({last.name}) is kept. " if last else ""
+        return (f"{kept}Free some space (delete old runs, or keep fewer checkpoints: keep_last), then "
+                f"{'resume the run (Resume, or --resume)' if last else 'start it again'} to go on.")
 
     # ------------------------------------------------------------------------------------------------ 3. set-up
     def _setup(self, inputs: Inputs) -> Iterator[Event]:
@@ -579,13 +609,33 @@ class TrainingRun:
         if eval_loss is not None and (st.best_eval_loss is None or eval_loss < st.best_eval_loss):
             st.best_eval_loss, st.best_checkpoint = eval_loss, name
         if not final.exists():
-            self._check_disk(self._checkpoint_size_estimate(self.parameters))  # every process checks: they must agree
+            needed = self._checkpoint_size_estimate(self.parameters)
+            self._check_disk(needed)  # every process checks: they must agree
             if acc.is_main_process and tmp.exists():
                 shutil.rmtree(tmp)
             acc.wait_for_everyone()
-            acc.save_state(str(tmp))
-            acc.wait_for_everyone()
+            self._write_checkpoint(tmp, final, needed)
             if acc.is_main_process:
+                self._prune()  # only now: until a new checkpoint is complete, the earlier ones all stay
+            acc.wait_for_everyone()
+        elif acc.is_main_process:  # already saved at this step (e.g. interval and epoch end coincide)
+            atomic.write_json(final / STATE_FILE, st.to_dict())
+            self._prune()  # this checkpoint may just have become the best one
+        return Checkpoint(step=st.global_step, epoch=st.epoch, path=str(final), reason=reason, eval_loss=eval_loss)
+
+    def _write_checkpoint(self, tmp: Path, final: Path, needed: int) -> None:
+        """``save_state`` into ``tmp``, then our JSON files, flushed, renamed to ``final``. A write that fails on any
+        process (the disk filled up, an I/O error) removes ``tmp`` and raises :class:`DiskFullError` or
+        :class:`CheckpointWriteError` on every process, so that they all stop together."""
+        acc, st = self.accelerator, self.state
+        error = None
+        try:
+            acc.save_state(str(tmp))
+        except (OSError, RuntimeError) as exc:  # torch's file writer raises RuntimeError for a failed write
+            error = disk.as_os_error(exc, tmp.parent)
+        error = self._agree(error)
+        if error is None and acc.is_main_process:
+            try:
                 atomic.write_json(tmp / CONFIG_FILE, self.config.to_dict())
                 atomic.write_json(tmp / STATE_FILE, st.to_dict())  # last: its presence marks a complete checkpoint
                 for f in tmp.iterdir():
@@ -594,13 +644,33 @@ class TrainingRun:
                 if slow_step and int(slow_step) == st.global_step:
                     time.sleep(float(slow_s))
                 folders.rename(tmp, final)  # retried while an antivirus scans the new files (Windows)
-                atomic._fsync_dir(root)
-                self._prune()
-            acc.wait_for_everyone()
-        elif acc.is_main_process:  # already saved at this step (e.g. interval and epoch end coincide)
-            atomic.write_json(final / STATE_FILE, st.to_dict())
-            self._prune()  # this checkpoint may just have become the best one
-        return Checkpoint(step=st.global_step, epoch=st.epoch, path=str(final), reason=reason, eval_loss=eval_loss)
+                atomic._fsync_dir(final.parent)
+            except OSError as exc:
+                error = exc
+        error = self._agree(error)
+        if error is not None:
+            raise self._write_failed(tmp, error, needed)
+
+    def _agree(self, error: OSError | None) -> OSError | None:
+        """``error``, or one standing for another process's failed write: every process must take the same way."""
+        acc = self.accelerator
+        if acc.num_processes == 1:
+            return error
+        import torch
+
+        failed = acc.reduce(torch.tensor([float(error is not None)], device=acc.device), reduction="sum")
+        if error is None and float(failed.item()) > 0:
+            return OSError(errno.EIO, "another training process could not write its part of the checkpoint")
+        return error
+
+    def _write_failed(self, tmp: Path, error: OSError, needed: int) -> CheckpointWriteError:
+        """Remove the partial checkpoint and say what happened, where, and what is needed there."""
+        root = tmp.parent
+        failed = disk.write_failed(f"The checkpoint at step {self.state.global_step}", root, error, needed)  # as it was
+        left = folders.remove_tree(tmp) if self.accelerator.is_main_process else None
+        text = f"{failed} {left or 'The partial checkpoint was removed.'} {self._what_is_kept()}"
+        kind = DiskFullError if disk.is_full(error) else CheckpointWriteError
+        return kind(text, folder=root, needed=needed, free=disk.free_bytes(root))
 
     def _prune(self) -> None:
         """Keep the newest ``keep_last`` checkpoints and the best by eval loss; delete the rest."""
@@ -659,7 +729,10 @@ class TrainingRun:
                 "measured_peak_gib": peak, "measured": dict(self.peaks), "estimated_peak_gib": predicted,
                 "measure": "cuda max_memory_reserved" if on_gpu else "peak RSS",
             })
-            atomic.write_json(path, sessions)
+            try:
+                atomic.write_json(path, sessions)
+            except OSError as exc:  # a full disk must not turn a clean end into a crash; the record is optional
+                self.warnings.append(f"The memory record {path} could not be written: {disk.reason(exc)}.")
         return (round(peak, 3) if peak is not None else None), predicted
 
 

@@ -5,8 +5,11 @@ readable by all (:func:`readable_by_all`: AllTalk often runs as another user) an
 (:func:`publish`): an existing target is moved aside first and removed after, so at every moment the target is
 the old folder or the complete new one. A kill between those two renames leaves the old folder only under its
 hidden name: :func:`recover_interrupted` puts it back before the next export of that name, and
-:func:`remove_stale_temporaries` clears what a killed export left. Renames and removals go through
-:mod:`alltalk_gui.core.folders`, which retries while Windows reports a file as held (an antivirus scan).
+:func:`remove_stale_temporaries` clears what a killed export left. A write that fails midway (the disk filled up
+after :func:`prepare_output`'s check, an I/O error) removes the staging folder and is reported by
+:func:`undone`: where, about how much is needed and free, and that the folder there before is as it was.
+Renames and removals go through :mod:`alltalk_gui.core.folders`, which retries while Windows reports a file as
+held (an antivirus scan).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 from alltalk_gui.core import atomic, folders
+from alltalk_gui.core.machine import disk
 from alltalk_gui.core.voice.export import ExportError
 
 
@@ -33,8 +37,8 @@ def prepare_output(out_dir: Path, needed_bytes: int) -> None:
         raise ExportError(f"Cannot create the output folder {out_dir}: {exc.strerror or exc}.") from exc
     free = neutral.disk_free_bytes(out_dir)  # through the module: tests simulate a full disk there
     if free < needed_bytes:
-        raise ExportError(f"Not enough free space in {out_dir}: the export needs about {needed_bytes / 1e6:.0f} MB "
-                          f"and {free / 1e6:.0f} MB are free. Free some space or export somewhere else.")
+        raise ExportError(f"Not enough free space in {out_dir}: the export needs about {disk.size_text(needed_bytes)} "
+                          f"and {disk.size_text(free)} are free. Free some space or export somewhere else.")
 
 
 def staging_folder(out_dir: Path, name: str) -> Path:
@@ -103,3 +107,18 @@ def publish(tmp: Path, target: Path) -> list[str]:
         folders.rename(tmp, target)
     atomic._fsync_dir(target.parent)
     return problems
+
+
+def undone(exc: BaseException, tmp: Path, target: Path, needed: int | None = None) -> str | None:
+    """Remove the staging folder ``tmp`` of a failed export; return the sentence to raise for a failed write (an
+    OSError, or torch's RuntimeError when the disk is out of room), None for anything else (raised as it is)."""
+    if isinstance(exc, RuntimeError) and disk.out_of_room(target.parent):  # torch.save names no errno
+        exc = disk.as_os_error(exc, target.parent)
+    failed = disk.write_failed(f"The export {target.name}", target.parent, exc, needed) \
+        if isinstance(exc, OSError) else ""  # while the partial files still take their room
+    left = folders.remove_tree(tmp)
+    if not isinstance(exc, OSError):
+        return None
+    before = "the folder that was there before is as it was" if target.exists() else "nothing was left behind"
+    advice = " Free some space or export somewhere else." if disk.is_full(exc) else ""
+    return f"{failed} It was undone: {before}.{advice}" + (f" {left}" if left else "")

@@ -68,8 +68,12 @@ FIELDS: list[tuple[str, str, str]] = [
     ("checkpoint_every_epochs", "Checkpoint every (epochs)", "The epoch-end eval and checkpoint come after every "
      "N-th epoch and after the last. 1 = every epoch (XTTS v2's profiles); F5-TTS's profiles use 10 for their 100 "
      "short epochs, because a full F5 checkpoint is several GB to write. No memory cost."),
+    ("keep_last", "Checkpoints kept", "How many recent checkpoints stay on disk (the best one by eval loss is kept "
+     "besides). Each is several GB with its optimizer state (about 5 GB for XTTS v2's full fine-tune): fewer need "
+     "less disk space; Resume always continues from the newest. No memory cost."),
 ]
 CHOICES = {"mixed_precision": PRECISIONS, "optimizer": OPTIMIZERS}
+AT_LEAST_ONE = ("checkpoint_every_epochs", "keep_last")  # whole-number fields whose 0 means nothing
 # Float fields' (minimum, maximum, decimals, step); others take 0-600 in steps of 1 with one decimal.
 FLOAT_RANGES = {"ema_decay": (0.0, 0.9999, 4, 0.001)}
 # Words for values that are jargon on their own ("Precision: no").
@@ -159,7 +163,7 @@ class AdvancedPanel(QGroupBox):
             return line
         if isinstance(value, int):
             spin = QSpinBox()
-            spin.setRange(1 if name == "checkpoint_every_epochs" else 0, 100000)
+            spin.setRange(1 if name in AT_LEAST_ONE else 0, 100000)
             spin.valueChanged.connect(lambda _v, n=name: self._edited(n))
             return spin
         low, high, decimals, step = FLOAT_RANGES.get(name, (0.0, 600.0, 1, 1.0))
@@ -234,6 +238,11 @@ class AdvancedPanel(QGroupBox):
             return
         gpus = f" × {self.processes} GPUs" if self.processes > 1 else ""
         self.effective.setText(f"{batch * accum * self.processes} clips per step ({batch} × {accum}{gpus})")
+
+    def change(self, name: str, value: Any) -> None:
+        """Set a field as if the user had (the Train page's "keep fewer checkpoints" answer)."""
+        self._set(name, value)
+        self._edited(name)
 
     def reset_changes(self) -> None:
         self.user_values.clear()

@@ -1,6 +1,6 @@
 """The facts the Train page states before a run, read from files without Qt or torch: the exported dataset
-(clips, minutes, clips still flagged, eval clips), whether a base-model folder has the chosen engine's files,
-and about how big one resumable checkpoint will be."""
+(clips, minutes, clips still flagged, eval clips) and whether a base-model folder has the chosen engine's files.
+(The disk space a run needs is the core's: :mod:`alltalk_gui.core.training.disk_plan`.)"""
 
 from __future__ import annotations
 
@@ -52,15 +52,3 @@ def missing_base_files(folder: Path, engine: Engine) -> list[str]:
 
 def base_model_found(folder: Path | None, engine: Engine) -> bool:
     return folder is not None and folder.is_dir() and not missing_base_files(folder, engine)
-
-
-def checkpoint_bytes(base_model: Path | None, engine: Engine, optimizer: str, ema: bool = False) -> int | None:
-    """About one resumable checkpoint: the trained weights plus the optimizer moments (and the EMA copy of the
-    weights when the run keeps one). The weights' size is read from the largest base-model file, which is the
-    network that trains (XTTS v2's model.pth, F5-TTS's model_*.safetensors); None when the folder is not usable."""
-    if not base_model_found(base_model, engine):
-        return None
-    weights = max(p.stat().st_size for pattern in engine.base_model_files for p in base_model.glob(pattern)
-                  if p.is_file())
-    moments = 2 if "8bit" in optimizer else 8  # bytes per parameter, against 4 for an fp32 weight
-    return int(weights * (1 + moments / 4 + (1 if ema else 0)))

@@ -150,8 +150,32 @@ class TrainPage(QWidget):
             self.status_message.emit(READ_ONLY_MESSAGE)
             return
         config = self.checked_config()
-        if config is not None:
+        if config is not None and self._room_for(config):
             self.run.start(config, processes=self.setup.processes)
+
+    def _room_for(self, config: TrainConfig) -> bool:
+        """Warn before a run whose checkpoints and export need more disk than is free: keep fewer checkpoints (when
+        that fits; the Advanced field shows the new number), start anyway, or cancel. True when it may start."""
+        plan = self.setup.disk_plan(config)
+        if plan is None or plan.enough:
+            return True
+        fewer = plan.keep_last_that_fits()
+        answer = self.ask_disk(plan.warning() or "", fewer)
+        if answer == "fewer" and fewer is not None:
+            self.setup.advanced.change("keep_last", fewer)
+            config.keep_last = fewer
+        return answer in ("fewer", "anyway")
+
+    def ask_disk(self, warning: str, fewer: int | None) -> str:
+        """"fewer" (keep ``fewer`` checkpoints and start), "anyway" or "cancel"."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "Not enough disk space", warning, parent=self)
+        keep = box.addButton(f"Keep {fewer} and start", QMessageBox.ButtonRole.AcceptRole) if fewer else None
+        anyway = box.addButton("Start anyway", QMessageBox.ButtonRole.DestructiveRole)
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(keep or cancel)
+        box.exec()
+        clicked = box.clickedButton()
+        return "fewer" if keep is not None and clicked is keep else "anyway" if clicked is anyway else "cancel"
 
     def resume(self) -> None:
         if is_read_only(self.project):

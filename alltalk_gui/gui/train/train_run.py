@@ -31,7 +31,8 @@ from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, EngineError, get_
 from alltalk_gui.core.training.checkpoints import run_checkpoints
 from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.training.event_text import event_level, event_text, hms
-from alltalk_gui.core.training.events import Checkpoint, Done, Error, FinishReason, Log, MicroBatch, Started
+from alltalk_gui.core.training.events import (Checkpoint, Done, Error, ErrorKind, FinishReason, Log, MicroBatch,
+                                              Started)
 from alltalk_gui.core.training.follow import read_event_file
 from alltalk_gui.core.training.launch import LaunchError, resume_config
 from alltalk_gui.core.training.run_folders import EVENTS_FILE, new_run_name, newest_run_with_checkpoint, run_finished
@@ -76,6 +77,7 @@ class RunPanel(QWidget):
         self.stop_timeout_s = STOP_TIMEOUT_S
         self.run_dir: Path | None = None
         self.last_error: str | None = None
+        self.last_error_kind: str | None = None
         self.done_event = None
         self.resumable_run: Path | None = None
         self.engine = DEFAULT_ENGINE  # the engine whose runs are shown (the project's)
@@ -281,6 +283,7 @@ class RunPanel(QWidget):
         self.summary.hide()
         self.to_preview.hide()
         self.last_error = None
+        self.last_error_kind = None
         self.done_event = None
         self.run_dir = config.run_dir
         self._run_started_wall = time.time()
@@ -336,6 +339,7 @@ class RunPanel(QWidget):
             self.add_banner("warning", event.message)
         elif isinstance(event, Error):
             self.last_error = event.message
+            self.last_error_kind = event.kind
 
     def _on_output(self, line: str) -> None:
         shown = self.output.accept(line)  # every line to the run's output.log, library noise not to the view
@@ -392,6 +396,11 @@ class RunPanel(QWidget):
                 if checkpoints else " No checkpoint was saved yet: start again.")
         if done is not None and done.reason != FinishReason.ERROR:
             self._finished(done, code)
+        elif self.last_error is not None and self.last_error_kind in (ErrorKind.DISK_FULL, ErrorKind.SAVE_FAILED):
+            # Where, how much is needed and free, what is kept: all in the message (Resume goes on after).
+            self.add_banner("error", f"Training stopped: {self.last_error.strip()}")
+            self.status.setText("Training stopped: a checkpoint could not be written. Free some space, then Resume.")
+            self._notify("Training stopped", self.last_error.strip().splitlines()[0])
         elif self.last_error is not None:
             first = self.last_error.strip().splitlines()[0]
             self.add_banner("error", f"Training stopped with an error: {first}{keep} The log below has the details.")

@@ -11,7 +11,6 @@ profiles, their estimates, the Advanced fields and the base model all follow the
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -19,20 +18,20 @@ from PySide6.QtCore import QProcess, Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, get_engine
+from alltalk_gui.core.machine import disk
+from alltalk_gui.core.training.disk_plan import DiskPlan, plan_disk
 from alltalk_gui.core.training.profiles import PROFILE_NAMES
 from alltalk_gui.core.training.run_config import RunConfig, build_train_config, training_device
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.machine.gpu import DeviceInfo
 from alltalk_gui.core.project.folder import ProjectError, VoiceProject
-from alltalk_gui.gui.train.setup_facts import checkpoint_bytes, dataset_facts
+from alltalk_gui.gui.train.setup_facts import dataset_facts
 from alltalk_gui.gui.train.advanced_panel import AdvancedPanel
 from alltalk_gui.gui.train.base_model_choice import BaseModelChoice
 from alltalk_gui.gui.train.engine_choice import EngineChoice
 from alltalk_gui.gui.train.gpu_card import GpuCard
 from alltalk_gui.gui.train.profile_picker import ProfilePicker
 from alltalk_gui.gui.common.wording import plural
-
-GB = 1000**3
 
 
 class SetupPanel(QWidget):
@@ -66,7 +65,7 @@ class SetupPanel(QWidget):
         self.profile_notes.setWordWrap(True)
         self.profile_notes.setMinimumHeight(self.profile_notes.fontMetrics().lineSpacing())
         self.advanced = AdvancedPanel()
-        self.advanced.changed.connect(self.changed)
+        self.advanced.changed.connect(self._advanced_changed)
 
         self.engine_choice = EngineChoice()
         self.engine_choice.changed.connect(self._engine_chosen)
@@ -168,21 +167,38 @@ class SetupPanel(QWidget):
         return self.base.folder()
 
     def _refresh_disk(self, config: TrainConfig) -> None:
+        """The disk fact: what the run's checkpoints and an export need against what is free, red when it is not
+        enough, with the number of checkpoints kept that would fit (Start asks again: :meth:`disk_plan`)."""
         if self.project is None:
             return
-        one = checkpoint_bytes(self.base_model_dir(), get_engine(config.engine), config.optimizer,
-                               ema=bool(config.ema_decay))
-        free = shutil.disk_usage(self.project.root).free
-        if one is None:
-            self.disk_label.setText(f"{free / GB:.1f} GB free")
+        plan = self.disk_plan(config)
+        if plan is None:
+            self.disk_label.setText(f"{disk.size_text(disk.free_bytes(self.project.runs_dir))} free")
             return
-        # keep_last recent checkpoints, the best one, and the one being written.
-        needed = one * (config.keep_last + 2)
-        colour = "#2e7d32" if free >= needed else "#c62828"
-        size = f"{needed / GB:.1f} GB" if needed >= GB / 10 else f"{needed / 1e6:.0f} MB"  # a tiny test model
-        self.disk_label.setText(f"<span style='color:{colour}'>About {size} needed for checkpoints "
-                                f"({config.keep_last} kept + the best + one being written), {free / GB:.1f} GB "
-                                "free.</span>")
+        colour = "#2e7d32" if plan.enough else "#c62828"
+        parts = f"{plan.keep_last} kept" + (" + the best" if plan.best else "") + " + one being written"
+        text = (f"About {disk.size_text(plan.needed_bytes())} needed for checkpoints and an export ({plan.checkpoints} "
+                f"checkpoints of about {disk.size_text(plan.checkpoint_bytes)}: {parts}; "
+                f"{disk.size_text(plan.export_bytes)} for an export), {disk.size_text(plan.free_bytes)} free.")
+        if not plan.enough:
+            fewer = plan.keep_last_that_fits()
+            text += (f" Not enough: keep {fewer} (Advanced settings: Checkpoints kept) or free some space."
+                     if fewer is not None else " Not enough even with one checkpoint kept: free some space.")
+        self.disk_label.setText(f"<span style='color:{colour}'>{text}</span>")
+
+    def _advanced_changed(self) -> None:
+        try:  # e.g. fewer checkpoints kept: the disk fact follows
+            self._refresh_disk(self.build_config())
+        except ConfigError:  # an unreadable value: Start says so
+            pass
+        self.changed.emit()
+
+    def disk_plan(self, config: TrainConfig) -> DiskPlan | None:
+        """The core's disk plan of ``config`` (None without a base model to judge the checkpoint size by)."""
+        try:
+            return plan_disk(config)
+        except OSError:  # the project's disk cannot be asked (gone, no permission): training will say so
+            return None
 
     # -- devices ------------------------------------------------------------------------------------------------
     def scan_devices(self) -> None:

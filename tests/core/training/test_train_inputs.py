@@ -124,7 +124,7 @@ def test_all_problems_reported_together(setup):
 
 def test_no_free_disk(setup, monkeypatch):
     monkeypatch.setattr(train_module, "disk_free_bytes", lambda path: 10 << 20)
-    _checked(setup, "disk_full", "Not enough free disk space", "GB needed")
+    _checked(setup, "disk_full", "Not enough free disk space", "MB needed", "MB free")
 
 
 def test_disk_fills_during_training_stops_cleanly_and_keeps_the_last_checkpoint(setup, monkeypatch):

@@ -195,7 +195,8 @@ def test_crash_while_overwriting_keeps_the_old_folder(tmp_path, checkpoint, monk
     target.mkdir()
     (target / "model.pth").write_bytes(b"old model")
     monkeypatch.setattr(export_mod.shutil, "copy2", lambda *a, **k: (_ for _ in ()).throw(OSError(5, "I/O error")))
-    with pytest.raises(ExportError, match="failed and was undone.*I/O error"):
+    with pytest.raises(ExportError, match="could not be written.*I/O error.*It was undone: the folder that was there "
+                                          "before is as it was"):
         export_voice(checkpoint, tmp_path, ExportOptions(format="coqui", name="voice", overwrite=True, half=True))
     assert (target / "model.pth").read_bytes() == b"old model" and _hidden(tmp_path) == []
 

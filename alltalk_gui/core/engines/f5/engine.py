@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from alltalk_gui.core.engine_api.engine import (
-    EngineError, HubDownload, Licence, Reference, ShippedProfiles, TrainingSetup, language_note,
+    DiskNeeds, EngineError, HubDownload, Licence, Reference, ShippedProfiles, TrainingSetup, language_note,
 )
 from alltalk_gui.core.engines.f5 import download
 from alltalk_gui.core.engines.f5.files import HOP_LENGTH, SAMPLE_RATE, VOCAB_FILE, VOCOS_DIR, VOCOS_FILES
@@ -168,6 +168,24 @@ class F5Engine(HubDownload, ShippedProfiles):
             mixed_precision=config.mixed_precision, gradient_checkpointing=config.gradient_checkpointing,
             optimizer="adamw8bit" if "8bit" in config.optimizer else "adamw", lora_rank=config.lora_rank,
             ema=bool(config.ema_decay)), parameters=parameters or V1_BASE_PARAMETERS)
+
+    def disk_needs(self, config) -> DiskNeeds | None:
+        """A checkpoint holds the CFM's fp32 weights (the size of the base model_*.safetensors, which are F5's EMA
+        weights in fp32), AdamW's moments per trainable parameter (all of them, or the LoRA adapters' share) and,
+        with ``ema_decay``, one more fp32 copy; an export writes the weights (half with --half), the vocabulary and
+        the vocoder."""
+        from alltalk_gui.core.engines.f5.memory_estimate import V1_BASE_PARAMETERS, lora_parameters
+
+        folder = Path(config.base_model_dir)
+        weights = max((p.stat().st_size for p in folder.glob("model_*.safetensors") if p.is_file()), default=0)
+        if not weights:
+            return None
+        moments = 2 if "8bit" in config.optimizer else 8  # bytes per trainable parameter, against 4 per weight
+        share = min(1.0, lora_parameters(config.lora_rank) / V1_BASE_PARAMETERS) if config.lora_rank else 1.0
+        others = sum(p.stat().st_size for p in [folder / VOCAB_FILE, *(folder / VOCOS_DIR / n for n in VOCOS_FILES)]
+                     if p.is_file())
+        return DiskNeeds(checkpoint_bytes=int(weights * (1 + share * moments / 4 + (1 if config.ema_decay else 0)))
+                         + (1 << 20), export_bytes=weights + others)
 
     # ----------------------------------------------------------------------------------------- synthesis
     def load_voice(self, base_model_dir: Path, weights: Path | None, device: str) -> F5Voice:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from alltalk_gui.core import atomic, folders
+from alltalk_gui.core import atomic
 from alltalk_gui.core.engines.f5 import download
 from alltalk_gui.core.engines.f5.files import ARCH_FILE, VOCAB_FILE, VOCOS_DIR, VOCOS_FILES, arch_document, write_vocab
 from alltalk_gui.core.voice import publish
@@ -79,8 +79,8 @@ def alltalk_name(voice: str) -> str:
 
 def export_f5(state: dict[str, Any], vocab: list[str], arch: dict[str, Any], vocoder_dir: str | os.PathLike[str],
               target: str | os.PathLike[str], step: int = 0, references: tuple[ReferenceVoice, ...] = (),
-              overwrite: bool = False, alltalk: bool = True, extra_files: dict[str, str] | None = None
-              ) -> F5ExportResult:
+              overwrite: bool = False, alltalk: bool = True, extra_files: dict[str, str] | None = None,
+              needed: int | None = None) -> F5ExportResult:
     """Write an F5 model folder at ``target``.
 
     Args:
@@ -95,6 +95,7 @@ def export_f5(state: dict[str, Any], vocab: list[str], arch: dict[str, Any], voc
         overwrite: replace a non-empty target.
         alltalk: check the AllTalk naming rule.
         extra_files: text files to write beside the weights (name -> content), e.g. README.md.
+        needed: about how many bytes the folder takes, for the message when a write fails.
     Raises:
         F5ExportError: a bad name, an occupied target, a missing vocoder file, or a write failure (undone).
     """
@@ -139,10 +140,9 @@ def export_f5(state: dict[str, Any], vocab: list[str], arch: dict[str, Any], voc
         publish.readable_by_all(tmp)
         warnings += publish.publish(tmp, target)
     except BaseException as exc:
-        left = folders.remove_tree(tmp)
-        if isinstance(exc, OSError):
-            raise F5ExportError(f"The export to {target} failed and was undone: {exc}"
-                                + (f" {left}" if left else "")) from exc
+        message = publish.undone(exc, tmp, target, needed)
+        if message is not None:
+            raise F5ExportError(message) from exc
         raise
     files = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
     return F5ExportResult(folder=target, weights=target / weights, files=files, warnings=warnings)
@@ -213,7 +213,8 @@ def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: Expo
     result = export_f5(state, model.vocab, model.arch, base / VOCOS_DIR, out_dir / name, step=model.step,
                        references=tuple(references), overwrite=options.overwrite,
                        alltalk=options.format == "alltalk",
-                       extra_files={"README.md": _readme(info), "export_info.json": json.dumps(info, indent=2) + "\n"})
+                       extra_files={"README.md": _readme(info), "export_info.json": json.dumps(info, indent=2) + "\n"},
+                       needed=needed)
     report("Done", 1.0)
     return ExportResult(folder=result.folder, files=result.files, model_bytes=result.weights.stat().st_size,
                         warnings=result.warnings)

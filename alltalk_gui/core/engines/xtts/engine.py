@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from alltalk_gui.core.engine_api.engine import (
-    EngineError, HubDownload, Licence, Reference, ShippedProfiles, TrainingSetup,
+    DiskNeeds, EngineError, HubDownload, Licence, Reference, ShippedProfiles, TrainingSetup,
 )
 from alltalk_gui.core.engine_api.languages import missing_sentence, split_text
 from alltalk_gui.core.engines.xtts import download
@@ -131,6 +131,11 @@ class XttsEngine(HubDownload, ShippedProfiles):
         if parameters is not None and parameters != XTTS_V2.gpt_params:
             return None
         return estimate(config, attention_scores=attention_scores)
+
+    def disk_needs(self, config) -> DiskNeeds | None:
+        from alltalk_gui.core.engines.xtts.disk_needs import disk_needs
+
+        return disk_needs(config)
 
     # ----------------------------------------------------------------------------------------- synthesis
     def load_voice(self, base_model_dir: Path, weights: Path | None, device: str):

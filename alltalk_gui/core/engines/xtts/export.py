@@ -164,10 +164,9 @@ def export_xtts(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], opt
             raise ExportError(f"{exc} {left}") from exc
         raise
     except BaseException as exc:
-        left = folders.remove_tree(tmp)
-        if isinstance(exc, OSError):
-            raise ExportError(f"The export to {target} failed and was undone: {exc}"
-                              + (f" {left}" if left else "")) from exc
+        message = publish.undone(exc, tmp, target, needed)
+        if message is not None:
+            raise ExportError(message) from exc
         raise
     report("Done", 1.0)
     files = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
