@@ -42,7 +42,7 @@ def _splash_pixmap() -> QPixmap:
     painter.setFont(QApplication.font())
     painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
     painter.drawText(QRect(144, 90, WIDTH - 160, 44), Qt.TextFlag.TextWordWrap,
-                     f"Version {__version__}\nXTTS v2 voice fine-tuning")
+                     f"Version {__version__}\nVoice fine-tuning for AllTalk")
     painter.end()
     return pixmap
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from PySide6.QtWidgets import QFileDialog, QPlainTextEdit
 
 from alltalk_gui.core import app_settings
@@ -73,3 +75,34 @@ def test_f5s_first_base_model_choice_opens_beside_the_xtts_model(qtbot, tmp_path
     choice.set_engine("f5")
     choice.choose()
     assert Path(opened[0]) == tmp_path / "models" / "xtts"
+
+
+def test_every_text_names_both_engines(qtbot):
+    from alltalk_gui.cli import build_parser
+    from alltalk_gui.gui.start.about_dialog import AboutDialog, model_licences
+    from alltalk_gui.gui.start.first_run_page import steps_text
+    from alltalk_gui.gui.start.welcome_page import introduction
+
+    for text in (introduction(), steps_text(), build_parser().description, model_licences()):
+        assert "XTTS v2" in text and "F5-TTS v1" in text, text
+    assert "Fine-tune a voice (XTTS v2 or F5-TTS v1)" in build_parser().format_help()
+    about = AboutDialog()
+    qtbot.addWidget(about)
+    assert "Creative Commons Attribution-NonCommercial 4.0" in about.licences.toPlainText()
+
+
+def test_the_base_model_check_recognises_the_other_engines_folder(qtbot, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QWidget
+
+    pytest.importorskip("f5_tts", reason="f5-tts is not installed")
+    from alltalk_gui.core.engines.f5.tiny_model import build_tiny_f5
+
+    monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "config"))
+    f5_folder = build_tiny_f5(tmp_path / "f5tts_v1_tiny")
+    holder = QWidget()
+    qtbot.addWidget(holder)
+    choice = BaseModelChoice(holder)
+    choice.set_engine("xtts")
+    choice.set_folder(f5_folder)
+    text = choice.label.text()
+    assert "holds a base model for F5-TTS v1, not for XTTS v2" in text and "missing" not in text

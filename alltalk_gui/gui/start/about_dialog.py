@@ -1,9 +1,9 @@
 """Help > About: the app's version, the versions of what it runs on, the graphics card, and the licences.
 
 Versions are read from the installed packages' metadata, which does not import them, so the dialog opens at
-once; the graphics card and PyTorch's CUDA build need torch itself and are filled in by a worker thread. The
-XTTS v2 model's licence (Coqui Public Model License) is named with its link because it limits what users may
-do with the voices they make. "Copy" puts the versions on the clipboard for bug reports.
+once; the graphics card and PyTorch's CUDA build need torch itself and are filled in by a worker thread. Each
+engine's base-model licence (XTTS v2's Coqui Public Model License, F5-TTS's CC BY-NC 4.0) is named with its link
+because it limits what users may do with the voices they make. "Copy" puts the versions on the clipboard for bug reports.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from PySide6.QtWidgets import (
 )
 
 from alltalk_gui import __version__
+from alltalk_gui.gui.common.wording import engine_titles, in_words
 from alltalk_gui.gui.start import system_checks
-from alltalk_gui.gui.start.first_run_page import CPML_URL, run_check
+from alltalk_gui.gui.start.first_run_page import run_check
 from alltalk_gui.gui.style import app_icon
 
 # (distribution, what it is) for the versions and licences lists.
@@ -40,11 +41,18 @@ COMPONENTS = [
     ("av", "PyAV, audio decoding with FFmpeg"),
 ]
 
-XTTS_LICENCE = (
-    f"<p><b>XTTS v2 model</b> (the weights AllTalk GUI fine-tunes, made by Coqui): Coqui Public Model License "
-    f"1.0.0 (CPML), <a href='{CPML_URL}'>{CPML_URL}</a>. It allows non-commercial use only. Read it before you "
-    "use a voice fine-tuned from XTTS v2.</p>"
-)
+def model_licences() -> str:
+    """Each engine's base-model licence (Engine.licence): they limit what users may do with the voices they make."""
+    from alltalk_gui.core.engine_api.engine import engine_names, get_engine
+
+    parts = []
+    for name in engine_names():
+        engine = get_engine(name)
+        licence = engine.licence
+        parts.append(f"<p><b>{engine.title} model</b> (the weights AllTalk GUI fine-tunes): {licence.title}, "
+                     f"<a href='{licence.url}'>{licence.url}</a>. {licence.summary} Read it before you use a voice "
+                     f"fine-tuned from {engine.title}.</p>")
+    return "".join(parts)
 
 
 def version_of(dist: str) -> str:
@@ -89,8 +97,8 @@ class AboutDialog(QDialog):
         icon = QLabel()
         icon.setPixmap(app_icon().pixmap(80, 80))
         heading = QLabel(f"<h2 style='margin:0'>AllTalk GUI {__version__}</h2>"
-                         "<p>Fine-tunes Coqui's XTTS v2 text-to-speech model on a few minutes of someone's "
-                         "recorded voice, step by step, on your own computer.</p>", wordWrap=True)
+                         f"<p>Fine-tunes a text-to-speech model ({in_words(engine_titles())}) on a few minutes "
+                         "of someone's recorded voice, step by step, on your own computer.</p>", wordWrap=True)
         top = QHBoxLayout()
         top.addWidget(icon, 0, Qt.AlignmentFlag.AlignTop)
         top.addSpacing(10)
@@ -136,7 +144,7 @@ class AboutDialog(QDialog):
                        for dist, what in COMPONENTS)
         text = (
             f"<p><b>AllTalk GUI</b>: {licence_of('alltalk-gui')} (Mozilla Public License 2.0).</p>"
-            f"{XTTS_LICENCE}"
+            f"{model_licences()}"
             "<p><b>Whisper models</b> (OpenAI): MIT.</p>"
             "<p>AllTalk GUI runs on these packages, each under its own licence (as the package declares it):</p>"
             f"<table cellspacing='0' cellpadding='3'><tr><th align='left'>Package</th><th align='left'>Used for"

@@ -25,6 +25,7 @@ from alltalk_gui.gui.style import app_icon
 from alltalk_gui.gui.start.system_checks import OK, PROBLEM, WARNING, Check
 from alltalk_gui.gui.common.base_model_download import BaseModelDownload
 from alltalk_gui.gui.common.workers import Worker
+from alltalk_gui.gui.common.wording import engine_titles, in_words
 
 log = logging.getLogger("alltalk_gui")
 
@@ -35,13 +36,17 @@ PROFILE_KEY = "training/default_profile"
 PROFILES = [("auto", "Automatic (chosen from the graphics memory)"), ("low", "Low memory"),
             ("medium", "Medium"), ("high", "High (fastest, needs the most memory)")]
 
-STEPS_TEXT = """
+def steps_text() -> str:
+    """The four steps, naming every engine this install has."""
+    return f"""
 <p>Making a voice takes four steps, each on its own page in the sidebar:</p>
 <ol>
 <li><b>Import</b> 3 to 10 minutes of one person speaking, as clean as you can get it.</li>
 <li><b>Transcribe &amp; edit</b>: Whisper writes down the words and cuts the audio into clips; you fix mistakes.</li>
-<li><b>Train</b>: XTTS v2 learns the voice. On an NVIDIA graphics card this takes minutes to an hour.</li>
-<li><b>Preview &amp; export</b>: listen, compare with the original model, and export for AllTalk or coqui-tts.</li>
+<li><b>Train</b>: {in_words(engine_titles())} learns the voice (you choose the engine on that page). On an NVIDIA
+graphics card this takes minutes to an hour.</li>
+<li><b>Preview &amp; export</b>: listen, compare with the original model, and export for AllTalk or in the engine's
+own format.</li>
 </ol>
 """
 
@@ -154,7 +159,7 @@ class FirstRunPage(QWidget):
         header.addWidget(icon)
         header.addSpacing(8)
         header.addWidget(title, 1)
-        steps = QLabel(STEPS_TEXT, wordWrap=True)
+        steps = QLabel(steps_text(), wordWrap=True)
 
         self.gpu_card = CheckCard("Graphics card")
         self.disk_card = CheckCard("Disk space")

@@ -8,15 +8,19 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout, QWidget
 
 from alltalk_gui.gui import settings
+from alltalk_gui.gui.common.wording import engine_titles, in_words
 
-INTRO = """
+def introduction() -> str:
+    """What the app does, naming every engine this install has (the walk found XTTS v2 alone named)."""
+    engines = in_words(engine_titles())
+    return f"""
 <h1>AllTalk GUI</h1>
-<p>Turn 3 to 10 minutes of someone's recorded voice into a fine-tuned XTTS v2 voice model.</p>
+<p>Turn 3 to 10 minutes of someone's recorded voice into a fine-tuned voice model: {engines}.</p>
 <ol>
 <li><b>Import</b> the recordings; each is checked for clipping, noise and silence.</li>
 <li><b>Transcribe &amp; edit</b>: Whisper writes down what is said and cuts it into clips you can correct.</li>
-<li><b>Train</b> with a memory profile that fits your graphics card.</li>
-<li><b>Preview &amp; export</b> the voice for AllTalk or coqui-tts.</li>
+<li><b>Train</b> {engines} with a memory profile that fits your graphics card.</li>
+<li><b>Preview &amp; export</b> the voice for AllTalk, or in the engine's own format.</li>
 </ol>
 """
 
@@ -28,7 +32,7 @@ class WelcomePage(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        intro = QLabel(INTRO)
+        intro = QLabel(introduction())
         intro.setWordWrap(True)
         intro.setTextFormat(Qt.TextFormat.RichText)
         new_button = QPushButton("New voice project…")

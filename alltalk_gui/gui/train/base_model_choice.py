@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton, QWidget
 from alltalk_gui.core import app_settings
 from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, Engine, EngineError, engine_names, get_engine
 from alltalk_gui.gui.common.base_model_download import BaseModelDownload
-from alltalk_gui.gui.train.setup_facts import base_model_found, missing_base_files
+from alltalk_gui.gui.train.setup_facts import base_model_found, missing_base_files, other_engine_of
 
 RED = "#c62828"
 
@@ -66,6 +66,10 @@ class BaseModelChoice(QObject):
         folder, title = self.folder(), self.engine.title
         if base_model_found(folder, self.engine):
             self.label.setText(f"{title} found in {folder}")
+        elif (other := other_engine_of(folder, self.engine)) is not None:
+            self.label.setText(f"<span style='color:{RED}'>{folder} holds a base model for {other.title}, not "
+                               f"for {title}. Choose the {title} folder, or choose {other.title} as the engine "
+                               "above.</span>")
         elif folder is not None and folder.is_dir():
             missing = ", ".join(missing_base_files(folder, self.engine))
             self.label.setText(f"<span style='color:{RED}'>{folder} does not hold the {title} files (missing: "

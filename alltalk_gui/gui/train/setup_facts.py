@@ -52,3 +52,20 @@ def missing_base_files(folder: Path, engine: Engine) -> list[str]:
 
 def base_model_found(folder: Path | None, engine: Engine) -> bool:
     return folder is not None and folder.is_dir() and not missing_base_files(folder, engine)
+
+
+def other_engine_of(folder: Path | None, engine: Engine) -> Engine | None:
+    """The other engine whose base model ``folder`` holds, when it is not ``engine``'s (an F5-TTS folder chosen
+    for XTTS v2: say so, rather than list the XTTS files it lacks); None otherwise."""
+    from alltalk_gui.core.engine_api.engine import EngineError, engine_names, get_engine
+
+    if folder is None or not folder.is_dir() or base_model_found(folder, engine):
+        return None
+    for name in engine_names():
+        try:
+            other = get_engine(name)
+        except EngineError:
+            continue
+        if other.name != engine.name and base_model_found(folder, other):
+            return other
+    return None
