@@ -19,7 +19,7 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).parent))
-SIZES = [(1024, 700), (1400, 950)]
+SIZES = [(1024, 600), (1400, 950)]
 
 
 def settle(app, seconds: float = 0.3) -> None:

@@ -44,7 +44,7 @@ def test_each_engine_shows_and_resumes_only_its_own_runs(qtbot, project):
     assert page.setup.engine == "xtts"  # the project's engine, although the newest run is F5's
     assert run.history.step == 30 and not run.resume_button.isEnabled()
     assert f"Run {XTTS_RUN} finished" in run.status.text()
-    assert f"A F5-TTS v1 run ({F5_RUN}) stopped at step 1: choose F5-TTS v1 above" in run.status.text()
+    assert f"The F5-TTS v1 run {F5_RUN} stopped at step 1: choose F5-TTS v1 above" in run.status.text()
 
     page.setup.engine_choice.buttons["f5"].click()
     assert VoiceProject.open(project.root).engine == "f5"

@@ -226,8 +226,8 @@ class RunPanel(QWidget):
             title = get_engine(checkpoints[-1].engine).title
         except EngineError:
             return ""
-        return (f"A {title} run ({run.name}) stopped at step {checkpoints[-1].step}: choose {title} above to "
-                "see or resume it.")
+        return (f"The {title} run {run.name} stopped at step {checkpoints[-1].step}: choose {title} above to see "
+                "or resume it.")
 
     def resumable_config(self) -> TrainConfig | None:
         """The config the resumable run was started with (its engine and profile), None when none or unreadable."""
