@@ -11,7 +11,8 @@ from alltalk_gui.cli import EXIT_OK, EXIT_USAGE
 from alltalk_gui.core.training.checkpoints import (
     CheckpointError, CheckpointInfo, default_checkpoint, list_checkpoints, resolve_checkpoint,
 )
-from alltalk_gui.core.voice.export import FORMATS, ExportError, ExportOptions, export_voice
+from alltalk_gui.core.engine_api.engine import get_engine
+from alltalk_gui.core.voice.export import FORMATS, ExportError, ExportOptions, export_destination, export_voice
 from alltalk_gui.core.voice.preview import GenerationSettings, PreviewError
 from alltalk_gui.core.project.folder import VoiceProject
 
@@ -57,8 +58,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=FORMATS, default="alltalk",
                    help="alltalk (default: AllTalk v2's models/xtts/NAME or models/f5tts/f5tts_v1_NAME, by the "
                         "engine that trained the checkpoint), coqui (XTTS v2) or f5 (F5-TTS)")
-    p.add_argument("--out", required=True, metavar="FOLDER", help="parent folder, e.g. alltalk_tts/models/xtts "
-                   "(models/f5tts for F5-TTS); the model goes into FOLDER/NAME")
+    p.add_argument("--out", required=True, metavar="FOLDER",
+                   help="for --format alltalk: the AllTalk folder (alltalk_tts, or any folder in it, such as "
+                        "models/xtts); the model goes into its models/xtts or models/f5tts, by the engine. For the "
+                        "other formats: the folder the model goes into (FOLDER/NAME)")
     p.add_argument("--name", help="model folder name (default: the project's name)")
     _checkpoint_args(p)
     p.add_argument("--half", action="store_true", help="store the weights in half precision (half the size)")
@@ -185,8 +188,13 @@ def cmd_export(args: argparse.Namespace) -> int:
         references = _references(args, project)
         options = ExportOptions(format=args.format, name=args.name or "", half=args.half,
                                 training_files=args.training_files, references=references, overwrite=args.overwrite)
-        print(f"Exporting {checkpoint.label} as {args.format} format", flush=True)
-        result = export_voice(checkpoint, args.out, options, project_name=project.name,
+        # For a format AllTalk loads, --out is the AllTalk folder (or any folder in it): each engine's voice goes
+        # into its own models/<folder> there (export_destination), where AllTalk looks for it.
+        destination = export_destination(get_engine(checkpoint.engine), args.out, options, project.name)
+        if destination.warning:
+            print(f"  warning: {destination.warning}", file=sys.stderr)
+        print(f"Exporting {checkpoint.label} as {args.format} format into {destination.folder}", flush=True)
+        result = export_voice(checkpoint, destination.out_dir, options, project_name=project.name,
                               progress=lambda what, _f: print(f"  {what}", flush=True))
     except _errors() as exc:
         print(f"alltalk-gui: {exc}", file=sys.stderr)

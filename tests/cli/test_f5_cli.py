@@ -84,6 +84,17 @@ def test_export_writes_a_folder_f5_tts_loads(trained, tmp_path, fmt, folder):
     assert info.weights.name.startswith("model_") and (tmp_path / folder / "voices").is_dir()
 
 
+def test_an_alltalk_export_goes_into_the_alltalk_folders_models_f5tts(trained, tmp_path):
+    root = tmp_path / "alltalk_tts"
+    (root / "models" / "xtts").mkdir(parents=True)
+    result = cli("export", str(trained), "--format", "alltalk", "--out", str(root / "models" / "xtts"))
+    assert result.returncode == 0, result.stderr
+    assert f"into {root / 'models' / 'f5tts' / 'f5tts_v1_voice'}" in result.stdout and "warning" not in result.stderr
+    assert list((root / "models" / "f5tts" / "f5tts_v1_voice").glob("model_*.safetensors"))
+    plain = cli("export", str(trained), "--format", "alltalk", "--out", str(tmp_path / "plain"))
+    assert plain.returncode == 0 and "is not an AllTalk folder" in plain.stderr and "models/f5tts/" in plain.stderr
+
+
 def test_export_refuses_a_format_of_the_other_engine(trained, tmp_path):
     result = cli("export", str(trained), "--format", "coqui", "--out", str(tmp_path))
     assert result.returncode == 2 and "F5-TTS v1 cannot export the format 'coqui'" in result.stderr

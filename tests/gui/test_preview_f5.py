@@ -167,3 +167,35 @@ def test_a_project_with_runs_of_both_engines_follows_the_chosen_checkpoint(qtbot
     assert page.inputs.engine.name == "f5" and page.inputs.picker.words.isVisibleTo(page)
     assert len(page.references) == 1 and page.inputs.reference_text()
     assert page.export_panel.format.findData("coqui") < 0 and page.export_panel.format.findData("f5") >= 0
+
+
+@pytest.mark.timeout(900)
+def test_an_f5_export_after_an_xtts_export_lands_in_models_f5tts(qtbot, tmp_path, f5_voice, tmp_path_factory):
+    """The walk's case, end to end: the XTTS voice exported with AllTalk's models/xtts chosen, then the F5 voice
+    from the same form: it goes into models/f5tts (shown before Export), where AllTalk looks for F5 voices."""
+    xtts = trained_voice(tmp_path_factory)
+    project = tmp_path / "both"
+    shutil.copytree(f5_voice.project, project)
+    shutil.copytree(xtts.project / "runs" / xtts.run, project / "runs" / "xttsrun")
+    root = tmp_path / "alltalk_tts"
+    (root / "models" / "xtts").mkdir(parents=True)
+    page = PreviewPage()
+    qtbot.addWidget(page)
+    page.set_project(VoiceProject.open(project))
+    panel, box = page.export_panel, page.checkpoint_box
+    labels = [box.itemText(i) for i in range(box.count())]
+
+    box.setCurrentIndex(next(i for i, label in enumerate(labels) if label.startswith("XTTS v2 · xttsrun")))
+    panel.folder.setText(str(root / "models" / "xtts"))
+    panel.name.setText("Ada's voice")
+    panel.button.click()
+    _wait_idle(qtbot, page)
+    assert (root / "models" / "xtts" / "Adas_voice" / "model.pth").is_file(), panel.result.text()
+
+    box.setCurrentIndex(next(i for i, label in enumerate(labels) if label.startswith("F5-TTS v1 · f5run")))
+    target = root / "models" / "f5tts" / "f5tts_v1_Adas_voice"
+    assert f"Exports to <b>{target}</b>" in panel.result.text()  # before Export is pressed
+    panel.button.click()
+    _wait_idle(qtbot, page)
+    assert list(target.glob("model_*.safetensors")) and "Exported to" in panel.result.text(), panel.result.text()
+    assert sorted(p.name for p in (root / "models" / "xtts").iterdir()) == ["Adas_voice"]  # nothing F5 there

@@ -175,6 +175,9 @@ class Engine(Protocol):
     voice_files: tuple[str, ...]     # the base-model files synthesis reads
     export_formats: tuple[str, ...]
     export_format_titles: dict[str, str]  # format -> what a person reads ("AllTalk v2 (models/xtts)")
+    # format -> the folder under AllTalk's root that AllTalk loads it from ({"alltalk": "models/xtts"}); the formats
+    # AllTalk does not load are not in it. An export in such a format goes into <AllTalk root>/<this folder>.
+    export_folders: dict[str, str]
     base_model_setting: str          # the app-settings key remembering this engine's base-model folder
     download_size: str               # the base model's download, in words ("about 1.4 GB")
     licence: Licence
@@ -264,6 +267,15 @@ class Engine(Protocol):
 
         Raises:
             EngineError: a language or characters the model does not know.
+        """
+        ...
+
+    def export_target(self, out_dir: str | os.PathLike[str], options: Any, project_name: str = "") -> Path:
+        """The folder :meth:`export` will write for ``options`` in ``out_dir``, before it runs (the Preview page shows
+        it): ``out_dir/<name>``, the name made one the format's loader accepts.
+
+        Raises:
+            alltalk_gui.core.voice.export.ExportError: no usable name.
         """
         ...
 

@@ -2,7 +2,9 @@
 
 The options, the result, the errors and the folder-name rules are the same for every engine; the engine that
 trained the checkpoint writes the folder (for XTTS v2: :mod:`alltalk_gui.core.engines.xtts.export`, with the
-formats ``alltalk`` and ``coqui``).
+formats ``alltalk`` and ``coqui``). :func:`export_destination` says where an export goes before it runs: a format
+AllTalk loads lands in the engine's own ``models/<folder>`` of the AllTalk folder the user chose
+(``Engine.export_folders``), named as the engine names it (``Engine.export_target``).
 """
 
 from __future__ import annotations
@@ -65,6 +67,60 @@ def safe_name(name: str) -> str:
     if not cleaned:
         raise ExportError(f"'{name}' cannot be used as a folder name; use letters, digits, '-' or '_'.")
     return cleaned[:80]
+
+
+def alltalk_root(folder: str | os.PathLike[str]) -> Path | None:
+    """The AllTalk folder (``alltalk_tts``, the one holding ``models/``) that ``folder`` is or lies in: ``folder``
+    itself when it holds ``models/``, or the folder above ``models`` when ``folder`` is ``models/`` or a folder in it
+    (``models/xtts``, ``models/xtts/<voice>``: a folder people chose for an earlier export). None otherwise."""
+    folder = Path(folder).expanduser().absolute()
+    if (folder / "models").is_dir():
+        return folder
+    for above in (folder, *list(folder.parents)[:2]):
+        if above.name == "models":
+            return above.parent
+    return None
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where an export goes: ``out_dir`` for the engine's export, ``folder`` the one it will write, and a warning
+    (``""`` when none) when AllTalk will not find it there, saying where AllTalk looks."""
+
+    out_dir: Path
+    folder: Path
+    warning: str = ""
+
+
+def export_destination(engine, chosen: str | os.PathLike[str], options: ExportOptions,
+                       project_name: str = "") -> Destination:
+    """Where an export of ``engine``'s voice in ``options.format`` goes when the user chose the folder ``chosen``.
+
+    A format AllTalk loads (``engine.export_folders``) goes into the engine's own folder of the AllTalk folder
+    ``chosen`` is or lies in (so an F5-TTS export lands in ``models/f5tts`` also when ``models/xtts`` was chosen for
+    an earlier XTTS export); outside an AllTalk folder it goes into ``chosen`` with a warning. Another format goes
+    into ``chosen``, with a warning when that is a folder AllTalk loads voices from (AllTalk would not load it).
+
+    Raises:
+        ExportError: no usable name.
+    """
+    chosen = Path(chosen).expanduser().absolute()
+    root = alltalk_root(chosen)
+    own = engine.export_folders.get(options.format)
+    alltalk_titles = [engine.export_format_titles.get(f, f) for f in engine.export_folders]
+    warning = ""
+    if own is not None and root is not None:
+        out_dir = root.joinpath(*own.split("/"))
+    else:
+        out_dir = chosen
+        if own is not None:
+            warning = (f"{chosen} is not an AllTalk folder (it has no models/ folder). AllTalk looks for {engine.title} "
+                       f"voices in its own {own}/: choose the AllTalk folder (alltalk_tts) to export there.")
+        elif root is not None and alltalk_titles:
+            where = root.joinpath(*next(iter(engine.export_folders.values())).split("/"))
+            warning = (f"AllTalk does not load the {engine.export_format_titles.get(options.format, options.format)} "
+                       f"format: for AllTalk, choose {alltalk_titles[0]}, which goes into {where}.")
+    return Destination(out_dir, engine.export_target(out_dir, options, project_name), warning)
 
 
 def export_voice(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], options: ExportOptions,

@@ -3,14 +3,20 @@
 The formats are those of the checkpoint's engine (:meth:`ExportPanel.set_engine`): XTTS v2 exports AllTalk's
 ``models/xtts/<name>`` or a coqui-tts folder and can add the files to keep training (dvae.pth, mel_stats.pth);
 F5-TTS exports AllTalk's ``models/f5tts/<name>`` (the name made one AllTalk lists) or a plain F5-TTS folder.
-Half precision applies to both. The panel only collects choices (:meth:`ExportPanel.options`); the page runs
-the export in a worker and reports back through :meth:`ExportPanel.show_result` / :meth:`show_error`."""
+Half precision applies to both.
+
+The folder follows the format. For a format AllTalk loads the user chooses the AllTalk folder once (any folder in it
+will do, such as the ``models/xtts`` of an earlier export) and each engine's voice lands in its own
+``models/<folder>``: the walk of 2026-11-26 found an F5 export written into ``models/xtts``, where AllTalk never
+looks. For the other formats it is the folder chosen. Each kind of folder is remembered on its own. The line under
+the folder says where Export will write, before it is pressed, with a warning when AllTalk would not find the voice
+there (:func:`alltalk_gui.core.voice.export.export_destination`). The panel only collects choices
+(:meth:`ExportPanel.options`, :meth:`ExportPanel.out_dir`); the page runs the export in a worker and reports back
+through :meth:`ExportPanel.show_result` / :meth:`show_error`."""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-import re
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -19,12 +25,15 @@ from PySide6.QtWidgets import (
 )
 
 from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, Engine, get_engine
-from alltalk_gui.core.voice.export import ExportOptions, ExportResult
+from alltalk_gui.core.voice.export import ExportError, ExportOptions, ExportResult, export_destination
 from alltalk_gui.gui import settings
+
+ALLTALK_SETTING = "export/alltalk_root"  # the AllTalk folder chosen for the formats AllTalk loads (QSettings)
+WARN, RED, GREEN = "#b26a00", "#c62828", "#2e7d32"
 
 # The engines whose export can add the base model's training files (ExportOptions.training_files), and what
 # the check box says for them.
-TRAINING_FILES = {"xtts": "Add dvae.pth and mel_stats.pth (to train on elsewhere)"}
+TRAINING_FILES = {"xtts": "Add dvae.pth, mel_stats.pth"}
 
 
 class ExportPanel(QGroupBox):
@@ -35,33 +44,42 @@ class ExportPanel(QGroupBox):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Export", parent)
         self.engine: Engine | None = None
+        self.project_name = ""
         self.format = QComboBox()
-        self.format.currentIndexChanged.connect(self._update_training_files)
+        self.format.currentIndexChanged.connect(self._format_changed)
         self.name = QLineEdit()
         self.name.setPlaceholderText("folder name")
+        self.name.textChanged.connect(self._update_destination)
+        self.folder_caption = QLabel("Into")
         self.folder = QLineEdit()
-        self.folder.textChanged.connect(self._update_button)
+        self.folder.textChanged.connect(self._update_destination)
+        self.folder.textEdited.connect(self._remember_folder)
         browse = QPushButton("Choose…")
         browse.clicked.connect(self._choose_folder)
         self.half = QCheckBox("Half precision")
         self.half.setToolTip("Store the weights in 16-bit: half the size, the same voice")
         self.training_files = QCheckBox()
+        self.training_files.setToolTip("The base model's files that training needs: to train on from this folder "
+                                       "elsewhere (AllTalk's format always has them)")
         self.overwrite = QCheckBox("Replace a folder of that name")
         self.overwrite.setToolTip("Replace an existing export folder of the same name (else Export refuses)")
         self.button = QPushButton("Export")
         self.button.clicked.connect(self.export_requested)
         self.progress = QProgressBar()
         self.progress.hide()
+        # Where Export will write (before it is pressed), then what it wrote: one line, the page fits 1024x600.
         self.result = QLabel()
         self.result.setWordWrap(True)
         self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._alltalk_kind: bool | None = None  # whether the folder field holds the AllTalk folder now
+        self._busy = False
 
         grid = QGridLayout(self)
         grid.addWidget(QLabel("Format"), 0, 0)
         grid.addWidget(self.format, 0, 1)
         grid.addWidget(QLabel("Name"), 0, 2)
         grid.addWidget(self.name, 0, 3)
-        grid.addWidget(QLabel("Into"), 1, 0)
+        grid.addWidget(self.folder_caption, 1, 0)
         into = QHBoxLayout()
         into.addWidget(self.folder, 1)
         into.addWidget(browse)
@@ -79,9 +97,7 @@ class ExportPanel(QGroupBox):
         grid.addWidget(self.result, 4, 0, 1, 4)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
-        self.folder.setText(settings.last_folder("export") if settings.settings().contains("folders/export") else "")
         self.set_engine(get_engine(DEFAULT_ENGINE))
-        self._update_button()
 
     def set_engine(self, engine: Engine) -> None:
         """Offer ``engine``'s formats (the checkpoint's engine); the chosen format stays when it has it."""
@@ -95,16 +111,15 @@ class ExportPanel(QGroupBox):
             self.format.addItem(engine.export_format_titles.get(key, key), key)
         self.format.setCurrentIndex(max(0, self.format.findData(current)))
         self.format.blockSignals(False)
-        alltalk = re.search(r"models/\w+", engine.export_format_titles.get("alltalk", ""))
-        self.folder.setPlaceholderText(f"e.g. …/alltalk_tts/{alltalk.group(0)}" if alltalk else "the folder to "
-                                       "export into")
         self.training_files.setText(TRAINING_FILES.get(engine.name, ""))
         self.training_files.setVisible(engine.name in TRAINING_FILES)
-        self._update_training_files()
+        self._format_changed()
 
     def set_default_name(self, name: str) -> None:
+        self.project_name = name
         if not self.name.text():
             self.name.setText(name)
+        self._update_destination()
 
     def options(self, references: list[Path]) -> ExportOptions:
         return ExportOptions(format=self.format.currentData(), name=self.name.text().strip(),
@@ -112,11 +127,24 @@ class ExportPanel(QGroupBox):
                              training_files=self.engine.name in TRAINING_FILES and self.training_files.isChecked(),
                              references=list(references), overwrite=self.overwrite.isChecked())
 
+    def destination(self):
+        """Where Export would write now (``export_destination``'s answer); None without a folder or a usable name."""
+        chosen = self.folder.text().strip()
+        if not chosen or self.engine is None:
+            return None
+        try:
+            return export_destination(self.engine, chosen, self.options([]), self.project_name)
+        except ExportError:
+            return None
+
     def out_dir(self) -> Path:
-        return Path(self.folder.text().strip()).expanduser()
+        """The folder the engine's export writes into (its ``models/<folder>`` for a format AllTalk loads)."""
+        destination = self.destination()
+        return destination.out_dir if destination is not None else Path(self.folder.text().strip()).expanduser()
 
     def set_busy(self, busy: bool) -> None:
-        self.button.setEnabled(not busy and bool(self.folder.text().strip()))
+        self._busy = busy
+        self.button.setEnabled(not busy and self.destination() is not None)
         self.progress.setVisible(busy)
         if busy:
             self.progress.setRange(0, 100)
@@ -128,19 +156,63 @@ class ExportPanel(QGroupBox):
         self.progress.setFormat(f"{what} (%p%)")
 
     def show_result(self, result: ExportResult) -> None:
-        notes = "".join(f"<br><span style='color:#b26a00'>{w}</span>" for w in result.warnings)
-        self.result.setText(f"<span style='color:#2e7d32'>Exported to <b>{result.folder}</b></span> "
+        notes = "".join(f"<br><span style='color:{WARN}'>{w}</span>" for w in result.warnings)
+        self.result.setText(f"<span style='color:{GREEN}'>Exported to <b>{result.folder}</b></span> "
                             f"(weights {result.model_bytes / 1e6:.1f} MB, {len(result.files)} files){notes}")
 
     def show_error(self, message: str) -> None:
-        self.result.setText(f"<span style='color:#c62828'>{message}</span>")
+        self.result.setText(f"<span style='color:{RED}'>{message}</span>")
+
+    # -- the folder -------------------------------------------------------------------------------------------
+    def _is_alltalk(self) -> bool:
+        return self.engine is not None and self.format.currentData() in self.engine.export_folders
+
+    def _format_changed(self) -> None:
+        """The field shows the folder remembered for this kind of format: the AllTalk folder, or the last other one."""
+        self._update_training_files()
+        alltalk = self._is_alltalk()
+        own = self.engine.export_folders.get(self.format.currentData(), "") if self.engine is not None else ""
+        self.folder_caption.setText("AllTalk folder" if alltalk else "Into")
+        self.folder.setPlaceholderText(f"the AllTalk folder (…/alltalk_tts): the voice goes into its {own}/" if alltalk
+                                       else "the folder to export into")
+        self.folder.setToolTip("AllTalk's own folder (alltalk_tts). Each engine's voices go into its models/<engine "
+                               "folder> there, where AllTalk looks for them." if alltalk else "")
+        if alltalk != self._alltalk_kind:  # the folder remembered for this kind; else the one there is kept
+            self._alltalk_kind = alltalk
+            self.folder.blockSignals(True)
+            self.folder.setText(self._remembered(alltalk) or self.folder.text())
+            self.folder.blockSignals(False)
+        self._update_destination()
+
+    def _remembered(self, alltalk: bool) -> str:
+        store = settings.settings()
+        key = ALLTALK_SETTING if alltalk else "folders/export"
+        return str(store.value(key)) if store.contains(key) else ""
+
+    def _remember_folder(self) -> None:
+        folder = self.folder.text().strip()
+        if folder:
+            settings.settings().setValue(ALLTALK_SETTING if self._is_alltalk() else "folders/export", folder)
 
     def _choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Export into which folder?", self.folder.text() or
-                                                  settings.last_folder("export"))
+        title = "The AllTalk folder (alltalk_tts)" if self._is_alltalk() else "Export into which folder?"
+        folder = QFileDialog.getExistingDirectory(self, title, self.folder.text() or settings.last_folder("export"))
         if folder:
             self.folder.setText(folder)
-            settings.set_last_folder("export", folder)
+            self._remember_folder()
+
+    def _update_destination(self) -> None:
+        """The line under the folder: where Export will write, and a warning where AllTalk would not find it."""
+        destination = self.destination()
+        self.button.setEnabled(destination is not None and not self._busy)
+        if destination is None:
+            self.result.setText("" if not self.folder.text().strip() else
+                                f"<span style='color:{RED}'>Type a name for the voice's folder.</span>")
+            return
+        text = f"Exports to <b>{destination.folder}</b>"
+        if destination.warning:
+            text += f"<br><span style='color:{WARN}'>{destination.warning}</span>"
+        self.result.setText(text)
 
     def _update_training_files(self) -> None:
         # AllTalk lists an XTTS folder only when dvae.pth and mel_stats.pth are in it: always included there.
@@ -148,6 +220,3 @@ class ExportPanel(QGroupBox):
         self.training_files.setEnabled(not alltalk)
         if alltalk:
             self.training_files.setChecked(True)
-
-    def _update_button(self) -> None:
-        self.button.setEnabled(bool(self.folder.text().strip()))

@@ -58,6 +58,7 @@ class F5Engine(HubDownload, ShippedProfiles):
     voice_files = (VOCAB_FILE, *(f"{VOCOS_DIR}/{n}" for n in VOCOS_FILES))
     export_formats = ("alltalk", "f5")
     export_format_titles = {"alltalk": "AllTalk v2 (models/f5tts/<name>)", "f5": "F5-TTS model folder"}
+    export_folders = {"alltalk": "models/f5tts"}
     base_model_setting = "f5_base_model_dir"
     download_size = "about 1.4 GB"
     download = download  # licence and Hub download (HubDownload)
@@ -233,6 +234,11 @@ class F5Engine(HubDownload, ShippedProfiles):
         return np.concatenate([x for part in parts for x in (part, pause)][:-1]) if parts else np.zeros(0, np.float32)
 
     # ----------------------------------------------------------------------------------------- export
+    def export_target(self, out_dir: str | os.PathLike[str], options, project_name: str = "") -> Path:
+        from alltalk_gui.core.engines.f5.export import export_target
+
+        return export_target(out_dir, options, project_name)
+
     def export(self, checkpoint, out_dir: str | os.PathLike[str], options, *, project_name: str = "",
                progress: Callable[[str, float], None] | None = None):
         from alltalk_gui.core.engines.f5.export import export_checkpoint

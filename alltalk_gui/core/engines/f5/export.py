@@ -77,6 +77,17 @@ def alltalk_name(voice: str) -> str:
     return cleaned if fnmatch.fnmatch(cleaned, ALLTALK_PATTERN) else f"f5tts_v1_{cleaned}"
 
 
+def export_target(out_dir: str | os.PathLike[str], options: ExportOptions, project_name: str = "") -> Path:
+    """``out_dir/<name>``: for AllTalk a name it lists (:func:`alltalk_name`), else the voice's name as a folder.
+
+    Raises:
+        ExportError: no usable name.
+    """
+    voice = options.name or project_name
+    name = alltalk_name(voice) if options.format == "alltalk" else safe_name(voice)
+    return Path(out_dir).expanduser().absolute() / name
+
+
 def export_f5(state: dict[str, Any], vocab: list[str], arch: dict[str, Any], vocoder_dir: str | os.PathLike[str],
               target: str | os.PathLike[str], step: int = 0, references: tuple[ReferenceVoice, ...] = (),
               overwrite: bool = False, alltalk: bool = True, extra_files: dict[str, str] | None = None,
@@ -183,9 +194,8 @@ def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: Expo
     from alltalk_gui.core.voice.references import ReferenceClipError, reference_text
 
     report = progress or (lambda _what, _fraction: None)
-    voice = options.name or project_name or checkpoint.run
-    name = alltalk_name(voice) if options.format == "alltalk" else safe_name(voice)
-    out_dir = Path(out_dir).expanduser().absolute()
+    target = export_target(out_dir, options, project_name or checkpoint.run)
+    out_dir, name = target.parent, target.name
     base = checkpoint.base_model_dir
     references = []
     for i, path in enumerate(Path(p) for p in options.references):

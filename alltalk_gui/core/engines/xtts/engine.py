@@ -41,6 +41,7 @@ class XttsEngine(HubDownload, ShippedProfiles):
     optional_base_model_files = OPTIONAL_FILES
     export_formats = ("alltalk", "coqui")  # AllTalk's models/xtts/<name>/, or a plain coqui-tts model folder
     export_format_titles = {"alltalk": "AllTalk v2 (models/xtts/<name>)", "coqui": "coqui-tts model folder"}
+    export_folders = {"alltalk": "models/xtts"}
     base_model_setting = "base_model_dir"
     download_size = "about 2 GB"
     download = download  # licence and Hub download (HubDownload)
@@ -169,6 +170,11 @@ class XttsEngine(HubDownload, ShippedProfiles):
         return np.concatenate([x for part in parts for x in (part, pause)][:-1]) if parts else np.zeros(0, np.float32)
 
     # ----------------------------------------------------------------------------------------- export
+    def export_target(self, out_dir: str | os.PathLike[str], options, project_name: str = "") -> Path:
+        from alltalk_gui.core.engines.xtts.export import export_target
+
+        return export_target(out_dir, options, project_name)
+
     def export(self, checkpoint, out_dir: str | os.PathLike[str], options, *, project_name: str = "",
                progress: Callable[[str, float], None] | None = None):
         from alltalk_gui.core.engines.xtts.export import export_xtts

@@ -92,6 +92,15 @@ def _state_bytes(state: dict[str, Any]) -> int:
     return sum(t.numel() * t.element_size() for t in state.values())
 
 
+def export_target(out_dir: str | os.PathLike[str], options: ExportOptions, project_name: str = "") -> Path:
+    """``out_dir/<name>``: the voice's name (the project's when none is given) as a folder name, in either format.
+
+    Raises:
+        ExportError: no usable name.
+    """
+    return Path(out_dir).expanduser().absolute() / safe_name(options.name or project_name)
+
+
 def export_xtts(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], options: ExportOptions,
                  project_name: str = "", progress: ProgressCallback | None = None) -> ExportResult:
     """Write the voice of ``checkpoint`` into ``out_dir/<name>`` (the layout is in the module docstring); the
@@ -99,9 +108,8 @@ def export_xtts(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], opt
     report = progress or (lambda _what, _fraction: None)
     if options.format not in FORMATS:
         raise ExportError(f"Unknown export format '{options.format}'; use {' or '.join(FORMATS)}.")
-    name = safe_name(options.name or project_name or checkpoint.run)
-    out_dir = Path(out_dir).expanduser().absolute()
-    target = out_dir / name
+    target = export_target(out_dir, options, project_name or checkpoint.run)
+    out_dir, name = target.parent, target.name
     base = checkpoint.base_model_dir
     publish.recover_interrupted(out_dir, name)
     publish.check_target(target, options.overwrite)
