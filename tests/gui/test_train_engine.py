@@ -145,7 +145,12 @@ def test_each_engine_has_its_own_base_model_folder(qtbot, tmp_path, config_dir, 
     text = page.setup.base_label.text()
     assert "F5-TTS v1: not chosen yet" in text and "about 1.4 GB" in text
 
-    app_settings.set_value(F5_KEY, str(tiny_xtts))  # XTTS's folder does not hold F5's files
+    app_settings.set_value(F5_KEY, str(tiny_xtts))  # XTTS's folder: said so, not F5's files listed as missing
+    page.setup.refresh_facts()
+    text = page.setup.base_label.text()
+    assert "holds a base model for XTTS v2, not for F5-TTS v1" in text and "choose XTTS v2 as the engine" in text
+    (tmp_path / "empty").mkdir()
+    app_settings.set_value(F5_KEY, str(tmp_path / "empty"))  # a folder of neither engine: what it lacks
     page.setup.refresh_facts()
     text = page.setup.base_label.text()
     assert "does not hold the F5-TTS v1 files" in text and "model_*.safetensors" in text and "vocab.txt" in text
