@@ -5,7 +5,9 @@ real-size GPT (random weights, 441 M parameters) at batch 1 under ``torch.autogr
 and adds up the bytes of every distinct tensor saved for backward, sorted into: the GPT-2 blocks, the
 conditioning encoder + perceiver, and the rest (embeddings, heads, losses). Weights and autocast's 16-bit copies
 of weights are left out (the estimate counts them as weights). The count is the same on any device, except that
-CPU attention saves its full score matrix where CUDA's fused kernels do not, so it errs high for GPUs.
+CPU attention saves its full score matrix where CUDA's fused kernels do not (counted apart), and that autocast
+casts differently on each: 16-bit runs are counted under CUDA's autocast rules
+(:mod:`alltalk_gui.core.machine.cuda_autocast`), since 16-bit training is for CUDA cards.
 
 Activation checkpointing keeps only each block's input (plus one block's activations while it is recomputed):
 that figure is derived from the same measurement.
@@ -34,10 +36,13 @@ MEASURED_LAYERS = 3
 
 
 def measure(precision: str, clip_s: float) -> dict:
+    import contextlib
+
     import torch
     from TTS.tts.configs.xtts_config import XttsArgs
 
     from alltalk_gui.core.engines.xtts.model import build_gpt_from_args, gpt_loss
+    from alltalk_gui.core.machine.cuda_autocast import cuda_autocast_rules
 
     torch.manual_seed(0)
     gpt = build_gpt_from_args(XttsArgs(**{**XTTS_V2, "gpt_layers": MEASURED_LAYERS}), number_text_tokens=TEXT_TOKENS,
@@ -94,8 +99,10 @@ def measure(precision: str, clip_s: float) -> dict:
         "cond_lens": None,
     }
     dtype = {"fp32": None, "bf16": torch.bfloat16}[precision]
+    # 16-bit training runs on CUDA cards: counted under CUDA's autocast rules (machine/cuda_autocast.py).
+    rules = cuda_autocast_rules() if dtype is not None else contextlib.nullcontext()
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        with torch.autocast("cpu", dtype=dtype, enabled=dtype is not None):
+        with torch.autocast("cpu", dtype=dtype, enabled=dtype is not None), rules:
             gpt_loss(gpt, inputs)["loss"]
     hidden = gpt.gpt.config.n_embd
     element = 4 if dtype is None else 2
@@ -137,7 +144,8 @@ def main() -> int:
                                              / "xtts" / "activation_calibration.json"))
     args = parser.parse_args()
     rows = [measure(p, s) for p in ("fp32", "bf16") for s in CLIP_SECONDS]
-    result = {"date": date.today().isoformat(), "device": "cpu (saved-tensor bytes are device-independent)",
+    result = {"date": date.today().isoformat(),
+              "device": "cpu (saved-tensor bytes are device-independent; 16-bit counted under CUDA's autocast rules)",
               "measured_layers": MEASURED_LAYERS, "width": XTTS_V2["gpt_n_model_channels"],
               "conditioning_s": CONDITIONING_S, "text_tokens_per_s": TEXT_TOKENS_PER_S,
               "per_clip": fit(rows), "measurements": rows}

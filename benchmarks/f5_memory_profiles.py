@@ -278,7 +278,7 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
         "resolved_profile": name, "precision": config.mixed_precision, "optimizer": config.optimizer,
         "lora_rank": config.lora_rank, "gradient_checkpointing": config.gradient_checkpointing,
         "ema": bool(config.ema_decay), "trainable_params": trainable, "model_params": params,
-        **_estimate(config, params),
+        **_estimate(config, params, on_cuda),
     })
     return result
 
@@ -337,7 +337,7 @@ def _baseline(opts: argparse.Namespace, device, notes: list[str]) -> dict[str, A
     result.update({
         "resolved_profile": None, "precision": precision, "optimizer": "adamw (torch, fused)", "lora_rank": 0,
         "gradient_checkpointing": False, "ema": True, "trainable_params": params, "model_params": params,
-        **_estimate(config, params),
+        **_estimate(config, params, on_cuda),
     })
     notes.append(f"F5-TTS 1.1.22 fine-tuning defaults: full fine-tune, torch AdamW(fused, lr {F5_LR:g}, default "
                  f"betas and weight decay), {F5_PRECISION} autocast (accelerate launch), gradient clipping at "
@@ -346,11 +346,12 @@ def _baseline(opts: argparse.Namespace, device, notes: list[str]) -> dict[str, A
     return result
 
 
-def _estimate(config, params: int) -> dict[str, Any]:
-    """The engine's estimate for these settings (None for the tiny test model, which it does not describe)."""
+def _estimate(config, params: int, on_cuda: bool = True) -> dict[str, Any]:
+    """The engine's estimate for these settings: the GPU's peak on CUDA, the process's resident memory on the CPU
+    (None for the tiny test model, which it does not describe)."""
     from alltalk_gui.core.engine_api.engine import get_engine
 
-    found = get_engine(ENGINE).estimate_memory(config, parameters=params)
+    found = get_engine(ENGINE).estimate_memory(config, attention_scores=not on_cuda, parameters=params)
     if found is None:
         return {"estimated_gib": None}
     parts = {k: round(v, 3) for k, v in found.as_dict().items() if k.endswith("_gib") and k != "total_gib"}

@@ -26,23 +26,29 @@ def test_nvml_and_torch_describe_the_same_cards():
         props = torch.cuda.get_device_properties(card.index)
         assert card.name == props.name
         assert card.total_gib == pytest.approx(props.total_memory / GIB, rel=0.02)
-        free, _total = torch.cuda.mem_get_info(card.index)
-        # Two readings a moment apart on a machine where nothing else trains: within a quarter GiB.
-        assert card.free_gib == pytest.approx(free / GIB, abs=0.25)
+        # Other programs (the rest of the kit, a desktop) may take or free memory at any moment: NVML's reading
+        # must lie between two of torch's taken just before and just after it.
+        first = torch.cuda.mem_get_info(card.index)[0] / GIB
+        again = next(d for d in list_devices() if d.kind == "cuda" and d.index == card.index)
+        last = torch.cuda.mem_get_info(card.index)[0] / GIB
+        assert min(first, last) - 0.25 <= again.free_gib <= max(first, last) + 0.25, (first, again.free_gib, last)
         assert card.capability == f"{props.major}.{props.minor}"
         assert card.bf16 == torch.cuda.is_bf16_supported()
         assert card.driver
 
 
+HOLD_GIB = 2.0
+
+
 def test_memory_another_program_holds_is_seen_and_named():
-    """A second process takes 2 GiB on GPU 0: the card's free memory drops by that much, and where the driver
-    lists processes (not in every container) the app names it."""
+    """A helper process takes 2 GiB on GPU 0: the app lists it, by its process id, with what it holds (the 2 GiB
+    and its CUDA context) and its program's name, and counts it in the memory other programs hold. Found by its
+    id, the helper is measured alone, whatever else runs on the card (the rest of the kit, a desktop)."""
     from alltalk_gui.core.machine.gpu import list_devices
 
-    before = next(d for d in list_devices() if d.kind == "cuda" and d.index == 0)
     hog = subprocess.Popen([sys.executable, "-c",
-                            "import torch, sys, time; x = torch.empty(2 * 1024**3, dtype=torch.uint8, device='cuda');"
-                            "torch.cuda.synchronize(); print('ready', flush=True); time.sleep(60)"],
+                            f"import torch, time; x = torch.empty(int({HOLD_GIB} * 1024**3), dtype=torch.uint8, "
+                            "device='cuda'); torch.cuda.synchronize(); print('ready', flush=True); time.sleep(60)"],
                            stdout=subprocess.PIPE, text=True)
     try:
         assert hog.stdout.readline().strip() == "ready"
@@ -51,8 +57,12 @@ def test_memory_another_program_holds_is_seen_and_named():
     finally:
         hog.kill()
         hog.wait()
-    assert before.free_gib - during.free_gib == pytest.approx(2.0, abs=0.6), (before.free_gib, during.free_gib)
-    if during.processes:
-        # (A container may show the host's process ids, so the program is found by the memory it holds.)
-        assert any((p.used_gib or 0) >= 1.9 for p in during.processes), during.processes
-        assert during.other_processes_gib and during.other_processes_gib >= 1.9
+    if not during.processes:
+        pytest.skip("the driver lists no processes here (some containers hide them): nothing to name")
+    helper = [p for p in during.processes if p.pid == hog.pid]
+    assert helper, f"the helper (pid {hog.pid}) is not among {during.processes}"
+    held = helper[0].used_gib
+    if held is not None:  # (Windows' WDDM driver gives no per-process figure)
+        assert HOLD_GIB <= held <= HOLD_GIB + 1.5, f"the helper holds {held} GiB: {HOLD_GIB} GiB and its context"
+        assert during.other_processes_gib is not None and during.other_processes_gib >= held - 0.01
+    assert helper[0].name.startswith("python"), helper[0]

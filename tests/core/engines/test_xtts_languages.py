@@ -60,6 +60,29 @@ def test_every_sample_passes_the_languages_own_check(code):
         assert checker.problem(sentence) is None, (code, sentence, checker.cleaned(sentence))
 
 
+def test_the_tiny_models_written_out_japanese_is_what_xtts_cleaning_gives():
+    """The tiny model's vocabulary learns from the Japanese samples' romaji written out (so building it needs no
+    MeCab dictionary); it must stay what coqui's cleaning makes of them."""
+    from alltalk_gui.core.engines.xtts.tiny_model import CLEANED_JAPANESE_SAMPLES
+
+    checker = TextChecker("ja")
+    assert tuple(checker.cleaned(s) for s in SAMPLE_SENTENCES["ja"]) == CLEANED_JAPANESE_SAMPLES
+
+
+def test_the_tiny_model_builds_without_the_japanese_dictionary(tmp_path, monkeypatch):
+    """As on the GPU machine, which carries no unidic-lite: cutlet cannot start, the tiny vocabulary still trains."""
+    import cutlet
+
+    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_vocab
+
+    def no_dictionary(*args, **kwargs):
+        raise RuntimeError("Failed initializing MeCab")
+
+    monkeypatch.setattr(cutlet, "Cutlet", no_dictionary)
+    build_tiny_vocab(tmp_path / "vocab.json")
+    assert (tmp_path / "vocab.json").stat().st_size > 1000
+
+
 def test_text_longer_than_the_character_limit_is_flagged():
     problem = TextChecker("ja").problem("今日はいい天気ですね。" * 8)
     assert "88 characters" in problem and "at most 71" in problem and "Japanese" in problem

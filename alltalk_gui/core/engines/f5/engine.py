@@ -159,7 +159,8 @@ class F5Engine(HubDownload, ShippedProfiles):
 
     def estimate_memory(self, config, *, attention_scores: bool = False, parameters: int | None = None):
         """The estimate for F5 v1 Base (grown vocabularies included); None for another size (the tiny model).
-        ``attention_scores`` is not needed: the DiT's attention keeps no n^2 scores on either device."""
+        ``attention_scores`` asks for the CPU's resident memory (the DiT's attention keeps no n^2 scores on either
+        device; the CPU estimate counts the process itself instead of the GPU allocator's reserve)."""
         from alltalk_gui.core.engines.f5.memory_estimate import V1_BASE_PARAMETERS, F5Setting, estimate
 
         if parameters is not None and abs(parameters - V1_BASE_PARAMETERS) > 0.01 * V1_BASE_PARAMETERS:
@@ -168,7 +169,8 @@ class F5Engine(HubDownload, ShippedProfiles):
             batch_size=config.batch_size, max_clip_seconds=config.max_audio_seconds,
             mixed_precision=config.mixed_precision, gradient_checkpointing=config.gradient_checkpointing,
             optimizer="adamw8bit" if "8bit" in config.optimizer else "adamw", lora_rank=config.lora_rank,
-            ema=bool(config.ema_decay)), parameters=parameters or V1_BASE_PARAMETERS)
+            ema=bool(config.ema_decay), grad_accum_steps=config.grad_accum_steps, cpu=attention_scores),
+            parameters=parameters or V1_BASE_PARAMETERS)
 
     def disk_needs(self, config) -> DiskNeeds | None:
         """A checkpoint holds the CFM's fp32 weights (the size of the base model_*.safetensors, which are F5's EMA

@@ -1,36 +1,34 @@
-"""Estimate the peak GPU memory of an F5-TTS v1 Base fine-tune before it starts.
+"""Estimate the peak memory of an F5-TTS v1 Base fine-tune before it starts: the GPU's (what the CUDA caching
+allocator reserves) or, on the CPU, the process's resident memory.
 
-The same sum as for XTTS (:mod:`alltalk_gui.core.engines.xtts.memory_estimate`), for CFM+DiT:
+The same sum as for XTTS (:mod:`alltalk_gui.core.engines.xtts.memory_estimate`, which explains each term), for
+CFM+DiT:
 
-* **weights**: all 337 M parameters in fp32 (accelerate keeps fp32 master weights under mixed precision),
-  plus under bf16/fp16 autocast the 16-bit copies it makes of them in the forward pass;
+* **weights**: all 337 M parameters in fp32 (accelerate keeps fp32 master weights under mixed precision), the
+  LoRA adapters, and under bf16/fp16 autocast the 16-bit copies of the trainable weights (autocast caches those;
+  frozen weights are cast at each use and freed, unless LoRA runs without checkpointing, whose blocks keep them
+  for backward); another fp32 copy when the EMA is kept (off by default, see :mod:`.model`);
 * **gradients**: fp32, trainable parameters only (all of them, or the LoRA adapters: 5.0 M at rank 16);
 * **optimizer**: AdamW 8 bytes per trainable parameter, 8-bit AdamW about 2;
-* **EMA**: another fp32 copy of the weights when the EMA is kept (off by default, see :mod:`.model`);
 * **activations**: what autograd saves for backward, per clip, linear (and for attention possibly quadratic)
   in the mel frames of the longest clip in the micro-batch (the batch is padded to it): 30 s = 2,813 frames.
   The coefficients come from :func:`calibrate`, which counts the bytes of every tensor saved for backward by
   a real-width DiT (dim 1024, 16 heads, ff x2, text_dim 512, random weights) at three lengths, with and
-  without checkpointing and under fp32 and bf16 autocast; saved-tensor bytes are the same on any device,
-  except that the CPU's attention kernel may save what CUDA's fused kernels do not (the quadratic term).
-  Stored in ``resources/profiles/f5/activation_calibration.json``; until that file exists the estimate uses
-  the fallback coefficients below (derived from the block's tensor shapes, not measured).
-* **overhead**: allocator fragmentation and library workspaces, 10 % plus 0.35 GiB (XTTS's figures; not yet
-  measured for F5 on a GPU).
+  without checkpointing, in fp32 and under bf16 autocast with CUDA's rules (layer norms in fp32:
+  :mod:`alltalk_gui.core.machine.cuda_autocast`), as a card runs it. Stored in
+  ``resources/profiles/f5/activation_calibration.json``; until that file exists the estimate uses the fallback
+  coefficients below (derived from the block's tensor shapes, not measured).
+* **overhead**: on a GPU the caching allocator's rounding (2 %, as XTTS's: measured 0.9-2.9 % for F5 with
+  expandable segments); on the CPU the process before any model (0.82 GiB measured).
 
-Not yet validated on a GPU. CPU checks (2026-11-23, shared 2-core dev machine, 1 thread, fp32, real-size DiT
-with random weights, one 5 s clip = 469 frames, checkpointing, AdamW): LoRA rank 16 (5,046,272 trainable)
-26 s a step, peak RSS 4.62 GiB against 1.44 GiB of tensors estimated + 0.67 GiB for Python and torch; full
-fine-tune 58-67 s a step, peak RSS 7.14 GiB against 5.15 + 0.67 GiB. Of the gap, ~0.4 GiB is temporaries of
-building the model and ~0.8 GiB memory glibc keeps after the step (``malloc_trim`` returns it); the CPU
-figures say nothing about CUDA's caching allocator, which the overhead term stands for.
+With gradient accumulation the earlier micro-batches' gradients are held while the next one saves its
+activations; without it, backward frees activations as it makes gradients and the peak holds the larger.
 
-The per-profile benchmark (``benchmarks/f5_memory_profiles.py``, 2026-11-26, 2 threads, 5 s clips, see
-docs/benchmarks.md) found peak RSS 1.8-4.0 GiB above the estimate: 0.82 GiB is the process before any model
-exists and most of the rest is freed 1-8 MiB buffers glibc keeps (with ``MALLOC_MMAP_THRESHOLD_=65536`` the
-peaks fall by 2.6-3.2 GiB); without those the estimate is within 0.2 GiB for Low and Medium, and 1.2 GiB high
-for settings without gradient accumulation, whose gradients the loop frees before the next forward pass (every
-GPU profile accumulates).
+Measured on an H100 at 30 s clips (2026-11-26, ``benchmarks/results/f5_memory_profiles_2026-11-26_gpu.json``): peak
+reserved Low 1.78, Medium 4.69, High 12.30, Auto (High, micro-batch 8) 29.94 GiB; this estimate is within 10 % of
+each (tests/benchmarks/test_estimates_match_the_h100.py). On the CPU (2026-11-26, 5 s clips, fp32, no
+accumulation) peak resident memory with ``MALLOC_MMAP_THRESHOLD_=65536`` was within 0.2 GiB of this sum; with
+glibc's defaults it is 1.8-4 GiB higher, buffers glibc keeps after the step (see docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -41,13 +39,12 @@ from pathlib import Path
 from typing import Any
 
 from alltalk_gui.core.engines.f5.data import frames
+from alltalk_gui.core.machine.memory import ALLOCATOR_RESERVE, CPU_PROCESS_GIB, held_at_peak
 
 GIB = 1024**3
 V1_BASE_PARAMETERS = 337_096_836  # counted: expected_state_shapes(V1_BASE_ARCH, 2545) (CFM + DiT, 2,545 tokens;
 # the state includes a 32-value rotary buffer: 337,096,804 trainable parameters)
 V1_BASE_DEPTH = 22
-FRAGMENTATION = 0.10
-CONSTANT_OVERHEAD_GIB = 0.35
 CALIBRATION_PARTS = ("profiles", "f5", "activation_calibration.json")  # under resources/ (see core/resources.py)
 
 # Bytes per frame of one clip (shape-derived fallback for bf16: ~20 saved tensors of width 1024 at 2 bytes per
@@ -75,6 +72,8 @@ class F5Setting:
     optimizer: str = "adamw"        # "adamw" or "adamw8bit"
     lora_rank: int = 0              # 0: full fine-tune
     ema: bool = False
+    grad_accum_steps: int = 1       # micro-batches per optimizer step (gradients held between them)
+    cpu: bool = False               # the CPU's resident memory instead of the GPU's reserved memory
 
 
 @dataclass(frozen=True)
@@ -85,10 +84,12 @@ class F5MemoryEstimate:
     activations_gib: float
     overhead_gib: float
     calibrated: bool
+    accumulates: bool = True  # gradients and activations are held together (see the module docstring)
 
     @property
     def total_gib(self) -> float:
-        return self.weights_gib + self.gradients_gib + self.optimizer_gib + self.activations_gib + self.overhead_gib
+        held = held_at_peak(self.gradients_gib, self.activations_gib, self.accumulates)
+        return self.weights_gib + self.optimizer_gib + held + self.overhead_gib
 
     def as_dict(self) -> dict[str, Any]:
         return dict(asdict(self), total_gib=self.total_gib)
@@ -114,11 +115,16 @@ def _poly(coefficients: list[float], n: int) -> float:
 
 def estimate(setting: F5Setting, parameters: int = V1_BASE_PARAMETERS, depth: int = V1_BASE_DEPTH,
              calibration: tuple[dict[str, Any], bool] | None = None) -> F5MemoryEstimate:
-    """Peak GPU memory of a fine-tune with ``setting`` (GiB, parts and total)."""
+    """Peak memory of a fine-tune with ``setting`` (GiB, parts and total): the GPU's, or the CPU's with
+    ``setting.cpu``."""
     per_frame, calibrated = calibration or load_calibration()
     half = setting.mixed_precision in ("bf16", "fp16")
-    trainable = lora_parameters(setting.lora_rank, depth=depth) if setting.lora_rank else parameters
-    weights = parameters * 4 + (parameters * 2 if half else 0) + (parameters * 4 if setting.ema else 0)
+    adapters = lora_parameters(setting.lora_rank, depth=depth) if setting.lora_rank else 0
+    trainable = adapters or parameters
+    cast = 0
+    if half:  # autocast's 16-bit copies: the trainable weights, and LoRA's frozen ones without checkpointing
+        cast = parameters + adapters if setting.lora_rank and not setting.gradient_checkpointing else trainable
+    weights = parameters * 4 + adapters * 4 + cast * 2 + (parameters * 4 if setting.ema else 0)
     gradients = trainable * 4
     optimizer = trainable * (2 if setting.optimizer == "adamw8bit" and not setting.lora_rank else 8)
     n = frames(setting.max_clip_seconds)
@@ -128,15 +134,22 @@ def estimate(setting: F5Setting, parameters: int = V1_BASE_PARAMETERS, depth: in
     else:
         per_clip = _poly(coeff["other"], n) + depth * _poly(coeff["block"], n)
     activations = setting.batch_size * per_clip
-    subtotal = (weights + gradients + optimizer + activations) / GIB
-    return F5MemoryEstimate(weights / GIB, gradients / GIB, optimizer / GIB, activations / GIB,
-                            FRAGMENTATION * subtotal + CONSTANT_OVERHEAD_GIB, calibrated)
+    accumulates = setting.grad_accum_steps > 1
+    tensors = (weights + optimizer + held_at_peak(gradients, activations, accumulates)) / GIB
+    overhead = CPU_PROCESS_GIB if setting.cpu else ALLOCATOR_RESERVE * tensors
+    return F5MemoryEstimate(weights / GIB, gradients / GIB, optimizer / GIB, activations / GIB, overhead,
+                            calibrated, accumulates)
 
 
 def saved_tensor_bytes(frames_: int, depth: int, precision: str, checkpointing: bool, seed: int = 0) -> int:
     """Bytes autograd saves for backward in one training forward of a real-width DiT with ``depth`` blocks on
-    one clip of ``frames_`` frames (CPU, random weights; each storage counted once)."""
+    one clip of ``frames_`` frames (CPU, random weights; each storage counted once; bf16 under CUDA's autocast
+    rules)."""
+    import contextlib
+
     import torch
+
+    from alltalk_gui.core.machine.cuda_autocast import cuda_autocast_rules
 
     from alltalk_gui.core.engines.f5.files import V1_BASE_ARCH
     from alltalk_gui.core.engines.f5.upstream import dit_class
@@ -153,8 +166,11 @@ def saved_tensor_bytes(frames_: int, depth: int, precision: str, checkpointing: 
 
     x = torch.randn(1, frames_, 100)
     text = torch.randint(0, 2545, (1, frames_ // 3))
-    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16")
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), autocast:
+    half = precision == "bf16"
+    # 16-bit training runs on CUDA cards: counted under CUDA's autocast rules (see machine/cuda_autocast.py).
+    rules = cuda_autocast_rules() if half else contextlib.nullcontext()
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=half)
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), autocast, rules:
         out = dit(x=x, cond=x, text=text, time=torch.rand(1))
     del out
     return sum(seen.values())
@@ -198,7 +214,8 @@ def write_calibration(path: Path) -> dict[str, Any]:
     start = time.perf_counter()
     document = {
         "date": time.strftime("%Y-%m-%d"),
-        "device": "cpu (saved-tensor bytes are device-independent; CPU sdpa saves no n^2 scores)",
+        "device": "cpu (saved-tensor bytes are device-independent; CPU sdpa saves no n^2 scores; bf16 counted under "
+                  "CUDA's autocast rules)",
         "model": "F5TTS_v1_Base width (dim 1024, heads 16, dim_head 64, ff_mult 2, text_dim 512, conv_layers 4), "
                  "random weights, depth 1 and 2",
         "torch": torch.__version__, "lengths_frames": [128, 256, 512],

@@ -1,9 +1,14 @@
-"""Estimate the peak GPU memory of a training run before it starts.
+"""Estimate the peak memory of a training run before it starts: the GPU's (what the CUDA caching allocator
+reserves) or, on the CPU, the process's resident memory.
 
-The estimate adds up what a fine-tune of the XTTS v2 GPT keeps on the GPU:
+The estimate adds up what a fine-tune of the XTTS v2 GPT keeps:
 
-* **weights**: the GPT in fp32 (accelerate keeps fp32 master weights under mixed precision), plus the frozen DVAE
-  in fp32, plus, under autocast, the 16-bit copies of the weights it makes during the forward pass;
+* **weights**: the GPT in fp32 (accelerate keeps fp32 master weights under mixed precision), the frozen DVAE in
+  fp32, the LoRA adapters; under autocast also the 16-bit copies of the *trainable* weights: autocast caches the
+  cast of a weight that requires grad for the whole forward pass (and its matrix products keep it for backward),
+  while a frozen weight is cast again at each use and freed. So LoRA with checkpointing (Low) holds copies of its
+  adapters only, not of the 441 M frozen base weights; LoRA without checkpointing keeps every block's cast weights
+  for backward, a full copy again;
 * **gradients**: fp32, for the trainable parameters only (all of the GPT, the GPT without its conditioning
   encoder and perceiver, or only the LoRA adapters);
 * **optimizer state**: AdamW keeps two fp32 moments per trainable parameter (8 bytes), bitsandbytes' 8-bit AdamW
@@ -12,8 +17,21 @@ The estimate adds up what a fine-tune of the XTTS v2 GPT keeps on the GPU:
   clip length. The per-block figures come from measurements of the real-size GPT's blocks
   (``resources/profiles/xtts/activation_calibration.json``, written by ``benchmarks/activation_calibration.py``),
   which counts the bytes of every tensor saved for backward, with attention's (sequence x sequence) scores
-  counted apart: the CPU saves them, CUDA's fused attention does not.
-* **overhead**: the CUDA allocator's fragmentation and cuBLAS workspaces, as a share of the rest plus a constant.
+  counted apart (the CPU saves them, CUDA's fused attention does not); the 16-bit figures under CUDA's autocast
+  rules (layer norms and softmax in fp32: :mod:`alltalk_gui.core.machine.cuda_autocast`), as a card runs them;
+* **overhead**: on a GPU, the caching allocator's rounding (with expandable segments, which training switches on,
+  reserved memory was 0.6-1.7 % above allocated on the H100); on the CPU, the process itself (Python, torch and
+  coqui before any model: 0.7-0.8 GiB measured).
+
+Gradients and activations overlap in time differently with and without gradient accumulation: with it, the
+gradients of the step's earlier micro-batches are held while the next one saves its activations (both count);
+without it, the backward pass frees activations as it makes gradients, so the peak holds the larger of the two.
+
+Measured on an H100 at 11 s clips (2026-11-26, ``benchmarks/results/memory_profiles_2026-11-26_gpu.json``): peak
+reserved Low 2.19, Medium 4.99, High 10.15, Auto (High, micro-batch 8) 15.99 GiB; this estimate is within 5 % of
+each (tests/benchmarks/test_estimates_match_the_h100.py). CPU figures are resident memory without what glibc's
+allocator keeps of freed buffers, which can add a few GiB unless ``MALLOC_MMAP_THRESHOLD_`` is set (see
+docs/benchmarks.md).
 
 All sizes in GiB. The real architecture's parameter counts are exact (counted from coqui's classes).
 """
@@ -25,8 +43,9 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
 
-from alltalk_gui.core.training.config import TrainConfig
+from alltalk_gui.core.machine.memory import ALLOCATOR_RESERVE, CPU_PROCESS_GIB, held_at_peak
 from alltalk_gui.core.resources import resource_path
+from alltalk_gui.core.training.config import TrainConfig
 
 GIB = 1024**3
 
@@ -49,9 +68,6 @@ XTTS_V2 = ModelSize(gpt_params=441_018_563, conditioning_params=25_285_632 + 21_
 # GPT-2 linear layers that LoRA adapts in every block: (inputs, outputs) of c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj.
 _LORA_SHAPES = ((1024, 3072), (1024, 1024), (1024, 4096), (4096, 1024))
 
-# Allocator fragmentation and library workspaces: measured runs land within this of the sum of tensors.
-FRAGMENTATION = 0.10
-CONSTANT_OVERHEAD_GIB = 0.35
 
 
 @dataclass(frozen=True)
@@ -117,25 +133,34 @@ def activation_bytes_per_clip(config: TrainConfig, model: ModelSize = XTTS_V2,
     return blocks + at("other") + conditioning
 
 
+def cast_params(config: TrainConfig, model: ModelSize = XTTS_V2) -> int:
+    """Parameters whose 16-bit copies autocast keeps through a training step (none without mixed precision): the
+    trainable ones, whose casts autocast caches; with LoRA and no checkpointing also the frozen base weights,
+    whose per-use casts every block's matrix products keep for backward."""
+    if config.mixed_precision == "no":
+        return 0
+    if config.lora_rank > 0 and not config.gradient_checkpointing:
+        return model.gpt_params + lora_params(config.lora_rank, model)
+    return trainable_params(config, model)
+
+
 def estimate(config: TrainConfig, model: ModelSize = XTTS_V2, attention_scores: bool = False) -> MemoryEstimate:
     """Peak memory (GiB) that ``config`` needs to fine-tune a GPT of ``model``'s size.
 
-    For a CUDA GPU leave ``attention_scores`` False; for the CPU (resident memory) set it True.
+    For a CUDA GPU (peak reserved memory) leave ``attention_scores`` False; for the CPU (peak resident memory)
+    set it True: CPU attention keeps its scores, and the process's own memory is counted.
     """
     trainable = trainable_params(config, model)
-    mixed = config.mixed_precision != "no"
-    weights = 4 * model.gpt_params + 4 * model.dvae_params
+    weights = 4 * model.gpt_params + 4 * model.dvae_params + 2 * cast_params(config, model)
     if config.lora_rank > 0:
         weights += 4 * lora_params(config.lora_rank, model)  # the adapters themselves
-    if mixed:
-        weights += 2 * model.gpt_params  # autocast's 16-bit copies, alive during the forward pass
     gradients = 4 * trainable
     optimizer = (2 if config.optimizer in ("adamw8bit", "paged_adamw8bit") else 8) * trainable
     activations = activation_bytes_per_clip(config, model, attention_scores) * config.batch_size
-    subtotal = (weights + gradients + optimizer + activations) / GIB
-    overhead = FRAGMENTATION * subtotal + CONSTANT_OVERHEAD_GIB
+    tensors = (weights + optimizer + held_at_peak(gradients, activations, config.grad_accum_steps > 1)) / GIB
+    overhead = CPU_PROCESS_GIB if attention_scores else ALLOCATOR_RESERVE * tensors
     return MemoryEstimate(
         weights_gib=round(weights / GIB, 3), gradients_gib=round(gradients / GIB, 3),
         optimizer_gib=round(optimizer / GIB, 3), activations_gib=round(activations / GIB, 3),
-        overhead_gib=round(overhead, 3), total_gib=round(subtotal + overhead, 3), trainable_params=trainable,
+        overhead_gib=round(overhead, 3), total_gib=round(tensors + overhead, 3), trainable_params=trainable,
     )

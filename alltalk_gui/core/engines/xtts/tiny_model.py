@@ -52,6 +52,12 @@ _PUNCTUATION = "0123456789.,!?'-;:\"()¡¿«»،؟؛।॥"
 TINY_VOCAB_SIZE = 600
 
 
+# XTTS's cleaning of the Japanese samples (cutlet's romaji, with unidic-lite's dictionary), written out so that
+# building the tiny model needs neither MeCab nor its 48 MB dictionary: only Japanese text itself does (the GPU
+# kit carries no dictionary). tests/core/engines/test_xtts_languages.py checks it is still what cleaning gives.
+CLEANED_JAPANESE_SAMPLES = ("kyou wa ii tenki desu ne.", "furui minato made arukimashita.", "arigatou, mata asu!")
+
+
 def _training_text() -> list[str]:
     """The corpus the tiny BPE learns from: English test sentences plus every language's samples, cleaned."""
     from alltalk_gui.core.engines.xtts.sample_sentences import SAMPLE_SENTENCES
@@ -59,8 +65,8 @@ def _training_text() -> list[str]:
 
     texts = [_CORPUS] * 4
     for code, sentences in SAMPLE_SENTENCES.items():
-        checker = TextChecker(code)
-        texts += [checker.cleaned(sentence) for sentence in sentences] * 2
+        cleaned = CLEANED_JAPANESE_SAMPLES if code == "ja" else [TextChecker(code).cleaned(s) for s in sentences]
+        texts += list(cleaned) * 2
     return texts
 
 

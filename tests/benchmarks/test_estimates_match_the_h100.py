@@ -1,0 +1,70 @@
+"""The engines' memory estimates against what was measured: every memory profile (and Auto's pick) of both engines
+at real size on an NVIDIA H100 80GB HBM3 (2026-11-26, ``benchmarks/results/*memory_profiles_2026-11-26_gpu.json``),
+within 10 % of its peak reserved memory; and the CPU's resident memory where glibc was told to return freed
+buffers (``MALLOC_MMAP_THRESHOLD_``; with its defaults it keeps a few GiB more, which no estimate predicts).
+
+The estimate is asked through the engine (``Engine.estimate_memory``), with the settings each case ran with, as
+the profile picker, Auto and the run's ``memory.json`` ask it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from alltalk_gui.core.engine_api.engine import get_engine
+from alltalk_gui.core.training.config import TrainConfig
+
+RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+GPU_RUNS = {"xtts": "memory_profiles_2026-11-26_gpu.json", "f5": "f5_memory_profiles_2026-11-26_gpu.json"}
+BASELINES = ("alltalk-baseline", "f5-baseline")
+
+
+def records(engine: str, name: str) -> list[dict]:
+    return json.loads((RESULTS / name).read_text(encoding="utf-8"))
+
+
+def config_of(engine: str, record: dict) -> TrainConfig:
+    """The TrainConfig a benchmark case ran with (its recorded settings)."""
+    settings = dict(engine=engine, batch_size=record["micro_batch"], grad_accum_steps=record["grad_accum"],
+                    max_audio_seconds=record["clip_s"], mixed_precision=record["precision"],
+                    optimizer="adamw8bit" if "8bit" in record["optimizer"] else "adamw",
+                    lora_rank=record["lora_rank"], gradient_checkpointing=record["gradient_checkpointing"])
+    if engine == "xtts":
+        settings["freeze_conditioning"] = record["freeze_conditioning"]
+    else:
+        settings["ema_decay"] = 0.999 if record["ema"] else 0.0
+    return dataclasses.replace(TrainConfig(), **settings)
+
+
+GPU_CASES = [(engine, r) for engine, name in GPU_RUNS.items() for r in records(engine, name)]
+
+
+@pytest.mark.parametrize("engine, record", GPU_CASES, ids=[f"{e}-{r['profile']}" for e, r in GPU_CASES])
+def test_the_estimate_is_within_10_percent_of_the_peak_measured_on_the_h100(engine, record):
+    assert record["device"].startswith("NVIDIA H100") and record["date"] == "2026-11-26"
+    estimate = get_engine(engine).estimate_memory(config_of(engine, record)).total_gib
+    if record["profile"] in BASELINES:
+        # The references' own settings ran with torch's default allocator (no expandable segments, which the app's
+        # training switches on): it reserved 0.6-2.0 GiB above what it allocated, which the estimate, made for the
+        # app's runs, leaves out. Against what was allocated:
+        measured = record["peak_allocated_gib"]
+    else:
+        measured = record["peak_reserved_gib"]
+    assert estimate == pytest.approx(measured, rel=0.10), (record["profile"], estimate, measured)
+
+
+def test_every_profile_of_both_engines_was_measured():
+    for engine, name in GPU_RUNS.items():
+        cases = {r["profile"] for r in records(engine, name)}
+        assert {"low", "medium", "high", "auto"} <= cases, (engine, cases)
+
+
+@pytest.mark.parametrize("profile", ["low", "medium", "high", "f5-baseline"])
+def test_the_cpu_estimate_is_within_10_percent_of_resident_memory_without_glibcs_kept_buffers(profile):
+    record = next(r for r in records("f5", "f5_memory_profiles_2026-11-26_cpu_mmap64k.json") if r["profile"] == profile)
+    assert record["malloc_mmap_threshold"] == "65536"
+    estimate = get_engine("f5").estimate_memory(config_of("f5", record), attention_scores=True).total_gib
+    assert estimate == pytest.approx(record["peak_rss_gib"], rel=0.10), (profile, estimate, record["peak_rss_gib"])
