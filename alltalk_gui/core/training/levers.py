@@ -67,10 +67,21 @@ def optimizer_state_bytes(gpt, config: TrainConfig) -> int:
     return per_param * sum(p.numel() for p in gpt.parameters() if p.requires_grad)
 
 
+def memory_cap(free: int, total: int, share: float, current_fraction: float = 1.0) -> tuple[int, float]:
+    """Auto sizing's cap on this process's CUDA allocator: ``share`` of the memory it may use now, which is what
+    the card has free, or less when the process is already capped lower (``current_fraction`` of ``total``, set
+    by whoever runs the training: the card rehearsal pretends a smaller card this way). Never raises an existing
+    cap. Returns ``(cap in bytes, the fraction of total to set)``."""
+    room = min(free, int(current_fraction * total))
+    cap = int(share * room)
+    return cap, min(current_fraction, cap / total)
+
+
 def cap_gpu_memory(device, share: float) -> tuple[int, int] | None:
-    """Cap this process's CUDA caching allocator at ``share`` of the memory free on ``device`` now, so that going
-    over it is an out-of-memory error that the probe and the training loop handle. Returns ``(cap, free)`` in
-    bytes; None on a device that is not CUDA."""
+    """Cap this process's CUDA caching allocator at ``share`` of the memory free on ``device`` now (see
+    :func:`memory_cap`), so that going over it is an out-of-memory error that the probe and the training loop
+    handle. Returns ``(cap, free)`` in bytes, ``free`` being what this process may use; None on a device that is
+    not CUDA."""
     import torch
 
     device = torch.device(device)
@@ -79,8 +90,10 @@ def cap_gpu_memory(device, share: float) -> tuple[int, int] | None:
     # The call takes an index: a torch.device("cuda") without one (a one-process accelerator's) is refused.
     index = device.index if device.index is not None else torch.cuda.current_device()
     free, total = torch.cuda.mem_get_info(index)
-    torch.cuda.set_per_process_memory_fraction(min(1.0, share * free / total), index)
-    return int(share * free), free
+    current = torch.cuda.get_per_process_memory_fraction(index)
+    cap, fraction = memory_cap(free, total, share, current)
+    torch.cuda.set_per_process_memory_fraction(fraction, index)
+    return cap, min(free, int(current * total))
 
 
 def forward_backward(model, batch, loss: Callable[..., dict], accelerator, weight: float = 1.0) -> dict:

@@ -1,0 +1,102 @@
+"""CPU twins of CUDA-only branches (docs/cuda_only.md lists them all): the arithmetic of auto's memory cap,
+bitsandbytes' 8-bit AdamW stepping the tiny model and surviving a checkpoint on the CPU (bitsandbytes 0.50 runs its
+8-bit optimizers there), and CUDA's autocast rules applied to a CPU forward pass."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import torch
+
+from alltalk_gui.core.training.config import TrainConfig
+from alltalk_gui.core.training.levers import cap_gpu_memory, forward_backward, make_optimizer, memory_cap
+
+GIB = 1024**3
+
+
+def test_auto_caps_at_90_percent_of_what_the_card_has_free():
+    cap, fraction = memory_cap(free=10 * GIB, total=12 * GIB, share=0.9)
+    assert cap == int(0.9 * 10 * GIB) and fraction == pytest.approx(9 / 12)
+
+
+def test_auto_never_raises_a_cap_the_process_already_has():
+    """The card rehearsal caps the process at a 6 GiB "card" on an 80 GiB one: auto takes 90 % of the 6."""
+    cap, fraction = memory_cap(free=78 * GIB, total=80 * GIB, share=0.9, current_fraction=6 / 80)
+    assert cap == int(0.9 * 6 * GIB) and fraction == pytest.approx(0.9 * 6 / 80)
+    # A process capped below what auto would take keeps its cap.
+    assert memory_cap(free=78 * GIB, total=80 * GIB, share=1.0, current_fraction=0.05)[1] == pytest.approx(0.05)
+
+
+def test_the_cap_is_a_no_op_on_the_cpu():
+    assert cap_gpu_memory("cpu", 0.9) is None
+
+
+def test_bitsandbytes_8bit_adamw_trains_and_checkpoints_on_the_cpu(tiny, tmp_path):
+    """The Medium profile's optimizer through our make_optimizer, accelerate and one micro-batch pass as the loop
+    runs it; its 8-bit state (uint8 moments) saved and restored by accelerate as checkpoints do."""
+    pytest.importorskip("bitsandbytes")
+    from accelerate import Accelerator
+
+    from alltalk_gui.core.engines.xtts.model import gpt_loss, load_gpt
+    from alltalk_gui.core.training.loop import forget_earlier_runs
+    forget_earlier_runs()
+    config = dataclasses.replace(TrainConfig(), optimizer="adamw8bit", lr=1e-3)
+    gpt, _, _ = load_gpt(tiny)
+    gpt.train()
+    optimizer = make_optimizer(gpt, config)
+    assert type(optimizer).__name__ == "AdamW8bit"
+    acc = Accelerator(cpu=True)
+    model, optimizer = acc.prepare(gpt, optimizer)
+    inputs = _gpt_inputs(gpt, clips=2, seconds=2.0)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+
+    def step():
+        losses = forward_backward(model, inputs, lambda m, b: gpt_loss(m, b), acc)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        return float(losses["loss"].detach())
+
+    losses = [step() for _ in range(3)]
+    assert all(torch.isfinite(torch.tensor(losses))) and losses[-1] < losses[0], losses
+    moved = [k for k, v in model.state_dict().items() if not torch.equal(v, before[k])]
+    assert moved
+    state = next(s for s in optimizer.optimizer.state.values() if "state1" in s)
+    assert state["state1"].dtype == torch.uint8 and state["state2"].dtype == torch.uint8
+
+    acc.save_state(str(tmp_path / "checkpoint"))
+    saved = {k: v.clone() for k, v in state.items() if torch.is_tensor(v)}
+    step()  # moves the state on
+    acc.load_state(str(tmp_path / "checkpoint"))
+    restored = next(s for s in optimizer.optimizer.state.values() if "state1" in s)
+    for key, value in saved.items():
+        assert torch.equal(restored[key], value), key
+
+
+def _gpt_inputs(gpt, clips: int, seconds: float) -> dict:
+    """Random GPT inputs of the tiny model's sizes (what the frozen front end would give for 2 s clips)."""
+    generator = torch.Generator().manual_seed(0)
+    samples, text = int(seconds * 22050), 12
+    return {
+        "text_inputs": torch.randint(1, gpt.number_text_tokens - 1, (clips, text), generator=generator),
+        "text_lengths": torch.full((clips,), text, dtype=torch.long),
+        "audio_codes": torch.randint(0, gpt.num_audio_tokens - 2, (clips, samples // 1024 + 1), generator=generator),
+        "wav_lengths": torch.full((clips,), samples, dtype=torch.long),
+        "cond_mels": torch.randn(clips, 1, 80, 100, generator=generator),
+        "cond_idxs": None, "cond_lens": None,
+    }
+
+
+def test_cuda_autocast_rules_run_layer_norm_in_fp32_on_the_cpu():
+    from alltalk_gui.core.machine.cuda_autocast import cuda_autocast_rules
+
+    layer = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.LayerNorm(8))
+    x = torch.randn(2, 8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        plain = (layer[0](x).dtype, layer(x).dtype)
+        with cuda_autocast_rules():
+            ruled = (layer[0](x).dtype, layer(x).dtype, torch.softmax(layer[0](x), -1).dtype)
+    assert plain == (torch.bfloat16, torch.bfloat16)  # CPU autocast leaves the norm in bf16
+    assert ruled == (torch.bfloat16, torch.float32, torch.float32)  # CUDA's: matmuls bf16, norms and softmax fp32
+    assert layer(x).dtype == torch.float32  # no autocast: nothing changes
