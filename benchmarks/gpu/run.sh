@@ -1,29 +1,31 @@
 #!/usr/bin/env bash
 # The GPU kit in one command, on a machine with an NVIDIA GPU, for both engines:
-#   1. the GPU test suite (tests/gpu: every CUDA path of the app, XTTS v2 and F5-TTS, on the tiny models and at
-#      real size);
-#   2. the XTTS v2 memory benchmark at real size: low, medium, high, auto and AllTalk's baseline in the same run;
-#   3. the F5-TTS memory benchmark at real size: low, medium, high, auto and F5-TTS's own fine-tuning settings in
-#      the same run (30 s clips, 1 warm-up + 5 timed steps per case);
-# writing a log and JSON under the results folder (default benchmarks/results/). Expected on an H100: about 4-5
-# minutes for the tests, 2-3 for each benchmark (mostly process starts and model builds), under 10 in all.
+#   1. side by side (tests may share the card): the GPU test suite (tests/gpu: every CUDA path of the app, XTTS v2
+#      and F5-TTS, on the tiny models, with pytest-xdist), which includes the card rehearsal (the app's own Auto at
+#      real size on pretended 4-16 GiB cards, benchmarks/gpu/rehearsal.py);
+#   2. alone on the card, one after the other (timed cases): the XTTS v2 memory benchmark at real size (low, medium,
+#      high, auto and AllTalk's settings, 11 s clips) and the F5-TTS one (the same with F5's own settings, 30 s);
+#   3. one summary table (benchmarks/gpu/summary.py) of all of it, with the time each phase took.
+# It writes a log, the JUnit XML, the rehearsal's table and the benchmarks' JSON under the results folder (default
+# benchmarks/results/). Planned to take under 8 minutes on an H100 (see docs/benchmarks.md).
 #
 #   bash benchmarks/gpu/run.sh [RESULTS_DIR]
 #
-# On a machine without a package index, first add the wheel bundles (benchmarks/gpu/bundles.py) to a folder and
-# name it in ALLTALK_KIT, e.g. ALLTALK_KIT=/tmp/kit bash benchmarks/gpu/run.sh "$OUT". PYTHON picks the
-# interpreter (default python3). Exit status: the test suite's (the benchmark's failures are in its JSON).
+# On a machine without a package index, first install the two wheel bundles (benchmarks/gpu/bundles.py) into a
+# folder and name it in ALLTALK_KIT, e.g. ALLTALK_KIT=/tmp/kit bash benchmarks/gpu/run.sh "$OUT". PYTHON picks the
+# interpreter (default python3), WORKERS the test processes (default 4). Exit status: the summary's (0: all passed).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 results="${1:-benchmarks/results}"
 mkdir -p "$results"
+results="$(cd "$results" && pwd)"
 py="${PYTHON:-python3}"
 path="$PWD"
 if [ -n "${ALLTALK_KIT:-}" ]; then
     path="$ALLTALK_KIT:$path"
     [ -d "$ALLTALK_KIT/speech" ] && ! command -v espeak-ng >/dev/null && export ALLTALK_SPEECH_CACHE="$ALLTALK_KIT/speech"
 fi
-export PYTHONPATH="$path${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+export PYTHONPATH="$path${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 ALLTALK_KIT_RESULTS="$results"
 day="$(date -u +%Y-%m-%d)"
 log="$results/gpu_kit_${day}.log"
 
@@ -31,23 +33,30 @@ if ! "$py" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1
     echo "No CUDA GPU here (torch.cuda.is_available() is False): the GPU kit needs an NVIDIA GPU." >&2
     exit 2
 fi
-started=$(date +%s)
 {
     echo "# GPU kit, $(date -u '+%Y-%m-%d %H:%M UTC')"
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1
     "$py" -c "import sys, torch; print('python', sys.version.split()[0], '| torch', torch.__version__, '| CUDA', torch.version.cuda)"
 } | tee "$log"
 
-echo "## 1. GPU test suite" | tee -a "$log"
-"$py" -m pytest tests/gpu -m gpu -v -rs -p no:cacheprovider --junitxml="$results/gpu_tests_${day}.xml" 2>&1 | tee -a "$log"
-tests_status=${PIPESTATUS[0]}
+phase() { echo "## $1" | tee -a "$log"; started=$(date +%s); }
+took() { echo "$1=$(( $(date +%s) - started ))"; }
 
-echo "## 2. Memory and speed of each profile and of AllTalk's baseline (real-size XTTS v2 GPT)" | tee -a "$log"
-"$py" benchmarks/memory_profiles.py --device cuda --out "$results/memory_profiles_${day}_gpu.json" 2>&1 | tee -a "$log"
+phase "1. GPU tests and the card rehearsal, side by side (pytest -n ${WORKERS:-4})"
+"$py" -m pytest tests/gpu -m gpu -v -rs -p no:cacheprovider -n "${WORKERS:-4}" --dist loadfile \
+    --junitxml="$results/gpu_tests_${day}.xml" 2>&1 | tee -a "$log"
+timings=(--phase "$(took tests)")
 
-echo "## 3. Memory and speed of each F5-TTS profile and of F5-TTS's own fine-tuning (real-size DiT)" | tee -a "$log"
-"$py" benchmarks/f5_memory_profiles.py --device cuda --out "$results/f5_memory_profiles_${day}_gpu.json" 2>&1 \
-    | tee -a "$log"
+phase "2a. XTTS v2 memory and speed per profile, alone on the card (real-size GPT, 11 s clips)"
+"$py" benchmarks/memory_profiles.py --device cuda --warmup 1 --steps 5 \
+    --out "$results/memory_profiles_${day}_gpu.json" 2>&1 | tee -a "$log"
+timings+=(--phase "$(took xtts-benchmark)")
 
-echo "# done in $(( $(date +%s) - started )) s; tests exit status $tests_status" | tee -a "$log"
-exit "$tests_status"
+phase "2b. F5-TTS memory and speed per profile, alone on the card (real-size DiT, 30 s clips)"
+"$py" benchmarks/f5_memory_profiles.py --device cuda --warmup 1 --steps 4 \
+    --out "$results/f5_memory_profiles_${day}_gpu.json" 2>&1 | tee -a "$log"
+timings+=(--phase "$(took f5-benchmark)")
+
+echo "## 3. Summary" | tee -a "$log"
+"$py" benchmarks/gpu/summary.py "$results" "$day" "${timings[@]}" 2>&1 | tee -a "$log"
+exit "${PIPESTATUS[0]}"

@@ -1,6 +1,7 @@
 """F5-TTS on a real CUDA GPU: each memory profile trains the tiny F5 model through the training loop (auto with its
 micro-batch probe), fp16 with loss scaling and the EMA on the card, and preview (A/B) and both export formats of a
-CUDA-trained checkpoint. The real-size DiT's step per profile is in test_real_size_cuda.py.
+CUDA-trained checkpoint. The real-size DiT trains in the card rehearsal (test_card_rehearsal_cuda.py) and in the
+kit's F5 memory benchmark.
 
 The runs go through ``build_train_config`` (the builder the CLI and the Train page share) and
 ``alltalk_gui.core.training.loop.train`` in this process, on the espeak-ng dataset of the XTTS tests."""

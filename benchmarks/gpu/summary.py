@@ -1,0 +1,98 @@
+"""The GPU kit's one summary table, from what its run wrote into the results folder: the GPU tests (JUnit XML),
+the card rehearsal (``card_rehearsal_<day>.json``) and both memory benchmarks (``*memory_profiles_<day>_gpu.json``),
+one line per test outcome, rehearsal case and benchmark case, and the time each phase took.
+
+    python benchmarks/gpu/summary.py RESULTS_DIR DAY [--phase NAME=SECONDS ...]
+
+Exit status 0 when every test passed (or skipped), every rehearsal case passed and no benchmark case failed.
+Standard library only, like the rest of the kit's glue.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+
+def test_results(xml: Path) -> dict[str, list[str]]:
+    """JUnit XML -> {"passed": [...], "failed": [...], "skipped": [...]} (test names)."""
+    found: dict[str, list[str]] = {"passed": [], "failed": [], "skipped": []}
+    if not xml.is_file():
+        return found
+    for case in ET.parse(xml).getroot().iter("testcase"):
+        name = f"{case.get('classname', '').rsplit('.', 1)[-1]}::{case.get('name')}"
+        if case.find("failure") is not None or case.find("error") is not None:
+            found["failed"].append(name)
+        elif case.find("skipped") is not None:
+            found["skipped"].append(name)
+        else:
+            found["passed"].append(name)
+    return found
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
+
+
+def _gib(value: Any) -> str:
+    return f"{value:.2f}" if isinstance(value, (int, float)) else "-"
+
+
+def lines(results: Path, day: str, phases: dict[str, float]) -> tuple[list[str], bool]:
+    """The table's lines and whether everything passed."""
+    tests = test_results(results / f"gpu_tests_{day}.xml")
+    rehearsal = _read(results / f"card_rehearsal_{day}.json")
+    benchmarks = [("xtts", r) for r in _read(results / f"memory_profiles_{day}_gpu.json")]
+    benchmarks += [("f5", r) for r in _read(results / f"f5_memory_profiles_{day}_gpu.json")]
+    out = ["| part | case | result | peak reserved GiB | estimate GiB | samples/s |",
+           "| --- | --- | --- | --- | --- | --- |"]
+    out.append(f"| GPU tests | {sum(map(len, tests.values()))} tests | {len(tests['passed'])} passed, "
+               f"{len(tests['failed'])} failed, {len(tests['skipped'])} skipped | - | - | - |")
+    out += [f"| GPU tests | {name} | FAILED | - | - | - |" for name in tests["failed"]]
+    for r in rehearsal:
+        case = (f"{r['engine']} on {r['card_gib']:g} GiB" + (f" (+{r['others_gib']:g} GiB held)" if r["others_gib"]
+                else "") + (" Low VRAM button" if r["path"] == "low" else " Auto")
+                + (f": {r['profile']} {r['micro_batch']} x {r['grad_accum']}" if r.get("profile") else ""))
+        result = ("pass: " if r["ok"] else "FAIL: ") + r["outcome"][:120]
+        out.append(f"| card rehearsal | {case} | {result} | {_gib(r['peak_reserved_gib'])} | "
+                   f"{_gib(r['estimated_gib'])} | {_gib(r['samples_per_s'])} |")
+    for engine, r in benchmarks:
+        result = f"error: {r['error'][:120]}" if r.get("error") else f"{r.get('micro_batch')} x {r.get('grad_accum')}"
+        out.append(f"| {engine} memory benchmark | {r['profile']} | {result} | {_gib(r.get('peak_reserved_gib'))} | "
+                   f"{_gib(r.get('estimated_gib'))} | {_gib(r.get('samples_per_s'))} |")
+    if phases:
+        out.append("")
+        out.append("Time: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in phases.items())
+                   + f"; {sum(phases.values()):.0f} s in all.")
+    ok = (not tests["failed"] and bool(tests["passed"]) and all(r["ok"] for r in rehearsal) and bool(rehearsal)
+          and not any(r.get("error") for _, r in benchmarks) and bool(benchmarks))
+    return out, ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", type=Path)
+    parser.add_argument("day")
+    parser.add_argument("--phase", action="append", default=[], metavar="NAME=SECONDS")
+    opts = parser.parse_args(argv)
+    phases = {}
+    for item in opts.phase:
+        name, _, seconds = item.partition("=")
+        try:
+            phases[name] = float(seconds)
+        except ValueError:
+            parser.error(f"--phase takes NAME=SECONDS (got {item!r})")
+    table, ok = lines(opts.results, opts.day, phases)
+    text = "\n".join(table) + "\n"
+    (opts.results / f"gpu_kit_{opts.day}_summary.md").write_text(text, encoding="utf-8")
+    print(text)
+    print("Everything passed." if ok else "Something failed or did not run: see the lines above and the log.")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

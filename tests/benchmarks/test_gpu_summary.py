@@ -1,0 +1,70 @@
+"""The GPU kit's summary (benchmarks/gpu/summary.py): one table from the tests' JUnit XML, the card rehearsal's rows
+and both memory benchmarks' records, with each phase's time; its exit status says whether everything passed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.benchmarks.scripts import load_script
+
+DAY = "2026-11-27"
+JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">
+<testcase classname="tests.gpu.test_training_cuda" name="test_each_profile_trains_on_cuda[low]" time="9"/>
+<testcase classname="tests.gpu.test_whisper_cuda" name="test_faster_whisper_hears_speech_on_cuda[float16]">
+<skipped message="faster_whisper is not installed"/></testcase>
+{extra}
+</testsuite></testsuites>"""
+
+
+@pytest.fixture(scope="module")
+def summary():
+    return load_script("gpu/summary.py")
+
+
+def _results(tmp_path, *, failing_test=False, rehearsal_ok=True, benchmark_error=None):
+    extra = ('<testcase classname="tests.gpu.test_f5_cuda" name="test_f5_auto"><failure message="boom"/></testcase>'
+             if failing_test else "")
+    (tmp_path / f"gpu_tests_{DAY}.xml").write_text(JUNIT.format(extra=extra), encoding="utf-8")
+    rows = [{"engine": "xtts", "card_gib": 6.0, "others_gib": 0.0, "path": "auto", "profile": "medium",
+             "micro_batch": 1, "grad_accum": 8, "peak_reserved_gib": 4.61, "estimated_gib": 5.04,
+             "samples_per_s": 7.5, "ok": rehearsal_ok, "outcome": "trained" if rehearsal_ok else "crashed: boom"},
+            {"engine": "f5", "card_gib": 8.0, "others_gib": 2.02, "path": "auto", "profile": "medium",
+             "micro_batch": 2, "grad_accum": 4, "peak_reserved_gib": 4.7, "estimated_gib": 4.87, "samples_per_s": 7.9,
+             "ok": True, "outcome": "trained"}]
+    (tmp_path / f"card_rehearsal_{DAY}.json").write_text(json.dumps(rows), encoding="utf-8")
+    bench = [{"profile": "low", "micro_batch": 1, "grad_accum": 8, "peak_reserved_gib": 2.19, "estimated_gib": 2.1,
+              "samples_per_s": 3.85}]
+    if benchmark_error:
+        bench.append({"profile": "medium", "error": benchmark_error})
+    (tmp_path / f"memory_profiles_{DAY}_gpu.json").write_text(json.dumps(bench), encoding="utf-8")
+    (tmp_path / f"f5_memory_profiles_{DAY}_gpu.json").write_text(json.dumps(bench[:1]), encoding="utf-8")
+    return tmp_path
+
+
+def test_one_table_of_tests_rehearsal_and_benchmarks_with_the_time_of_each_phase(summary, tmp_path, capsys):
+    results = _results(tmp_path)
+    assert summary.main([str(results), DAY, "--phase", "tests=212", "--phase", "xtts-benchmark=150"]) == 0
+    text = (results / f"gpu_kit_{DAY}_summary.md").read_text()
+    assert "| GPU tests | 2 tests | 1 passed, 0 failed, 1 skipped |" in text
+    assert "| card rehearsal | xtts on 6 GiB Auto: medium 1 x 8 | pass: trained | 4.61 | 5.04 | 7.50 |" in text
+    assert "| card rehearsal | f5 on 8 GiB (+2.02 GiB held) Auto: medium 2 x 4 | pass: trained |" in text
+    assert "| xtts memory benchmark | low | 1 x 8 | 2.19 | 2.10 | 3.85 |" in text
+    assert "| f5 memory benchmark | low |" in text
+    assert "Time: tests 212 s, xtts-benchmark 150 s; 362 s in all." in text
+    assert "Everything passed." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("problem", [dict(failing_test=True), dict(rehearsal_ok=False),
+                                     dict(benchmark_error="out of memory: CUDA out of memory")])
+def test_a_failed_test_rehearsal_case_or_benchmark_case_fails_the_kit(summary, tmp_path, capsys, problem):
+    results = _results(tmp_path, **problem)
+    assert summary.main([str(results), DAY]) == 1
+    text = (results / f"gpu_kit_{DAY}_summary.md").read_text()
+    assert "FAILED" in text or "FAIL:" in text or "error: out of memory" in text
+    assert "Something failed" in capsys.readouterr().out
+
+
+def test_nothing_written_is_a_failure_not_a_pass(summary, tmp_path):
+    assert summary.main([str(tmp_path), DAY]) == 1
