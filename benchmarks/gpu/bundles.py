@@ -15,13 +15,14 @@ bundle 02, installs it and runs the kit (``run.sh``).
 What goes in: the app's own dependencies and test extra from ``pyproject.toml`` (one source of truth), less what
 the GPU suite does not run: the GUI (Qt), torch (the machine has its own build), the CPU suite's tools, and
 faster-whisper with CTranslate2 and its test model (42 + 67 MB: a third call; its CUDA test skips without them),
-and coqui-tts's Japanese and Chinese extras (cutlet, fugashi and the 48 MB unidic-lite dictionary, spacy-pkuseg:
-no GPU test speaks either language, and the tiny model's vocabulary no longer needs them). pip itself resolves the rest in a Python 3.12
-replica of the machine: a virtual environment holding the machine's pinned packages, and those of its unpinned
-ones that the kit needs. What pip would still install there is exactly what the machine lacks, including newer
-versions where the machine's are too old. The packages the app installs without their dependencies
-(``packaging/no_deps_requirements.txt``: f5-tts, whose declared dependencies are its training UI) travel the
-same way, without theirs: what F5-TTS's model classes import is in ``pyproject.toml`` and resolved with the rest.
+and coqui-tts's Japanese and Chinese extras (cutlet, fugashi and the 48 MB unidic-lite dictionary, spacy-pkuseg: no
+GPU test speaks either language, and the tiny model's vocabulary no longer needs them). pip itself resolves the
+rest in a Python 3.12 replica of the machine: a virtual environment holding the machine's pinned packages, and
+those of its unpinned ones that the kit needs. What pip would still install there is exactly what the machine
+lacks, including newer versions where the machine's are too old. The packages the app installs without their
+dependencies (``packaging/no_deps_requirements.txt``: f5-tts, whose declared dependencies are its training UI)
+travel the same way, without theirs: what F5-TTS's model classes import is in ``pyproject.toml`` and resolved with
+the rest.
 
 Also in the bundle with the most room: the espeak-ng speech the GPU tests use (``ALLTALK_SPEECH_CACHE``, see
 ``alltalk_gui.testing.speech``), rendered here because the machine has no espeak-ng.
@@ -127,27 +128,34 @@ def engines_wheel(folder: Path, pyproject: Path = ROOT / "pyproject.toml") -> Pa
     """A wheel holding only metadata: the app's entry points (its engines are found through them, and the checkout
     that travels to the GPU machine is on ``PYTHONPATH``, not installed). It is not named alltalk-gui, whose
     requirements (torch 2.9, Qt) ``pip check`` would hold against the machine."""
-    dist, version = ENGINES_DIST.replace("-", "_"), "0.1"
-    info = f"{dist}-{version}.dist-info"
     groups = engine_entry_points(pyproject)
-    files = {
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {ENGINES_DIST}\nVersion: {version}\n"
-                            "Summary: alltalk-gui's entry points, for the GPU kit\n",
-        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: alltalk-gui bundles.py\nRoot-Is-Purelib: true\n"
-                         "Tag: py3-none-any\n",
-        f"{info}/entry_points.txt": "".join(f"[{group}]\n" + "".join(f"{name} = {target}\n"
-                                                                     for name, target in entries.items()) + "\n"
-                                            for group, entries in groups.items()),
-    }
+    entry_points = "".join(f"[{group}]\n" + "".join(f"{name} = {target}\n" for name, target in entries.items())
+                           + "\n" for group, entries in groups.items())
+    return write_wheel(folder, ENGINES_DIST, "0.1", {}, entry_points=entry_points,
+                       summary="alltalk-gui's entry points, for the GPU kit")
+
+
+def write_wheel(folder: Path, name: str, version: str, files: dict[str, str], *, entry_points: str = "",
+                summary: str = "") -> Path:
+    """An installable pure-Python wheel of distribution ``name`` holding ``files`` (path -> text) and, if given,
+    ``entry_points.txt``; written into ``folder``."""
+    dist = canonical(name).replace("-", "_")
+    info = f"{dist}-{version}.dist-info"
+    contents = dict(files)
+    contents[f"{info}/METADATA"] = (f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+                                    + (f"Summary: {summary}\n" if summary else ""))
+    contents[f"{info}/WHEEL"] = "Wheel-Version: 1.0\nGenerator: bundles.py\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    if entry_points:
+        contents[f"{info}/entry_points.txt"] = entry_points
     record = []
-    for name, text in files.items():
+    for path, text in contents.items():
         digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-        record.append(f"{name},sha256={digest},{len(text.encode())}")
-    files[f"{info}/RECORD"] = "\n".join(record + [f"{info}/RECORD,,"]) + "\n"
+        record.append(f"{path},sha256={digest},{len(text.encode())}")
+    contents[f"{info}/RECORD"] = "\n".join(record + [f"{info}/RECORD,,"]) + "\n"
     wheel = folder / f"{dist}-{version}-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as z:
-        for name, text in files.items():
-            z.writestr(name, text)
+        for path, text in contents.items():
+            z.writestr(path, text)
     return wheel
 
 

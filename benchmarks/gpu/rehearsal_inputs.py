@@ -39,12 +39,10 @@ def transcript(seconds: float) -> str:
 
 def write_xtts_base(folder: str | Path, seed: int = 0) -> Path:
     import torch
-    from TTS.tts.configs.xtts_config import XttsConfig
 
-    from alltalk_gui.core import atomic
     from alltalk_gui.core.engines.xtts.files import load_tokenizer
     from alltalk_gui.core.engines.xtts.gpt import build_gpt
-    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_vocab
+    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_vocab, write_config
     from real_size import DVAE_V2, XTTS_V2, write_front_end_files
 
     folder = Path(folder)
@@ -59,15 +57,8 @@ def write_xtts_base(folder: str | Path, seed: int = 0) -> Path:
     voice = load_tokenizer(folder)
     assert voice.get_number_tokens() == XTTS_TEXT_TOKENS, voice.get_number_tokens()
 
-    config = XttsConfig()
-    for key, value in {**XTTS_V2, "gpt_use_masking_gt_prompt_approach": True}.items():
-        setattr(config.model_args, key, value)
-    config.model_args.gpt_number_text_tokens = XTTS_TEXT_TOKENS
-    config.model_args.gpt_start_text_token = voice.tokenizer.token_to_id("[START]")
-    config.model_args.gpt_stop_text_token = voice.tokenizer.token_to_id("[STOP]")
-    config.model_args.tokenizer_file = "vocab.json"
-    config.run_description = "alltalk_gui card rehearsal: real-size XTTS v2 GPT with random weights, not a voice"
-    atomic.write_json(folder / "config.json", config.to_dict())
+    config = write_config(folder, {**XTTS_V2, "gpt_use_masking_gt_prompt_approach": True}, voice,
+                          "alltalk_gui card rehearsal: real-size XTTS v2 GPT with random weights, not a voice")
     torch.manual_seed(seed)
     gpt = build_gpt(config, voice)
     state = {f"gpt.{k}": v.contiguous() for k, v in gpt.state_dict().items()}

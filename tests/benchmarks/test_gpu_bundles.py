@@ -9,8 +9,6 @@ its last result is in docs/benchmarks.md."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import os
 import subprocess
 import sys
@@ -145,26 +143,6 @@ def test_a_wheel_too_large_to_carry_is_refused_by_name(bundles, tmp_path):
         bundles.pack([_sized(tmp_path, "huge-1.0-py3-none-any.whl", 61)], limit=57 * MIB)
 
 
-def _wheel(folder: Path, name: str, files: dict[str, str], script: str | None = None) -> Path:
-    """A real, installable wheel holding ``files`` (path -> text), and a console script if asked."""
-    dist = f"{name}-1.0.dist-info"
-    contents = dict(files)
-    contents[f"{dist}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n"
-    contents[f"{dist}/WHEEL"] = "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    if script:
-        contents[f"{dist}/entry_points.txt"] = f"[console_scripts]\n{script} = {script}:main\n"
-    record = []
-    for path, text in contents.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-        record.append(f"{path},sha256={digest},{len(text.encode())}")
-    contents[f"{dist}/RECORD"] = "\n".join(record + [f"{dist}/RECORD,,"]) + "\n"
-    wheel = folder / f"{name}-1.0-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as z:
-        for path, text in contents.items():
-            z.writestr(path, text)
-    return wheel
-
-
 def test_installing_bundle_after_bundle_merges_shared_folders(bundles, tmp_path):
     """Two bundles put modules into one namespace package and scripts into one bin/: after both, all is there
     and both import (pip's own --target would have replaced the first bundle's folders)."""
@@ -172,8 +150,9 @@ def test_installing_bundle_after_bundle_merges_shared_folders(bundles, tmp_path)
     one.mkdir(), two.mkdir()
     (one / "speech").mkdir()
     (one / "speech" / "abc.wav").write_bytes(b"RIFF")
-    _wheel(one, "kitone", {"kitns/one.py": "VALUE = 1\n", "kitone.py": "def main():\n    print('one')\n"}, "kitone")
-    _wheel(two, "kittwo", {"kitns/two.py": "VALUE = 2\n", "kittwo.py": "def main():\n    print('two')\n"}, "kittwo")
+    for folder, name, value in ((one, "kitone", 1), (two, "kittwo", 2)):
+        module = {f"kitns/{name[3:]}.py": f"VALUE = {value}\n", f"{name}.py": f"def main():\n    print({value})\n"}
+        bundles.write_wheel(folder, name, "1.0", module, entry_points=f"[console_scripts]\n{name} = {name}:main\n")
     target = tmp_path / "kit"
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu" / "bundles.py"), "install", str(target),
                            str(one), str(two)], capture_output=True, text=True, timeout=300)

@@ -93,13 +93,29 @@ def build_tiny_vocab(path: str | os.PathLike[str]) -> None:
         tokenizer.save(str(tmp))
 
 
+def write_config(folder: Path, model_args: dict, tokenizer, description: str):
+    """Write ``folder/config.json``: an XTTS v2 config with ``model_args`` (the GPT's architecture) over
+    ``tokenizer``'s vocabulary (``vocab.json`` in the same folder); returns the config."""
+    from TTS.tts.configs.xtts_config import XttsConfig
+
+    config = XttsConfig()
+    for key, value in model_args.items():
+        setattr(config.model_args, key, value)
+    config.model_args.gpt_number_text_tokens = tokenizer.get_number_tokens()
+    config.model_args.gpt_start_text_token = tokenizer.tokenizer.token_to_id("[START]")
+    config.model_args.gpt_stop_text_token = tokenizer.tokenizer.token_to_id("[STOP]")
+    config.model_args.tokenizer_file = "vocab.json"
+    config.run_description = description
+    atomic.write_json(folder / "config.json", config.to_dict())
+    return config
+
+
 def build_tiny_xtts(folder: str | os.PathLike[str], seed: int = 0) -> Path:
     """Write a tiny random XTTS v2 base model into ``folder`` (created if needed) and return the folder.
 
     Deterministic for a given ``seed``. Takes a few seconds: most of it is HiFi-GAN, whose size coqui fixes.
     """
     import torch
-    from TTS.tts.configs.xtts_config import XttsConfig
     from TTS.tts.layers.xtts.dvae import DiscreteVAE
     from TTS.tts.models.xtts import Xtts
 
@@ -110,15 +126,7 @@ def build_tiny_xtts(folder: str | os.PathLike[str], seed: int = 0) -> Path:
     build_tiny_vocab(folder / "vocab.json")
     tokenizer = load_tokenizer(folder)
 
-    config = XttsConfig()
-    for key, value in TINY.items():
-        setattr(config.model_args, key, value)
-    config.model_args.gpt_number_text_tokens = tokenizer.get_number_tokens()
-    config.model_args.gpt_start_text_token = tokenizer.tokenizer.token_to_id("[START]")
-    config.model_args.gpt_stop_text_token = tokenizer.tokenizer.token_to_id("[STOP]")
-    config.model_args.tokenizer_file = "vocab.json"
-    config.run_description = "alltalk_gui tiny random test model: not a voice"
-    atomic.write_json(folder / "config.json", config.to_dict())
+    config = write_config(folder, TINY, tokenizer, "alltalk_gui tiny random test model: not a voice")
 
     torch.manual_seed(seed)
     model = Xtts(config)
