@@ -200,9 +200,12 @@ def forget_earlier_runs() -> None:
     been initialized and cannot be changed", and a CPU run after a CUDA one would be refused too),
     ``GradientState`` (the accumulation steps and the data loaders being iterated: an earlier run stopped at
     ``max_steps`` in the middle of an epoch leaves its loader there) and ``PartialState`` (the device and the
-    process group). A process that trains, then trains again (the tests, the GPU kit, a script driving
-    :func:`train`) gets a clean state for each run. Under ``accelerate launch`` the process group is kept: it is
-    the launcher's, and each of its processes runs one training.
+    process group). :func:`setup_accelerator` is the only place the app builds an Accelerator; preview, export
+    and the GUI's own process build none. ``alltalk-gui train`` and the training child (the GUI's runs,
+    ``--processes``) train once per process; what trains several times in one process - the tests, the GPU
+    suite's fixtures, the card rehearsal, a script driving :func:`train` - gets a clean state for each run.
+    Under ``accelerate launch`` the process group is kept: it is the launcher's, and each of its processes runs
+    one training.
     """
     import torch.distributed as dist
     from accelerate.state import AcceleratorState, GradientState
