@@ -63,7 +63,7 @@ MOSTLY_SILENCE_FRACTION = 0.60  # more pause than speech: fine to use, but it yi
 VERY_NOISY_SNR_DB = 15.0        # hiss/hum plainly audible under the voice; the fine-tune will reproduce it
 NOISY_SNR_DB = 25.0             # audible in pauses; usable, but a cleaner recording will give a cleaner voice
 VERY_QUIET_DBFS = -40.0         # normalising it up by 20 dB or more raises the noise and quantisation with it
-LOW_SAMPLE_RATE = 22050         # training runs at 22 050 Hz; below it the top of the voice is simply missing
+LOW_SAMPLE_RATE = 22050         # the lowest rate an engine trains at; below it the top of the voice is missing
 SHORT_S = 15.0
 TOO_SHORT_S = 1.0               # shorter than any usable training clip
 
@@ -90,7 +90,8 @@ def frame_levels_dbfs(x: np.ndarray, sr: int) -> np.ndarray:
     for start in range(0, full * hop, block):
         stop = min(start + block, full * hop)
         chunk = x2[start:stop].astype(np.float64)
-        per_frame = np.square(chunk).reshape(-1, hop * x2.shape[1]).mean(axis=1)
+        np.square(chunk, out=chunk)  # in place: one float64 block in memory, not two
+        per_frame = chunk.reshape(-1, hop * x2.shape[1]).mean(axis=1)
         powers.append(per_frame)
     tail = n - full * hop
     if tail >= hop // 2 and tail > 0:

@@ -1,9 +1,10 @@
 """The audio of clips: cut spans out of a project's working copies and measure them.
 
-Clips are spans (start_ms, end_ms) of a source's normalised working copy (mono, 22 050 Hz wav in
-``audio/``). The transcript editor measures each clip after an edit (peak, clipped samples, how noise-like it
-is) for its flags; the dataset export cuts the same spans into ``dataset/wavs``. Working copies are read once
-and kept in memory (5 minutes of mono float32 at 22 050 Hz is about 26 MB).
+Clips are spans (start_ms, end_ms) of a source's normalised working copy (a mono wav in ``audio/`` at the
+recording's own rate, at most 48 kHz; projects made before that have 22 050 Hz copies). The transcript editor
+measures each clip after an edit (peak, clipped samples, how noise-like it is) for its flags; the dataset export
+cuts the same spans into ``dataset/wavs``, at the engine's rate. Working copies are read once and kept in memory
+(5 minutes of mono float32 at 48 kHz is about 58 MB).
 
 Clipping cannot be measured on a working copy directly: the importer turns a clipped recording down (its peak
 ends at -1 dBFS) and resamples it. So clipping is located, not detected, here: when the original recording was
@@ -128,6 +129,10 @@ class ClipAudio:
                 raise ClipAudioError(f"Cannot read the working audio of '{source.name}': {exc}") from exc
             self._cache[source_id] = (audio.to_mono(data), int(rate))
         return self._cache[source_id]
+
+    def forget(self, source_id: str) -> None:
+        """Drop a source's samples from the cache (the dataset export reads one source at a time)."""
+        self._cache.pop(source_id, None)
 
     def clip(self, source_id: str, start_ms: int, end_ms: int) -> tuple[np.ndarray, int]:
         """The samples of one span (clamped to the file) and the sample rate."""

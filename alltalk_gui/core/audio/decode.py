@@ -4,7 +4,8 @@ People bring phone memos (m4a), podcasts (mp3), exports from editors (wav, flac,
 recordings (mp4, mkv, mov). Two decoders cover them without a system FFmpeg: libsndfile (through ``soundfile``)
 for wav/flac/ogg/opus/mp3/aiff, and PyAV, which ships its own FFmpeg, for everything else (m4a/aac, wma, and the
 first audio track of a video). The original file is never changed; :func:`make_working_copy` writes a mono,
-22 050 Hz, 16-bit copy at one speech level, which is what transcription and training read.
+16-bit copy at one speech level and at the recording's own rate (at most 48 kHz, :func:`working_rate`), which is
+what transcription, the transcript editor and the dataset export read.
 
 Every failure a user can cause (an empty file, a text file renamed ``.mp3``, a damaged download, a three-hour
 recording) raises :class:`AudioError` with a message that names the file and says what is wrong. Measuring the
@@ -43,8 +44,8 @@ VIDEO_EXTENSIONS = frozenset({".mp4", ".mkv", ".mov", ".webm", ".avi"})
 SUPPORTED_EXTENSIONS = AUDIO_EXTENSIONS | VIDEO_EXTENSIONS
 """Lower-case extensions (with the dot) that the import dialogs offer. Content decides, not the name."""
 
-WORKING_SAMPLE_RATE = 22050
-"""Rate of the working copies and of training (XTTS v2's GPT and DVAE are trained at 22 050 Hz)."""
+MAX_WORKING_SAMPLE_RATE = 48_000
+"""The highest rate a working copy keeps (see :func:`working_rate`)."""
 WHISPER_SAMPLE_RATE = 16000
 """Rate Whisper models expect their input at."""
 MAX_DURATION_S = 2 * 3600
@@ -508,22 +509,25 @@ def resample(x: np.ndarray, sr_from: int, sr_to: int) -> np.ndarray:
     return soxr.resample(x, sr_from, sr_to, quality="HQ").astype(np.float32, copy=False)
 
 
-def normalise(mono: np.ndarray, sr: int, target_dbfs: float = -20.0, ceiling_dbfs: float = -1.0) -> np.ndarray:
+def normalise(mono: np.ndarray, sr: int, target_dbfs: float = -20.0, ceiling_dbfs: float = -1.0, *,
+              in_place: bool = False) -> np.ndarray:
     """Bring the speech level (see :mod:`alltalk_gui.core.audio.analysis`) to ``target_dbfs``.
 
     One gain for the whole file, so the voice's own dynamics are kept. If that gain would push the sample peak
     above ``ceiling_dbfs`` the gain is lowered until the peak sits on the ceiling: a loud, clipped recording
     is turned down, never up, and no new clipping is introduced. Silence (no frame above the silence
-    threshold) comes back unchanged. Returns float32.
+    threshold) comes back unchanged. Returns float32; with ``in_place`` (a float32 array the caller owns) the
+    samples are changed where they are, so a two-hour recording is not held twice.
     """
     mono = np.asarray(mono, dtype=np.float32)
     level = speech_level_dbfs(mono, sr)
-    peak = float(np.max(np.abs(mono))) if mono.size else 0.0
+    peak = max(float(mono.max()), -float(mono.min())) if mono.size else 0.0  # no |x| copy of the whole file
     if level is None or peak <= 0.0:
-        return mono.copy()
+        return mono if in_place else mono.copy()
     gain_db = min(target_dbfs - level, ceiling_dbfs - to_dbfs(peak))
     gain = np.float32(10.0 ** (gain_db / 20.0))
-    out = mono * gain
+    out = mono if in_place else mono.copy()
+    out *= gain
     ceiling = 10.0 ** (ceiling_dbfs / 20.0)
     # float32 rounding can put the peak a hair above the ceiling; the ceiling is a promise, so hold it exactly.
     np.clip(out, -ceiling, ceiling, out=out)
@@ -539,8 +543,8 @@ def write_wav(path: str | os.PathLike[str], x: np.ndarray, sr: int, subtype: str
         OSError: the file could not be written (ENOSPC when the disk is full); nothing is left of it.
     """
     x = np.asarray(x, dtype=np.float32)
-    if subtype.startswith("PCM") or subtype in ("ULAW", "ALAW"):
-        x = np.clip(x, -1.0, 1.0)
+    if (subtype.startswith("PCM") or subtype in ("ULAW", "ALAW")) and x.size and (x.max() > 1.0 or x.min() < -1.0):
+        x = np.clip(x, -1.0, 1.0)  # a copy only when needed (a normalised working copy never is)
     with atomic_path(path, suffix=".wav") as tmp:
         # The temporary name ends in .tmp, so the format is given rather than guessed from the name.
         try:
@@ -553,13 +557,28 @@ def write_wav(path: str | os.PathLike[str], x: np.ndarray, sr: int, subtype: str
             raise OSError(code, f"{os.strerror(code)} ({exc})", str(path)) from exc
 
 
+def working_rate(source_rate: int) -> int:
+    """The sample rate of a working copy made from a recording at ``source_rate``: the source's own rate, at most
+    :data:`MAX_WORKING_SAMPLE_RATE`.
+
+    Why the source's rate: the engine is chosen after the import and can be switched later, and each engine trains
+    at its own rate (XTTS v2 22 050 Hz, F5-TTS 24 kHz, a DAC-based engine 44.1 kHz); a working copy already cut
+    down to one engine's rate would starve the others of the top of the voice. The dataset export resamples once,
+    from the working copy to the engine's rate. A lower source rate is kept too: upsampling adds no sound, only
+    size. Why at most 48 kHz: that holds everything up to 24 kHz, above what any speech model listens to (the
+    highest-rate codec an engine may use, DAC at 44.1 kHz, stops at 22.05 kHz), while a 96 or 192 kHz recording
+    kept as it is would make the working copy and every clip read two to four times bigger for inaudible content.
+    """
+    return min(int(source_rate), MAX_WORKING_SAMPLE_RATE)
+
+
 def make_working_copy(source_path: str | os.PathLike[str],
                       target_wav_path: str | os.PathLike[str]) -> tuple[AudioInfo, dict[str, Any]]:
-    """Decode ``source_path`` and write the training working copy to ``target_wav_path``.
+    """Decode ``source_path`` and write the working copy to ``target_wav_path``.
 
     Steps: decode in blocks -> analyse each block (original channels and rate, so clipping and peaks are seen as
-    recorded) and mix it down to mono -> resample to :data:`WORKING_SAMPLE_RATE` -> :func:`normalise` -> 16-bit
-    WAV. The source is only read.
+    recorded) and mix it down to mono -> resample to :func:`working_rate` (only sources above 48 kHz change) ->
+    :func:`normalise` -> 16-bit WAV. The source is only read.
 
     Memory: the source is decoded block by block and mixed down as it goes (:mod:`alltalk_gui.core.audio.blocks`),
     so the mono mix (frames x 4 bytes: 690 MB for two hours at 48 kHz) plus one block, whatever the channel
@@ -573,15 +592,15 @@ def make_working_copy(source_path: str | os.PathLike[str],
         AudioError: the source cannot be used (see :func:`load`).
     """
     mono, sr, info, analysis = _decode_mono(Path(source_path))
-    mono = resample(mono, sr, WORKING_SAMPLE_RATE)
-    mono = normalise(mono, WORKING_SAMPLE_RATE)
-    write_wav(target_wav_path, mono, WORKING_SAMPLE_RATE, subtype="PCM_16")
+    rate = working_rate(sr)
+    mono = normalise(resample(mono, sr, rate), rate, in_place=True)  # the mix (or its resampled copy) is ours
+    write_wav(target_wav_path, mono, rate, subtype="PCM_16")
     return info, analysis
 
 
 __all__ = [
-    "AUDIO_EXTENSIONS", "VIDEO_EXTENSIONS", "SUPPORTED_EXTENSIONS", "WORKING_SAMPLE_RATE", "WHISPER_SAMPLE_RATE",
+    "AUDIO_EXTENSIONS", "VIDEO_EXTENSIONS", "SUPPORTED_EXTENSIONS", "MAX_WORKING_SAMPLE_RATE", "WHISPER_SAMPLE_RATE",
     "MAX_DURATION_S", "MAX_SAMPLE_RATE", "MAX_CHANNELS", "MAX_DECODED_BYTES", "AudioError", "AudioInfo",
     "format_duration", "probe", "load", "to_mono", "resample",
-    "analyse", "judge", "normalise", "write_wav", "make_working_copy",
+    "analyse", "judge", "normalise", "write_wav", "working_rate", "make_working_copy",
 ]

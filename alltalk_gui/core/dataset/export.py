@@ -1,12 +1,19 @@
-"""Export the kept clips as a coqui/AllTalk training dataset.
+"""Export the kept clips as a coqui/AllTalk training dataset, at the rate of the project's engine.
 
-Writes ``dataset/wavs/<clip id>.wav`` (mono, 22 050 Hz, 16-bit, cut from the working copies) and
-``dataset/metadata_train.csv`` / ``dataset/metadata_eval.csv`` through :mod:`alltalk_gui.core.dataset.metadata`, with
-a seeded train/eval split that always leaves at least one clip on each side.
+Writes ``dataset/wavs/<clip id>.wav`` (mono, 16-bit, cut from the working copies and resampled once to the
+engine's :attr:`~alltalk_gui.core.engine_api.engine.Engine.sample_rate`: 22 050 Hz for XTTS v2, 24 kHz for
+F5-TTS), ``dataset/metadata_train.csv`` / ``dataset/metadata_eval.csv`` through
+:mod:`alltalk_gui.core.dataset.metadata`, with a seeded train/eval split that always leaves at least one clip on
+each side, and ``dataset_info.json`` (:mod:`alltalk_gui.core.dataset.info`: the engine and rate it was written for).
+
+Working copies keep the recording's own rate (up to 48 kHz), so an engine gets everything the recording holds
+up to its own band limit. A project imported before that has 22 050 Hz copies: when the engine trains at a higher
+rate, those copies are first made again from the originals in ``sources/``
+(:mod:`alltalk_gui.core.project.working_copies`), so an F5 dataset holds the recording's content above 11 kHz.
 
 Nothing is dropped silently: deleted clips are left out by the user's choice (and counted), and clips whose
-flags make them unusable for XTTS (too long, empty text, text it cannot encode) are refused by name. By default
-a refusal stops the export before anything is written; ``skip_refused=True`` exports the others and still
+flags make them unusable for the engine (too long, empty text, text it cannot encode) are refused by name. By
+default a refusal stops the export before anything is written; ``skip_refused=True`` exports the others and still
 lists the refused ones in the report.
 
 The new dataset is built in a temporary folder beside ``dataset/`` and swapped in at the end, so an export
@@ -29,11 +36,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
+
 from alltalk_gui.core import folders, safe_paths
 from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.audio.clips import ClipAudio, ClipAudioError
+from alltalk_gui.core.dataset.info import write_info
 from alltalk_gui.core.machine import disk
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataRow, write_metadata
+from alltalk_gui.core.engine_api.engine import get_engine
+from alltalk_gui.core.project import working_copies
 from alltalk_gui.core.transcript.segments import Segment, SegmentList
 
 log = logging.getLogger(__name__)
@@ -76,6 +88,9 @@ class ExportReport:
     refused: list[Refusal] = field(default_factory=list)
     deleted: int = 0
     flagged: list[str] = field(default_factory=list)  # clips that went in with warnings nobody settled (ids)
+    sample_rate: int = 0           # of the wavs written: the engine's
+    remade: int = 0                # working copies made again from their originals first (older projects)
+    notes: list[str] = field(default_factory=list)  # what could not be done as wished (an original unreadable)
 
 
 def refusals(segments: SegmentList) -> list[Refusal]:
@@ -123,7 +138,7 @@ def export_dataset(project: Any, eval_split: float = DEFAULT_EVAL_SPLIT, seed: i
         segments: an already open list (the GUI's, flagged as it is); else segments.json is read and its flags
             rechecked, with ``vocab_file`` (the base model's vocab.json) for the text check when given.
         skip_refused: export the usable clips even if some are refused (they are still listed in the report).
-        progress: ``progress(clips written, clips to write)``.
+        progress: ``progress(done, total)``: working copies remade (older projects only), then clips written.
 
     Raises:
         ClipsRefused: some kept clips are unusable and ``skip_refused`` is False (nothing written).
@@ -131,6 +146,7 @@ def export_dataset(project: Any, eval_split: float = DEFAULT_EVAL_SPLIT, seed: i
         segments.SegmentsError: segments.json is corrupt.
     """
     project.check_writable()
+    engine = get_engine(project.engine)
     if segments is None:
         if not project.segments_file.exists():
             raise DatasetError("The project has no transcript yet; transcribe it first.")
@@ -144,28 +160,44 @@ def export_dataset(project: Any, eval_split: float = DEFAULT_EVAL_SPLIT, seed: i
     train_ids, eval_ids = split_train_eval([s.id for s in usable], eval_split, seed)
     by_id = {s.id: s for s in usable}
     speaker = speaker_name(project)
+    report = ExportReport(project.dataset_dir, len(train_ids), len(eval_ids), 0.0, refused,
+                          sum(1 for s in segments if s.deleted), [s.id for s in usable if s.flags], engine.sample_rate)
+    used = {s.source_id for s in usable}
+    stale = [c for c in working_copies.stale_copies(project, engine.sample_rate) if c.source.id in used]
 
     target = project.dataset_dir
     target.parent.mkdir(parents=True, exist_ok=True)
     recover_interrupted_export(project)
-    needed = _bytes_needed(usable)
+    needed = _bytes_needed(usable, engine.sample_rate) + sum(c.bytes_needed for c in stale)
     free = disk.free_bytes(target.parent)
     if free < needed:
         raise DatasetError(f"Not enough free disk space for the dataset in {target.parent}: about "
                            f"{disk.size_text(needed)} needed, {disk.size_text(free)} free. Nothing was written"
                            f"{'; the previous dataset is kept' if target.exists() else ''}. Free some space and "
                            "export again.")
+    total = len(stale) + len(usable)
+    for done, copy in enumerate(stale, start=1):
+        try:
+            note = working_copies.remake(project, copy)
+        except OSError as exc:  # the old copy stays in place (written atomically); nothing else was written yet
+            raise DatasetError(f"{disk.write_failed('A working copy', project.audio_dir, exc, needed)} The "
+                               f"working copy of '{copy.source.name}' was kept as it was, and the dataset was "
+                               "not written.") from exc
+        report.notes += [note] if note else []
+        report.remade += note is None
+        if progress is not None:
+            progress(done, total)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     try:
         (staging / "wavs").mkdir()
-        clip_audio = ClipAudio(project)
-        seconds = 0.0
-        for done, segment in enumerate(usable, start=1):
-            seconds += _write_clip(clip_audio, segment, _clip_wav(staging, segment), segments)
+        clips = _ClipsAtRate(ClipAudio(project), engine.sample_rate)  # reads the copies remade above
+        for done, segment in enumerate(usable, start=len(stale) + 1):
+            report.seconds_of_audio += _write_clip(clips, segment, _clip_wav(staging, segment), segments)
             if progress is not None:
-                progress(done, len(usable))
+                progress(done, total)
         for name, ids in ((TRAIN_CSV, train_ids), (EVAL_CSV, eval_ids)):
             write_metadata(staging / name, [_row(by_id[i], speaker) for i in ids])
+        write_info(staging, engine.name, engine.sample_rate)
         _swap_in(staging, target)
     except OSError as exc:  # a full disk, an I/O error (the wav writer says which: audio.write_wav)
         failed = disk.write_failed("The dataset", target.parent, exc, needed)  # before the staging folder goes
@@ -176,8 +208,7 @@ def export_dataset(project: Any, eval_split: float = DEFAULT_EVAL_SPLIT, seed: i
     except BaseException:
         _remove(staging)
         raise
-    return ExportReport(target, len(train_ids), len(eval_ids), seconds, refused,
-                        sum(1 for s in segments if s.deleted), [s.id for s in usable if s.flags])
+    return report
 
 
 def recover_interrupted_export(project: Any) -> None:
@@ -193,10 +224,10 @@ def recover_interrupted_export(project: Any) -> None:
         _remove(leftover)
 
 
-def _bytes_needed(segments: list[Segment]) -> int:
-    """About the size of the new dataset: 16-bit mono wavs of the clips at the working rate, and a little more."""
+def _bytes_needed(segments: list[Segment], sample_rate: int) -> int:
+    """About the size of the new dataset: 16-bit mono wavs of the clips at the engine's rate, and a little more."""
     seconds = sum(max(0, s.end_ms - s.start_ms) for s in segments) / 1000
-    return int(seconds * audio.WORKING_SAMPLE_RATE * 2) + 64 * len(segments) + _HEADROOM_BYTES
+    return int(seconds * sample_rate * 2) + 64 * len(segments) + _HEADROOM_BYTES
 
 
 def _row(segment: Segment, speaker: str) -> MetadataRow:
@@ -214,18 +245,39 @@ def _clip_wav(staging: Path, segment: Segment) -> Path:
         raise DatasetError(f"Cannot export clip {segment.id!r}: {exc}") from exc
 
 
-def _write_clip(clip_audio: ClipAudio, segment: Segment, path: Path, segments: SegmentList) -> float:
+class _ClipsAtRate:
+    """Clips at the engine's rate: each source's working copy is resampled once, whole, and the clips are cut from
+    that (exact sample positions, no filter edges at every cut). One source is held at a time: the clips come
+    sorted by source, so a long project needs the memory of its longest recording, not of all of them."""
+
+    def __init__(self, clip_audio: ClipAudio, sample_rate: int) -> None:
+        self.clip_audio, self.rate = clip_audio, sample_rate
+        self.source_id: str | None = None
+        self.samples = np.zeros(0, dtype=np.float32)
+
+    def clip(self, segment: Segment) -> np.ndarray:
+        """Raises ClipAudioError: the source's working copy is missing or unreadable."""
+        if segment.source_id != self.source_id:
+            self.source_id = None
+            samples, rate = self.clip_audio.source_samples(segment.source_id)
+            self.clip_audio.forget(segment.source_id)
+            self.samples, self.source_id = audio.resample(samples, rate, self.rate), segment.source_id
+        first = max(0, segment.start_ms * self.rate // 1000)
+        last = min(self.samples.size, segment.end_ms * self.rate // 1000)
+        return self.samples[first:max(first, last)]
+
+
+def _write_clip(clips: _ClipsAtRate, segment: Segment, path: Path, segments: SegmentList) -> float:
+    """Write one clip at the engine's rate; returns its length in seconds."""
     try:
-        samples, rate = clip_audio.clip(segment.source_id, segment.start_ms, segment.end_ms)
+        samples = clips.clip(segment)
     except ClipAudioError as exc:
         raise DatasetError(f"Cannot export clip {segment.id}: {exc}") from exc
-    if rate != audio.WORKING_SAMPLE_RATE:
-        samples = audio.resample(samples, rate, audio.WORKING_SAMPLE_RATE)
     if samples.size == 0:
         raise DatasetError(f"Clip {segment.id} ({segments.source_name(segment.source_id)}) lies outside its "
                            "recording; trim it.")
-    audio.write_wav(path, samples, audio.WORKING_SAMPLE_RATE, subtype="PCM_16")
-    return samples.size / audio.WORKING_SAMPLE_RATE
+    audio.write_wav(path, samples, clips.rate, subtype="PCM_16")
+    return samples.size / clips.rate
 
 
 def _swap_in(staging: Path, target: Path) -> None:

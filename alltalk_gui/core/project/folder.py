@@ -5,7 +5,7 @@ Layout (later steps add their own folders)::
     project.json      name, language, schema version, settings, the list of imported sources
     project.json.bak  the previous project.json, kept by every save
     sources/          the original files, copied byte for byte and never modified
-    audio/            normalised working copies (mono, 22 050 Hz) made from the sources
+    audio/            normalised working copies (mono, the source's rate up to 48 kHz) made from the sources
     known_text/       the exact words of recordings, where the user has them (<source id>.txt)
     segments.json     the clips and their transcripts (transcription step)
     dataset/          metadata_train.csv, metadata_eval.csv, wavs/ (dataset export; training input)

@@ -1,10 +1,11 @@
 """Import recordings into a voice project.
 
 For each file: check it exists and is not empty or too big, hash it (duplicates are refused by content, not
-name), probe and decode it, copy the original untouched into ``sources/``, write a normalised mono 22 050 Hz
-working copy into ``audio/``, analyse it, and record it in project.json. A ``.txt`` of the same name beside the
-recording (its script) is copied into ``known_text/<id>.txt`` at the same time, the one moment that folder is
-the user's own choice (see :mod:`alltalk_gui.core.transcript.known_text`). Each file is its own transaction:
+name), probe and decode it, copy the original untouched into ``sources/``, write a normalised mono working copy at
+the recording's own rate (at most 48 kHz; :func:`alltalk_gui.core.audio.decode.working_rate`) into ``audio/``,
+analyse it, and record it in project.json. A ``.txt`` of the same name beside the recording (its script) is copied
+into ``known_text/<id>.txt`` at the same time, the one moment that folder is the user's own choice (see
+:mod:`alltalk_gui.core.transcript.known_text`). Each file is its own transaction:
 a file that fails at any stage (a damaged file, a header claiming gigabytes, memory running out) is reported
 with a plain reason, leaves nothing behind, and the batch goes on with the next file.
 

@@ -5,7 +5,7 @@
 * :func:`check_dataset_folder` checks that a dataset folder with both metadata CSVs exists, before an engine
   reads its clips.
 * :func:`read_audio` decodes with soundfile (coqui's ``load_audio`` needs a system FFmpeg and, without it, its
-  dataset recurses forever) and resamples with torchaudio's band-limited resampler.
+  dataset recurses forever) and resamples to the engine's rate with torchaudio's band-limited resampler.
 * :class:`BucketBatchSampler` visits every clip exactly once per epoch, grouping clips of similar length into
   batches so less compute goes to padding.
 """
@@ -22,8 +22,6 @@ from torch.utils.data import Sampler
 
 from alltalk_gui.core.dataset.metadata import EVAL_CSV
 
-SAMPLE_RATE = 22050  # default for read_audio; engines pass their own rate
-
 
 class DatasetError(ValueError):
     """The dataset cannot be trained on. ``problems`` lists every clip-level problem found."""
@@ -34,8 +32,9 @@ class DatasetError(ValueError):
         super().__init__(full)
 
 
-def read_audio(path: str | os.PathLike[str], sample_rate: int = SAMPLE_RATE) -> torch.Tensor:
-    """Decode an audio file to a mono float tensor of shape ``(1, samples)`` at ``sample_rate``, clipped to [-1, 1].
+def read_audio(path: str | os.PathLike[str], sample_rate: int) -> torch.Tensor:
+    """Decode an audio file to a mono float tensor of shape ``(1, samples)`` at ``sample_rate`` (the engine's: each
+    engine's clip loader names its own), clipped to [-1, 1].
 
     soundfile reads WAV/FLAC/OGG without FFmpeg. Stereo is averaged; other rates are resampled with torchaudio's
     band-limited resampler (pure torch, no FFmpeg either).

@@ -53,7 +53,9 @@ def info(sample_rate: int = 44100, duration_s: float = 60.0) -> AudioInfo:
 # ------------------------------------------------------------------------------------------------ constants
 
 def test_constants_and_extensions():
-    assert audio.WORKING_SAMPLE_RATE == 22050 and audio.WHISPER_SAMPLE_RATE == 16000
+    assert audio.MAX_WORKING_SAMPLE_RATE == 48000 and audio.WHISPER_SAMPLE_RATE == 16000
+    assert [audio.working_rate(r) for r in (8000, 22050, 44100, 48000, 96000, 192000)] == \
+        [8000, 22050, 44100, 48000, 48000, 48000]
     assert audio.MAX_DURATION_S == 7200
     for ext in (".wav", ".flac", ".ogg", ".opus", ".mp3", ".m4a", ".aac", ".wma", ".aiff", ".aif",
                 ".mp4", ".mkv", ".mov", ".webm", ".avi"):
@@ -545,10 +547,10 @@ def test_working_copy_from_stereo_video(tmp_path, speech):
     assert (got_info.channels, got_info.sample_rate) == (2, 44100)
     assert analysis["duration_s"] == pytest.approx(len(speech) / 22050, abs=0.06)
     out = sf.info(str(target))
-    assert (out.channels, out.samplerate, out.subtype, out.format) == (1, 22050, "PCM_16", "WAV")
+    assert (out.channels, out.samplerate, out.subtype, out.format) == (1, 44100, "PCM_16", "WAV")  # the source's rate
     assert out.duration == pytest.approx(analysis["duration_s"], abs=0.01)
     y, _ = sf.read(str(target), dtype="float32")
-    assert speech_level_dbfs(y, 22050) == pytest.approx(-20.0, abs=0.3)
+    assert speech_level_dbfs(y, 44100) == pytest.approx(-20.0, abs=0.3)
     assert np.abs(y).max() <= 10 ** (-1 / 20) + 1 / 32768
     assert [p.name for p in target.parent.iterdir()] == ["interview.wav"]  # no temporary left behind
     assert audio.judge(analysis, got_info) == ("warning", [f"short ({analysis['duration_s']:.0f} s)"])
@@ -563,7 +565,27 @@ def test_working_copy_from_8khz_flac_keeps_the_original(tmp_path):
     assert sha256(source) == digest
     assert got_info.sample_rate == 8000 and analysis["duration_s"] == pytest.approx(6.0, abs=0.001)
     y, sr = sf.read(str(target), dtype="float32")
-    assert sr == 22050 and y.ndim == 1 and len(y) == pytest.approx(6.0 * 22050, abs=2)
+    assert sr == 8000 and y.ndim == 1 and len(y) == 6 * 8000  # not upsampled: that adds size, not sound
     assert speech_level_dbfs(y, sr) == pytest.approx(-20.0, abs=0.3)
     verdict, reasons = audio.judge(analysis, got_info)
     assert verdict == "warning" and "low sample rate (8 kHz): voice will sound muffled" in reasons
+
+
+def test_working_copy_of_a_96khz_recording_is_kept_at_48khz_with_its_top_band(tmp_path):
+    """Above 48 kHz the copy is resampled to 48 kHz: a 15 kHz partial survives, a 30 kHz one (inaudible, above every
+    engine's band) is filtered out rather than folded down."""
+    s, m = fx.speech_like(3.0, 96000, level_dbfs=-26)
+    t = np.arange(s.size) / 96000
+    x = s + 0.02 * np.sin(2 * np.pi * 15000 * t) + 0.02 * np.sin(2 * np.pi * 30000 * t)
+    source = fx.write_sf(tmp_path / "studio.wav", x.astype(np.float32), 96000, subtype="PCM_24")
+    audio.make_working_copy(source, tmp_path / "work.wav")
+    y, sr = sf.read(str(tmp_path / "work.wav"), dtype="float32")
+    assert sr == 48000 and len(y) == 3 * 48000
+    spectrum = np.abs(np.fft.rfft(y))
+    freqs = np.fft.rfftfreq(y.size, 1 / sr)
+
+    def band(hz: float) -> float:
+        return float(spectrum[(freqs > hz - 50) & (freqs < hz + 50)].max())
+
+    assert band(15000) > 100 * np.median(spectrum)
+    assert band(18000) < band(15000) / 100  # 30 kHz folded down would appear at 18 kHz

@@ -24,7 +24,7 @@ EPOCHS = 300
 def _masked_per_epoch(monkeypatch, micro_batch: int, oom_split: int = 1) -> set[tuple[int, str]]:
     """(epoch, clip) pairs whose span the loss masks, training CLIPS in micro-batches of ``micro_batch`` (cut into
     ``oom_split`` chunks, as after an out-of-memory error)."""
-    monkeypatch.setattr(data, "read_audio", lambda path: torch.zeros(1, next(c.samples for c in CLIPS
+    monkeypatch.setattr(data, "read_audio", lambda path, rate: torch.zeros(1, next(c.samples for c in CLIPS
                                                                              if c.audio_path == path)))
     dataset = ClipDataset(CLIPS, seed=7, is_eval=False, min_cond_samples=22050, max_cond_samples=44100)
     sampler = BucketBatchSampler([c.samples for c in CLIPS], micro_batch, seed=7, bucket_batches=2)
@@ -54,7 +54,7 @@ def test_every_clip_is_masked_at_the_stated_rate_whatever_the_micro_batch(monkey
 
 
 def test_eval_clips_are_never_masked(monkeypatch):
-    monkeypatch.setattr(data, "read_audio", lambda path: torch.zeros(1, 22050 * 3))
+    monkeypatch.setattr(data, "read_audio", lambda path, rate: torch.zeros(1, 22050 * 3))
     dataset = ClipDataset(CLIPS, seed=7, is_eval=True, min_cond_samples=22050, max_cond_samples=44100)
     assert not any(dataset[i]["mask_conditioning"] for i in range(len(CLIPS)))
 

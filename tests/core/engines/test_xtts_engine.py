@@ -207,7 +207,7 @@ def test_inference_model_speaks_noise_with_the_tiny_model(tiny, speech):
 
     model = load_inference_model(tiny)
     torch.manual_seed(0)
-    wav = synthesize(model, "hello world.", read_audio(speech / "wavs" / "clip_000.wav"), "en", max_new_tokens=8)
+    wav = synthesize(model, "hello world.", read_audio(speech / "wavs" / "clip_000.wav", 22050), "en", max_new_tokens=8)
     assert wav.ndim == 1 and wav.numel() > 0 and torch.isfinite(wav).all()
 
 

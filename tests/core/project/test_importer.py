@@ -48,7 +48,7 @@ def _assert_consistent(project):
     return reloaded
 
 
-def test_import_copies_original_untouched_and_writes_a_mono_22k_working_copy(project, tmp_path):
+def test_import_copies_original_untouched_and_writes_a_mono_working_copy_at_the_source_rate(project, tmp_path):
     original = _tone(tmp_path / "take one.wav")
     digest = _digest(original)
     report = import_files(project, [original])
@@ -58,7 +58,7 @@ def test_import_copies_original_untouched_and_writes_a_mono_22k_working_copy(pro
     assert _digest(original) == digest  # the user's file is not touched
     assert _digest(project.path(src.file)) == digest  # the project's copy is byte for byte the same
     info = sf.info(project.path(src.audio_file))
-    assert (info.samplerate, info.channels, info.subtype) == (22050, 1, "PCM_16")
+    assert (info.samplerate, info.channels, info.subtype) == (SR, 1, "PCM_16")
     assert src.analysis["sample_rate"] == SR and src.analysis["channels"] == 2
     assert src.duration_s == pytest.approx(3.0, abs=0.01)
     reloaded = _assert_consistent(project)

@@ -83,7 +83,7 @@ def load_clips(dataset_dir: str | os.PathLike[str], csv_name: str, tokenizer, la
             problems.append(f"{where}: the audio file does not exist.")
             continue
         try:
-            wav = read_audio(path)
+            wav = read_audio(path, SAMPLE_RATE)
         except (sf.LibsndfileError, RuntimeError, ValueError, OSError) as exc:
             problems.append(f"{where}: the audio file cannot be read ({str(exc).strip() or type(exc).__name__}).")
             continue
@@ -169,7 +169,7 @@ class ClipDataset(Dataset):
 
     def __getitem__(self, index: int) -> dict[str, Any]:
         clip = self.clips[index]
-        wav = read_audio(clip.audio_path)
+        wav = read_audio(clip.audio_path, SAMPLE_RATE)
         cond, cond_idxs = self._conditioning(wav, index)
         return {
             "text": torch.tensor(clip.tokens, dtype=torch.int32),
