@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from alltalk_gui.cli import EXIT_OK, EXIT_SOME_REJECTED, EXIT_USAGE
-from alltalk_gui.core.transcript.flags import DEFAULT_MAX_S, DEFAULT_MIN_S
+from alltalk_gui.core.transcript.flags import DEFAULT_MIN_S
 from alltalk_gui.core.engines.xtts.text_check import base_model_vocab
 from alltalk_gui.core.project.duration_guidance import format_duration
 from alltalk_gui.core.project.folder import VoiceProject
@@ -24,8 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--language", default="auto", help="auto (detect) or a language code such as en, de, zh-cn (default auto)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p.add_argument("--min-s", type=float, default=DEFAULT_MIN_S, help=f"shortest clip wanted (default {DEFAULT_MIN_S})")
-    p.add_argument("--max-s", type=float, default=DEFAULT_MAX_S, help=f"longest clip (default {DEFAULT_MAX_S}; "
-                                                                      "capped at the XTTS limit of 11.6 s)")
+    p.add_argument("--max-s", type=float, default=None, help="longest clip (default: the project's engine's, "
+                   "11 s for XTTS v2, 30 s for F5-TTS; capped at the engine's limit)")
     p.add_argument("--no-download", action="store_true", help="fail instead of downloading a missing model")
     p.set_defaults(func=cmd_transcribe)
 

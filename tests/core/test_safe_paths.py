@@ -13,6 +13,7 @@ import pytest
 from alltalk_gui.core import safe_paths
 from alltalk_gui.core.dataset.export import DatasetError, export_dataset
 from alltalk_gui.core.project.folder import ProjectError, VoiceProject
+from alltalk_gui.core.transcript.flags import ClipChecker
 from alltalk_gui.core.transcript.segments import SegmentList, SegmentsError
 from tests.core.transcript.test_segments_support import add_source, make_project, segment, voice_like
 
@@ -69,7 +70,8 @@ def test_an_in_memory_clip_with_a_hostile_id_stops_the_export_before_writing_out
     victim.write_bytes(b"precious")
     clips = SegmentList([segment("c00001", "s001", 0, 3000, "The first clip of my voice."),
                          segment("../../../victim", "s001", 3500, 7000, "And here is the second clip.")],
-                        source_order=["s001"], source_names={"s001": "take.wav"})
+                        checker=ClipChecker(project.engine, "en"), source_order=["s001"],
+                        source_names={"s001": "take.wav"})
     from alltalk_gui.core.audio.clips import ClipAudio
     clips.audio = ClipAudio(project)
     with pytest.raises(DatasetError, match="not a plain name"):

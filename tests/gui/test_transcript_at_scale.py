@@ -21,6 +21,7 @@ from tests.core.transcript.test_segments_support import add_source, make_project
 
 class PlainText:
     language = "en"
+    max_chars = None
 
     def problem(self, text: str) -> str | None:
         return None
@@ -30,7 +31,7 @@ class PlainText:
 def model(qtbot):
     clips = SegmentList([segment(f"c{k + 1:05d}", "s001", k * 4000, k * 4000 + 3000,
                                  "Same words." if k in (10, 20, 30) else f"Clip {k} says something.")
-                         for k in range(300)], checker=ClipChecker("en", text_checker=PlainText()),
+                         for k in range(300)], checker=ClipChecker("xtts", "en", text_checker=PlainText()),
                         source_order=["s001"])
     clips._refresh(set(), {})
     model = SegmentsModel()

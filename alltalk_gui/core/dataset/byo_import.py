@@ -129,19 +129,18 @@ def import_dataset(project: Any, folder: str | os.PathLike[str], vocab_file: str
     Raises:
         DatasetImportError: the folder holds no dataset.
     """
-    from alltalk_gui.core.engine_api.engine import get_engine
-    from alltalk_gui.core.transcript.flags import ClipChecker
-    from alltalk_gui.core.transcript.segments import Segment, SegmentList, new_segment_id
+    from alltalk_gui.core.transcript.segments import Segment, SegmentList, checker_for, new_segment_id
 
     layout, where = find_dataset(folder)
     language, language_problems = _alltalk_language(where, Path(folder).expanduser())
     report = DatasetImportReport(layout=layout, folder=where, language=language)
     rows, report.problems = read_rows(layout, where)
     report.problems += language_problems
-    checker = get_engine().text_checker(project.language, vocab_file)
-    rows, refused = check_rows(rows, checker.problem)
-    report.problems += refused
     existing = SegmentList.open(project, vocab_file=vocab_file) if project.segments_file.exists() else None
+    # The project's engine judges the clips; an existing transcript keeps its clip length range.
+    clip_checker = existing.checker if existing is not None else checker_for(project, vocab_file=vocab_file)
+    rows, refused = check_rows(rows, clip_checker.text_checker.problem)
+    report.problems += refused
     segments = list(existing) if existing is not None else []
     number = existing.next_number if existing is not None else 1
     new: list[Segment] = []
@@ -161,10 +160,6 @@ def import_dataset(project: Any, folder: str | os.PathLike[str], vocab_file: str
         meta.setdefault("imported_datasets", []).append({"folder": str(where), "layout": layout, "clips": len(new)})
         if existing is not None:  # the transcript as it was, like a new transcription keeps it
             atomic.copy_file(project.segments_file, project.root / "segments.json.bak")
-        # An existing transcript keeps its clip length range; the exact (vocab) text check applies to all clips.
-        kept = existing.checker if existing is not None else None
-        clip_checker = ClipChecker(project.language, kept.min_ms / 1000, kept.max_ms / 1000, checker) if kept \
-            else ClipChecker(project.language, text_checker=checker)
         SegmentList.create(project, segments + new, meta=meta, checker=clip_checker)
     report.imported = [s.id for s in new]
     if progress:

@@ -111,6 +111,10 @@ class ShippedProfiles:
 class TextCheck(Protocol):
     """Which characters of a transcript an engine cannot encode (in one language)."""
 
+    # The longest clip text the engine reads in this language (XTTS v2: its tokenizer's character limit), which
+    # clip cutting keeps to; None when only the clip's length limits it (F5-TTS).
+    max_chars: int | None
+
     def problem(self, text: str) -> str | None:
         """A plain-language reason when ``text`` cannot be encoded, else None."""
         ...

@@ -4,27 +4,27 @@ A flag is a short code (for filtering) plus a reason (for people). Flags are nev
 :class:`ClipChecker` recomputes them from the clip itself after every edit, so fixing a clip clears its flag.
 
 Three flags make a clip unusable for training and are refused by the dataset export (:data:`BLOCKING`): too
-long for the engine (XTTS v2 takes at most 255 995 samples), empty text, and text the engine's tokenizer cannot
-encode (the engine's text check, :meth:`alltalk_gui.core.engine_api.engine.Engine.text_checker`).
-The others are warnings: the clip can be trained on, but it is probably worth a look.
+long (above the wanted maximum, which never exceeds the engine's :attr:`~alltalk_gui.core.engine_api.engine.Engine.
+max_clip_ms`: 11.6 s for XTTS v2, 30 s for F5-TTS), empty text, and text the engine cannot encode (its text check,
+:meth:`~alltalk_gui.core.engine_api.engine.Engine.text_checker`). The others are warnings: the clip can be
+trained on, but it is probably worth a look. Every limit comes from the project's engine: a checker is made for
+one engine by name (:class:`ClipChecker`), so the same clips are judged anew when the project changes engine.
 """
 
 from __future__ import annotations
 
 import functools
+import math
+import os
 import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, TextCheck, get_engine
+from alltalk_gui.core.engine_api.engine import Engine, TextCheck, get_engine
 from alltalk_gui.core.engine_api.languages import word_count
 
-# The default engine refuses training clips longer than this (XTTS v2: 255 995 samples at 22 050 Hz, 11 609 ms).
-MAX_CLIP_MS = get_engine(DEFAULT_ENGINE).max_clip_ms
-
-DEFAULT_MIN_S = 2.0
-DEFAULT_MAX_S = 11.0
+DEFAULT_MIN_S = 2.0  # shorter clips carry too little of the voice (and are joined with a neighbour when cut)
 
 TOO_SHORT = "too_short"
 TOO_LONG = "too_long"
@@ -97,26 +97,50 @@ def normalise_for_duplicates(text: str) -> str:
     return " ".join(_NOT_ALNUM.sub(" ", text).split())  # [\W_] is exactly "not str.isalnum()"
 
 
+def default_max_s(engine: Engine) -> float:
+    """The longest clip wanted when none is asked for: the engine's limit in whole seconds (XTTS v2: 11 of 11.6 s,
+    F5-TTS: 30), so that cutting at a pause and padding the ends keeps a clip within the limit."""
+    return float(max(1, math.floor(engine.max_clip_ms / 1000)))
+
+
 class ClipChecker:
-    """Computes the flags of clips for one project language and length range.
+    """Computes the flags of clips for one engine, language and length range.
 
     Args:
+        engine: the registry name of the engine the clips are for (the project's): its clip-length limit, its
+            text check and its default length range.
         language: the project's language code (en, de, zh-cn...).
-        min_s / max_s: the wanted clip length; ``max_s`` is capped at the engine's limit.
-        text_checker: decides which characters the engine cannot encode; built from ``language`` if not given.
-        engine: the engine the clips are for (its clip-length limit and text check).
+        min_s / max_s: the wanted clip length; ``max_s`` None is :func:`default_max_s`, and above the engine's
+            limit it is capped there (the wish is kept, :attr:`max_s`, for when the project changes engine).
+        text_checker: decides which characters the engine cannot encode; else the engine's, for ``language`` and
+            ``vocab_file`` (its base model's vocabulary: exact; without it, approximate).
+
+    Raises:
+        ValueError: an impossible length range.
+        alltalk_gui.core.engine_api.engine.EngineError: no engine has that name.
     """
 
-    def __init__(self, language: str = "en", min_s: float = DEFAULT_MIN_S, max_s: float = DEFAULT_MAX_S,
-                 text_checker: TextCheck | None = None, engine: str = DEFAULT_ENGINE) -> None:
+    def __init__(self, engine: str, language: str, min_s: float = DEFAULT_MIN_S, max_s: float | None = None,
+                 text_checker: TextCheck | None = None,
+                 vocab_file: str | os.PathLike[str] | None = None) -> None:
+        self.engine = get_engine(engine)
+        max_s = default_max_s(self.engine) if max_s is None else float(max_s)
         if min_s <= 0 or max_s <= min_s:
             raise ValueError(f"Clip length range {min_s}-{max_s} s is invalid: the minimum must be above 0 and "
                              "below the maximum.")
         self.language = language
         self.min_ms = int(round(min_s * 1000))
-        self.engine = get_engine(engine)
+        self.max_s = max_s  # as asked for; max_ms is what this engine allows of it
         self.max_ms = min(int(round(max_s * 1000)), self.engine.max_clip_ms)
-        self.text_checker = text_checker or self.engine.text_checker(language)
+        if self.max_ms <= self.min_ms:
+            raise ValueError(f"Clip length range {min_s}-{max_s} s is invalid for {self.engine.title}, which takes "
+                             f"clips up to {self.engine.max_clip_ms / 1000:g} s: lower the minimum.")
+        self.text_checker = text_checker or self.engine.text_checker(language, vocab_file)
+
+    @property
+    def max_chars(self) -> int | None:
+        """The longest clip text the engine reads in this language (None: no limit of its own)."""
+        return self.text_checker.max_chars
 
     def flags(self, clip: ClipFacts, duplicate_of: str | None = None, check_text: bool = True) -> list[Flag]:
         """Flags for one clip; ``duplicate_of`` names another kept clip with the same text, if any. Without

@@ -1,11 +1,12 @@
 """Cut a source's word timeline into training clips.
 
-XTTS learns best from clips of one to two sentences, 2-11 s long, that start and end in a pause. From the
-recogniser's word timestamps this module chooses where to cut:
+The engines learn best from clips of one to two sentences that start and end in a pause, within their own limits
+(XTTS v2 2-11 s, F5-TTS up to 30 s). From the recogniser's word timestamps this module chooses where to cut:
 
 * only between words (a word is never split), and never so that a clip spans a long silence;
-* never longer than the maximum (and never above the engine's limit, XTTS v2's 255 995 samples), unless a single "word" is
-  already longer (then it is a clip of its own and gets flagged);
+* never longer than the maximum (which the project's :class:`~alltalk_gui.core.transcript.flags.ClipChecker`
+  keeps within the engine's limit), unless a single "word" is already longer (then it is a clip of its own and
+  gets flagged), and never with more text than the engine reads in the language (XTTS v2's character limits);
 * preferring sentence ends, then clause punctuation, then the longest pauses; clips shorter than the minimum
   are avoided by joining neighbouring sentences;
 * with a little padding at both ends, at most half of the pause to the neighbouring word, so a clip never
@@ -26,8 +27,8 @@ from typing import Sequence
 
 import numpy as np
 
-from alltalk_gui.core.engine_api.languages import CLAUSE_ENDS, SENTENCE_ENDS, char_limit
-from alltalk_gui.core.transcript.flags import DEFAULT_MAX_S, DEFAULT_MIN_S, MAX_CLIP_MS
+from alltalk_gui.core.engine_api.languages import CLAUSE_ENDS, SENTENCE_ENDS
+from alltalk_gui.core.transcript.flags import ClipChecker
 from alltalk_gui.core.transcript.segments import Segment, Word, join_words, new_segment_id  # noqa: F401  (join_words re-exported)
 
 DEFAULT_PAD_MS = 150
@@ -67,15 +68,15 @@ class ClipPlan:
         return self.end_ms - self.start_ms
 
 
-def plan_clips(words: Sequence[Word], duration_ms: int, min_s: float = DEFAULT_MIN_S, max_s: float = DEFAULT_MAX_S,
-               pad_ms: int = DEFAULT_PAD_MS, max_chars: int | None = None) -> list[ClipPlan]:
+def plan_clips(words: Sequence[Word], duration_ms: int, min_s: float, max_s: float, pad_ms: int = DEFAULT_PAD_MS,
+               max_chars: int | None = None) -> list[ClipPlan]:
     """Choose the clips for one source.
 
     Args:
         words: the recogniser's words in time order (ms spans in the source).
         duration_ms: length of the source (padding never goes past it).
-        min_s / max_s: wanted clip length; ``max_s`` is capped at the engine's limit.
-        max_chars: the longest clip text (the language's character limit); None: no limit.
+        min_s / max_s: wanted clip length, ``max_s`` within the engine's limit (a checker's ``max_ms``).
+        max_chars: the longest clip text (the engine's limit in the language); None: no limit.
 
     Returns:
         The clips in time order; every word is in exactly one clip.
@@ -89,8 +90,7 @@ def plan_clips(words: Sequence[Word], duration_ms: int, min_s: float = DEFAULT_M
     words = sorted((w for w in words if w.end_ms >= w.start_ms), key=lambda w: (w.start_ms, w.end_ms))
     if not words:
         return []
-    min_ms = int(min_s * 1000)
-    max_ms = min(int(max_s * 1000), MAX_CLIP_MS)
+    min_ms, max_ms = int(min_s * 1000), int(max_s * 1000)
     n = len(words)
     # Padding each word may take on each side: up to half the pause to its neighbour, and not past the file.
     left = [min(pad_ms, max(0, words[i].start_ms - (words[i - 1].end_ms if i else 0)) // (2 if i else 1))
@@ -137,16 +137,16 @@ def plan_clips(words: Sequence[Word], duration_ms: int, min_s: float = DEFAULT_M
     return plans[::-1]
 
 
-def merge_short(plans: Sequence[ClipPlan], min_s: float = DEFAULT_MIN_S, max_s: float = DEFAULT_MAX_S,
-                max_chars: int | None = None, pause_ms: int = SHORT_PAUSE_MS) -> list[ClipPlan]:
+def merge_short(plans: Sequence[ClipPlan], min_s: float, max_s: float, max_chars: int | None = None,
+                pause_ms: int = SHORT_PAUSE_MS) -> list[ClipPlan]:
     """Join each clip shorter than ``min_s`` with a neighbour when it continues that neighbour's sentence.
 
     A short clip continues a sentence across a cut when the text before the cut does not end a sentence and
     the pause at the cut is at most ``pause_ms`` (a breath inside a line, not a stop). The merge happens only
-    if the joined clip lasts ``min_s`` to ``max_s`` (capped at the engine's limit) and fits ``max_chars``; of two
+    if the joined clip lasts ``min_s`` to ``max_s`` (within the engine's limit) and fits ``max_chars``; of two
     such neighbours the one across the shorter pause wins. Repeats until no merge applies.
     """
-    min_ms, max_ms = int(min_s * 1000), min(int(max_s * 1000), MAX_CLIP_MS)
+    min_ms, max_ms = int(min_s * 1000), int(max_s * 1000)
     out = list(plans)
 
     def joinable(i: int) -> bool:  # may out[i] and out[i + 1] become one clip?
@@ -173,8 +173,8 @@ def merge_short(plans: Sequence[ClipPlan], min_s: float = DEFAULT_MIN_S, max_s: 
     return out
 
 
-def refine_edges(plans: Sequence[ClipPlan], samples: np.ndarray, rate: int, pad_ms: int = DEFAULT_PAD_MS,
-                 max_ms: int = MAX_CLIP_MS) -> list[ClipPlan]:
+def refine_edges(plans: Sequence[ClipPlan], samples: np.ndarray, rate: int, max_ms: int,
+                 pad_ms: int = DEFAULT_PAD_MS) -> list[ClipPlan]:
     """Snap each clip's ends to the audio: the first and last 10 ms frames louder than the speech threshold.
 
     A start is searched from halfway into the pause before the clip up to the end of its first word (an end
@@ -202,22 +202,23 @@ def refine_edges(plans: Sequence[ClipPlan], samples: np.ndarray, rate: int, pad_
 
 
 def segments_from_words(source_id: str, words: Sequence[Word], duration_ms: int, first_number: int,
-                        windows: Sequence[tuple[int, int, float]] = (), min_s: float = DEFAULT_MIN_S,
-                        max_s: float = DEFAULT_MAX_S, pad_ms: int = DEFAULT_PAD_MS,
-                        samples: np.ndarray | None = None, rate: int = 0, language: str = "en") -> list[Segment]:
+                        checker: ClipChecker, windows: Sequence[tuple[int, int, float]] = (),
+                        pad_ms: int = DEFAULT_PAD_MS, samples: np.ndarray | None = None,
+                        rate: int = 0) -> list[Segment]:
     """Plan the clips of one source and make them Segments numbered from ``first_number``.
 
-    ``language`` (the project's) gives the clip text limit (XTTS's characters per language); too-short
-    pieces of one sentence are then joined (:func:`merge_short`).
+    ``checker`` (the project's, for its engine) gives the length range, capped at the engine's limit, and the
+    longest text (XTTS's characters per language); too-short pieces of one sentence are then joined
+    (:func:`merge_short`).
 
     ``windows`` are the recogniser's own segments as ``(start_ms, end_ms, no_speech_prob)``; each clip gets
     the no-speech probability of the windows it overlaps (the lowest: any real speech makes the clip speech).
     With the source's mono ``samples`` (at ``rate``), clip edges are snapped to the sound (:func:`refine_edges`).
     """
-    max_chars = char_limit(language)
+    min_s, max_s, max_chars = checker.min_ms / 1000, checker.max_ms / 1000, checker.max_chars
     plans = merge_short(plan_clips(words, duration_ms, min_s, max_s, pad_ms, max_chars), min_s, max_s, max_chars)
     if samples is not None and rate > 0:
-        plans = refine_edges(plans, samples, rate, pad_ms, min(int(max_s * 1000), MAX_CLIP_MS))
+        plans = refine_edges(plans, samples, rate, checker.max_ms, pad_ms)
     out = []
     for i, plan in enumerate(plans):
         probs = [p for start, end, p in windows if start < plan.end_ms and plan.start_ms < end]

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from alltalk_gui.core.engine_api.engine import get_engine
 from alltalk_gui.core.audio.clips import AudioStats, ClipAudio, ClipAudioError
 from alltalk_gui.core.transcript import journal
 from alltalk_gui.core.transcript.duplicates import DuplicateIndex
@@ -143,6 +142,20 @@ def _flag_codes(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def checker_for(project: Any, settings: dict[str, Any] | None = None,
+                vocab_file: str | os.PathLike[str] | None = None) -> ClipChecker:
+    """The flag checker of ``project``'s clips: its engine's, with the language and length range of ``settings``
+    (segments.json's; the project's language and the engine's range where they say nothing). A saved range the
+    engine cannot take (a minimum above its limit) gives way to the engine's own range."""
+    settings = settings or {}
+    language = settings.get("language", project.language)
+    wanted = {k: float(settings[k]) for k in ("min_s", "max_s") if k in settings}
+    try:
+        return ClipChecker(project.engine, language, vocab_file=vocab_file, **wanted)
+    except ValueError:  # e.g. a minimum above a new engine's limit: its own range rather than no list at all
+        return ClipChecker(project.engine, language, vocab_file=vocab_file)
+
+
 def join_words(words: Sequence[Word]) -> str:
     """The text of recognised words. Whisper gives each word its leading space (none in languages written
     without spaces), so joining as they are keeps both kinds right."""
@@ -192,8 +205,8 @@ class SegmentList:
 
     Args:
         segments: the clips, any order (kept sorted by source, then start time).
+        checker: computes flags for the project's engine; its language and length range are saved with the list.
         path: where to save (``project/segments.json``); None keeps the list in memory only (tests).
-        checker: computes flags; its language and length range are saved with the list.
         audio: reads clip audio for the audio-based flags; None skips those flags.
         source_order: source ids in project order (sorting); source_names: id -> original file name.
         meta: how the list was made (backend, model, language...), saved as "transcription".
@@ -204,9 +217,9 @@ class SegmentList:
     edited, to fold its journal into segments.json at once (a normal exit does it too).
     """
 
-    segments: list[Segment] = field(default_factory=list)
+    segments: list[Segment]
+    checker: ClipChecker
     path: Path | None = None
-    checker: ClipChecker = field(default_factory=ClipChecker)
     audio: ClipAudio | None = None
     source_order: list[str] = field(default_factory=list)
     source_names: dict[str, str] = field(default_factory=dict)
@@ -236,8 +249,9 @@ class SegmentList:
     @classmethod
     def create(cls, project: Any, segments: Iterable[Segment], meta: dict[str, Any] | None = None,
                checker: ClipChecker | None = None, audio: ClipAudio | None = None) -> "SegmentList":
-        """A new list for ``project`` (replacing any previous transcript), flagged and saved."""
-        checker = checker or ClipChecker(project.language)
+        """A new list for ``project`` (replacing any previous transcript), flagged and saved; ``checker`` defaults to
+        the project's engine's for its language."""
+        checker = checker or ClipChecker(project.engine, project.language)
         result = cls(list(segments), path=project.segments_file, checker=checker,
                      audio=audio if audio is not None else ClipAudio(project),
                      source_order=[s.id for s in project.sources],
@@ -251,7 +265,10 @@ class SegmentList:
              vocab_file: str | os.PathLike[str] | None = None) -> "SegmentList":
         """Load ``project``'s segments.json; an empty list if the project has not been transcribed yet.
 
-        ``vocab_file`` (the base model's vocab.json) makes the tokenizer check exact.
+        The flags are judged for the project's engine (:attr:`VoiceProject.engine`), with the length range and
+        language saved in the file; ``vocab_file`` (the engine's base-model vocabulary) makes its text check exact.
+        Flags saved for another engine or range are stale until :meth:`recheck`
+        (:meth:`is_checked_with_current_checker` says so).
 
         Raises:
             SegmentsError: the file is unreadable, not JSON, from a newer app or malformed (left untouched).
@@ -260,9 +277,7 @@ class SegmentList:
         data = read_file(path) if path.exists() else {"segments": [], "settings": {}}
         settings = data.get("settings", {})
         if checker is None:
-            language = settings.get("language", project.language)
-            kwargs = {k: float(settings[k]) for k in ("min_s", "max_s") if k in settings}
-            checker = ClipChecker(language, text_checker=get_engine().text_checker(language, vocab_file), **kwargs)
+            checker = checker_for(project, settings, vocab_file)
         result = cls([Segment.from_dict(s) for s in data["segments"]], path=path, checker=checker,
                      audio=audio if audio is not None else ClipAudio(project),
                      source_order=[s.id for s in project.sources],
@@ -281,7 +296,7 @@ class SegmentList:
         return {
             "schema_version": SCHEMA_VERSION,
             "settings": {"language": self.checker.language, "min_s": self.checker.min_ms / 1000,
-                         "max_s": self.checker.max_ms / 1000},
+                         "max_s": self.checker.max_s},  # the wish: another engine may allow more of it
             "transcription": self.meta,
             "next_number": self.next_number,
             "checked_with": self._checked_with,  # what every clip's flags were last computed with
@@ -773,7 +788,9 @@ class SegmentList:
         checker = getattr(self, "checker", None)
         text = getattr(checker, "text_checker", None)
         vocab = getattr(text, "vocab_file", None)
-        identity: dict[str, Any] = {"language": getattr(checker, "language", None),
+        engine = getattr(checker, "engine", None)
+        identity: dict[str, Any] = {"engine": getattr(engine, "name", None),
+                                    "language": getattr(checker, "language", None),
                                     "min_ms": getattr(checker, "min_ms", None),
                                     "max_ms": getattr(checker, "max_ms", None), "vocab": None}
         if vocab is not None:

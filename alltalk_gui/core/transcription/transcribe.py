@@ -23,8 +23,7 @@ from typing import Any, Sequence
 
 from alltalk_gui.core import atomic
 from alltalk_gui.core.audio.clips import ClipAudio, ClipAudioError
-from alltalk_gui.core.engine_api.engine import get_engine
-from alltalk_gui.core.transcript.flags import DEFAULT_MAX_S, DEFAULT_MIN_S, ClipChecker
+from alltalk_gui.core.transcript.flags import DEFAULT_MIN_S, ClipChecker
 from alltalk_gui.core.transcript.known_text import apply_known_text, load_known_text
 from alltalk_gui.core.transcript.segmentation import segments_from_words
 from alltalk_gui.core.transcript.segments import Segment, SegmentList, Word, read_file
@@ -68,9 +67,13 @@ class TranscriptionReport:
 def transcribe_project(project: Any, options: TranscribeOptions = TranscribeOptions(),
                        progress: ProgressCallback | None = None, should_stop: StopCallback | None = None,
                        transcriber: Transcriber | None = None, in_worker_process: bool = False,
-                       min_s: float = DEFAULT_MIN_S, max_s: float = DEFAULT_MAX_S,
+                       min_s: float = DEFAULT_MIN_S, max_s: float | None = None,
                        vocab_file: str | None = None) -> TranscriptionReport:
     """Transcribe every source of ``project`` and save the clips as segments.json.
+
+    The clips are cut for the project's engine: ``min_s``-``max_s`` long (``max_s`` None: the engine's default,
+    capped at its limit) and with no more text than it reads; ``vocab_file`` (its base-model vocabulary) makes its
+    text check exact.
 
     The previous segments.json (with any edits) is kept as ``segments.json.bak``; segments of sources that
     failed this time are carried over from it. A file that fails is reported and the others go on.
@@ -89,8 +92,8 @@ def transcribe_project(project: Any, options: TranscribeOptions = TranscribeOpti
         raise TranscriptionError("The project has no recordings yet; import some audio first.")
     options = replace(options, language=whisper_option(options.language))  # zh-cn -> zh
     check_language(options.language)
-    try:
-        ClipChecker(project.language, min_s, max_s)  # a bad length range fails now, not after the long part
+    try:  # a bad length range fails now, not after the long part
+        checker = ClipChecker(project.engine, project.language, min_s, max_s, vocab_file=vocab_file)
     except ValueError as exc:
         raise TranscriptionError(str(exc)) from exc
     if options.model is None and transcriber is None:  # name the default now, so the transcript records it
@@ -111,7 +114,7 @@ def transcribe_project(project: Any, options: TranscribeOptions = TranscribeOpti
         details = "; ".join(f"{name}: {reason}" for name, reason in failures)
         raise TranscriptionError(f"No recording could be transcribed ({details}). Nothing was changed.")
     report.emit("saving", len(project.sources) - 1, 1.0)
-    saved = _save(project, options, results, failures, min_s, max_s, vocab_file)
+    saved = _save(project, options, results, failures, checker)
     report.emit("done", len(project.sources) - 1, 1.0)
     heard = {project.source(sid).name: r.language for sid, r in results.items()}
     return TranscriptionReport(
@@ -173,7 +176,7 @@ def _run_here(project: Any, options: TranscribeOptions, transcriber: Transcriber
 
 
 def _save(project: Any, options: TranscribeOptions, results: dict[str, Recognised],
-          failures: list[tuple[str, str]], min_s: float, max_s: float, vocab_file: str | None) -> SegmentList:
+          failures: list[tuple[str, str]], checker: ClipChecker) -> SegmentList:
     old: list[Segment] = []
     if project.segments_file.exists():
         backup = project.root / "segments.json.bak"
@@ -200,14 +203,13 @@ def _save(project: Any, options: TranscribeOptions, results: dict[str, Recognise
         except ClipAudioError:  # vanished since it was transcribed: plan from the words alone
             samples, rate = None, 0
             duration_ms = max((w.end_ms for w in recognised.words), default=0) + 500
-        new = segments_from_words(source.id, recognised.words, duration_ms, number, recognised.windows, min_s, max_s,
-                                  samples=samples, rate=rate, language=project.language)
+        new = segments_from_words(source.id, recognised.words, duration_ms, number, checker, recognised.windows,
+                                  samples=samples, rate=rate)
         known = load_known_text(project, source)  # the user's own text wins over Whisper's words
         if known:
             new = apply_known_text(new, known, project.language)
         number += len(new)
         segments.extend(new)
-    checker = ClipChecker(project.language, min_s, max_s, get_engine().text_checker(project.language, vocab_file))
     languages = sorted({r.language for r in results.values()})
     meta = {"backend": options.backend, "model": options.model, "language": options.language,
             "detected_languages": languages, "device": options.device,

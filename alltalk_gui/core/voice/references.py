@@ -7,9 +7,10 @@ audio flags the transcript editor uses (clipping, noise-like audio; same thresho
 :mod:`alltalk_gui.core.transcript.flags`), cleanest first. The user can replace them with any files.
 
 :func:`load_references` decodes them with :mod:`alltalk_gui.core.audio.decode` (no FFmpeg needed; coqui's own loader
-needs a system FFmpeg) into one mono signal at the engine's rate (XTTS v2: 22 050 Hz): the clips one after another with a short pause
-between. XTTS uses the first seconds of that signal for the GPT's style latents and all of it for the speaker
-embedding.
+needs a system FFmpeg) into one mono signal at the rate of the engine that conditions on it (its
+:attr:`~alltalk_gui.core.engine_api.engine.Engine.sample_rate`, which the caller names): the clips one after
+another with a short pause between. XTTS uses the first seconds of that signal for the GPT's style latents and all
+of it for the speaker embedding.
 No torch here: the GUI calls this on its own thread.
 """
 
@@ -23,11 +24,9 @@ import numpy as np
 
 from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.audio.clips import measure
-from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, get_engine
 from alltalk_gui.core.transcript.flags import CLIPPED_FRACTION_ABOVE, NOISE_FLATNESS_ABOVE
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataError, read_metadata
 
-SAMPLE_RATE = get_engine(DEFAULT_ENGINE).sample_rate  # the engine's conditioning rate (XTTS v2: 22 050 Hz)
 MIN_S = 3.0
 MAX_S = 10.0
 DEFAULT_COUNT = 3
@@ -98,8 +97,9 @@ def choose_references(dataset_dir: str | os.PathLike[str], count: int = DEFAULT_
     return found[:count]
 
 
-def load_references(paths: list[str | os.PathLike[str]], sample_rate: int = SAMPLE_RATE) -> np.ndarray:
-    """Decode reference files into one mono float32 signal at ``sample_rate`` (clips joined by short pauses).
+def load_references(paths: list[str | os.PathLike[str]], sample_rate: int) -> np.ndarray:
+    """Decode reference files into one mono float32 signal at ``sample_rate``, the engine's (clips joined by short
+    pauses).
 
     Raises:
         ReferenceClipError: no paths, or a file is missing, unreadable, or shorter than half a second.

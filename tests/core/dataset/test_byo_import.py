@@ -87,7 +87,7 @@ def test_an_existing_transcript_keeps_its_clips_and_length_range(tmp_path):
 
     project = VoiceProject.create(tmp_path / "p", language="de")
     SegmentList.create(project, [Segment("c00001", "s000", 0, 3000, "Schon da.")],
-                       checker=ClipChecker("de", min_s=1.0, max_s=9.0))
+                       checker=ClipChecker("xtts", "de", min_s=1.0, max_s=9.0))
     data = tmp_path / "lj"
     speak(data, ["a1"], GERMAN[:1])
     (data / "metadata.csv").write_text(f"a1|{GERMAN[0]}\n", encoding="utf-8")

@@ -25,7 +25,7 @@ def test_chinese_is_cut_at_its_own_sentence_ends_without_spaces():
     sentences = ["今天天气很好，我们去公园散步吧。", "公园里有很多人在跑步和打太极拳。", "我们走了一个小时，然后回家吃饭。",
                  "晚上我们一起看了一部很好看的电影。"]
     words = cjk_timeline(sentences)
-    plans = plan_clips(words, words[-1].end_ms + 500, max_chars=char_limit("zh-cn"))
+    plans = plan_clips(words, words[-1].end_ms + 500, 2.0, 11.0, max_chars=char_limit("zh-cn"))
     texts = [p.text for p in plans]
     assert "".join(texts) == "".join(sentences)  # no space was added between Chinese words
     assert all(t.endswith("。") for t in texts), texts  # every cut is at a Chinese full stop
@@ -34,7 +34,7 @@ def test_chinese_is_cut_at_its_own_sentence_ends_without_spaces():
 def test_clip_text_never_exceeds_the_languages_character_limit():
     # 40 Japanese characters a second of fast speech with no sentence ends: time allows 11 s, XTTS's ja limit 71.
     words = cjk_timeline(["あいうえおかきくけこさしすせそたちつてと" * 12], ms_per_char=60)
-    plans = plan_clips(words, words[-1].end_ms + 500, max_chars=char_limit("ja"))
+    plans = plan_clips(words, words[-1].end_ms + 500, 2.0, 11.0, max_chars=char_limit("ja"))
     assert len(plans) > 1
     assert all(len(p.text) <= 71 for p in plans), [len(p.text) for p in plans]
 
@@ -54,22 +54,22 @@ def test_a_short_piece_of_one_sentence_is_merged_across_a_short_pause():
 def test_no_merge_across_a_sentence_end_a_long_pause_or_past_the_maximum():
     short = (Word(0, 1200, " Stop.", 0.9),)
     nxt = (Word(1250, 4000, " Then we went home", 0.9),)
-    assert len(merge_short([ClipPlan(0, 1240, short), ClipPlan(1240, 4100, nxt)])) == 2  # sentence end
+    assert len(merge_short([ClipPlan(0, 1240, short), ClipPlan(1240, 4100, nxt)], 2.0, 11.0)) == 2  # sentence end
     comma = (Word(0, 1200, " Well,", 0.9),)
     far = (Word(2000, 4000, " then we went home", 0.9),)
-    assert len(merge_short([ClipPlan(0, 1300, comma), ClipPlan(1900, 4100, far)])) == 2  # 800 ms pause
+    assert len(merge_short([ClipPlan(0, 1300, comma), ClipPlan(1900, 4100, far)], 2.0, 11.0)) == 2  # 800 ms pause
     long = (Word(1250, 11_000, " and then a very long clause", 0.9),)
-    assert len(merge_short([ClipPlan(0, 1240, comma), ClipPlan(1240, 11_100, long)], max_s=11.0)) == 2  # > 11 s
+    assert len(merge_short([ClipPlan(0, 1240, comma), ClipPlan(1240, 11_100, long)], 2.0, 11.0)) == 2  # > 11 s
 
 
 def test_segments_from_words_merges_and_uses_the_project_language():
     words = cjk_timeline(["我们今天，", "一起去公园散步好不好。"], pause_after_sentence=60)
-    segments = segments_from_words("s1", words, words[-1].end_ms + 400, 1, language="zh-cn")
+    segments = segments_from_words("s1", words, words[-1].end_ms + 400, 1, ClipChecker("xtts", "zh-cn"))
     assert [s.text for s in segments] == ["我们今天，一起去公园散步好不好。"]
 
 
 def test_a_chinese_clip_is_not_taken_for_music_for_lack_of_spaces():
-    checker = ClipChecker("zh-cn")
+    checker = ClipChecker("xtts", "zh-cn")
     flags = checker.flags(ClipFacts(duration_ms=4000, text="今天天气很好我们去公园散步吧"))
     assert NON_SPEECH not in [f.code for f in flags]
 

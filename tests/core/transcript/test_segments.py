@@ -241,12 +241,17 @@ def test_open_without_transcript_is_empty(tmp_path):
 
 def test_checker_rejects_an_impossible_length_range():
     with pytest.raises(ValueError, match="minimum must be above 0"):
-        ClipChecker("en", min_s=5, max_s=3)
+        ClipChecker("xtts", "en", min_s=5, max_s=3)
 
 
-def test_max_length_is_capped_at_the_xtts_limit():
-    assert ClipChecker("en", max_s=30).max_ms == 11609
+def test_max_length_is_capped_at_the_engines_limit_and_the_wish_is_kept():
+    xtts = ClipChecker("xtts", "en", max_s=30)
+    assert (xtts.max_ms, xtts.max_s) == (11609, 30.0)  # 30 s asked for, 11.6 s allowed by XTTS v2
     assert np.floor(11.609 * 22050) <= 255_995
+    assert ClipChecker("f5", "en", max_s=30).max_ms == 30_000
+    assert (ClipChecker("xtts", "en").max_s, ClipChecker("f5", "en").max_s) == (11.0, 30.0)  # the engines' ranges
+    with pytest.raises(ValueError, match="XTTS v2, which takes clips up to 11.609 s"):
+        ClipChecker("xtts", "en", min_s=12, max_s=30)
 
 
 def test_warm_up_loads_the_text_check_in_another_thread(project, clips):

@@ -21,14 +21,43 @@ def codes(flags):
 
 def test_clean_clip_has_no_flags():
     facts = ClipFacts(4000, "A perfectly normal sentence.", (0.9, 0.95, 0.8, 0.9), 0.01, 0.5, 0.0, 0.05)
-    assert ClipChecker("en").flags(facts) == []
+    assert ClipChecker("xtts", "en").flags(facts) == []
+
+
+def test_an_f5_project_accepts_a_20_s_clip_that_xtts_flags(tmp_path):
+    """The project's engine sets the clip limits: F5-TTS trains on clips up to 30 s, XTTS v2 up to 11.6 s. The same
+    20 s clip of a project is flagged (and refused by the export) under XTTS v2 and kept under F5-TTS."""
+    twenty = ClipFacts(20_000, "A long breath of a sentence that goes on and on for twenty seconds or so " * 2)
+    assert TOO_LONG in codes(ClipChecker("xtts", "en").flags(twenty))
+    assert TOO_LONG not in codes(ClipChecker("f5", "en").flags(twenty))
+
+    from alltalk_gui.core.dataset.export import export_dataset, refusals
+
+    project = make_project(tmp_path)
+    add_source(project, "long take.wav", voice_like(30.0))
+    text = "A long breath of a sentence that goes on and on for twenty seconds or so."
+    clips = [segment("c00001", "s001", 0, 20_000, text), segment("c00002", "s001", 21_000, 25_000, "A short one.")]
+    project.choose_engine("f5")
+    f5 = SegmentList.create(project, clips)
+    assert f5["c00001"].flag_codes == () and refusals(f5) == []
+    f5.close()
+    report = export_dataset(project)
+    assert (report.train + report.eval, report.sample_rate) == (2, 24_000)
+
+    project.choose_engine("xtts")
+    xtts = SegmentList.open(project)
+    assert not xtts.is_checked_with_current_checker()  # the flags on disk were judged for F5-TTS
+    xtts.recheck()
+    assert xtts["c00001"].flag_codes == (TOO_LONG,) and "XTTS v2 limit of 11.6 s" in xtts["c00001"].flags[0].reason
+    assert [r.clip_id for r in refusals(xtts)] == ["c00001"]
+    xtts.close()
 
 
 def test_length_confidence_and_non_speech_flags():
-    checker = ClipChecker("en")
+    checker = ClipChecker("xtts", "en")
     long_clip = checker.flags(ClipFacts(12000, "Twelve seconds of words " * 5))
     assert codes(long_clip) == [TOO_LONG] and "maximum of 11.0 s" in long_clip[0].reason
-    capped = ClipChecker("en", max_s=20).flags(ClipFacts(12000, "Twelve seconds of words " * 5))
+    capped = ClipChecker("xtts", "en", max_s=20).flags(ClipFacts(12000, "Twelve seconds of words " * 5))
     assert "XTTS v2 limit of 11.6 s" in capped[0].reason
     unsure = checker.flags(ClipFacts(4000, "Mumbled words here.", (0.3, 0.2, 0.4)))
     assert codes(unsure) == [LOW_CONFIDENCE] and "Whisper was unsure of these words" in unsure[0].reason

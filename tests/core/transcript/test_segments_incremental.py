@@ -20,6 +20,7 @@ class PlainText:
     """A text check without coqui: these tests are about which clips get rechecked, not about the check."""
 
     language = "en"
+    max_chars = None
 
     def problem(self, text: str) -> str | None:
         return "XTTS cannot encode '#'." if "#" in text else None
@@ -35,7 +36,7 @@ def test_random_edits_and_undos_keep_flags_equal_to_a_full_recompute():
     rng = random.Random(7)
     segments = [segment(f"c{k + 1:05d}", f"s00{k % 3 + 1}", (k // 3) * 5000, (k // 3) * 5000 + rng.choice(
         [1500, 3000, 4500]), rng.choice(TEXTS)) for k in range(60)]
-    clips = SegmentList(segments, checker=ClipChecker("en", text_checker=PlainText()),
+    clips = SegmentList(segments, checker=ClipChecker("xtts", "en", text_checker=PlainText()),
                         source_order=["s001", "s002", "s003"])
     clips._refresh(set(clips.ids()), {})
     done = []
@@ -71,7 +72,7 @@ def test_editing_the_original_reflags_its_duplicates_and_says_so():
     clips = SegmentList([segment("c00001", "s001", 0, 3000, "Same words."),
                          segment("c00002", "s001", 4000, 7000, "same words"),
                          segment("c00003", "s001", 8000, 11000, "Same words!")],
-                        checker=ClipChecker("en", text_checker=PlainText()), source_order=["s001"])
+                        checker=ClipChecker("xtts", "en", text_checker=PlainText()), source_order=["s001"])
     clips._refresh(set(clips.ids()), {})
     assert "c00001" in clips["c00003"].flags[-1].reason
     change = clips.set_text("c00001", "Different now.")

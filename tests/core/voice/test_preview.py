@@ -150,15 +150,15 @@ def test_missing_base_model_file_is_named(voice, references, tmp_path):
 
 def test_references_bad_inputs(voice, tmp_path):
     with pytest.raises(ReferenceClipError, match="No reference clip"):
-        load_references([])
+        load_references([], 22050)
     with pytest.raises(ReferenceClipError, match="does not exist"):
-        load_references([tmp_path / "nope.wav"])
+        load_references([tmp_path / "nope.wav"], 22050)
     (tmp_path / "junk.wav").write_bytes(b"not audio at all")
     with pytest.raises(ReferenceClipError, match="junk.wav cannot be read"):
-        load_references([tmp_path / "junk.wav"])
+        load_references([tmp_path / "junk.wav"], 22050)
     sf.write(tmp_path / "short.wav", np.zeros(2000, dtype=np.float32), 22050)
     with pytest.raises(ReferenceClipError, match="shorter than half a second"):
-        load_references([tmp_path / "short.wav"])
+        load_references([tmp_path / "short.wav"], 22050)
     with pytest.raises(ReferenceClipError, match="No clean 3-10 second clip"):
         choose_references(tmp_path)  # no dataset here
 
@@ -167,7 +167,7 @@ def test_references_are_clean_clips_of_3_to_10_seconds(voice):
     chosen = choose_references(voice.project / "dataset", count=5)
     assert chosen and all(3.0 <= c.duration_s <= 10.0 and c.flatness < 0.3 for c in chosen)
     assert [c.flatness for c in chosen] == sorted(c.flatness for c in chosen)
-    joined = load_references([c.path for c in chosen])
+    joined = load_references([c.path for c in chosen], 22050)
     total = sum(c.duration_s for c in chosen) + 0.2 * (len(chosen) - 1)
     assert joined.dtype == np.float32 and joined.size == pytest.approx(total * 22050, abs=len(chosen) + 1)
 

@@ -254,6 +254,8 @@ class VocabularyCheck:
     With the base model's ``vocab.txt`` the check is exact; without one it only finds text that tokenizes to
     nothing (F5 reads characters, so nearly everything is encodable somehow)."""
 
+    max_chars = None  # F5 reads any length of text; the clip's 30 s limit is what bounds it
+
     def __init__(self, vocab_file: str | os.PathLike[str] | None) -> None:
         self.vocab_file = vocab_file
         self._vocab: list[str] | None = None

@@ -211,7 +211,7 @@ def _write_speakers(path: Path, name: str, base: Path, weights: Path, references
     from alltalk_gui.core.voice.references import load_references
 
     model = load_inference_model(base, weights)
-    wav = torch.from_numpy(load_references(references)).unsqueeze(0)
+    wav = torch.from_numpy(load_references(references, SAMPLE_RATE)).unsqueeze(0)
     with torch.inference_mode():
         latent = model.get_gpt_cond_latents(wav, SAMPLE_RATE, length=30, chunk_length=6)
         embedding = model.get_speaker_embedding(wav, SAMPLE_RATE)

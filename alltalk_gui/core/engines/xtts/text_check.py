@@ -66,6 +66,11 @@ class TextChecker:
         self._tokenizer: Any = None
         self._cache: dict[str, str | None] = {}
 
+    @property
+    def max_chars(self) -> int | None:
+        """XTTS's character limit in this language (what clip cutting keeps to)."""
+        return languages.char_limit(self.language)
+
     def warm_up(self) -> None:
         """Import coqui's tokenizer (and load the vocabulary) now rather than on the first check."""
         self._preprocessor()
