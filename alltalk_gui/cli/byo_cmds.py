@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from alltalk_gui.cli import EXIT_OK, EXIT_SOME_REJECTED, EXIT_USAGE
+from alltalk_gui.cli.transcribe_cmds import project_vocab
 from alltalk_gui.core.project.folder import VoiceProject
 
 
@@ -36,8 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_import_dataset(args: argparse.Namespace) -> int:
     from alltalk_gui.core.dataset.byo_import import DatasetImportError, import_dataset
-    from alltalk_gui.core.engines.xtts.text_check import base_model_vocab
-
+    
     project = VoiceProject.open(args.dir)
 
     def progress(done: int, total: int, name: str) -> None:
@@ -45,7 +45,7 @@ def cmd_import_dataset(args: argparse.Namespace) -> int:
             print(f"[{done + 1}/{total}] {name}", flush=True)
 
     try:
-        report = import_dataset(project, args.folder, vocab_file=base_model_vocab(), progress=progress)
+        report = import_dataset(project, args.folder, vocab_file=project_vocab(project), progress=progress)
     except DatasetImportError as exc:
         print(f"alltalk-gui: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -9,7 +9,6 @@ from typing import Any
 
 from alltalk_gui.cli import EXIT_OK, EXIT_SOME_REJECTED, EXIT_USAGE
 from alltalk_gui.core.transcript.flags import DEFAULT_MIN_S
-from alltalk_gui.core.engines.xtts.text_check import base_model_vocab
 from alltalk_gui.core.project.duration_guidance import format_duration
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcription.model_files import BACKENDS, OPENAI
@@ -45,6 +44,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_dataset)
 
 
+def project_vocab(project: VoiceProject) -> Any:
+    """The vocabulary of the base model chosen for the project's engine (its exact text check), or None."""
+    from alltalk_gui.core.engine_api.engine import get_engine
+
+    return get_engine(project.engine).base_model_vocab()
+
+
 def _fail(message: str) -> int:
     print(f"alltalk-gui: {message}", file=sys.stderr)
     return EXIT_USAGE
@@ -70,7 +76,7 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
             print()
         options = TranscribeOptions(backend=args.backend, model=model, language=args.language, device=device)
         printer = _ProgressPrinter()
-        vocab = base_model_vocab()
+        vocab = project_vocab(project)
         report = transcribe_project(project, options, progress=printer, min_s=args.min_s, max_s=args.max_s,
                                     vocab_file=str(vocab) if vocab else None)
     except (TranscriptionError, whisper_models.ModelError, ValueError) as exc:
@@ -92,7 +98,7 @@ def cmd_segments(args: argparse.Namespace) -> int:
 
     project = VoiceProject.open(args.dir)
     try:
-        clips = SegmentList.open(project, vocab_file=base_model_vocab())
+        clips = SegmentList.open(project, vocab_file=project_vocab(project))
     except SegmentsError as exc:
         return _fail(str(exc))
     if not clips.is_checked_with_current_checker():
@@ -123,7 +129,7 @@ def cmd_dataset(args: argparse.Namespace) -> int:
     project = VoiceProject.open(args.dir)
     try:
         report = export_dataset(project, eval_split=args.eval_split, seed=args.seed, skip_refused=args.skip_refused,
-                                vocab_file=base_model_vocab())
+                                vocab_file=project_vocab(project))
     except ClipsRefused as exc:
         return _fail(f"{exc}\nNothing was written. Use --skip-refused to export the other clips.")
     except (DatasetError, SegmentsError) as exc:

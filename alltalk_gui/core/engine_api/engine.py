@@ -232,6 +232,11 @@ class Engine(Protocol):
         """The transcript check for ``language``; exact with the base model's vocabulary file, else approximate."""
         ...
 
+    def base_model_vocab(self) -> Path | None:
+        """The vocabulary file of the base model chosen in the app settings (what :meth:`text_checker` takes for
+        an exact check); None when none is chosen, it is gone, or the settings cannot be read."""
+        ...
+
     def load_clips(self, config: Any) -> tuple[list[Any], list[Any]]:
         """The dataset's train and eval clips for ``config``, every clip checked (all problems listed at once).
 

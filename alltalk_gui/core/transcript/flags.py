@@ -4,11 +4,12 @@ A flag is a short code (for filtering) plus a reason (for people). Flags are nev
 :class:`ClipChecker` recomputes them from the clip itself after every edit, so fixing a clip clears its flag.
 
 Three flags make a clip unusable for training and are refused by the dataset export (:data:`BLOCKING`): too
-long (above the wanted maximum, which never exceeds the engine's :attr:`~alltalk_gui.core.engine_api.engine.Engine.
-max_clip_ms`: 11.6 s for XTTS v2, 30 s for F5-TTS), empty text, and text the engine cannot encode (its text check,
+long for the engine (its :attr:`~alltalk_gui.core.engine_api.engine.Engine.max_clip_ms`: 11.6 s for XTTS v2, 30 s
+for F5-TTS), empty text, and text the engine cannot encode (its text check,
 :meth:`~alltalk_gui.core.engine_api.engine.Engine.text_checker`). The others are warnings: the clip can be
-trained on, but it is probably worth a look. Every limit comes from the project's engine: a checker is made for
-one engine by name (:class:`ClipChecker`), so the same clips are judged anew when the project changes engine.
+trained on, but it is probably worth a look; a clip outside the wanted length range (what transcription cuts to)
+is one of them, shorter or longer. Every limit comes from the project's engine: a checker is made for one engine
+by name (:class:`ClipChecker`), so the same clips are judged anew when the project changes engine.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from alltalk_gui.core.engine_api.languages import word_count
 DEFAULT_MIN_S = 2.0  # shorter clips carry too little of the voice (and are joined with a neighbour when cut)
 
 TOO_SHORT = "too_short"
-TOO_LONG = "too_long"
+LONG = "long"            # longer than the wanted maximum, within the engine's limit: it trains
+TOO_LONG = "too_long"    # longer than the engine's limit: it cannot train
 LOW_CONFIDENCE = "low_confidence"
 NON_SPEECH = "non_speech"
 CLIPPED = "clipped"
@@ -35,7 +37,7 @@ UNENCODABLE = "unencodable"
 EMPTY_TEXT = "empty_text"
 DUPLICATE_TEXT = "duplicate_text"
 
-ALL_FLAGS = (TOO_SHORT, TOO_LONG, LOW_CONFIDENCE, NON_SPEECH, CLIPPED, UNENCODABLE, EMPTY_TEXT, DUPLICATE_TEXT)
+ALL_FLAGS = (TOO_SHORT, LONG, TOO_LONG, LOW_CONFIDENCE, NON_SPEECH, CLIPPED, UNENCODABLE, EMPTY_TEXT, DUPLICATE_TEXT)
 # Flags the dataset export refuses; the rest only warn.
 BLOCKING = frozenset({TOO_LONG, EMPTY_TEXT, UNENCODABLE})
 
@@ -137,6 +139,14 @@ class ClipChecker:
                              f"clips up to {self.engine.max_clip_ms / 1000:g} s: lower the minimum.")
         self.text_checker = text_checker or self.engine.text_checker(language, vocab_file)
 
+    def for_engine(self, engine: str, vocab_file: str | os.PathLike[str] | None = None) -> "ClipChecker":
+        """The checker of ``engine`` with this one's language and length range (the range as chosen, which another
+        engine may allow more of; a minimum above its limit gives way to its own range)."""
+        try:
+            return ClipChecker(engine, self.language, self.min_ms / 1000, self.max_s, vocab_file=vocab_file)
+        except ValueError:
+            return ClipChecker(engine, self.language, vocab_file=vocab_file)
+
     @property
     def max_chars(self) -> int | None:
         """The longest clip text the engine reads in this language (None: no limit of its own)."""
@@ -150,10 +160,13 @@ class ClipChecker:
         if clip.duration_ms < self.min_ms:
             out.append(Flag(TOO_SHORT, f"{seconds:.1f} s is shorter than the {self.min_ms / 1000:.1f} s minimum; "
                                        "merge it with a neighbour or delete it."))
-        if clip.duration_ms > self.max_ms:
-            limit = f"the {self.engine.title} limit" if self.max_ms == self.engine.max_clip_ms else "the maximum"
-            out.append(Flag(TOO_LONG, f"{seconds:.1f} s is longer than {limit} of {self.max_ms / 1000:.1f} s; "
-                                      "split it."))
+        if clip.duration_ms > self.engine.max_clip_ms:
+            out.append(Flag(TOO_LONG, f"{seconds:.1f} s is longer than the {self.engine.title} limit of "
+                                      f"{self.engine.max_clip_ms / 1000:.1f} s; split it."))
+        elif clip.duration_ms > self.max_ms:
+            out.append(Flag(LONG, f"{seconds:.1f} s is longer than the {self.max_ms / 1000:.1f} s maximum chosen for "
+                                  f"these clips; {self.engine.title} still trains on it (up to "
+                                  f"{self.engine.max_clip_ms / 1000:.1f} s)."))
         text = clip.text.strip()
         if not text:
             out.append(Flag(EMPTY_TEXT, "The clip has no text; type what is said or delete the clip."))

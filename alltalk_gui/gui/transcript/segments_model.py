@@ -19,7 +19,8 @@ from alltalk_gui.gui.common.column_table import ColumnTableModel
 from alltalk_gui.gui.common.media_icons import media_icon
 
 FLAG_LABEL = {
-    "too_short": "short", "too_long": "too long", "low_confidence": "unsure", "non_speech": "may not be speech",
+    "too_short": "short", "long": "long", "too_long": "too long", "low_confidence": "unsure",
+    "non_speech": "may not be speech",
     "clipped": "clipped", "unencodable": "bad characters", "empty_text": "no text", "duplicate_text": "duplicate",
 }
 BLOCKING_COLOUR = QColor("#c62828")

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from alltalk_gui.core.audio.clips import measure
-from alltalk_gui.core.transcript.flags import (CLIPPED, LOW_CONFIDENCE, NON_SPEECH, TOO_LONG, UNENCODABLE, ClipChecker,
-                                         ClipFacts)
+from alltalk_gui.core.transcript.flags import (BLOCKING, CLIPPED, LONG, LOW_CONFIDENCE, NON_SPEECH, TOO_LONG,
+                                              UNENCODABLE, ClipChecker, ClipFacts)
 from alltalk_gui.core.engines.xtts.text_check import TextChecker
 from alltalk_gui.core.transcript.segments import SegmentList, Word
 from tests.core.transcript.test_segments_support import RATE, add_source, make_project, make_vocab, segment, voice_like
@@ -29,7 +29,8 @@ def test_an_f5_project_accepts_a_20_s_clip_that_xtts_flags(tmp_path):
     20 s clip of a project is flagged (and refused by the export) under XTTS v2 and kept under F5-TTS."""
     twenty = ClipFacts(20_000, "A long breath of a sentence that goes on and on for twenty seconds or so " * 2)
     assert TOO_LONG in codes(ClipChecker("xtts", "en").flags(twenty))
-    assert TOO_LONG not in codes(ClipChecker("f5", "en").flags(twenty))
+    assert not {TOO_LONG, LONG} & set(codes(ClipChecker("f5", "en").flags(twenty)))
+    assert codes(ClipChecker("f5", "en", max_s=11).flags(twenty)) == [LONG]  # cut for 11 s, still trainable
 
     from alltalk_gui.core.dataset.export import export_dataset, refusals
 
@@ -56,9 +57,14 @@ def test_an_f5_project_accepts_a_20_s_clip_that_xtts_flags(tmp_path):
 def test_length_confidence_and_non_speech_flags():
     checker = ClipChecker("xtts", "en")
     long_clip = checker.flags(ClipFacts(12000, "Twelve seconds of words " * 5))
-    assert codes(long_clip) == [TOO_LONG] and "maximum of 11.0 s" in long_clip[0].reason
+    assert codes(long_clip) == [TOO_LONG] and "XTTS v2 limit of 11.6 s" in long_clip[0].reason
     capped = ClipChecker("xtts", "en", max_s=20).flags(ClipFacts(12000, "Twelve seconds of words " * 5))
-    assert "XTTS v2 limit of 11.6 s" in capped[0].reason
+    assert codes(capped) == [TOO_LONG]  # 20 s asked for, but XTTS v2 stops at 11.6 s
+    # Longer than the maximum chosen for cutting, within the engine's limit: a warning, not a refusal.
+    longer = ClipChecker("xtts", "en", max_s=8).flags(ClipFacts(9000, "Nine seconds of words said " * 3))
+    assert codes(longer) == [LONG] and "8.0 s maximum chosen" in longer[0].reason
+    assert "still trains on it (up to 11.6 s)" in longer[0].reason
+    assert LONG not in BLOCKING and TOO_LONG in BLOCKING
     unsure = checker.flags(ClipFacts(4000, "Mumbled words here.", (0.3, 0.2, 0.4)))
     assert codes(unsure) == [LOW_CONFIDENCE] and "Whisper was unsure of these words" in unsure[0].reason
     assert codes(checker.flags(ClipFacts(5000, "♪ ♪"))) == [UNENCODABLE, NON_SPEECH]

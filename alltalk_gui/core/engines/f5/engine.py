@@ -81,6 +81,16 @@ class F5Engine(HubDownload, ShippedProfiles):
     def text_checker(self, language: str, vocab_file: str | os.PathLike[str] | None = None):
         return VocabularyCheck(vocab_file)
 
+    def base_model_vocab(self) -> Path | None:
+        from alltalk_gui.core import app_settings
+
+        try:
+            folder = app_settings.get(self.base_model_setting)
+        except app_settings.SettingsError:  # unreadable settings count as no choice: the check is approximate
+            return None
+        vocab = Path(str(folder)).expanduser() / VOCAB_FILE if folder else None
+        return vocab if vocab is not None and vocab.is_file() else None
+
     def load_clips(self, config) -> tuple[list[Any], list[Any]]:
         from alltalk_gui.core.engines.f5.data import load_dataset
         from alltalk_gui.core.engines.f5.files import read_vocab

@@ -64,6 +64,11 @@ class XttsEngine(HubDownload, ShippedProfiles):
 
         return TextChecker(language, vocab_file)
 
+    def base_model_vocab(self) -> Path | None:
+        from alltalk_gui.core.engines.xtts.text_check import base_model_vocab
+
+        return base_model_vocab()
+
     def load_clips(self, config) -> tuple[list[Any], list[Any]]:
         from alltalk_gui.core.engines.xtts.data import load_dataset
         from alltalk_gui.core.engines.xtts.files import load_tokenizer
