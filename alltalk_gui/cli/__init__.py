@@ -31,6 +31,7 @@ WRITES_PROJECT = frozenset({"import", "import-dataset", "known-text", "transcrib
 # Command-group modules, in the order their commands appear in --help.
 COMMAND_MODULES = [
     "alltalk_gui.cli.project_cmds",
+    "alltalk_gui.cli.engine_cmds",
     "alltalk_gui.cli.byo_cmds",
     "alltalk_gui.cli.transcribe_cmds",
     "alltalk_gui.cli.train_cmds",

@@ -1,4 +1,4 @@
-"""Project commands: ``new``, ``import``, ``sources``."""
+"""Project commands: ``new`` (with its engine), ``import``, ``sources``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import json
 import sys
 
 from alltalk_gui.cli import EXIT_OK, EXIT_SOME_REJECTED
+from alltalk_gui.cli.engine_cmds import engine_type
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, engine_names, get_engine, language_note
 from alltalk_gui.core.engine_api.languages import CODES
 from alltalk_gui.core.project.duration_guidance import format_duration, guidance
 from alltalk_gui.core.project.folder import VoiceProject
@@ -18,6 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", help="display name (default: the folder name)")
     p.add_argument("--language", default="en", metavar="CODE",
                    help=f"language of the recordings, one of XTTS's {', '.join(CODES)} (default en)")
+    p.add_argument("--engine", type=engine_type, default=None, metavar="|".join(engine_names()),
+                   help=f"the engine to train with (default {DEFAULT_ENGINE}; switch later with 'alltalk-gui engine "
+                        "DIR NAME'): it sets the clip limits and the dataset's sample rate")
     p.set_defaults(func=cmd_new)
 
     p = sub.add_parser("import", help="import audio files or folders into a project")
@@ -32,8 +37,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    project = VoiceProject.create(args.dir, name=args.name, language=args.language)
-    print(f"Created voice project '{project.name}' ({project.language}) in {project.root}")
+    project = VoiceProject.create(args.dir, name=args.name, language=args.language, engine=args.engine)
+    engine = get_engine(project.engine)
+    print(f"Created voice project '{project.name}' ({project.language}, {engine.title}) in {project.root}")
+    note = language_note(engine, project.language)
+    if note:
+        print(f"{engine.title}: {note}")
     return EXIT_OK
 
 

@@ -89,6 +89,8 @@ class MainWindow(QMainWindow):
             self.stack.addWidget(page)
             page.status_message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.import_page.sources_changed.connect(self.transcript_page.sources_changed)
+        # An engine switch on the Train page re-checks the clips the Transcribe & Edit page has open (one writer).
+        self.train_page.setup.switcher.open_segments = lambda: self.transcript_page.segments
         self.transcript_page.recordings_added.connect(lambda: self.import_page.set_project(self.project))
         preview_row = self.pages.index(self.preview_page)
         self.train_page.preview_requested.connect(lambda: self.sidebar.setCurrentRow(preview_row))

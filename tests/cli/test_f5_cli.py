@@ -102,7 +102,7 @@ def test_export_refuses_a_format_of_the_other_engine(trained, tmp_path):
 
 
 def test_the_engine_is_remembered_per_project_and_an_unknown_one_refused(trained, tiny_f5, tmp_path):
-    assert VoiceProject.open(trained).settings["engine"] == "f5"  # recorded by the first train --engine f5-tts
+    assert VoiceProject.open(trained).engine == "f5"  # recorded by the first train --engine f5-tts
     no_base = cli("train", str(trained), env={"ALLTALK_GUI_CONFIG_DIR": str(tmp_path / "c")})
     assert no_base.returncode == 2 and "F5-TTS v1 folder" in no_base.stderr  # no --engine: the project's
     assert "download-base-model DIR --engine f5" in no_base.stderr

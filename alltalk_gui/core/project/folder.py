@@ -2,7 +2,7 @@
 
 Layout (later steps add their own folders)::
 
-    project.json      name, language, schema version, settings, the list of imported sources
+    project.json      name, language, the engine it trains with, schema version, settings, the imported sources
     project.json.bak  the previous project.json, kept by every save
     sources/          the original files, copied byte for byte and never modified
     audio/            normalised working copies (mono, the source's rate up to 48 kHz) made from the sources
@@ -12,6 +12,11 @@ Layout (later steps add their own folders)::
     runs/             training runs: events, checkpoints
     previews/         generated preview sentences
     exports/          exported voice models
+
+The project's engine (:attr:`VoiceProject.engine`) shapes every later step: clip limits and flags, the dataset's
+sample rate, training. A project.json from an older version is migrated when it is read (:data:`MIGRATIONS`); the
+first time a writer opens it (the app, or a command holding the project's lock), the migrated file is saved, once,
+atomically, with the old one kept as ``project.json.bak``.
 
 Every write goes through :mod:`alltalk_gui.core.atomic`. A ``project.json`` that cannot be read or does not
 validate (wrong JSON types, paths that leave the folder as written or through a link: a shared project is
@@ -37,11 +42,16 @@ from alltalk_gui.core.project.errors import ProjectError  # noqa: F401  (re-expo
 if TYPE_CHECKING:
     from alltalk_gui.core.project.lock import ProjectLock
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 PROJECT_FILE = "project.json"
 BACKUP_FILE = "project.json.bak"
 
-_TOP_LEVEL_KEYS = {"schema_version", "name", "language", "created", "settings", "sources"}
+UNNAMED_ENGINE = "xtts"
+"""The engine of a project whose project.json names none: before schema 2 a project remembered its engine only once
+someone chose one (``settings['engine']``), and until then it trained XTTS v2, the only engine there was and the
+default since. Fixed here rather than taken from the registry's default, which may change."""
+
+_TOP_LEVEL_KEYS = {"schema_version", "name", "language", "engine", "created", "settings", "sources"}
 
 
 @dataclass
@@ -131,23 +141,42 @@ def _migrate_0_to_1(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _migrate_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
+    """Schema 2 names the project's engine at the top level. Schema 1 kept it in ``settings['engine']``, written only
+    when the Train page or ``train --engine`` chose one; a project without it trained XTTS v2 (:data:`UNNAMED_ENGINE`).
+    A name this version does not know (a plug-in not installed here) is kept as it is."""
+    data = dict(data)
+    settings = data.get("settings")
+    engine = None
+    if isinstance(settings, dict):
+        settings = dict(settings)
+        engine = settings.pop("engine", None)
+        data["settings"] = settings
+    data["engine"] = engine if isinstance(engine, str) and engine.strip() else UNNAMED_ENGINE
+    data["schema_version"] = 2
+    return data
+
+
 # MIGRATIONS[n] turns a schema-n dict into a schema-(n+1) dict. Add one entry per schema change.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _migrate_0_to_1}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _migrate_0_to_1, 1: _migrate_1_to_2}
 
 
 class VoiceProject:
     """An open project folder. Create with :meth:`create` or :meth:`open`; change, then :meth:`save`."""
 
     def __init__(self, root: Path, name: str, language: str, created: str,
-                 settings: dict[str, Any] | None = None, sources: list[Source] | None = None) -> None:
+                 settings: dict[str, Any] | None = None, sources: list[Source] | None = None,
+                 engine: str = UNNAMED_ENGINE) -> None:
         self.root = Path(root)
         self.name = name
         self.language = language
+        self.stored_engine = engine  # as project.json names it (engine: the one used)
         self.created = created
         self.settings: dict[str, Any] = settings or {}
         self.sources: list[Source] = sources or []
         self.read_only = False  # opened while another program holds the lock: every save is refused
         self.lock: ProjectLock | None = None  # held while this object is the project's one writer
+        self.migrated_from: int | None = None  # the older schema project.json had when opened, until saved
 
     # -- one writer (see alltalk_gui.core.project.lock) -----------------------------------------------------
     def take_lock(self, program: str) -> None:
@@ -161,6 +190,17 @@ class VoiceProject:
         if self.lock is None:
             self.lock = ProjectLock.acquire(self.root, program)
             self.read_only = False
+            self.save_migration()
+
+    def save_migration(self) -> None:
+        """Save project.json now if it was read in an older schema (once: the old file stays as the backup).
+
+        Call only as the project's one writer (the app after :meth:`take_lock`, which calls it; a command holding
+        the lock, which :meth:`open` sees). Raises OSError when the file cannot be written; the project then stays
+        migrated in memory and is saved at the next save.
+        """
+        if self.migrated_from is not None and not self.read_only:
+            self.save()
 
     def check_writable(self) -> None:
         """Raises ProjectError when the project is open read-only (call before changing anything)."""
@@ -176,27 +216,43 @@ class VoiceProject:
     # -- the engine it trains with ------------------------------------------------------------------------------
     @property
     def engine(self) -> str:
-        """The engine the project trains with, as the Train page or ``train --engine`` last chose it (``settings``,
-        :data:`~alltalk_gui.core.engine_api.engine.ENGINE_SETTING`); XTTS v2 when none was chosen, or when the name is
-        unknown to this version (written by a newer one, or by hand)."""
-        from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, ENGINE_SETTING, EngineError, engine_name
+        """The registry name of the engine the project trains with (project.json's ``engine``). A name this version
+        does not know (a plug-in that is not installed here, or a typing error) reads as the default engine, for this
+        session only: project.json keeps what it says (:attr:`engine_unknown` tells)."""
+        from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, EngineError, engine_name
 
         try:
-            return engine_name(str(self.settings.get(ENGINE_SETTING) or DEFAULT_ENGINE))
+            return engine_name(self.stored_engine)
         except EngineError:
             return DEFAULT_ENGINE
 
+    @property
+    def engine_unknown(self) -> str | None:
+        """The engine project.json names when this version does not have it, else None."""
+        from alltalk_gui.core.engine_api.engine import EngineError, engine_name
+
+        try:
+            engine_name(self.stored_engine)
+            return None
+        except EngineError:
+            return self.stored_engine
+
     def choose_engine(self, name: str) -> None:
-        """Make ``name`` (a registry name) the project's engine, saving project.json when that changes it.
+        """Make ``name`` (a registry name) the project's engine, saving project.json when that changes it. What the
+        change means for the clips and the dataset is :func:`alltalk_gui.core.dataset.engine_switch.switch_engine`'s
+        to do (it calls this).
 
         Raises:
-            ProjectError: the project is open read-only; the choice then holds for this session only.
+            ProjectError: the project is open read-only; nothing changes.
         """
-        from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, ENGINE_SETTING
-
-        if self.settings.get(ENGINE_SETTING, DEFAULT_ENGINE) != name:
-            self.settings[ENGINE_SETTING] = name
-            self.save()
+        if self.stored_engine != name:
+            self.check_writable()
+            previous, self.stored_engine = self.stored_engine, name
+            try:
+                self.save()
+            except BaseException:
+                self.stored_engine = previous
+                raise
 
     # -- folders -------------------------------------------------------------------------------------------
     @property
@@ -245,11 +301,14 @@ class VoiceProject:
 
     # -- life cycle -----------------------------------------------------------------------------------------
     @classmethod
-    def create(cls, root: str | os.PathLike[str], name: str | None = None, language: str = "en") -> "VoiceProject":
-        """Create a new project in ``root`` (created if needed; must not already hold a project).
+    def create(cls, root: str | os.PathLike[str], name: str | None = None, language: str = "en",
+               engine: str | None = None) -> "VoiceProject":
+        """Create a new project in ``root`` (created if needed; must not already hold a project) that trains with
+        ``engine`` (a registry name or alias; None: the default engine).
 
         Raises:
-            ProjectError: ``root`` already holds a project.json, or is a file, or cannot be written.
+            ProjectError: ``root`` already holds a project.json, or is a file, or cannot be written, or no engine has
+                that name.
         """
         root = Path(root).expanduser().absolute()
         if (root / PROJECT_FILE).exists():
@@ -257,9 +316,10 @@ class VoiceProject:
         if root.exists() and not root.is_dir():
             raise ProjectError(f"{root} is a file, not a folder.")
         language = _check_language(language)
+        engine = _check_engine(engine)
         try:
             root.mkdir(parents=True, exist_ok=True)
-            project = cls(root, name or root.name, language, _now())
+            project = cls(root, name or root.name, language, _now(), engine=engine)
             project.ensure_folders()
             project.save()
         except OSError as exc:
@@ -268,7 +328,8 @@ class VoiceProject:
 
     @classmethod
     def open(cls, root: str | os.PathLike[str]) -> "VoiceProject":
-        """Open the project in ``root``, migrating an older schema in memory (saved on the next save).
+        """Open the project in ``root``, migrating an older schema in memory; saved at once when this process holds
+        the project's lock (a writing command), else when the app takes the lock or at the next save.
 
         Raises:
             ProjectError: no project there, or project.json is unreadable, not JSON, from a newer app, or invalid.
@@ -288,8 +349,13 @@ class VoiceProject:
                 f"{file} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}). "
                 f"It was left as it is; fix it by hand or restore {BACKUP_FILE}."
             ) from exc
-        data = _migrate(data, file)
-        return cls._from_dict(root, data, file)
+        version = data.get("schema_version", 0) if isinstance(data, dict) else None
+        project = cls._from_dict(root, _migrate(data, file), file)
+        if version != SCHEMA_VERSION:
+            project.migrated_from = version
+            if _lock_held_here(root):
+                project.save_migration()
+        return project
 
     def save(self) -> None:
         """Write project.json atomically, keeping the previous version as project.json.bak.
@@ -301,6 +367,7 @@ class VoiceProject:
         if self.project_file.exists():
             atomic.copy_file(self.project_file, self.root / BACKUP_FILE)
         atomic.write_json(self.project_file, self.to_dict())
+        self.migrated_from = None
 
     def ensure_folders(self) -> None:
         self.sources_dir.mkdir(exist_ok=True)
@@ -326,6 +393,7 @@ class VoiceProject:
             "schema_version": SCHEMA_VERSION,
             "name": self.name,
             "language": self.language,
+            "engine": self.stored_engine,
             "created": self.created,
             "settings": self.settings,
             "sources": [asdict(s) for s in self.sources],
@@ -336,7 +404,8 @@ class VoiceProject:
         unknown = sorted(set(data) - _TOP_LEVEL_KEYS)
         if unknown:
             raise ProjectError(f"{file}: unknown key(s) {', '.join(unknown)}. It was left as it is.")
-        for key, kind in (("name", str), ("language", str), ("created", str), ("settings", dict), ("sources", list)):
+        for key, kind in (("name", str), ("language", str), ("engine", str), ("created", str), ("settings", dict),
+                          ("sources", list)):
             if not isinstance(data.get(key), kind):
                 raise ProjectError(
                     f"{file}: '{key}' must be a {kind.__name__}, found {type(data.get(key)).__name__}. "
@@ -349,7 +418,7 @@ class VoiceProject:
                     safe_paths.resolved_inside(root, getattr(source, key), f"'{key}' of source {source.id!r}")
                 except safe_paths.UnsafePathError as exc:
                     raise ProjectError(f"{file}: {exc} It was left as it is.") from exc
-        return cls(root, data["name"], data["language"], data["created"], data["settings"], sources)
+        return cls(root, data["name"], data["language"], data["created"], data["settings"], sources, data["engine"])
 
 
 def _migrate(data: Any, file: Path) -> dict[str, Any]:
@@ -367,6 +436,23 @@ def _migrate(data: Any, file: Path) -> dict[str, Any]:
         data = MIGRATIONS[version](data)
         version = data["schema_version"]
     return data
+
+
+def _check_engine(engine: str | None) -> str:
+    """The registry name of ``engine`` (an alias included; None: the default engine). Raises ProjectError."""
+    from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, EngineError, engine_name
+
+    try:
+        return engine_name(engine or DEFAULT_ENGINE)
+    except EngineError as exc:
+        raise ProjectError(str(exc)) from exc
+
+
+def _lock_held_here(root: Path) -> bool:
+    """Whether this process holds the project's lock (a writing command took it before opening the project)."""
+    from alltalk_gui.core.project.lock import held_by_this_process
+
+    return held_by_this_process(root)
 
 
 def _check_language(language: str) -> str:

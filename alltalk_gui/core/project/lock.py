@@ -137,6 +137,12 @@ def read_holder(root: str | os.PathLike[str]) -> LockHolder | None:
     return _read(Path(root) / LOCK_FILE)
 
 
+def held_by_this_process(root: str | os.PathLike[str]) -> bool:
+    """Whether this very process holds the lock on ``root`` (a command took it before opening the project)."""
+    holder = read_holder(root)
+    return holder is not None and holder.pid == os.getpid() and holder.host == socket.gethostname()
+
+
 def _read(path: Path) -> LockHolder | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -240,6 +240,7 @@ class SegmentList:
         # Set by check_text_in_background: clips whose text it has not answered yet are flagged without the text
         # check and noted here; finish_text_checks gives them their text flags once answered.
         self._text_source: Any = None
+        self._on_answers: Callable[[], None] | None = None
         self._stop_listening: Callable[[], None] | None = None
         self._unchecked: set[str] = set()
         numbers = [int(m.group(1)) for s in self.segments if (m := re.fullmatch(r"c(\d+)", s.id))]
@@ -352,6 +353,7 @@ class SegmentList:
         text = self.checker.text_checker
         self._text_source = shared_check(self.checker.engine.name, self.checker.language,
                                          getattr(text, "vocab_file", None))
+        self._on_answers = on_answers  # kept for a checker of another engine (follow_engine)
         self._stop_listening = self._text_source.listen(on_answers) if on_answers is not None else None
         self.checker.text_checker = self._text_source
 
@@ -631,10 +633,45 @@ class SegmentList:
                       no_speech_prob=min(probs) if probs else old.no_speech_prob)
         return self._commit(Change(f"re-transcribe {segment_id}", (old,), (new,)))
 
-    def recheck(self) -> Change:
+    def follow_engine(self, engine: str, vocab_file: str | os.PathLike[str] | None = None, *,
+                      complete: bool = False, notify: bool = True) -> Change:
+        """Judge the clips for ``engine`` (the project's, after a switch, or when the list was made for another): its
+        checker, with this list's language and length range, then :meth:`recheck` if the flags were judged under
+        other terms. Returns the clips whose flags changed (nothing to undo: the clips themselves do not change).
+
+        A list whose text check answers in the background (:meth:`check_text_in_background`) keeps doing so with
+        the new engine's check; its text flags then follow as answers come, unless ``complete``: then the text is
+        checked here, now, every flag is final when this returns (a dataset export follows; call it off the GUI
+        thread, the check may import torch). ``notify`` False leaves telling the listeners to the caller
+        (:meth:`announce`, on the list's thread)."""
+        background, on_answers = self._text_source is not None, self._on_answers
+        if self.checker.engine.name != engine or vocab_file is not None or (background and complete):
+            if background:
+                self._stop_background()
+            self.checker = self.checker.for_engine(engine, vocab_file)
+            if background and not complete:
+                self.check_text_in_background(on_answers)
+        change = Change("recheck flags") if self.is_checked_with_current_checker() else self.recheck(notify=notify)
+        if background and complete:
+            self._unchecked.clear()  # every text was checked here
+            self.check_text_in_background(on_answers)
+        return change
+
+    def announce(self, change: Change) -> None:
+        """Tell the listeners about ``change`` (made with ``notify=False`` on another thread)."""
+        if not change.is_empty:
+            for listener in list(self._listeners):
+                listener(change)
+
+    def _stop_background(self) -> None:
+        if self._stop_listening is not None:
+            self._stop_listening()
+        self._text_source = self._stop_listening = None
+
+    def recheck(self, notify: bool = True) -> Change:
         """Recompute every clip's flags with the current checker (e.g. after a base model was chosen, whose
-        vocabulary makes the text check exact). Saves and notifies only if some flag changed. Not an edit to
-        undo: the returned Change lists the clips whose flags changed."""
+        vocabulary makes the text check exact). Saves and notifies (unless ``notify`` is False) only if some flag
+        changed. Not an edit to undo: the returned Change lists the clips whose flags changed."""
         before = {s.id: s for s in self.segments}
         self._refresh(set(), {})
         changed = [s for s in self.segments if s.flags != before[s.id].flags]
@@ -645,9 +682,8 @@ class SegmentList:
             self._checked_with = self._checker_identity()
             if self.path is not None:
                 self._storage().write_snapshot(head=self._head())  # once per new checker: record it
-        if changed:
-            for listener in list(self._listeners):
-                listener(change)
+        if changed and notify:
+            self.announce(change)
         return change
 
     def undo(self, change: Change) -> Change:

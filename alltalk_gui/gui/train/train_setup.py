@@ -10,6 +10,7 @@ profiles, their estimates, the Advanced fields and the base model all follow the
 
 from __future__ import annotations
 
+import html
 import json
 import sys
 from pathlib import Path
@@ -29,6 +30,7 @@ from alltalk_gui.gui.train.setup_facts import dataset_facts
 from alltalk_gui.gui.train.advanced_panel import AdvancedPanel
 from alltalk_gui.gui.train.base_model_choice import BaseModelChoice
 from alltalk_gui.gui.train.engine_choice import EngineChoice
+from alltalk_gui.gui.train.engine_switch_dialog import EngineSwitcher, ask as ask_switch
 from alltalk_gui.gui.train.gpu_card import GpuCard
 from alltalk_gui.gui.train.profile_picker import ProfilePicker
 from alltalk_gui.gui.common.wording import plural
@@ -69,6 +71,13 @@ class SetupPanel(QWidget):
 
         self.engine_choice = EngineChoice()
         self.engine_choice.changed.connect(self._engine_chosen)
+        # Switching re-checks the clips and writes the dataset again (engine_switch_dialog.py); the main window gives
+        # the switcher the transcript page's open list, so the clips have one writer.
+        self.switcher = EngineSwitcher(self, None, lambda change: self.ask_switch(change), self._switched)
+        self.switch_note = QLabel()  # what the last switch changed
+        self.switch_note.setWordWrap(True)
+        self.switch_note.setStyleSheet("border-left: 3px solid #b26a00; padding-left: 6px;")
+        self.switch_note.hide()
         self.base = BaseModelChoice(self)
         self.base.changed.connect(self.refresh_facts)
         self.dataset_label = QLabel()
@@ -102,6 +111,7 @@ class SetupPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.engine_choice)  # the first choice, across the page: each engine's line on one line
+        layout.addWidget(self.switch_note)
         layout.addLayout(top)
         layout.addWidget(self.picker)
         layout.addWidget(self.profile_notes)
@@ -110,6 +120,7 @@ class SetupPanel(QWidget):
     # -- project and facts ------------------------------------------------------------------------------------
     def set_project(self, project: VoiceProject | None) -> None:
         self.project = project
+        self.switch_note.hide()
         self.advanced.reset_changes()
         self.engine_choice.set_language(project.language if project is not None else "")
         self.show_engine(project.engine if project is not None else DEFAULT_ENGINE)
@@ -132,14 +143,39 @@ class SetupPanel(QWidget):
         self.refresh_facts()
 
     def _engine_chosen(self, name: str) -> None:
-        """The user picked ``name``: remember it in the project (the CLI's default too), then show it."""
+        """The user picked ``name``: switch the project to it (its clips checked again and its dataset written again
+        at the engine's rate, after asking when that changes more than the engine); shown once that is done."""
+        if self.project is None:
+            self.show_engine(name)
+            self.engine_changed.emit(name)
+            return
+        self.engine_choice.setEnabled(False)  # one switch at a time
+        try:
+            self.switcher.switch(self.project, name)
+        except (ProjectError, OSError):  # read-only (another program has it open): this session only
+            self.engine_choice.setEnabled(True)
+            self.show_engine(name)
+            self._show_switch_note([f"The project is open read-only, so {get_engine(name).title} is used for this "
+                                    "session only; its clips and dataset were left as they are."])
+            self.engine_changed.emit(name)
+
+    def ask_switch(self, change) -> bool:
+        """Whether to go ahead with a switch that changes more than the engine (tests answer for the user)."""
+        return ask_switch(self, change)
+
+    def _switched(self, switched: bool, lines: list[str]) -> None:
+        """The switch is over: show the project's engine (the new one, or the old one the user kept) and what
+        changed."""
+        self.engine_choice.setEnabled(not self.base_download.is_running())
         if self.project is not None:
-            try:
-                self.project.choose_engine(name)
-            except (ProjectError, OSError):  # read-only (another program has it open): this session only
-                pass
-        self.show_engine(name)
-        self.engine_changed.emit(name)
+            self.show_engine(self.project.engine)  # reads the dataset's facts again too
+        if switched:
+            self._show_switch_note(lines)
+            self.engine_changed.emit(self.engine)
+
+    def _show_switch_note(self, lines: list[str]) -> None:
+        self.switch_note.setText("<br>".join(html.escape(line) for line in lines))
+        self.switch_note.setVisible(bool(lines))
 
     def _lock_engine_while_downloading(self) -> None:
         """A download is for the engine it started with: the choice waits until it ends."""

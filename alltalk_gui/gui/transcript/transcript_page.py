@@ -127,6 +127,16 @@ class TranscriptPage(QWidget):
             segments.prepare_edits()
             answered = lambda: self._answered.emit(segments)  # noqa: E731 - a queued signal: the slot runs here
             segments.check_text_in_background(answered)
+            self._judge_for_the_projects_engine(segments)
+
+    def _judge_for_the_projects_engine(self, segments: SegmentList) -> None:
+        """Flags judged for another engine (a switch made while this list was being made, an older version) are
+        judged again for the project's; the text check answers in the background, so this costs the GUI little."""
+        if self.project is not None and not segments.read_only:
+            try:
+                segments.follow_engine(self.project.engine)
+            except OSError as exc:  # the journal cannot be written (a full disk): the flags stay as they were
+                self.status_message.emit(f"The clips' flags could not be saved: {exc}")
 
     def _text_checked(self, segments: SegmentList) -> None:
         """Text checks were answered: the clips edited meanwhile get their text flags, and a waiting export goes."""

@@ -143,14 +143,80 @@ def test_atomic_write_replaces_whole_file_and_leaves_no_temp(tmp_path):
 
 def test_the_engine_is_remembered_and_an_unknown_one_reads_as_xtts(tmp_path):
     project = VoiceProject.create(tmp_path / "p")
-    assert project.engine == "xtts" and "engine" not in project.settings
-    project.choose_engine("xtts")  # the default needs no write
-    assert "engine" not in VoiceProject.open(project.root).settings
+    assert project.engine == "xtts" and json.loads(project.project_file.read_text())["engine"] == "xtts"
     project.choose_engine("f5")
     assert VoiceProject.open(project.root).engine == "f5"
-    project.settings["engine"] = "tortoise"  # written by a newer version, or by hand
-    assert project.engine == "xtts"
+    assert VoiceProject.create(tmp_path / "q", engine="f5-tts").engine == "f5"  # an alias, stored by its name
+    with pytest.raises(ProjectError, match="Unknown engine 'tortoise'"):
+        VoiceProject.create(tmp_path / "r", engine="tortoise")
+    assert not (tmp_path / "r" / "project.json").exists()
+    data = json.loads(project.project_file.read_text())
+    project.project_file.write_text(json.dumps({**data, "engine": "tortoise"}))  # a plug-in not installed here
+    opened = VoiceProject.open(project.root)
+    assert (opened.engine, opened.engine_unknown) == ("xtts", "tortoise")
+    opened.save()
+    assert json.loads(project.project_file.read_text())["engine"] == "tortoise"  # kept for where it is installed
     project.read_only = True  # opened while another program holds it
     with pytest.raises(ProjectError, match="read-only"):
         project.choose_engine("xtts")
-    assert VoiceProject.open(project.root).engine == "f5"  # nothing was written
+    assert project.engine == "f5"  # nothing changed, in memory either
+
+
+def _schema_1(root, settings: dict) -> dict:
+    root.mkdir()
+    data = {"schema_version": 1, "name": "Old", "language": "en", "created": "2026-11-01T10:00:00+00:00",
+            "settings": settings, "sources": []}
+    (root / "project.json").write_text(json.dumps(data), encoding="utf-8")
+    return data
+
+
+@pytest.mark.parametrize(("settings", "engine"), [({}, "xtts"), ({"engine": "f5"}, "f5"),
+                                                  ({"engine": "xtts", "theme": "dark"}, "xtts"),
+                                                  ({"engine": ""}, "xtts"), ({"engine": 5}, "xtts"),
+                                                  ({"engine": "tortoise"}, "xtts")])
+def test_a_schema_1_project_names_its_engine_at_the_top_level(tmp_path, settings, engine):
+    """Schema 1 kept the engine in settings, and only once one was chosen: none means XTTS v2."""
+    old = _schema_1(tmp_path / "old", settings)
+    project = VoiceProject.open(tmp_path / "old")
+    assert project.engine == engine and "engine" not in project.settings
+    assert project.migrated_from == 1
+    assert project.project_file.read_text(encoding="utf-8") == json.dumps(old)  # a reader does not write
+    project.save()
+    data = json.loads(project.project_file.read_text(encoding="utf-8"))
+    assert data["schema_version"] == 2 == SCHEMA_VERSION and "engine" not in data["settings"]
+    assert data["engine"] == (settings.get("engine") if settings.get("engine") == "tortoise" else engine)
+    assert json.loads((tmp_path / "old" / BACKUP_FILE).read_text(encoding="utf-8")) == old
+
+
+def test_the_migration_is_saved_once_by_the_projects_writer(tmp_path):
+    from alltalk_gui.core.project.lock import ProjectLock
+
+    old = _schema_1(tmp_path / "old", {"engine": "f5"})
+    with ProjectLock.acquire(tmp_path / "old", "alltalk-gui dataset"):  # a writing command holds the lock ...
+        project = VoiceProject.open(tmp_path / "old")  # ... so opening saves the migrated file at once
+    assert project.migrated_from is None
+    assert json.loads(project.project_file.read_text())["engine"] == "f5"
+    assert json.loads((tmp_path / "old" / BACKUP_FILE).read_text()) == old
+    written = project.project_file.stat().st_mtime_ns
+    with ProjectLock.acquire(tmp_path / "old", "alltalk-gui dataset"):
+        assert VoiceProject.open(tmp_path / "old").migrated_from is None  # once: schema 2 needs nothing
+    assert project.project_file.stat().st_mtime_ns == written
+
+    _schema_1(tmp_path / "app", {})
+    project = VoiceProject.open(tmp_path / "app")  # the app opens, then takes the lock
+    project.take_lock("AllTalk GUI app")
+    try:
+        assert json.loads(project.project_file.read_text())["schema_version"] == 2
+    finally:
+        project.release_lock()
+
+
+def test_an_unreadable_schema_1_file_is_refused_and_left_as_it_is(tmp_path):
+    root = tmp_path / "bad"
+    root.mkdir()
+    raw = json.dumps({"schema_version": 1, "name": "x", "language": "en", "created": "", "settings": [],
+                      "sources": []})
+    (root / "project.json").write_text(raw)
+    with pytest.raises(ProjectError, match="'settings' must be a dict"):
+        VoiceProject.open(root)
+    assert (root / "project.json").read_text() == raw
