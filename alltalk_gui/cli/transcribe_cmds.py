@@ -124,6 +124,7 @@ def cmd_segments(args: argparse.Namespace) -> int:
 
 def cmd_dataset(args: argparse.Namespace) -> int:
     from alltalk_gui.core.dataset.export import ClipsRefused, DatasetError, export_dataset
+    from alltalk_gui.core.dataset.info import format_rate
     from alltalk_gui.core.transcript.segments import SegmentsError
 
     project = VoiceProject.open(args.dir)
@@ -135,12 +136,16 @@ def cmd_dataset(args: argparse.Namespace) -> int:
     except (DatasetError, SegmentsError) as exc:
         return _fail(str(exc))
     print(f"Wrote {report.train} training and {report.eval} evaluation clip(s) "
-          f"({format_duration(report.seconds_of_audio)}) to {report.dataset_dir}")
+          f"({format_duration(report.seconds_of_audio)}) at {format_rate(report.sample_rate)} to {report.dataset_dir}")
     if report.deleted:
         print(f"  {report.deleted} deleted clip(s) left out")
     if report.flagged:
         print(f"  {len(report.flagged)} of them still flagged (listen to them: alltalk-gui segments {args.dir} "
               "--flagged)")
+    if report.remade:
+        print(f"  {report.remade} recording(s) were read again from their originals for the engine's higher rate")
+    for note in report.notes:
+        print(f"  {note}")
     for refusal in report.refused:
         print(f"  refused {refusal.describe()}", file=sys.stderr)
     return EXIT_SOME_REJECTED if report.refused else EXIT_OK

@@ -93,3 +93,14 @@ def test_keeping_the_engine_changes_nothing(qtbot, tmp_path, config_dir):
     assert transcript.segments["c00001"].flag_codes == ()
     assert {p: p.read_bytes() for p in project.dataset_dir.rglob("*") if p.is_file()} == before
     assert not train.setup.switch_note.isVisibleTo(train)
+
+
+def test_a_dataset_at_another_rate_is_pointed_out(qtbot, tmp_path, config_dir):
+    """An older F5 project's dataset was written at 22,050 Hz: the Train page says so, and how to mend it."""
+    from alltalk_gui.testing.speech import make_speech_dataset
+
+    project = VoiceProject.create(tmp_path / "voice", engine="f5")
+    make_speech_dataset(project.dataset_dir, n_train=2, n_eval=1)
+    train, _transcript = _pages(qtbot, project)
+    text = train.setup.dataset_label.text()
+    assert "2 training clips" in text and "written at 22,050 Hz; F5-TTS v1 trains at 24 kHz. Export it again" in text

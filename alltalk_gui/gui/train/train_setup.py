@@ -18,6 +18,7 @@ from pathlib import Path
 from PySide6.QtCore import QProcess, Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from alltalk_gui.core.dataset.info import mismatch
 from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, get_engine
 from alltalk_gui.core.machine import disk
 from alltalk_gui.core.training.disk_plan import DiskPlan, plan_disk
@@ -193,8 +194,11 @@ class SetupPanel(QWidget):
             # A link, as it looks: it opens the editor on the Flagged clips.
             fix = (f", <a href='flagged' style='color:#b26a00'>{plural(flagged, 'flagged clip')} in it</a> (listen "
                    "to them first)" if flagged else ", no flagged clips" if flagged == 0 else "")
+            # Written for another engine or rate (an older project, a switch made read-only): say so, and how to mend.
+            misfit = mismatch(self.project.dataset_dir, get_engine(self.engine))
+            warn = f"<br><span style='color:#b26a00'>{html.escape(misfit)}</span>" if misfit else ""
             self.dataset_label.setText(f"{plural(f['train'], 'training clip')} ({f['minutes']:.1f} min in all), "
-                                       f"{plural(f['eval'], 'eval clip')}{fix}.")
+                                       f"{plural(f['eval'], 'eval clip')}{fix}.{warn}")
         self.base.refresh()
         self._refresh_config()
 

@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QProgressDialog, QWidget
 
 from alltalk_gui.core.dataset.export import DatasetError, ExportReport, export_dataset as core_export, refusals
+from alltalk_gui.core.dataset.info import format_rate
 from alltalk_gui.core.project.duration_guidance import format_duration
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentList, SegmentsError
@@ -64,9 +65,14 @@ def export_dataset(parent: QWidget, project: VoiceProject, segments: SegmentList
                                 f"{report}\n\nThe previous dataset, if any, was left as it was.")
             return
         text = (f"Wrote {report.train} training and {plural(report.eval, 'evaluation clip')} "
-                f"({format_duration(report.seconds_of_audio)}) to {report.dataset_dir}.")
+                f"({format_duration(report.seconds_of_audio)}) at {format_rate(report.sample_rate)} to "
+                f"{report.dataset_dir}.")
         if report.deleted:
             text += f"\n{plural(report.deleted, 'deleted clip')} {noun(report.deleted, 'was')} left out."
+        if report.remade:
+            text += (f"\n{plural(report.remade, 'recording')} {noun(report.remade, 'was')} read again from "
+                     f"{noun(report.remade, 'its', 'their')} original, for the engine's higher rate.")
+        text += "".join(f"\n{note}" for note in report.notes)
         if report.flagged:
             n = len(report.flagged)
             text += (f"\n{plural(n, 'clip')} in it {noun(n, 'is')} still flagged: listen to {noun(n, 'it', 'them')} "
