@@ -35,6 +35,7 @@ class _NoTextCheck:
     """Writes the project without importing coqui here (the child process must import it itself)."""
 
     vocab_file = None
+    max_chars = None
 
     def problem(self, text: str) -> None:
         return None
@@ -51,7 +52,7 @@ def _long_project(tmp_path: Path) -> Path:
     clips = [segment(f"c{n + 1:05d}", f"s{n // per_source + 1:03d}", (n % per_source) * 4500,
                      (n % per_source) * 4500 + 4000, f"Clip number {n + 1} says a few plain words.")
              for n in range(CLIPS)]
-    SegmentList.create(project, clips, checker=ClipChecker("en", text_checker=_NoTextCheck()), audio=None).close()
+    SegmentList.create(project, clips, checker=ClipChecker("xtts", "en", text_checker=_NoTextCheck()), audio=None).close()
     return project.root
 
 

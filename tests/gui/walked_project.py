@@ -34,6 +34,7 @@ class PlainText:
     """The text check for these tests' plain English texts: nothing to report, and no coqui import."""
 
     vocab_file = None
+    max_chars = None
 
     def problem(self, text: str) -> str | None:
         return None
@@ -56,7 +57,7 @@ def walked_project(root: Path, name: str = "Ada's voice") -> VoiceProject:
             words = tuple(Word(w.start_ms, w.end_ms, w.text, 0.3) for w in clip.words)
             clip = segment(clip.id, source, start, start + 4000, text, words=words, no_speech_prob=0.8)
         clips.append(clip)
-    segments = SegmentList.create(project, clips, checker=ClipChecker("en", text_checker=PlainText()))
+    segments = SegmentList.create(project, clips, checker=ClipChecker("xtts", "en", text_checker=PlainText()))
     export_dataset(project, segments=segments, skip_refused=True)
     segments.close()
     return project

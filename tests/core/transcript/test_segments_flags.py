@@ -77,7 +77,7 @@ def test_length_confidence_and_non_speech_flags():
 def test_whispers_no_speech_guess_counts_only_with_unsure_words():
     """The walk's 14 of 54 clean clips flagged "probably not speech (p = 0.75)": Whisper's no-speech probability
     alone misfires on clean speech; with its words' confidence (Whisper's own rule) it does not."""
-    checker = ClipChecker("en")
+    checker = ClipChecker("xtts", "en")
     confident = ClipFacts(4000, "Taste as you go, and add salt.", (0.9, 0.85, 0.8, 0.95, 0.9, 0.7, 0.88),
                           no_speech_prob=0.75)
     assert checker.flags(confident) == []
@@ -91,7 +91,7 @@ def test_whispers_no_speech_guess_counts_only_with_unsure_words():
 def test_a_corrected_text_clears_the_flags_it_no_longer_explains():
     """Once a person corrected the text, Whisper's confidence and no-speech guess were about other words; the
     text-based and audio-based flags stay."""
-    checker = ClipChecker("en")
+    checker = ClipChecker("xtts", "en")
     corrected = ClipFacts(4000, "Taste as you go.", (0.3, 0.4, 0.2, 0.45), no_speech_prob=0.75, clipped_fraction=0.01,
                           text_corrected=True)
     assert codes(checker.flags(corrected)) == [CLIPPED]
