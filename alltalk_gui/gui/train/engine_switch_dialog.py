@@ -22,6 +22,7 @@ from alltalk_gui.core.dataset.info import format_rate
 from alltalk_gui.core.engine_api.engine import get_engine
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentList, SegmentsError
+from alltalk_gui.gui.common.wording import plural
 from alltalk_gui.gui.common.workers import Worker
 
 
@@ -158,5 +159,5 @@ def _said(change: EngineSwitch, report: ExportReport | Exception | None) -> list
     lines = change.messages(dataset=False)
     if isinstance(report, Exception):
         return lines + [f"The dataset was not written again, and the previous one was kept: {report}"]
-    return lines + [f"The dataset was written again at {format_rate(report.sample_rate)}: {report.train} training and "
-                    f"{report.eval} evaluation clips."] + report.notes
+    return lines + [f"The dataset was written again at {format_rate(report.sample_rate)}: "
+                    f"{plural(report.train, 'training clip')} and {plural(report.eval, 'evaluation clip')}."] + report.notes
