@@ -26,7 +26,8 @@ EXIT_USAGE = 2
 
 # Commands that change the project in DIR: each holds the project's lock while it runs, so it cannot overwrite
 # what the app or another command is doing (and two Resumes of one run cannot write the same checkpoints).
-WRITES_PROJECT = frozenset({"import", "import-dataset", "known-text", "transcribe", "dataset", "train", "preview"})
+WRITES_PROJECT = frozenset({"import", "import-dataset", "known-text", "transcribe", "dataset", "train", "preview",
+                            "judge"})
 
 # Command-group modules, in the order their commands appear in --help.
 COMMAND_MODULES = [

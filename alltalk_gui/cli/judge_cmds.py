@@ -1,4 +1,9 @@
-"""Judge commands: ``judge-audio`` scores any recordings against a speaker's clips.
+"""Judge commands: ``judge`` scores a run's checkpoints after training; ``judge-audio`` scores any recordings
+against a speaker's clips.
+
+``judge DIR [--run R] [--again]`` speaks the project's judging set with the base model and each checkpoint of the
+run (the newest by default) that was not judged during training, prints each step's scores, then the best
+checkpoint by the judge and why, and a warning when the run over-trained.
 
 ``judge-audio CANDIDATE.wav ... --reference A.wav [B.wav ...] [--text "..."] [--language xx] [--json]`` prints,
 for each candidate, its likeness to the speaker of the reference clips, its predicted MOS, with ``--text`` its
@@ -17,6 +22,18 @@ from alltalk_gui.cli import EXIT_OK, EXIT_SOME_REJECTED, EXIT_USAGE
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("judge", help="score a run's checkpoints (likeness, WER, MOS, length) and pick the best")
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--run", help="run name (default: the newest run)")
+    p.add_argument("--again", action="store_true", help="judge every step again, also those already judged")
+    p.add_argument("--base-model", metavar="DIR", help="base-model folder, if it moved since training")
+    p.add_argument("--whisper-model", metavar="NAME_OR_PATH", help="Whisper model to listen with: a name already "
+                   "downloaded or a local folder (default: the Transcribe step's default, when on this computer)")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--json", action="store_true", help="each step's scores as one JSON object per line, then "
+                   "the choice")
+    p.set_defaults(func=cmd_judge)
+
     p = sub.add_parser("judge-audio", help="score recordings for likeness to a speaker, naturalness, "
                        "intelligibility and length")
     p.add_argument("candidates", nargs="+", metavar="CANDIDATE", help="audio file(s) to judge")
@@ -96,3 +113,49 @@ def _readable(name: str, data: dict) -> str:
     lines.append(f"  length: {readings['length']}")
     lines.extend(f"  ({note})" for note in data.get("notes", []))
     return "\n".join(lines)
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    from alltalk_gui.core.voice.judge.available import unavailable_reason
+
+    why = unavailable_reason()
+    if why:
+        print(f"alltalk-gui: {why}", file=sys.stderr)
+        return EXIT_USAGE
+    from alltalk_gui.core.project.folder import VoiceProject
+    from alltalk_gui.core.training.checkpoints import CheckpointError, resolve_checkpoint
+    from alltalk_gui.core.voice.judge.best import best_choice, mark_choice, overtraining
+    from alltalk_gui.core.voice.judge.checkpoint_judge import judge_run
+    from alltalk_gui.core.voice.judge.judging_set import JudgingSetError
+    from alltalk_gui.core.voice.judge.likeness import JudgeAudioError
+    from alltalk_gui.core.voice.judge.scores import read_scores
+    from alltalk_gui.core.voice.preview import PreviewError
+    from alltalk_gui.core.voice.references import ReferenceClipError
+
+    project = VoiceProject.open(args.dir)
+    try:
+        latest = resolve_checkpoint(project.root, "latest", args.run)
+        run_dir = latest.path.parent.parent
+        for scores in judge_run(run_dir, project_dir=project.root, dataset_dir=project.dataset_dir,
+                                again=args.again, device=args.device, whisper_model=args.whisper_model,
+                                base_model_dir=Path(args.base_model).expanduser() if args.base_model else None):
+            what = f"step {scores.step}" if scores.step else "base model (step 0)"
+            if args.json:
+                print(json.dumps(scores.to_dict(), ensure_ascii=False), flush=True)
+            else:
+                print(f"{what}: {scores.summary()} ({scores.seconds:.0f} s)", flush=True)
+        choice = best_choice(project.root, latest.run)
+    except (CheckpointError, JudgingSetError, PreviewError, ReferenceClipError, JudgeAudioError) as exc:
+        print(f"alltalk-gui: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if choice.scores is not None:
+        mark_choice(run_dir, choice.checkpoint.path)
+    warning = overtraining(read_scores(run_dir))
+    if args.json:
+        print(json.dumps({"best": str(choice.checkpoint.path), "step": choice.checkpoint.step,
+                          "reason": choice.reason, "overtraining": warning}, ensure_ascii=False))
+    else:
+        print(f"Best: {choice.checkpoint.path}\n  {choice.reason}")
+        if warning:
+            print(f"Warning: {warning}")
+    return EXIT_OK

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from alltalk_gui.cli import EXIT_OK, EXIT_USAGE
 from alltalk_gui.core.training.checkpoints import (
-    CheckpointError, CheckpointInfo, default_checkpoint, list_checkpoints, resolve_checkpoint,
+    CheckpointError, CheckpointInfo, list_checkpoints, resolve_checkpoint,
 )
 from alltalk_gui.core.engine_api.engine import get_engine
 from alltalk_gui.core.voice.export import FORMATS, ExportError, ExportOptions, export_destination, export_voice
@@ -73,8 +73,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _checkpoint_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint", metavar="best|latest|PATH",
-                   help="which checkpoint (default best: the lowest eval loss, or latest while none has one). "
-                        "Eval loss is only a rough guide: listen, and try latest too")
+                   help="which checkpoint (default best: the checkpoint judge's choice, or the lowest eval loss "
+                        "while the judge has not scored the run, or latest while none has one)")
     p.add_argument("--run", help="run name for latest/best (default: the newest run)")
     p.add_argument("--base-model", metavar="DIR", help="base-model folder, if it moved since training")
     p.add_argument("--reference", nargs="+", metavar="WAV", help="reference clips of the voice (default: the "
@@ -82,10 +82,14 @@ def _checkpoint_args(p: argparse.ArgumentParser) -> None:
 
 
 def _checkpoint(args: argparse.Namespace, project: VoiceProject) -> CheckpointInfo:
-    if args.checkpoint:
+    if args.checkpoint and args.checkpoint != "best":
         checkpoint = resolve_checkpoint(project.root, args.checkpoint, run=args.run)
-    else:
-        checkpoint = default_checkpoint(project.root, run=args.run)
+    else:  # the judge's choice, or the lowest eval loss when the judge has not scored the run
+        from alltalk_gui.core.voice.judge.best import best_choice
+
+        choice = best_choice(project.root, run=args.run)
+        checkpoint = choice.checkpoint
+        print(f"Checkpoint: {choice.reason}")
     if args.base_model:
         checkpoint = dataclasses.replace(checkpoint, base_model_dir=Path(args.base_model).expanduser().absolute())
     if not checkpoint.base_model_dir.is_dir():
@@ -109,13 +113,25 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
     if not found:
         print("No training checkpoints yet. Train first: alltalk-gui train DIR")
         return EXIT_OK
-    best = {}
+    from alltalk_gui.core.voice.judge.best import choose
+    from alltalk_gui.core.voice.judge.scores import read_scores
+
+    best, judged = {}, {}
     for c in found:
         if c.eval_loss is not None and (c.run not in best or c.eval_loss < best[c.run].eval_loss):
             best[c.run] = c
+    for run in {c.run for c in found}:
+        run_dir = next(c for c in found if c.run == run).path.parent.parent
+        scores = read_scores(run_dir)
+        picked = choose(scores, [c.step for c in found if c.run == run])
+        if picked is not None:  # the judge's choice replaces the eval loss's
+            best[run] = next(c for c in found if c.run == run and c.step == picked[0].step)
+        judged[run] = {s.step: s for s in scores}
     for c in found:
         mark = " (best)" if best.get(c.run) is c else ""
-        print(f"{c.label}{mark}\n    {c.path}")
+        scores = judged.get(c.run, {}).get(c.step)
+        heard = f"\n    judge: {scores.summary()}" if scores is not None else ""
+        print(f"{c.label}{mark}\n    {c.path}{heard}")
     return EXIT_OK
 
 

@@ -29,6 +29,9 @@ CHECKPOINTS = "checkpoints"
 STATE_FILE = "train_state.json"
 CONFIG_FILE = "train_config.json"
 WEIGHTS_FILE = "model.safetensors"  # what accelerate's save_state names the (single) prepared model
+# A checkpoint folder holding this file is never pruned: the checkpoint judge marks its choice so (the loop keeps
+# only the newest checkpoints and the best by eval loss otherwise).
+KEEP_MARK = "keep"
 CHOICES = ("latest", "best")
 _CHECKPOINT_NAME = re.compile(r"step_\d{1,12}")  # what the loop names a checkpoint folder (step_0000100)
 

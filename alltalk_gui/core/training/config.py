@@ -154,6 +154,14 @@ class TrainConfig:
     # The epoch-end eval and checkpoint come at the end of every N-th epoch (and of the last one). 1: every epoch.
     # Long runs of many short epochs (F5-TTS's profiles: 100 epochs) save minutes of checkpoint writing with 10.
     checkpoint_every_epochs: int = 1
+    # The checkpoint judge (docs/judge.md): the base model at the start and every checkpoint speak the project's
+    # judging sentences and are scored for intelligibility, likeness and naturalness; the best checkpoint is
+    # chosen by those scores. Costs about half a minute per checkpoint on a GPU (minutes on a CPU), and while it
+    # runs about 2-4 GB of GPU memory beside training (the voice, Whisper and two small models), freed after.
+    judge: bool = True
+    # The Whisper model the judge listens with (a name already downloaded, or a folder); "": the Transcribe
+    # step's default, when it is on this computer.
+    judge_whisper_model: str = ""
 
     # -- reproducibility and reporting -------------------------------------------------------------------------------
     # Seed for data order, conditioning slices and dropout. Same seed + same data = same run.
@@ -306,7 +314,8 @@ def _convert(key: str, raw: str, kind: Any) -> Any:
 
 # Fields that may differ between the original run and a resume without breaking exact continuation.
 RESUMABLE_CHANGES = frozenset({"epochs", "max_steps", "save_every_steps", "keep_last", "num_workers",
-                               "memory_interval_s", "eval_each_epoch", "checkpoint_every_epochs"})
+                               "memory_interval_s", "eval_each_epoch", "checkpoint_every_epochs", "judge",
+                               "judge_whisper_model"})
 
 
 def incompatible_for_resume(saved: TrainConfig, new: TrainConfig) -> list[str]:

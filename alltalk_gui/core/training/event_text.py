@@ -15,6 +15,7 @@ from alltalk_gui.core.training.events import (
     Error,
     Eval,
     Event,
+    Judged,
     Log,
     MicroBatch,
     Started,
@@ -66,6 +67,22 @@ def _(event: Eval) -> str:
 @event_text.register
 def _(event: Checkpoint) -> str:
     return f"Checkpoint ({_plain(event.reason)}) at step {event.step}: {event.path}"
+
+
+@event_text.register
+def _(event: Judged) -> str:
+    what = f"step {event.step}" if event.step else "the base model (step 0)"
+    parts = []
+    if event.likeness is not None:
+        parts.append(f"likeness {event.likeness:.2f}")
+    if event.error_rate is not None:
+        parts.append(f"{str(event.measure).upper()} {event.error_rate:.2f}")
+    if event.mos is not None:
+        parts.append(f"MOS {event.mos:.1f}")
+    if event.length_problems:
+        parts.append(f"{event.length_problems} of {event.sentences} sentences with a length problem")
+    best = f"; best so far: {event.best_reason}" if event.best_step is not None else ""
+    return f"Judged {what} in {event.seconds:.0f} s: {', '.join(parts) or 'nothing measured'}{best}"
 
 
 @event_text.register

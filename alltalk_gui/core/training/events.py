@@ -35,6 +35,7 @@ class EventType(_Vocabulary):
     MICRO_BATCH = "micro_batch"
     EVAL = "eval"
     CHECKPOINT = "checkpoint"
+    JUDGED = "judged"
     LOG = "log"
     ERROR = "error"
     DONE = "done"
@@ -179,6 +180,26 @@ class Checkpoint(Event):
 
 
 @dataclass
+class Judged(Event):
+    """The checkpoint judge scored a step (0: the base model) on the project's judging set: the means over its
+    sentences (``measure``: ``wer``, or ``cer`` for Chinese and Japanese). ``best_step`` is the judge's choice so
+    far and ``best_reason`` says why; ``seconds`` is how long judging took, speaking included."""
+
+    type: ClassVar[str] = EventType.JUDGED
+    step: int
+    likeness: float | None
+    error_rate: float | None
+    measure: str
+    mos: float | None
+    length_problems: int
+    sentences: int
+    seconds: float
+    checkpoint: str | None = None  # the checkpoint folder; None for the base model
+    best_step: int | None = None
+    best_reason: str = ""
+
+
+@dataclass
 class Log(Event):
     type: ClassVar[str] = EventType.LOG
     level: LogLevel
@@ -218,7 +239,7 @@ class Done(Event):
 
 
 EVENT_TYPES: dict[str, type[Event]] = {
-    cls.type: cls for cls in (Started, Step, Memory, MicroBatch, Eval, Checkpoint, Log, Error, Done)
+    cls.type: cls for cls in (Started, Step, Memory, MicroBatch, Eval, Checkpoint, Judged, Log, Error, Done)
 }
 
 # The fields that hold a vocabulary word, turned back into their enum when an events file is read.

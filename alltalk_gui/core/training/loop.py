@@ -48,7 +48,8 @@ from alltalk_gui.core import atomic, folders, safe_paths
 from alltalk_gui.core.machine import disk
 from alltalk_gui.core.training import schedule
 from alltalk_gui.core.engine_api.engine import BaseModelError, TrainingSetup, get_engine
-from alltalk_gui.core.training.checkpoints import CHECKPOINTS, CONFIG_FILE, STATE_FILE, CheckpointError, read_state
+from alltalk_gui.core.training.checkpoints import (CHECKPOINTS, CONFIG_FILE, KEEP_MARK, STATE_FILE, CheckpointError,
+                                                   read_state)
 from alltalk_gui.core.training.config import ConfigError, TrainConfig, incompatible_for_resume
 from alltalk_gui.core.training.data import BucketBatchSampler, DatasetError
 from alltalk_gui.core.training.events import (Checkpoint, CheckpointReason, Done, Error, ErrorKind, Eval, Event,
@@ -676,11 +677,12 @@ class TrainingRun:
         return kind(text, folder=root, needed=needed, free=disk.free_bytes(root))
 
     def _prune(self) -> None:
-        """Keep the newest ``keep_last`` checkpoints and the best by eval loss; delete the rest."""
+        """Keep the newest ``keep_last`` checkpoints, the best by eval loss and those marked to keep (the judge's
+        choice); delete the rest."""
         root = self.run_dir / CHECKPOINTS
         done = sorted((p for p in root.glob("step_*") if (p / STATE_FILE).is_file()),
                       key=lambda p: int(p.name.split("_")[1]))
-        keep = {p.name for p in done[-self.config.keep_last:]}
+        keep = {p.name for p in done[-self.config.keep_last:]} | {p.name for p in done if (p / KEEP_MARK).is_file()}
         if self.state.best_checkpoint:
             keep.add(self.state.best_checkpoint)
         doomed = [p for p in done if p.name not in keep]

@@ -20,6 +20,9 @@ from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.training.profiles import PROFILE_NAMES, apply_profile, choose_auto, profile_settings
 
 AUTO = "auto"
+# Under Low on a GPU with less memory than this, the checkpoint judge starts switched off: its models (the voice,
+# Whisper and two small ones, 2-4 GB while it runs) would not fit beside training.
+JUDGE_MIN_GPU_GIB = 8.0
 
 
 @dataclass
@@ -79,8 +82,13 @@ def build_train_config(project: Any, base_model_dir: str | os.PathLike[str] | No
         choice = choose_auto(list(devices), wanted)  # the user's values count (clip length, epochs for CPU time)
         name, result.auto_reason = choice.profile, choice.reason
     result.profile = name
-    result.notes = profile_settings(name, device, engine)[1]
+    result.notes = list(profile_settings(name, device, engine)[1])
     profiled = apply_profile(base, name, device, auto=auto or profile == AUTO)
+    if name == "low" and device is not None and device.kind == "cuda" and device.total_gib < JUDGE_MIN_GPU_GIB:
+        profiled = dataclasses.replace(profiled, judge=False)
+        result.notes.append(f"The checkpoint judge is off under Low on this {device.total_gib:.0f} GB card: it "
+                            "needs 2-4 GB beside training. Switch it on in Advanced if the card has room, or "
+                            "judge after training (alltalk-gui judge).")
     result.config = _with_user_values(profiled, overrides, pairs)
     if device is not None and device.kind == "cuda":  # the profile's own need, before the user's changes
         result.estimate_gib = float(get_engine(engine).estimate_memory(profiled).total_gib)

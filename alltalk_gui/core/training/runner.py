@@ -15,10 +15,11 @@ when the inputs were rejected before training and 1 when training failed after i
 from __future__ import annotations
 
 import argparse
+import importlib
 import signal
 import sys
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator, Sequence
 
 from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.training.events import Done, Error, ErrorKind, Event, EventType, FinishReason, JsonlSink
@@ -44,13 +45,33 @@ class StopFlag:
             signal.signal(signal.SIGBREAK, handler)
 
 
+# What runs in the training process beside the loop, after each of its events: modules of the layers above
+# training, loaded by name as plug-ins are (so this package never imports them). Each module's
+# ``observer(config)`` returns None or a callable that takes an event and yields events of its own (the checkpoint
+# judge: a Judged event after each Checkpoint). The loop waits while an observer works.
+OBSERVERS = ("alltalk_gui.core.voice.judge.in_training",)
+Observer = Callable[[Event], Iterable[Event]]
+
+
+def load_observers(config: TrainConfig) -> list[Observer]:
+    found = []
+    for name in OBSERVERS:
+        made = importlib.import_module(name).observer(config)
+        if made is not None:
+            found.append(made)
+    return found
+
+
 def run_to_sink(config: TrainConfig, *, resume: bool, events_path: str | Path | None,
-                stop: Callable[[], bool] | None = None) -> Iterator[Event]:
-    """Run training, appending every event to ``events_path`` (default ``<run>/events.jsonl``) as it passes.
+                stop: Callable[[], bool] | None = None,
+                observers: Sequence[Observer] | None = None) -> Iterator[Event]:
+    """Run training, appending every event to ``events_path`` (default ``<run>/events.jsonl``) as it passes,
+    and after each the events of the ``observers`` (default :func:`load_observers`).
 
     Yields the same events, so a caller in the same process (the CLI) can show progress too.
     """
     sink = None
+    watching = load_observers(config) if observers is None else list(observers)
     try:
         for event in train(config, resume=resume, stop=stop):
             if sink is None:
@@ -58,6 +79,10 @@ def run_to_sink(config: TrainConfig, *, resume: bool, events_path: str | Path | 
                 sink = JsonlSink(path)
             sink.write(event)
             yield event
+            for observer in watching:  # after the event is out: the GUI shows a checkpoint before its judging
+                for more in observer(event):
+                    sink.write(more)
+                    yield more
     finally:
         if sink is not None:
             sink.close()

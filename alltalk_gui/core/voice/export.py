@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from alltalk_gui.core import atomic
 from alltalk_gui.core.engine_api.engine import engine_names, get_engine
 from alltalk_gui.core.training.checkpoints import CheckpointInfo
 
@@ -144,4 +145,19 @@ def export_voice(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], op
     if options.format not in engine.export_formats:
         raise ExportError(f"{engine.title} cannot export the format '{options.format}'; use "
                           f"{' or '.join(engine.export_formats)}.")
-    return engine.export(checkpoint, out_dir, options, project_name=project_name, progress=progress)
+    result = engine.export(checkpoint, out_dir, options, project_name=project_name, progress=progress)
+    _write_report(checkpoint, result)
+    return result
+
+
+def _write_report(checkpoint: CheckpointInfo, result: ExportResult) -> None:
+    """The judge's report beside the model (:mod:`alltalk_gui.core.voice.judge.report`). The model is already
+    in place: a report that cannot be written is a warning, not a failed export."""
+    from alltalk_gui.core.voice.judge.report import FILE, export_report
+
+    try:
+        atomic.write_json(result.folder / FILE, export_report(checkpoint))
+    except OSError as exc:
+        result.warnings.append(f"The judge's {FILE} could not be written: {exc}")
+        return
+    result.files = sorted({*result.files, FILE})

@@ -237,6 +237,11 @@ class PreviewEngine:
                 raise PreviewError(str(exc)) from exc
         return self._models[key]
 
+    def unload(self) -> None:
+        """Drop the loaded models: their memory goes back (the GPU's to a training run beside them); the next
+        synthesis loads again."""
+        self._models.clear()
+
     def synthesize(self, base_model_dir: Path, weights: Path | None, text: str, reference: Reference,
                    language: str, settings: GenerationSettings) -> np.ndarray:
         """Speak ``text``; returns mono float32 at the engine's output rate (24 kHz for XTTS v2 and F5-TTS).

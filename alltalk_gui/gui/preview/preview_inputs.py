@@ -2,9 +2,10 @@
 checkpoint's engine needs them (:mod:`.reference_picker`: XTTS v2 a few clean clips, F5-TTS one clip and its
 exact words), the language and the sentence (the shipped sentences for that language, or typed).
 
-Best is the default because the references export their lowest-eval-loss model (AllTalk's and
-xtts-finetune-webui's ``best_model.pth``); the note under it says that an eval loss on a few clips is only a rough
-guide, and the "Use latest" button switches in one click, so the user's ears decide.
+Best is the default: the checkpoint judge's choice (:mod:`alltalk_gui.core.voice.judge.best`: likeness to the
+speaker, no less clear than the base model, naturalness breaking ties), or the lowest eval loss while the judge has
+not scored the run (as AllTalk's and xtts-finetune-webui's ``best_model.pth``); the note under it says why it is
+best, and the "Use latest" button switches in one click, so the user's ears decide.
 
 Automatic references follow the dataset: training writes it, so they are looked for again whenever the
 checkpoints are (page shown, Refresh) until the user picks files, and are shown by their words, not file names.
@@ -32,6 +33,8 @@ from alltalk_gui.core.voice.preview import default_sentences
 from alltalk_gui.gui.preview.reference_picker import ReferencePicker
 
 LANGUAGES = list(languages.CODES)
+NOTE = ("<small>Best = the checkpoint judge's choice (likeness to the speaker, clarity, naturalness), or the lowest "
+        "eval loss while the judge has not scored the run. Listen, and compare with the latest checkpoint.</small>")
 
 
 def engine_title(name: str) -> str:
@@ -59,11 +62,12 @@ class PreviewInputs(QWidget):
         refresh.setToolTip("Look for new checkpoints (training writes them as it goes)")
         refresh.clicked.connect(self.refresh)
         self.switch_button = QPushButton("Use latest")
-        self.switch_button.setToolTip("Switch between the best checkpoint (lowest eval loss) and the latest one")
+        self.switch_button.setToolTip("Switch between the best checkpoint (the judge's choice, or the lowest eval "
+                                      "loss) and the latest one")
         self.switch_button.clicked.connect(self._switch_best_latest)
         self.special: dict[str, int] = {}  # "best" / "latest" -> the row of the checkpoint marked so
-        self.checkpoint_note = QLabel("<small>Best = the lowest eval loss. On a few eval clips that is only a rough "
-                                      "guide: listen, and compare with the latest checkpoint.</small>")
+        self.best_reason = ""  # why "best" is the best (the judge's scores, or the eval loss)
+        self.checkpoint_note = QLabel(NOTE)
         self.checkpoint_note.setWordWrap(True)
         self.picker = ReferencePicker(self)
         self.picker.changed.connect(self.changed)
@@ -131,12 +135,21 @@ class PreviewInputs(QWidget):
         self.checkpoints = self._ordered(list_checkpoints(self.project.root) if self.project else [])
         engine = self.project.engine if self.project else DEFAULT_ENGINE
         tags: dict[str, list[str]] = {}
-        for which in ("latest", "best") if self.project and self.checkpoints else ():
-            try:  # among the project's engine's runs: two engines' eval losses are not comparable
-                found = resolve_checkpoint(self.project.root, which, engine=engine)
-            except CheckpointError:  # no eval yet: no "best"; no run of this engine: neither
-                continue
-            tags.setdefault(str(found.path), []).append(which)
+        self.best_reason = ""
+        if self.project and self.checkpoints:
+            from alltalk_gui.core.voice.judge.best import best_choice
+
+            try:  # among the project's engine's runs: two engines' scores and eval losses are not comparable
+                tags.setdefault(str(resolve_checkpoint(self.project.root, "latest", engine=engine).path),
+                                []).append("latest")
+                # The judge's choice, or the lowest eval loss while the judge has not scored the run.
+                choice = best_choice(self.project.root, engine=engine)
+                tags.setdefault(str(choice.checkpoint.path), []).append("best")
+                self.best_reason = choice.reason
+            except CheckpointError:  # no run of this engine
+                pass
+        self.checkpoint_note.setText(f"<small>Best: {self.best_reason}. Listen, and compare with the latest "
+                                     "checkpoint.</small>" if self.best_reason else NOTE)
         for row, checkpoint in enumerate(self.checkpoints):
             marks = tags.get(str(checkpoint.path))
             self.special.update({which: row for which in marks or ()})

@@ -25,6 +25,7 @@ from alltalk_gui.gui.preview.ab_row import AbRow
 from alltalk_gui.gui.common.audio_player import AudioPlayer
 from alltalk_gui.gui.preview.export_panel import ExportPanel
 from alltalk_gui.gui.preview.generation_panel import GenerationPanel
+from alltalk_gui.gui.preview.judge_table import JudgeTable
 from alltalk_gui.gui.preview.preview_inputs import PreviewInputs
 from alltalk_gui.gui.common.workers import Worker
 
@@ -108,10 +109,12 @@ class PreviewPage(QWidget):
         scroll.setWidget(self.rows_box)
         self.export_panel = ExportPanel()
         self.export_panel.export_requested.connect(self.export)
+        self.judge_table = JudgeTable()
 
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("<h2>Preview &amp; export</h2>"))
         layout.addWidget(self.inputs)
+        layout.addWidget(self.judge_table)
         layout.addWidget(self.generation)
         layout.addLayout(buttons)
         layout.addWidget(self.message)
@@ -131,14 +134,21 @@ class PreviewPage(QWidget):
             for results in reversed(load_previews(project.previews_dir)):  # earlier takes, newest on top
                 self._add_row(results)
         self.inputs.set_project(project)
+        self._show_judge()
+
+    def _show_judge(self) -> None:
+        """The judge's table for the newest run (the one "best" and "latest" are taken from)."""
+        latest = self.inputs.checkpoints[-1] if self.inputs.checkpoints else None  # the newest run's, last
+        self.judge_table.show_run(latest.path.parent.parent if latest is not None else None)
 
     @property
     def references(self) -> list[Path]:
         return self.inputs.references
 
     def refresh(self) -> None:
-        """Re-read the checkpoints (training may have written new ones)."""
+        """Re-read the checkpoints (training may have written new ones) and the judge's scores."""
         self.inputs.refresh()
+        self._show_judge()
 
     def selected_checkpoint(self) -> CheckpointInfo | None:
         return self.inputs.selected_checkpoint()

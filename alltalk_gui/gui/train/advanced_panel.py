@@ -71,6 +71,11 @@ FIELDS: list[tuple[str, str, str]] = [
     ("keep_last", "Checkpoints kept", "How many recent checkpoints stay on disk (the best one by eval loss is kept "
      "besides). Each is several GB with its optimizer state (about 5 GB for XTTS v2's full fine-tune): fewer need "
      "less disk space; Resume always continues from the newest. No memory cost."),
+    ("judge", "Judge each checkpoint", "The base model and every checkpoint speak the project's judging sentences "
+     "and are scored for intelligibility (WER), likeness to the speaker and naturalness (MOS); the best checkpoint "
+     "is chosen by those scores (docs/judge.md). About half a minute per checkpoint on a GPU, minutes on a CPU, "
+     "and 2-4 GB of GPU memory beside training while it runs (off under Low on cards under 8 GB). Its choice is "
+     "kept besides the checkpoints above."),
 ]
 CHOICES = {"mixed_precision": PRECISIONS, "optimizer": OPTIMIZERS}
 AT_LEAST_ONE = ("checkpoint_every_epochs", "keep_last")  # whole-number fields whose 0 means nothing

@@ -43,12 +43,13 @@ from alltalk_gui.gui.common.fitted_label import FittedLabel
 from alltalk_gui.gui.common.wording import noun, plural
 from alltalk_gui.gui.train.checkpoint_preview import CheckpointPreview
 from alltalk_gui.gui.train.child_output import OUTPUT_FILE, ChildOutput
+from alltalk_gui.gui.train.judge_plot import JudgePlot
 from alltalk_gui.gui.train.log_view import LogView
 from alltalk_gui.gui.train.loss_plot import LossPlot
 from alltalk_gui.gui.train.lr_plot import LrPlot
 from alltalk_gui.gui.train.memory_plot import MemoryPlot
 
-# Display tick. Each tick redraws one of the three plots (in turn), so each plot refreshes every 3 x 100 ms and
+# Display tick. Each tick redraws one of the four plots (in turn), so each plot refreshes every 4 x 100 ms and
 # no tick paints more than one: a plot repaint costs ~20 ms of CPU here, three at once kept the event loop
 # busy for over 100 ms on a loaded CPU.
 REFRESH_MS = 100
@@ -119,12 +120,14 @@ class RunPanel(QWidget):
         self.banners.setSpacing(4)
 
         self.memory_plot, self.loss_plot, self.lr_plot = MemoryPlot(), LossPlot(), LrPlot()
+        self.judge_plot = JudgePlot()
         plots = QWidget()
         grid = QGridLayout(plots)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.addWidget(self.memory_plot, 0, 0)
         grid.addWidget(self.loss_plot, 0, 1)
-        grid.addWidget(self.lr_plot, 0, 2)
+        grid.addWidget(self.lr_plot, 1, 0)
+        grid.addWidget(self.judge_plot, 1, 1)
         self.log = LogView()
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(plots)
@@ -360,7 +363,7 @@ class RunPanel(QWidget):
         self.progress.setFormat("  ·  ".join(p for p in parts if p))
 
     def plots(self) -> tuple:
-        return self.memory_plot, self.loss_plot, self.lr_plot
+        return self.memory_plot, self.loss_plot, self.lr_plot, self.judge_plot
 
     def _tick(self) -> None:
         """The display tick: the progress line and one plot, from the history (never per event)."""
@@ -376,7 +379,7 @@ class RunPanel(QWidget):
             plot.refresh(self.history)
 
     def clear_plots(self) -> None:
-        for plot in (self.memory_plot, self.loss_plot, self.lr_plot):
+        for plot in self.plots():
             plot.clear()
 
     # -- the end -------------------------------------------------------------------------------------------

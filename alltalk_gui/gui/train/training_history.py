@@ -46,6 +46,10 @@ class TrainingHistory:
     def clear(self) -> None:
         self.loss, self.loss_smooth, self.eval_loss, self.lr = Series(), Series(), Series(), Series()
         self.base_eval = Series()  # the eval at step 0: the base model, before any update
+        # The checkpoint judge's means per judged step (step 0: the base model); error: WER or CER.
+        self.likeness, self.judge_error, self.mos = Series(), Series(), Series()
+        self.judge_measure = "wer"
+        self.judge_best: tuple[int, str] | None = None  # the judge's choice so far and why
         # GiB against the step: what this process allocated and reserved, the whole card, and the host RSS.
         self.allocated, self.reserved, self.device_used, self.rss = Series(), Series(), Series(), Series()
         self.device_total: float | None = None
@@ -131,6 +135,15 @@ class TrainingHistory:
             return
         self.eval_loss.add(e.step, e.loss)
         self.last_eval = e.loss
+
+    def _on_judged(self, e) -> None:
+        for series, value in ((self.likeness, e.likeness), (self.judge_error, e.error_rate), (self.mos, e.mos)):
+            series.cut_after(e.step - 1)  # a step judged again replaces its points
+            if value is not None:
+                series.add(e.step, value)
+        self.judge_measure = str(e.measure)
+        if e.best_step is not None:
+            self.judge_best = (e.best_step, e.best_reason)
 
     def _on_memory(self, e) -> None:
         s = e.stats
