@@ -53,7 +53,9 @@ def test_checkpoints_references_and_sentences_are_filled_in(page):
     assert len(items) == 2 and sum("best" in item for item in items) == 1  # each checkpoint once, marked
     best = next(i for i, item in enumerate(items) if "best" in item)
     assert page.checkpoint_box.currentIndex() == best  # best by default (preview and export)
-    assert "rough guide" in page.inputs.checkpoint_note.text() and "listen" in page.inputs.checkpoint_note.text()
+    # The run was not judged: the note says why best is best (the eval loss) and to listen.
+    note = page.inputs.checkpoint_note.text()
+    assert "the lowest eval loss" in note and "the judge has not scored" in note and "Listen" in note
     assert page.references and all(p.suffix == ".wav" for p in page.references)
     assert page.text_box.count() >= 3 and page.text_box.itemText(0).startswith("The quick brown fox")
     assert page.generate_button.isEnabled() and page.compare_button.isEnabled()

@@ -279,13 +279,13 @@ def test_twenty_thousand_steps_through_the_signal_path_keep_the_plots_fast(page,
                       grad_norm=1.0, samples_per_s=4.0, step_time_s=0.01, total_steps=total + 1))
     clock = time.perf_counter()
     run.refresh_plots()
-    for plot in (run.memory_plot, run.loss_plot, run.lr_plot):
+    for plot in run.plots():
         plot.plot.repaint()  # draw now, with the whole run in view
     refresh_ms = (time.perf_counter() - clock) * 1000
     assert len(run.loss_plot.curves["train"].xData) == total + 1
-    # Peak downsampling draws a few points per pixel, not 20 000.
+    # Peak downsampling draws a few points per pixel, not 20 000 (two plots a row: each is half the page wide).
     drawn = run.loss_plot.curves["train"].curve.xData
-    assert drawn is not None and len(drawn) < total / 4
+    assert drawn is not None and len(drawn) < total / 3
     assert refresh_ms < 250, refresh_ms
     # Even at this rate the event loop kept ticking. (The 100 ms bound is asserted during a real training, in
     # test_start_stop_resume_kill_resume; this burst is hundreds of times faster than any real run.)

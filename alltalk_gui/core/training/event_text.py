@@ -72,17 +72,25 @@ def _(event: Checkpoint) -> str:
 @event_text.register
 def _(event: Judged) -> str:
     what = f"step {event.step}" if event.step else "the base model (step 0)"
-    parts = []
-    if event.likeness is not None:
-        parts.append(f"likeness {event.likeness:.2f}")
-    if event.error_rate is not None:
-        parts.append(f"{str(event.measure).upper()} {event.error_rate:.2f}")
-    if event.mos is not None:
-        parts.append(f"MOS {event.mos:.1f}")
-    if event.length_problems:
-        parts.append(f"{event.length_problems} of {event.sentences} sentences with a length problem")
+    scores = judge_summary(event.likeness, event.error_rate, str(event.measure), event.mos, event.length_problems,
+                           event.sentences)
     best = f"; best so far: {event.best_reason}" if event.best_step is not None else ""
-    return f"Judged {what} in {event.seconds:.0f} s: {', '.join(parts) or 'nothing measured'}{best}"
+    return f"Judged {what} in {event.seconds:.0f} s: {scores}{best}"
+
+
+def judge_summary(likeness: float | None, error_rate: float | None, measure: str, mos: float | None,
+                  length_problems: int, sentences: int) -> str:
+    """The checkpoint judge's means in one phrase: "likeness 0.84, WER 0.04, MOS 3.9" (what was measured)."""
+    parts = []
+    if likeness is not None:
+        parts.append(f"likeness {likeness:.2f}")
+    if error_rate is not None:
+        parts.append(f"{measure.upper()} {error_rate:.2f}")
+    if mos is not None:
+        parts.append(f"MOS {mos:.1f}")
+    if length_problems:
+        parts.append(f"{length_problems} of {sentences} sentences with a length problem")
+    return ", ".join(parts) or "nothing measured"
 
 
 @event_text.register

@@ -157,6 +157,7 @@ def _write_report(checkpoint: CheckpointInfo, result: ExportResult) -> None:
 
     try:
         atomic.write_json(result.folder / FILE, export_report(checkpoint))
+        os.chmod(result.folder / FILE, 0o644)  # readable by AllTalk's user, as the model's files (publish.py)
     except OSError as exc:
         result.warnings.append(f"The judge's {FILE} could not be written: {exc}")
         return

@@ -306,7 +306,12 @@ class SetupPanel(QWidget):
         Raises:
             ConfigError: an Advanced field cannot be read.
         """
-        return self._run_config(self.advanced.overrides()).config
+        config = self._run_config(self.advanced.overrides()).config
+        if config.judge and not config.judge_whisper_model:  # the judge listens with the Transcribe step's model
+            from alltalk_gui.gui.preview.preview_page import transcription_model
+
+            config.judge_whisper_model = transcription_model() or ""
+        return config
 
     def _run_config(self, overrides: dict | None) -> RunConfig:
         """The core's config for the chosen profile (Auto's pick as shown) and ``overrides``."""

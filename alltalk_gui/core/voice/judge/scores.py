@@ -60,16 +60,10 @@ class StepScores:
 
     def summary(self) -> str:
         """"likeness 0.84, WER 0.04, MOS 3.9" (what was measured)."""
-        parts = []
-        if self.likeness is not None:
-            parts.append(f"likeness {self.likeness:.2f}")
-        if self.error_rate is not None:
-            parts.append(f"{self.measure.upper()} {self.error_rate:.2f}")
-        if self.mos is not None:
-            parts.append(f"MOS {self.mos:.1f}")
-        if self.length_problems:
-            parts.append(f"{self.length_problems} of {len(self.sentences)} with a length problem")
-        return ", ".join(parts) or "nothing measured"
+        from alltalk_gui.core.training.event_text import judge_summary
+
+        return judge_summary(self.likeness, self.error_rate, self.measure, self.mos, self.length_problems,
+                             len(self.sentences))
 
     def to_dict(self) -> dict[str, Any]:
         return {"step": self.step, "checkpoint": self.checkpoint, "likeness": self.likeness,
