@@ -123,7 +123,7 @@ def test_start_stop_resume_kill_resume(page, qtbot, monkeypatch):
     run.supervisor.event_received.connect(seen.append)
     qtbot.waitUntil(lambda: run.history.step >= 2, timeout=RUN_TIMEOUT_MS)
     probe.start()
-    qtbot.wait(3 * 100 + 50)  # a display tick for each plot
+    qtbot.wait(len(run.plots()) * 100 + 50)  # a display tick for each plot
     assert len(run.loss_plot.curves["train"].xData) >= 2
     base = run.loss_plot.curves["eval of the base model (step 0)"]  # the baseline, evaluated before step 1
     assert list(base.xData) == [0] and base.yData[0] > 0
