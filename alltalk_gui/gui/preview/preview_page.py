@@ -111,7 +111,8 @@ class PreviewPage(QWidget):
         self.export_panel.export_requested.connect(self.export)
         self.judge_table = JudgeTable()
 
-        layout = QVBoxLayout(self)
+        content = QWidget()
+        layout = QVBoxLayout(content)
         layout.addWidget(QLabel("<h2>Preview &amp; export</h2>"))
         layout.addWidget(self.inputs)
         layout.addWidget(self.judge_table)
@@ -120,6 +121,18 @@ class PreviewPage(QWidget):
         layout.addWidget(self.message)
         layout.addWidget(scroll, 1)
         layout.addWidget(self.export_panel)
+        # The page scrolls up and down when the window is lower than it (a 1024x600 screen, the judge's table shown),
+        # never sideways: as wide as its content needs, it keeps the window from getting narrower than that.
+        self.page_scroll = QScrollArea()
+        self.page_scroll.setWidgetResizable(True)
+        self.page_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.page_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.page_scroll.setWidget(content)
+        self.page_scroll.setMinimumWidth(content.minimumSizeHint().width()
+                                         + self.page_scroll.verticalScrollBar().sizeHint().width())
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.page_scroll)
 
     # -- project --------------------------------------------------------------------------------------------
     def set_project(self, project: VoiceProject | None) -> None:
