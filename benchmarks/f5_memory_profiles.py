@@ -189,7 +189,7 @@ def _profile_config(case: str, opts: argparse.Namespace, device, notes: list[str
         notes.append(f"auto chose {name}: {choice.reason}")
     settings, adapted = profile_settings(name, device, ENGINE)
     notes.extend(adapted)
-    config = dataclasses.replace(base, **settings, profile=case, auto_micro_batch=case == "auto")
+    config = base.with_values({**settings, "profile": case, "auto_micro_batch": case == "auto"})
     config = dataclasses.replace(config, max_audio_seconds=opts.clip_seconds)
     if case != "auto" and (opts.micro_batch or opts.grad_accum):
         micro = opts.micro_batch or config.batch_size
@@ -234,8 +234,9 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
         return {"loss": f5_model.loss(model, batch)}
 
     ema = None
-    if config.ema_decay:  # as training_setup: the EMA lives where the model trains
-        ema = f5_model.make_ema(cfm, f5_model.EmaOptions(enabled=True, decay=config.ema_decay))
+    decay = config.engine_options().ema_decay
+    if decay:  # as training_setup: the EMA lives where the model trains
+        ema = f5_model.make_ema(cfm, f5_model.EmaOptions(enabled=True, decay=decay))
         ema.model.to(acc.device)
     optimizer = make_optimizer(cfm, config)
     cfm, optimizer = acc.prepare(cfm, optimizer)
@@ -277,7 +278,7 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     result.update({
         "resolved_profile": name, "precision": config.mixed_precision, "optimizer": config.optimizer,
         "lora_rank": config.lora_rank, "gradient_checkpointing": config.gradient_checkpointing,
-        "ema": bool(config.ema_decay), "trainable_params": trainable, "model_params": params,
+        "ema": bool(config.engine_options().ema_decay), "trainable_params": trainable, "model_params": params,
         **_estimate(config, params, on_cuda),
     })
     return result
@@ -333,7 +334,8 @@ def _baseline(opts: argparse.Namespace, device, notes: list[str]) -> dict[str, A
     params = sum(p.numel() for p in cfm.parameters())
     config = dataclasses.replace(TrainConfig(engine=ENGINE), batch_size=micro, grad_accum_steps=accum,
                                  max_audio_seconds=opts.clip_seconds, mixed_precision=precision, optimizer="adamw",
-                                 lora_rank=0, gradient_checkpointing=False, ema_decay=F5_EMA_DECAY, lr=F5_LR)
+                                 lora_rank=0, gradient_checkpointing=False, options={"ema_decay": F5_EMA_DECAY},
+                                 lr=F5_LR)
     result.update({
         "resolved_profile": None, "precision": precision, "optimizer": "adamw (torch, fused)", "lora_rank": 0,
         "gradient_checkpointing": False, "ema": True, "trainable_params": params, "model_params": params,

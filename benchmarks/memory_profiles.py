@@ -150,7 +150,7 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
         notes.append(f"auto chose {name}: {choice.reason}")
     settings, adapted = profile_settings(name, device)
     notes.extend(adapted)
-    config = dataclasses.replace(base, **settings, profile=case, auto_micro_batch=case == "auto")
+    config = base.with_values({**settings, "profile": case, "auto_micro_batch": case == "auto"})
     if case != "auto" and opts.micro_batch:
         config = dataclasses.replace(config, batch_size=opts.micro_batch,
                                      grad_accum_steps=opts.grad_accum or math.ceil(EFFECTIVE_BATCH / opts.micro_batch))
@@ -173,7 +173,7 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     params = sum(p.numel() for p in gpt.parameters())
     gpt.train()
     features = XttsFeatures(opts.files, XttsConfig(model_args=XttsArgs(**arch["gpt"]))).to(acc.device)
-    weights = LossWeights(config.text_ce_weight, config.mel_ce_weight)
+    weights = LossWeights(config.engine_options().text_ce_weight, config.engine_options().mel_ce_weight)
     result: dict[str, Any] = {}
 
     optimizer = make_optimizer(gpt, config)
@@ -220,7 +220,7 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     result.update({
         "resolved_profile": name, "precision": config.mixed_precision, "optimizer": config.optimizer,
         "lora_rank": config.lora_rank, "gradient_checkpointing": config.gradient_checkpointing,
-        "freeze_conditioning": config.freeze_conditioning, "trainable_params": trainable, "model_params": params,
+        "freeze_conditioning": config.engine_options().freeze_conditioning, "trainable_params": trainable, "model_params": params,
         "estimated_gib": _estimate(config, opts, on_cuda),
     })
     return result

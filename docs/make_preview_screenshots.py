@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -68,7 +67,7 @@ def open_page(root: Path):
 def render_xtts(app, tmp_path: Path) -> list[Path]:
     window, page = open_page(train_tiny_voice(tmp_path / "xtts"))
     # About two seconds of audio per take: the tiny random model rarely stops by itself.
-    page.generation.set_defaults(replace(page.generation.defaults, max_new_tokens=45))
+    page.generation.set_defaults(page.generation.defaults.with_values({"max_new_tokens": 45}))
 
     page.text_box.setCurrentIndex(0)
     page.compare_button.click()
@@ -99,10 +98,10 @@ def render_f5(app, tmp_path: Path) -> list[Path]:
     page.compare_button.click()  # at F5's default 32 steps: seconds for the tiny model
     wait(app, lambda: not page.is_busy())
     page.text_box.setCurrentIndex(2)
-    page.generation.nfe.set_value(16)  # half the steps, half the time
+    page.generation.set_value("steps", 16)  # half the steps, half the time
     page.generate_button.click()
     wait(app, lambda: not page.is_busy())
-    page.generation.nfe.set_value(32)
+    page.generation.set_value("steps", 32)
     page.generation.toggle.setChecked(True)  # F5 reads speed and seed only
     page.export_panel.folder.setText(str(tmp_path / "alltalk_tts" / "models" / "f5tts"))
     page.export_panel.button.click()

@@ -15,7 +15,6 @@ import os
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -91,10 +90,9 @@ def render_xtts(app, window, page) -> list[Path]:
     # The page's own settings, plus what a quick CPU run of the tiny model needs (short voice prompts, a
     # memory sample per step).
     built = page.setup.build_config
-    page.setup.build_config = lambda: replace(built(), device="cpu", epochs=12, batch_size=2,
-                                              grad_accum_steps=1, lr=1e-3, warmup_steps=4, save_every_steps=10,
-                                              min_conditioning_seconds=1.0, max_conditioning_seconds=2.0,
-                                              memory_interval_s=0.0)
+    page.setup.build_config = lambda: built().with_values(dict(
+        device="cpu", epochs=12, batch_size=2, grad_accum_steps=1, lr=1e-3, warmup_steps=4, save_every_steps=10,
+        min_conditioning_seconds=1.0, max_conditioning_seconds=2.0, memory_interval_s=0.0))
     page.setup.advanced.setChecked(False)
     page.run.start_button.click()
     wait(app, lambda: page.run.history.step >= 30 and len(page.run.history.eval_loss.x) >= 3)

@@ -14,7 +14,6 @@ import os
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -110,10 +109,9 @@ def main() -> int:
         grab_sizes(app, window, out, "train_advanced")
         train.setup.advanced.setChecked(False)
         built = train.setup.build_config
-        train.setup.build_config = lambda: replace(built(), device="cpu", epochs=20, batch_size=1,
-                                                   grad_accum_steps=1, lr=1e-3, warmup_steps=4,
-                                                   save_every_steps=10, min_conditioning_seconds=1.0,
-                                                   max_conditioning_seconds=2.0, memory_interval_s=0.0)
+        train.setup.build_config = lambda: built().with_values(dict(
+            device="cpu", epochs=20, batch_size=1, grad_accum_steps=1, lr=1e-3, warmup_steps=4, save_every_steps=10,
+            min_conditioning_seconds=1.0, max_conditioning_seconds=2.0, memory_interval_s=0.0))
         train.setup.picker.low_vram.click()
         wait(app, lambda: train.run.history.step >= 20)
         grab_sizes(app, window, out, "train_running")
@@ -124,7 +122,7 @@ def main() -> int:
         train.run.to_preview.click()
         preview = window.stack.currentWidget()
         preview.whisper_model = str(faster_tiny_en())
-        preview.generation.set_defaults(replace(preview.generation.defaults, max_new_tokens=30))
+        preview.generation.set_defaults(preview.generation.defaults.with_values({"max_new_tokens": 30}))
         grab_sizes(app, window, out, "preview")
         preview.compare_button.click()
         wait(app, lambda: not preview.is_busy())

@@ -13,6 +13,7 @@ from alltalk_gui.core.training.checkpoints import (
 )
 from alltalk_gui.core.engine_api.engine import get_engine
 from alltalk_gui.core.voice.export import FORMATS, ExportError, ExportOptions, export_destination, export_voice
+from alltalk_gui.core.engine_api.engine import ReferenceKind
 from alltalk_gui.core.voice.preview import GenerationSettings, PreviewError
 from alltalk_gui.core.project.folder import VoiceProject
 
@@ -40,17 +41,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--whisper-model", metavar="NAME_OR_PATH", help="check intelligibility: transcribe with this "
                    "faster-whisper model (already downloaded, or a local folder) and print the word error rate")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
-    p.add_argument("--reference-text", metavar="TEXT", help="F5-TTS: the exact words of the (first) reference "
-                   "clip (default: its transcript in the dataset, or a .txt file beside it)")
-    defaults = GenerationSettings()
-    for field in dataclasses.fields(GenerationSettings):
-        flag = "--" + field.name.replace("_", "-")
-        help_text = {"seed": "sampling seed (default 0)", "max_new_tokens": "XTTS v2: cap on generated audio codes "
-                     "(0: the model's limit)", "speed": "speaking rate (default 1.0)",
-                     "steps": f"F5-TTS: sampling steps (NFE, default {defaults.steps}); 16 is about twice as fast"
-                     }.get(field.name, f"XTTS v2: default the base model's config.json "
-                                       f"({getattr(defaults, field.name)})")
-        p.add_argument(flag, dest=field.name, type=type(getattr(defaults, field.name)), help=help_text)
+    p.add_argument("--reference-text", metavar="TEXT", help="for an engine that reads the reference clip's words: "
+                   "exactly what the (first) clip says (default: its transcript in the dataset, or a .txt file "
+                   "beside it); for one that speaks from a speaker name or a description of the voice: that name or "
+                   "description (default: the checkpoint's own)")
+    p.add_argument("--seed", type=int, help="sampling seed (default 0): the same seed gives the same take")
+    for option, engines in _generation_options().items():
+        flag = "--" + option.name.replace("_", "-")
+        p.add_argument(flag, dest=f"option_{option.name}", type=option.kind if option.kind is not bool else _yes_no,
+                       metavar=option.kind.__name__.upper(),
+                       help=_help(option, engines))
     p.set_defaults(func=cmd_preview)
 
     p = sub.add_parser("export", help="export the trained voice as an AllTalk, coqui-tts or F5-TTS model folder")
@@ -69,6 +69,39 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="include dvae.pth and mel_stats.pth to keep training elsewhere (always in alltalk format)")
     p.add_argument("--overwrite", action="store_true", help="replace FOLDER/NAME if it exists and is not empty")
     p.set_defaults(func=cmd_export)
+
+
+def _generation_options() -> dict:
+    """Every registered engine's generation options (its ``generation_options`` declaration), each once: the
+    first engine's declaration, and the titles of the engines that have it."""
+    from alltalk_gui.core.engine_api.engine import engine_names, get_engine
+    from alltalk_gui.core.engine_api.options import declared
+
+    found: dict[str, tuple] = {}
+    for name in engine_names():
+        engine = get_engine(name)
+        for option in declared(engine.generation_options):
+            found.setdefault(option.name, (option, []))[1].append(engine.title)
+    return {option: engines for option, engines in found.values() if option.name not in _RESERVED}
+
+
+_RESERVED = {"text", "out", "checkpoint", "run", "base_model", "reference", "language", "ab", "whisper_model",
+             "device", "reference_text", "seed"}  # the command's own flags: an option of that name is not offered
+
+
+def _help(option, engines: list[str]) -> str:
+    """"<engines>: <what it does> (default 0.75 unless the base model sets its own)", argparse's % escaped."""
+    return (f"{', '.join(engines)}: {option.setting.help} (default {option.default!r} unless the base model sets "
+            "its own)").replace("%", "%%")
+
+
+def _yes_no(value: str) -> bool:
+    from alltalk_gui.core.engine_api.options import OptionError, parse_value
+
+    try:
+        return parse_value("value", value, bool)
+    except OptionError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _checkpoint_args(p: argparse.ArgumentParser) -> None:
@@ -143,29 +176,28 @@ def cmd_preview(args: argparse.Namespace) -> int:
         if not args.text.strip():
             raise PreviewError("--text is empty: give the sentence to speak.")
         checkpoint = _checkpoint(args, project)
-        references = _references(args, project)
         language = args.language or checkpoint.language or project.language
-        settings = GenerationSettings.from_base_model(checkpoint.base_model_dir)
-        changes = {f.name: getattr(args, f.name) for f in dataclasses.fields(GenerationSettings)
-                   if getattr(args, f.name) is not None}
-        settings = dataclasses.replace(settings, **changes)
-        settings.validate()
+        engine = PreviewEngine(args.device, engine=checkpoint.engine)
+        kind = engine.engine.reference_kind
+        references = _references(args, project) if kind.uses_audio else []
+        settings = _settings(args, engine.engine, checkpoint)
         checker = None
         if args.whisper_model:
             checker = _checker(args.whisper_model, args.device)
         out = Path(args.out).expanduser().absolute()
         if out.suffix.lower() != ".wav":
             raise PreviewError(f"--out must name a .wav file (got {out.name}).")
-        engine = PreviewEngine(args.device, engine=checkpoint.engine)
         reference_text = args.reference_text or ""
-        if engine.engine.needs_reference_text:
-            references = references[:1]  # F5-TTS continues one clip
+        if kind is ReferenceKind.CLIP_WITH_WORDS:
+            references = references[:1]  # the engine continues one clip
             if not reference_text:
                 from alltalk_gui.core.voice.references import reference_text as transcript_of
 
                 reference_text = transcript_of(references[0])
+        elif not kind.uses_audio:
+            reference_text = reference_text or engine.engine.reference_suggestion(checkpoint)
         words = f' ("{reference_text}")' if reference_text else ""
-        print(f"Speaking with {checkpoint.label} ({language}), references: "
+        print(f"Speaking with {checkpoint.label} ({language}), {_reference_words(kind)}: "
               f"{', '.join(r.name for r in references)}{words}", flush=True)
         results = []
         if args.ab:
@@ -184,6 +216,30 @@ def cmd_preview(args: argparse.Namespace) -> int:
         wer = f", WER {r.wer:.2f} (heard: \"{r.transcript}\")" if r.wer is not None else ""
         print(f"  {r.label}: {r.wav} ({r.duration_s:.1f} s, made in {r.generation_s:.1f} s){wer}")
     return EXIT_OK
+
+
+def _settings(args: argparse.Namespace, engine, checkpoint: CheckpointInfo) -> GenerationSettings:
+    """The engine's defaults for the checkpoint's base model, with the options given on the command line.
+
+    Raises:
+        PreviewError: an option the engine does not have, or a value out of range.
+    """
+    settings = GenerationSettings.for_engine(engine, checkpoint.base_model_dir)
+    given = {key.removeprefix("option_"): value for key, value in vars(args).items()
+             if key.startswith("option_") and value is not None}
+    other = sorted(set(given) - set(engine.generation_options.names()))
+    if other:
+        raise PreviewError(f"--{other[0].replace('_', '-')} is not a setting of {engine.title}.")
+    if args.seed is not None:
+        given["seed"] = args.seed
+    settings = settings.with_values(given)
+    settings.validate(engine)
+    return settings
+
+
+def _reference_words(kind: ReferenceKind) -> str:
+    return {ReferenceKind.CLIPS: "references", ReferenceKind.CLIP_WITH_WORDS: "reference",
+            ReferenceKind.SPEAKER: "speaker", ReferenceKind.DESCRIPTION: "voice description"}[kind]
 
 
 def _checker(model: str, device: str):

@@ -104,7 +104,7 @@ def test_the_estimate_of_each_case_is_the_engines(f5mp):
     from alltalk_gui.core.training.config import TrainConfig
 
     config = dataclasses.replace(TrainConfig(engine="f5"), batch_size=1, max_audio_seconds=30.0,
-                                 mixed_precision="fp16", ema_decay=0.9999)
+                                 mixed_precision="fp16", options={"ema_decay": 0.9999})
     found = f5mp._estimate(config, V1_BASE_PARAMETERS)
     engine = get_engine("f5").estimate_memory(config)
     assert found["estimated_gib"] == round(engine.total_gib, 3)

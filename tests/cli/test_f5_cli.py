@@ -50,7 +50,7 @@ def test_train_uses_the_engines_profile_and_says_how_it_was_adapted(trained):
     assert config["engine"] == "f5" and config["profile"] == "low" and config["lora_rank"] == 16
     assert config["max_audio_seconds"] == 30.0 and config["mixed_precision"] == "no"  # bf16 -> fp32 on the CPU
     steps = [e for e in events if e["type"] == "step"]
-    assert steps and all(s["loss_text_ce"] is None for s in steps)
+    assert steps and all(s["parts"] == {} for s in steps)  # one loss, no parts
 
 
 def test_preview_ab_with_the_steps_and_the_clips_words(trained, tmp_path):
@@ -61,7 +61,7 @@ def test_preview_ab_with_the_steps_and_the_clips_words(trained, tmp_path):
     assert out.is_file() and (tmp_path / "hello_base.wav").is_file()
     assert '("' in result.stdout  # the reference clip's words, which F5 continues
     info = json.loads(out.with_suffix(".json").read_text())
-    assert info["settings"]["steps"] == 4 and info["reference_text"] and len(info["references"]) == 1
+    assert info["settings"]["options"]["steps"] == 4 and info["reference_text"] and len(info["references"]) == 1
 
 
 def test_preview_with_an_own_clip_needs_its_words(trained, tmp_path):

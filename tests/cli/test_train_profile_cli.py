@@ -42,7 +42,7 @@ def test_medium_on_the_cpu_swaps_the_8bit_optimizer_and_set_overrides_the_profil
     assert result.returncode == 0, result.stderr + result.stdout
     assert "8-bit optimizers need a CUDA GPU" in result.stdout
     saved = json.loads((project / "runs" / "medium" / "train_config.json").read_text())
-    assert (saved["profile"], saved["optimizer"], saved["freeze_conditioning"]) == ("medium", "adamw", True)
+    assert (saved["profile"], saved["optimizer"], saved["options"]["freeze_conditioning"]) == ("medium", "adamw", True)
     assert saved["grad_accum_steps"] == 1  # --set wins over the profile
 
 

@@ -126,7 +126,7 @@ def test_f5_preview_on_cuda_from_a_cuda_checkpoint_with_the_base_model(f5_cuda_c
     engine = PreviewEngine(device="cuda", engine="f5")
     base, tuned = generate_ab(engine, checkpoint=f5_cuda_checkpoint, text="Hello from the graphics card.",
                               references=[dataset / row.audio_file], reference_text=row.text, language="en",
-                              settings=GenerationSettings(steps=8), out_dir=tmp_path)
+                              settings=GenerationSettings(options={"steps": 8}), out_dir=tmp_path)
     import soundfile as sf
 
     for take in (base, tuned):

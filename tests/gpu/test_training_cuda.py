@@ -66,9 +66,7 @@ def _train_here(project, base, run: str, **settings) -> list:
                                        device="cuda", language="en"), "high", gpu)
     quick = dict(max_steps=2, memory_interval_s=0.0, min_conditioning_seconds=2.0, max_conditioning_seconds=3.0,
                  lr=1e-4, eval_each_epoch=False)
-    import dataclasses
-
-    return list(train(dataclasses.replace(config, **{**quick, **settings})))
+    return list(train(config.with_values({**quick, **settings})))
 
 
 def _peak_reserved_gib(events: list) -> float:

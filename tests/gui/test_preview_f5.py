@@ -68,15 +68,17 @@ def test_an_f5_checkpoint_shows_f5s_inputs_settings_and_formats(page, f5_voice):
     assert page.inputs.reference_text() == _dataset_text(f5_voice.project, page.references[0])
 
     page.generation.toggle.setChecked(True)
-    shown = [name for name, box in page.generation.boxes.items() if box.isVisibleTo(page.generation)]
-    assert shown == ["speed", "seed"]  # F5 reads steps, speed and seed only
-    nfe = page.generation.nfe
-    assert nfe.isVisibleTo(page) and [nfe.box.itemData(i) for i in range(nfe.box.count())] == [8, 16, 32, 64, 4]
-    assert page.generation.settings().steps == 4
+    shown = [name for name, box in page.generation.boxes.items() if box.isVisibleTo(page.generation.body)]
+    assert shown == ["speed", "seed"]  # F5 reads steps, speed and seed only; steps stay in view
+    steps = page.generation.boxes["steps"]
+    assert steps.isVisibleTo(page) and not steps.isVisibleTo(page.generation.body)
+    assert [steps.itemData(i) for i in range(steps.count())] == [8, 16, 32, 64, 4]
+    assert page.generation.settings().options["steps"] == 4
     page.text_box.setCurrentText("Good morning, how are you today?")
-    items = [nfe.box.itemText(i) for i in range(nfe.box.count())]
+    items = [steps.itemText(i) for i in range(steps.count())]
     assert all("(about " in item for item in items), items
-    assert "per take on the CPU" in nfe.note.text() and "estimated for 2 cores" in nfe.note.text()
+    note = page.generation.note.text()
+    assert "per take on the CPU" in note and "estimated for 2 cores" in note
 
     panel = page.export_panel
     assert [panel.format.itemData(i) for i in range(panel.format.count())] == ["alltalk", "f5"]
@@ -99,7 +101,7 @@ def test_an_ab_pair_at_four_steps_with_the_wer(page, qtbot, f5_voice):
     assert all(t.plot.listDataItems() and t.wer_label.text().startswith("WER ") for t in row.takes)
     for take in row.takes:
         saved = json.loads(take.result.info.read_text())
-        assert saved["settings"]["steps"] == 4 and saved["reference_text"] == words
+        assert saved["settings"]["options"]["steps"] == 4 and saved["reference_text"] == words
         assert saved["references"] == [str(page.references[0])] and saved["sample_rate"] == 24000
 
 
@@ -159,7 +161,7 @@ def test_a_project_with_runs_of_both_engines_follows_the_chosen_checkpoint(qtbot
     box.setCurrentIndex(next(i for i, label in enumerate(labels) if label.startswith("XTTS v2 · xttsrun")))
     assert page.inputs.engine.name == "xtts" and page.inputs.picker.label.isVisibleTo(page)
     assert not page.inputs.picker.words.isVisibleTo(page) and len(page.references) > 1
-    assert not page.generation.nfe.isVisibleTo(page)
+    assert "steps" not in page.generation.boxes and page.generation.note.text() == ""
     assert page.generation.boxes["temperature"].isVisibleTo(page.generation.body)
     assert page.export_panel.format.findData("coqui") >= 0 and page.export_panel.training_files.isVisibleTo(page)
 

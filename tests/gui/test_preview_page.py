@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import replace
 
 import pytest
 
@@ -29,7 +28,7 @@ def open_page(qtbot, project, **short_take):
     qtbot.addWidget(page)
     page.whisper_model = whisper_tiny_en()
     page.set_project(VoiceProject.open(project))
-    page.generation.set_defaults(replace(page.generation.defaults, **short_take))
+    page.generation.set_defaults(page.generation.defaults.with_values(short_take))
     yield page
     for worker in (page.worker, page.export_job):
         if worker is not None:
@@ -59,7 +58,7 @@ def test_checkpoints_references_and_sentences_are_filled_in(page):
     assert page.references and all(p.suffix == ".wav" for p in page.references)
     assert page.text_box.count() >= 3 and page.text_box.itemText(0).startswith("The quick brown fox")
     assert page.generate_button.isEnabled() and page.compare_button.isEnabled()
-    assert page.generation.settings().temperature == 0.85  # the tiny base model's config.json
+    assert page.generation.settings().options["temperature"] == 0.85  # the tiny base model's config.json
 
 
 def test_best_is_the_default_and_latest_one_click_away(qtbot, voice, tmp_path):
@@ -93,7 +92,7 @@ def test_generate_then_play(page, qtbot, voice):
     assert take.result.wav.parent == voice.project / "previews" and take.result.wav.is_file()
     assert take.result.label == "fine-tuned" and take.wer_label.text().startswith("WER ")
     saved = json.loads(take.result.info.read_text())["settings"]
-    assert (saved["temperature"], saved["seed"], saved["max_new_tokens"]) == (0.5, 7, 8)
+    assert (saved["options"]["temperature"], saved["seed"], saved["options"]["max_new_tokens"]) == (0.5, 7, 8)
     take.play_button.click()
     assert page.player.current == str(take.result.wav)
     take.play_button.click()

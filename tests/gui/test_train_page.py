@@ -71,7 +71,7 @@ def _fast(page, monkeypatch, **extra):
     """Keep everything the page builds and add the speed settings on top."""
     built = page.setup.build_config
 
-    monkeypatch.setattr(page.setup, "build_config", lambda: replace(built(), **{**FAST, **extra}))
+    monkeypatch.setattr(page.setup, "build_config", lambda: built().with_values({**FAST, **extra}))
 
 
 class LatencyProbe:
@@ -205,7 +205,7 @@ def test_one_click_low_vram_trains_lora_adapters(page, qtbot, monkeypatch):
     assert run.supervisor.returncode == 0 and run.done_event.reason == "max_steps", run.log.shown_text()[-2000:]
     started = next(e for e in seen if isinstance(e, Started))
     assert started.config["profile"] == "low" and started.config["lora_rank"] == 16
-    assert started.config["gradient_checkpointing"] and started.config["freeze_conditioning"]
+    assert started.config["gradient_checkpointing"] and started.config["options"]["freeze_conditioning"]
     assert 0 < started.trainable_parameters < 1_000_000  # the adapters only, not the whole (tiny) GPT
     assert _checkpoint_steps(page)[-1] == 2 and "Finished" in run.summary.text()
 
@@ -256,7 +256,7 @@ def test_twenty_thousand_steps_through_the_signal_path_keep_the_plots_fast(page,
                                                start_epoch=0, trainable_parameters=1000, config={"epochs": 200}))
         for i in range(1, total + 1):
             supervisor.event_received.emit(Step(step=i, epoch=i // 100, loss=3.0 / (1 + i / 1000) + (i % 7) * 0.01,
-                                                loss_text_ce=0.1, loss_mel_ce=2.0, lr=1e-5, grad_norm=1.0,
+                                                parts={"loss_text_ce": 0.1, "loss_mel_ce": 2.0}, lr=1e-5, grad_norm=1.0,
                                                 samples_per_s=4.0, step_time_s=0.01, total_steps=total,
                                                 time=t0 + i * 0.01))
             if i % 10 == 0:
@@ -275,7 +275,7 @@ def test_twenty_thousand_steps_through_the_signal_path_keep_the_plots_fast(page,
 
     run.refresh_plots()
     qtbot.wait(50)  # the view ranges itself to the data once; from then on only what is in view is drawn
-    run.on_event(Step(step=total + 1, epoch=200, loss=0.5, loss_text_ce=0.1, loss_mel_ce=0.4, lr=1e-5,
+    run.on_event(Step(step=total + 1, epoch=200, loss=0.5, parts={"loss_text_ce": 0.1, "loss_mel_ce": 0.4}, lr=1e-5,
                       grad_norm=1.0, samples_per_s=4.0, step_time_s=0.01, total_steps=total + 1))
     clock = time.perf_counter()
     run.refresh_plots()

@@ -11,7 +11,7 @@ from alltalk_gui.gui.train.train_run import RunPanel
 
 
 def _step(n: int) -> Step:
-    return Step(step=n, epoch=0, loss=2.0 / n, loss_text_ce=0.1, loss_mel_ce=1.0, lr=1e-5, grad_norm=1.0,
+    return Step(step=n, epoch=0, loss=2.0 / n, parts={"loss_text_ce": 0.1, "loss_mel_ce": 1.0}, lr=1e-5, grad_norm=1.0,
                 samples_per_s=2.0, step_time_s=0.5, total_steps=10)
 
 

@@ -22,7 +22,7 @@ def _started(start_step: int, total: int = 30, t: float = 0.0) -> Started:
 
 
 def _step(i: int, loss: float, total: int = 30, t: float = 0.0) -> Step:
-    return Step(step=i, epoch=i - 1, loss=loss, loss_text_ce=0.1, loss_mel_ce=loss, lr=1e-5, grad_norm=1.0,
+    return Step(step=i, epoch=i - 1, loss=loss, parts={"loss_text_ce": 0.1, "loss_mel_ce": loss}, lr=1e-5, grad_norm=1.0,
                 samples_per_s=1.0, step_time_s=0.1, total_steps=total, time=t)
 
 
@@ -68,13 +68,13 @@ def test_the_smoothed_loss_follows_the_whole_run(page, qtbot):
     run.on_event(_started(0))
     for i in range(1, 16):
         run.on_event(_step(i, 3.0 - i * 0.01))
-        run.on_event(Eval(step=i, epoch=i - 1, loss=3.0 - i * 0.01, loss_text_ce=0.1, loss_mel_ce=2.0, clips=1,
+        run.on_event(Eval(step=i, epoch=i - 1, loss=3.0 - i * 0.01, parts={"loss_text_ce": 0.1, "loss_mel_ce": 2.0}, clips=1,
                           best=True))
     run.on_event(_step(16, float("nan")))  # one bad step
     run.on_event(_started(15))  # stopped at 15, resumed: step 16 comes again
     for i in range(16, 31):
         run.on_event(_step(i, 2.8 - i * 0.01))
-        run.on_event(Eval(step=i, epoch=i - 1, loss=2.8 - i * 0.01, loss_text_ce=0.1, loss_mel_ce=2.0, clips=1,
+        run.on_event(Eval(step=i, epoch=i - 1, loss=2.8 - i * 0.01, parts={"loss_text_ce": 0.1, "loss_mel_ce": 2.0}, clips=1,
                           best=True))
     run.refresh_plots()
     smooth = run.history.loss_smooth

@@ -36,9 +36,12 @@ import importlib.metadata
 import logging
 import os
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Protocol, Sequence
+
+from alltalk_gui.core.engine_api.options import EngineOptions
 
 DEFAULT_ENGINE = "xtts"
 """The engine a new project starts with (the user may choose another on the Train page or with ``--engine``)."""
@@ -60,13 +63,48 @@ class BaseModelError(EngineError, ValueError):
     """The base-model folder cannot be used; the message names the file and what is wrong with it."""
 
 
+class ReferenceKind(str, Enum):
+    """What an engine conditions a voice on (:attr:`Engine.reference_kind`): what the Preview page asks for and
+    what :class:`Reference` carries."""
+
+    CLIPS = "clips"                      # a few clips of the voice, audio only (XTTS v2)
+    CLIP_WITH_WORDS = "clip_with_words"  # one clip and exactly what is said in it (F5-TTS continues the clip)
+    SPEAKER = "speaker"                  # the name of a speaker the fine-tune learned
+    DESCRIPTION = "description"          # a description of the voice in words
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def uses_audio(self) -> bool:
+        return self in (ReferenceKind.CLIPS, ReferenceKind.CLIP_WITH_WORDS)
+
+
 @dataclass(frozen=True)
 class Reference:
-    """A voice sample for synthesis: mono float32 samples at the engine's :attr:`Engine.sample_rate`, and what is
-    said in it. XTTS v2 reads only the audio; F5-TTS infills after the clip and needs its exact transcript."""
+    """What synthesis speaks from, of the engine's :class:`ReferenceKind`: clips (mono float32 samples at the
+    engine's :attr:`Engine.sample_rate`, several clips joined by short pauses), one clip and its words, a speaker
+    name, or a description. Build one with the class methods."""
 
-    samples: Any                     # numpy float32, 1-D
-    text: str = ""
+    kind: ReferenceKind
+    samples: Any = None              # numpy float32, 1-D: CLIPS and CLIP_WITH_WORDS
+    text: str = ""                   # the clip's words, the speaker's name or the description
+
+    @classmethod
+    def clips(cls, samples: Any) -> "Reference":
+        return cls(ReferenceKind.CLIPS, samples)
+
+    @classmethod
+    def clip_with_words(cls, samples: Any, words: str) -> "Reference":
+        return cls(ReferenceKind.CLIP_WITH_WORDS, samples, words)
+
+    @classmethod
+    def speaker(cls, name: str) -> "Reference":
+        return cls(ReferenceKind.SPEAKER, None, name)
+
+    @classmethod
+    def description(cls, text: str) -> "Reference":
+        return cls(ReferenceKind.DESCRIPTION, None, text)
 
 
 @dataclass(frozen=True)
@@ -142,7 +180,8 @@ class TrainingSetup:
     loss: Callable[..., dict[str, Any]]
     batch_size: Callable[[Any], int]
     split: Callable[[Any, int], list[Any]]
-    loss_parts: tuple[str, ...]      # names of the loss's parts (Step/Eval fields), in the order they are reported
+    loss_parts: tuple[str, ...]      # names of the loss's parts (keys of loss()'s dict; Step.parts and Eval.parts
+                                     # report them by these names, in this order); () for a loss of one part
     parameters: int                  # all parameters of the model (trainable or not)
     trainable: int                   # of which train (after the memory levers)
     longest_seconds: float           # the longest training clip, in seconds
@@ -185,14 +224,15 @@ class Engine(Protocol):
     base_model_setting: str          # the app-settings key remembering this engine's base-model folder
     download_size: str               # the base model's download, in words ("about 1.4 GB")
     licence: Licence
-    # The GenerationSettings fields synthesis reads (the preview's settings panel shows only these).
-    generation_settings: tuple[str, ...]
-    needs_reference_text: bool       # synthesis needs the reference clip's exact transcript (Reference.text)
+    # Its own training settings: an EngineOptions dataclass (alltalk_gui.core.engine_api.options), held by name in
+    # TrainConfig.options, validated by the class, shown by the Train page's Advanced panel.
+    train_options: type[EngineOptions]
+    # Its own generation settings beside GenerationSettings' common ones (held in GenerationSettings.options); the
+    # class's for_base_model(folder) gives a base model's defaults.
+    generation_options: type[EngineOptions]
+    reference_kind: ReferenceKind    # what synthesis speaks from: clips, a clip and its words, a speaker, a description
     languages_note: dict[str, str]   # language code -> a caveat shown when a project in it picks this engine;
                                      # "*" for every language not listed
-    # TrainConfig fields this engine does not read (the config check refuses a changed one; the Train page's
-    # Advanced settings do not show them).
-    ignored_settings: tuple[str, ...]
 
     def profiles_dir(self) -> Path:
         """The folder of its memory profiles (``low.toml``, ``medium.toml``, ``high.toml``: TrainConfig values,
@@ -272,7 +312,8 @@ class Engine(Protocol):
         ...
 
     def synthesize(self, voice: Any, text: str, reference: Reference, language: str, settings: Any) -> Any:
-        """Speak ``text`` in the reference's voice; mono float32 numpy at :attr:`output_sample_rate`.
+        """Speak ``text`` in the reference's voice; mono float32 numpy at :attr:`output_sample_rate`. ``settings``
+        is a ``GenerationSettings``: ``seed``, and the engine's own options (``settings.engine_options(self)``).
 
         Raises:
             EngineError: a language or characters the model does not know.
@@ -286,6 +327,20 @@ class Engine(Protocol):
         Raises:
             alltalk_gui.core.voice.export.ExportError: no usable name.
         """
+        ...
+
+    def reference_suggestion(self, checkpoint: Any) -> str:
+        """What a preview of ``checkpoint`` speaks from when the user has not said: the speaker name it was trained
+        with (SPEAKER) or a description of the voice (DESCRIPTION); "" for the clip kinds (the dataset's cleanest
+        clips are used)."""
+        ...
+
+    def generation_estimate(self, settings: Any, text: str, reference_seconds: float, reference_text: str
+                            ) -> float | None:
+        """About how many seconds one take of ``text`` needs on a small CPU (2 cores), before anything is loaded,
+        so the Preview page can say what a setting costs (``reference_seconds``: the reference clips' length, 0 for
+        the kinds without audio; ``reference_text``: as in :class:`Reference`); None when the engine has no
+        measurement."""
         ...
 
     def export(self, checkpoint: Any, out_dir: str | os.PathLike[str], options: Any, *, project_name: str = "",

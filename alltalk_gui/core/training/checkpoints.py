@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from alltalk_gui.core import safe_paths
-from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, get_engine
+from alltalk_gui.core.training.saved_config import upgraded
 
 # The run-folder layout that alltalk_gui.core.training.loop writes (it imports these names from here: this module needs
 # no torch, so the GUI can list checkpoints without loading it).
@@ -51,7 +52,7 @@ class CheckpointInfo:
     eval_loss: float | None  # the eval loss measured at this step, if there was an eval
     base_model_dir: Path
     language: str
-    config: dict[str, Any]  # the run's TrainConfig as saved in the checkpoint
+    config: dict[str, Any]  # the run's TrainConfig as saved in the checkpoint (in today's shape: config.upgraded)
 
     @property
     def weights(self) -> Path:
@@ -61,6 +62,15 @@ class CheckpointInfo:
     def engine(self) -> str:
         """The engine that trained it (runs from before engines were named are XTTS v2's)."""
         return str(self.config.get("engine") or DEFAULT_ENGINE)
+
+    def engine_options(self) -> Any:
+        """The engine's own training settings the run used (its ``Engine.train_options``, defaults filled in).
+
+        Raises:
+            alltalk_gui.core.engine_api.engine.EngineError: the engine is not installed.
+            alltalk_gui.core.engine_api.options.OptionError: the saved options do not fit the engine's.
+        """
+        return get_engine(self.engine).train_options.from_dict(self.config.get("options") or {})
 
     @property
     def label(self) -> str:
@@ -92,6 +102,7 @@ def read_checkpoint(folder: str | os.PathLike[str]) -> CheckpointInfo:
             config.get("language") or "", str):
         raise CheckpointError(f"{folder / CONFIG_FILE} must hold an object with text values for base_model_dir "
                               "and language. It was left as it is.")
+    config = upgraded(config)
     step = int(state.get("global_step", 0))
     eval_loss = next((float(h["loss"]) for h in state.get("history", []) if h.get("step") == step), None)
     run = folder.parent.parent.name if folder.parent.name == CHECKPOINTS else folder.parent.name

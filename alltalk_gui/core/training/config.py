@@ -1,9 +1,15 @@
 """TrainConfig: the one description of a training run that the GUI and the CLI both build.
 
-Every field says what it changes and what it costs in memory. The resolved config is written into every
-checkpoint (``train_config.json``), so a run can be resumed or audited later. ``from_dict`` rejects unknown
-keys, and :meth:`TrainConfig.validate` rejects impossible combinations up front with a message that names the
-field to change.
+Every field says what it changes and what it costs in memory. The fields are those every engine reads; an
+engine's own settings (XTTS v2's loss weights, F5-TTS's EMA, ...) are held by name in :attr:`TrainConfig.options`
+and declared, typed and validated by the engine (``Engine.train_options``, see
+:mod:`alltalk_gui.core.engine_api.options`). Anything that sets a value by name (a profile, the CLI's ``--set``,
+the Train page's Advanced panel) goes through :meth:`TrainConfig.with_values`, which finds the name in either.
+
+The resolved config is written into every checkpoint (``train_config.json``), so a run can be resumed or audited
+later. ``from_dict`` rejects unknown keys (a run saved before engines owned their settings, with every engine's
+fields side by side, is read as its engine's options), and :meth:`TrainConfig.validate` rejects impossible
+combinations up front with a message that names the field to change.
 """
 
 from __future__ import annotations
@@ -11,12 +17,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, get_type_hints
 
 from alltalk_gui.core.dataclass_keys import unknown_keys, wrong_types
-from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, engine_names, get_engine
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, EngineError, engine_names, get_engine
+from alltalk_gui.core.engine_api.options import EngineOptions, OptionError, declared_kind, parse_value
+from alltalk_gui.core.training.saved_config import upgraded
 from alltalk_gui.core.training.run_folders import RunNameError, check_run_name
 
 OPTIMIZERS = ("adamw", "adamw8bit", "paged_adamw8bit")
@@ -93,21 +101,19 @@ class TrainConfig:
     # "no" (fp32), "bf16" (Ampere+ GPUs, modern CPUs) or "fp16" (older GPUs, with loss scaling; CUDA only).
     # Mixed precision roughly halves activation memory and speeds up GPUs; master weights stay fp32.
     mixed_precision: str = "no"
-    # Recompute GPT-2 block activations in the backward pass: saves most activation memory for ~30 % more time.
+    # Recompute the model's block activations in the backward pass: saves most activation memory for ~30 % more
+    # time.
     gradient_checkpointing: bool = False
-    # LoRA adapters (peft) of this rank on every GPT-2 block's attention and MLP layers; 0 = full fine-tune.
-    # Only the adapters train: gradients and optimizer state shrink from 441 M parameters to ~0.5 M x rank,
-    # which is what lets the "low" profile fit a 4 GB card. Quality is a little below a full fine-tune.
+    # LoRA adapters (peft) of this rank on the attention and MLP layers of every block the engine names; 0 = full
+    # fine-tune. Only the adapters train: gradients and optimizer state shrink from hundreds of millions of
+    # parameters to ~0.5 M x rank, which is what lets the "low" profile fit a 4 GB card. Quality is a little below
+    # a full fine-tune.
     lora_rank: int = 0
     # LoRA scaling numerator (the adapters' output is scaled by lora_alpha / lora_rank).
     lora_alpha: float = 32.0
     # Dropout on the LoRA adapters' input: a little regularisation for datasets of a few dozen clips (the usual
     # 0.05 of LoRA fine-tunes). No memory cost worth counting.
     lora_dropout: float = 0.05
-    # Keep the conditioning encoder and perceiver resampler (46 M parameters) frozen and run them without
-    # autograd: saves their gradients, optimizer state and activations (~1 GiB with AdamW); the voice prompt
-    # path then stays as the base model learned it.
-    freeze_conditioning: bool = False
     # Auto sizing (the "auto" profile on a GPU): cap this process at 90 % of the GPU memory free at the start, then
     # find the largest micro-batch (at most batch_size x grad_accum_steps) whose forward and backward pass on the
     # longest clips fits, and accumulate enough micro-batches to keep the effective batch. Costs a few seconds.
@@ -123,25 +129,12 @@ class TrainConfig:
     max_audio_seconds: float = 11.6
     # Shortest clip accepted, in seconds (coqui: 0.5 s).
     min_audio_seconds: float = 0.5
-    # Longest transcript accepted, in tokens (coqui: 200).
-    max_text_tokens: int = 200
-    # The conditioning (voice prompt) is a random 3 .. 6 s slice of the same clip, as coqui draws it.
-    min_conditioning_seconds: float = 3.0
-    max_conditioning_seconds: float = 6.0
-    # Loss weights (coqui: the text loss only regularises, the mel loss is what fits the voice).
-    text_ce_weight: float = 0.01
-    mel_ce_weight: float = 1.0
 
-    # -- F5-TTS ------------------------------------------------------------------------------------------------------
-    # Keep an exponential moving average of the weights with this decay and export it instead of the trained
-    # weights; 0 = no EMA (the default: F5's 0.9999 barely moves in a fine-tune of a few hundred steps, and F5's
-    # own notes say EMA can hurt early fine-tunes). 0.999 averages over about the last 1,000 steps. Costs one more
-    # fp32 copy of the model (1.3 GB for F5 v1 Base) in GPU memory and in every checkpoint.
-    ema_decay: float = 0.0
-    # Characters of the transcripts that the base model's vocabulary lacks (F5-TTS reads them as spaces) are added
-    # to it, each with a new row of the text embedding that learns from your clips alone (F5's own fine-tuning
-    # does the same). Off: such characters stop the run before it starts, with the list, so you can decide.
-    add_missing_characters: bool = False
+    # -- the engine's own ------------------------------------------------------------------------------------------
+    # The engine's own settings by name (its Engine.train_options dataclass declares, documents and validates
+    # them; engine_options() reads them typed). Missing ones take the engine's defaults; a run's saved config
+    # holds them all.
+    options: dict[str, Any] = field(default_factory=dict)
 
     # -- checkpoints -------------------------------------------------------------------------------------------------
     # Save full training state every N optimizer steps (0: only at epoch ends). Each save writes the GPT
@@ -173,12 +166,67 @@ class TrainConfig:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def engine_options(self) -> Any:
+        """:attr:`options` as the engine's own dataclass (its defaults where a value is missing).
+
+        Raises:
+            ConfigError: an option the engine does not have, or a value of the wrong type.
+        """
+        try:
+            return _options_class(self.engine).from_dict(self.options)
+        except OptionError as exc:
+            raise ConfigError(_engine_title(self.engine) + f": {exc}") from None
+
+    def with_values(self, values: dict[str, Any]) -> "TrainConfig":
+        """A copy with ``values`` set by name, each a TrainConfig field or one of the engine's options.
+
+        Raises:
+            ConfigError: a name that is neither (one of another engine's options says so).
+        """
+        common = _common_fields()
+        engine = values.get("engine", self.engine)
+        options = _options_class(engine).names()
+        unknown = [name for name in values if name not in common and name not in options]
+        if unknown:
+            raise ConfigError(_not_a_setting(unknown[0], engine, common | set(options)))
+        return dataclasses.replace(
+            self, **{k: v for k, v in values.items() if k in common},
+            options={**self.options, **{k: v for k, v in values.items() if k not in common}})
+
+    def value(self, name: str) -> Any:
+        """The value of ``name``: a TrainConfig field or one of the engine's options."""
+        if name in _common_fields():
+            return getattr(self, name)
+        return getattr(self.engine_options(), name)
+
+    def kind(self, name: str) -> type:
+        """The plain type (bool, int, float, str) of ``name``: a TrainConfig field or one of the engine's options.
+
+        Raises:
+            ConfigError: neither has it.
+        """
+        if name in _common_fields():
+            return get_type_hints(type(self))[name]
+        cls = _options_class(self.engine)
+        if name not in cls.names():
+            raise ConfigError(_not_a_setting(name, self.engine, _common_fields() | set(cls.names())))
+        return declared_kind(cls, name)
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TrainConfig":
-        """Build from a dict (a saved ``train_config.json``); unknown keys are an error, missing ones default."""
+        """Build from a dict (a saved ``train_config.json``); unknown keys are an error, missing ones default.
+
+        A config saved before engines owned their settings (no ``options``: every engine's fields side by side)
+        is read as it would have run: its engine's fields become its options, and another engine's fields are
+        dropped, which that version only allowed at their defaults."""
         if not isinstance(data, dict):
             raise ConfigError(f"Training settings must be a JSON object, found {type(data).__name__}.")
+        data = upgraded(data)
+        if not isinstance(data["options"], dict):
+            raise ConfigError(f"options must be a JSON object, found {type(data['options']).__name__}.")
         unknown = unknown_keys(cls, data)
+        if len(unknown) == 1:
+            raise ConfigError(_not_a_setting(unknown[0], data.get("engine", DEFAULT_ENGINE), set()))
         if unknown:
             raise ConfigError(f"Unknown training setting(s): {', '.join(unknown)}.")
         wrong = wrong_types(cls, data)
@@ -191,22 +239,23 @@ class TrainConfig:
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
 
     def with_overrides(self, pairs: list[str]) -> "TrainConfig":
-        """Apply ``key=value`` strings (the CLI's ``--set``), converting each value to the field's type.
+        """Apply ``key=value`` strings (the CLI's ``--set``): a TrainConfig field or one of the engine's options,
+        converting each value to its type.
 
         Raises:
             ConfigError: unknown key, missing ``=``, or a value of the wrong type.
         """
-        hints = get_type_hints(type(self))
         changes: dict[str, Any] = {}
         for pair in pairs:
             key, sep, raw = pair.partition("=")
             key = key.strip()
             if not sep:
                 raise ConfigError(f"'{pair}' is not key=value.")
-            if key not in hints:
-                raise ConfigError(f"Unknown training setting '{key}'. Known: {', '.join(sorted(hints))}.")
-            changes[key] = _convert(key, raw.strip(), hints[key])
-        return dataclasses.replace(self, **changes)
+            try:
+                changes[key] = parse_value(key, raw.strip(), self.kind(key))
+            except OptionError as exc:
+                raise ConfigError(str(exc)) from None
+        return self.with_values(changes)
 
     def validate(self, cuda_available: bool | None = None) -> None:
         """Reject impossible values and combinations, naming the field to change.
@@ -218,13 +267,13 @@ class TrainConfig:
             import torch
 
             cuda_available = torch.cuda.is_available()
-        positive = ("epochs", "batch_size", "grad_accum_steps", "bucket_batches", "keep_last", "max_text_tokens",
+        positive = ("epochs", "batch_size", "grad_accum_steps", "bucket_batches", "keep_last",
                     "checkpoint_every_epochs")
         for name in positive:
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1 (it is {getattr(self, name)}).")
         for name in ("max_steps", "num_workers", "warmup_steps", "save_every_steps", "max_grad_norm",
-                     "weight_decay", "text_ce_weight", "mel_ce_weight"):
+                     "weight_decay"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} cannot be negative (it is {getattr(self, name)}).")
         if not 0 < self.lr < 1:
@@ -259,17 +308,15 @@ class TrainConfig:
             raise ConfigError(f"lora_alpha must be above 0 with LoRA (it is {self.lora_alpha}).")
         if not 0 < self.min_audio_seconds < self.max_audio_seconds:
             raise ConfigError("min_audio_seconds must be above 0 and below max_audio_seconds.")
-        if not 0 < self.min_conditioning_seconds <= self.max_conditioning_seconds:
-            raise ConfigError("min_conditioning_seconds must be above 0 and at most max_conditioning_seconds.")
         if self.engine not in engine_names():
             raise ConfigError(f"engine must be one of {', '.join(engine_names())} (it is '{self.engine}').")
-        if not 0 <= self.ema_decay < 1:
-            raise ConfigError(f"ema_decay must be in [0, 1) (it is {self.ema_decay}); 0 keeps no EMA.")
-        engine = get_engine(self.engine)
-        unused = [name for name in engine.ignored_settings if getattr(self, name) != _DEFAULTS[name]]
-        if unused:
-            raise ConfigError(f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} nothing for "
-                              f"{engine.title}; leave {'it' if len(unused) == 1 else 'them'} at the default.")
+        not_options = [name for name in self.options if name not in _options_class(self.engine).names()]
+        if not_options:
+            raise ConfigError(_not_a_setting(not_options[0], self.engine, set()))
+        try:
+            self.engine_options().validate()
+        except OptionError as exc:
+            raise ConfigError(str(exc)) from None
         if not self.base_model_dir:
             raise ConfigError("base_model_dir is not set: point it to the engine's base-model folder.")
         if not self.project_dir and not self.dataset_dir:
@@ -291,25 +338,34 @@ class TrainConfig:
         return root / "runs" / self.run_name
 
 
-_DEFAULTS = {f.name: f.default for f in fields(TrainConfig)}
+def _common_fields() -> set[str]:
+    """The TrainConfig fields every engine reads (all but ``options``)."""
+    return {f.name for f in fields(TrainConfig)} - {"options"}
 
 
-def _convert(key: str, raw: str, kind: Any) -> Any:
+def _options_class(engine: str) -> type[EngineOptions]:
+    """The engine's options dataclass; an engine this installation lacks has none (``validate`` names it)."""
     try:
-        if kind is bool:
-            lowered = raw.lower()
-            if lowered in ("1", "true", "yes", "on"):
-                return True
-            if lowered in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(raw)
-        if kind is int:
-            return int(raw)
-        if kind is float:
-            return float(raw)
-        return raw
-    except ValueError:
-        raise ConfigError(f"{key} expects a {getattr(kind, '__name__', kind)}, got '{raw}'.") from None
+        return get_engine(engine).train_options
+    except EngineError:
+        return EngineOptions
+
+
+def _engine_title(engine: str) -> str:
+    try:
+        return get_engine(engine).title
+    except EngineError:
+        return f"the engine '{engine}'"
+
+
+def _not_a_setting(name: str, engine: str, known: set[str]) -> str:
+    """Why ``name`` cannot be set for ``engine``: another engine's option, or no setting at all."""
+    owners = [get_engine(other).title for other in engine_names()
+              if other != engine and name in get_engine(other).train_options.names()]
+    if owners:
+        return f"{name} is a setting of {' and '.join(owners)}; it does nothing for {_engine_title(engine)}."
+    listed = f" Known: {', '.join(sorted(known))}." if known else ""
+    return f"Unknown training setting '{name}' for {_engine_title(engine)}.{listed}"
 
 
 # Fields that may differ between the original run and a resume without breaking exact continuation.
@@ -319,13 +375,18 @@ RESUMABLE_CHANGES = frozenset({"epochs", "max_steps", "save_every_steps", "keep_
 
 
 def incompatible_for_resume(saved: TrainConfig, new: TrainConfig) -> list[str]:
-    """Fields whose change would make a resumed run differ from the original (data order, model, optimiser)."""
+    """Fields and engine options whose change would make a resumed run differ from the original (data order,
+    model, optimiser)."""
     out = []
     for f in fields(TrainConfig):
-        if f.name in RESUMABLE_CHANGES or f.name in ("project_dir", "base_model_dir", "dataset_dir", "run_name"):
+        if f.name in RESUMABLE_CHANGES or f.name in ("project_dir", "base_model_dir", "dataset_dir", "run_name",
+                                                     "options"):
             continue
         if getattr(saved, f.name) != getattr(new, f.name):
             out.append(f.name)
+    if saved.engine == new.engine:
+        old, now = saved.engine_options(), new.engine_options()
+        out += [name for name in old.names() if getattr(old, name) != getattr(now, name)]
     return out
 
 

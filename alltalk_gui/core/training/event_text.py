@@ -38,6 +38,13 @@ def _loss(value: float | None) -> str:
     return f"{value:.4f}" if value is not None else "-"
 
 
+def parts_text(parts: dict[str, float]) -> str:
+    """The engine's loss parts as `` (text_ce 0.0123, mel_ce 2.3456)``; "" for a loss of one part."""
+    if not parts:
+        return ""
+    return " (" + ", ".join(f"{name.removeprefix('loss_')} {value:.4f}" for name, value in parts.items()) + ")"
+
+
 @singledispatch
 def event_text(event: Event) -> str | None:
     """The event as one line (a Done event: a few lines), or None for events that are not told (memory
@@ -59,9 +66,10 @@ def parameter_count(count: int) -> str:
 
 @event_text.register
 def _(event: Eval) -> str:
+    parts = parts_text(event.parts)
     if event.step == 0:  # before any update: the base model's loss, the baseline the run is measured against
-        return f"Eval of the base model (step 0): loss {event.loss:.4f}"
-    return f"Eval after epoch {event.epoch + 1}: loss {event.loss:.4f}{'  (best so far)' if event.best else ''}"
+        return f"Eval of the base model (step 0): loss {event.loss:.4f}{parts}"
+    return f"Eval after epoch {event.epoch + 1}: loss {event.loss:.4f}{parts}{'  (best so far)' if event.best else ''}"
 
 
 @event_text.register
@@ -126,10 +134,11 @@ def _(event: Done) -> str:
 
 
 def step_text(event: Step, *, epochs: int = 0, eta_s: float | None = None) -> str:
-    """A progress line for a step: step, epoch (of ``epochs`` when known), loss, speed and the time left."""
+    """A progress line for a step: step, epoch (of ``epochs`` when known), loss and its parts, speed and the time
+    left."""
     epoch = f"epoch {event.epoch + 1}/{epochs}" if epochs else f"epoch {event.epoch + 1}"
     eta = f"  ETA {hms(eta_s)}" if eta_s is not None else ""
-    return (f"step {event.step}/{event.total_steps}  {epoch}  loss {event.loss:.4f}  "
+    return (f"step {event.step}/{event.total_steps}  {epoch}  loss {event.loss:.4f}{parts_text(event.parts)}  "
             f"{event.samples_per_s:.2f} samples/s{eta}")
 
 

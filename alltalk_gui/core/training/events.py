@@ -126,9 +126,9 @@ class Step(Event):
     samples_per_s: float
     step_time_s: float
     total_steps: int
-    # XTTS v2's two parts of the loss (its TrainingSetup.loss_parts); None for an engine with one loss (F5-TTS).
-    loss_text_ce: float | None = None
-    loss_mel_ce: float | None = None
+    # The engine's parts of the loss by name (its TrainingSetup.loss_parts), each a mean over the step's clips;
+    # empty for an engine whose loss has one part.
+    parts: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -165,8 +165,7 @@ class Eval(Event):
     loss: float
     clips: int
     best: bool
-    loss_text_ce: float | None = None  # as in Step
-    loss_mel_ce: float | None = None
+    parts: dict[str, float] = field(default_factory=dict)  # as in Step
 
 
 @dataclass
@@ -249,12 +248,20 @@ _ENUM_FIELDS: dict[tuple[type[Event], str], type[Enum]] = {
 }
 
 
+LEGACY_PART_PREFIX = "loss_"
+"""Events written before loss parts were a mapping held each part as a field of its own, ``loss_<part>`` (None
+when the engine had no such part); :func:`event_from_dict` reads them into ``parts``."""
+
+
 def event_from_dict(data: dict[str, Any]) -> Event:
     """Rebuild an event from its JSON form (unknown extra keys are ignored, for forward compatibility; a word
     this version does not know stays a plain string)."""
     cls = EVENT_TYPES[data["type"]]
     names = {f.name for f in fields(cls)}
     values = {k: v for k, v in data.items() if k in names}
+    if "parts" in names and "parts" not in data:
+        values["parts"] = {k: float(v) for k, v in data.items() if k.startswith(LEGACY_PART_PREFIX)
+                           and k not in names and isinstance(v, (int, float)) and not isinstance(v, bool)}
     for (owner, name), vocabulary in _ENUM_FIELDS.items():
         if owner is cls and name in values:
             try:

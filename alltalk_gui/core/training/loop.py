@@ -559,9 +559,9 @@ class TrainingRun:
         st = self.state
         clips = totals[-1]
         st.last_loss = float(totals[0] / clips)
-        parts = {name: float(totals[1 + i] / clips) for i, name in enumerate(p.engine.loss_parts)}
-        return Step(step=st.global_step, epoch=st.epoch, loss=st.last_loss, **parts,
-                    lr=float(p.scheduler.get_last_lr()[0]), grad_norm=float(grad_norm),
+        return Step(step=st.global_step, epoch=st.epoch, loss=st.last_loss,
+                    parts=_part_means(totals, p.engine.loss_parts), lr=float(p.scheduler.get_last_lr()[0]),
+                    grad_norm=float(grad_norm),
                     samples_per_s=float(clips) / max(elapsed, 1e-9), step_time_s=elapsed,
                     total_steps=p.total_steps)
 
@@ -600,9 +600,8 @@ class TrainingRun:
         # The step-0 eval measures the base model: no checkpoint to be "best" yet.
         best = st.global_step > 0 and (st.best_eval_loss is None or loss < st.best_eval_loss)
         st.history.append({"epoch": st.epoch, "step": st.global_step, "loss": loss})
-        parts = {name: float(totals[1 + i] / clips) for i, name in enumerate(p.engine.loss_parts)}
-        yield Eval(step=st.global_step, epoch=st.epoch, loss=loss, **parts, clips=len(p.engine.eval_lengths),
-                   best=best)
+        yield Eval(step=st.global_step, epoch=st.epoch, loss=loss, parts=_part_means(totals, p.engine.loss_parts),
+                   clips=len(p.engine.eval_lengths), best=best)
 
     # ------------------------------------------------------------------------------------------------ checkpoints
     def _save(self, reason: CheckpointReason, eval_loss: float | None = None) -> Checkpoint:
@@ -739,6 +738,11 @@ class TrainingRun:
             except OSError as exc:  # a full disk must not turn a clean end into a crash; the record is optional
                 self.warnings.append(f"The memory record {path} could not be written: {disk.reason(exc)}.")
         return (round(peak, 3) if peak is not None else None), predicted
+
+
+def _part_means(totals, parts: tuple[str, ...]) -> dict[str, float]:
+    """The engine's loss parts by name, each a mean per clip, from :func:`_loss_sums`' totals."""
+    return {name: float(totals[1 + i] / totals[-1]) for i, name in enumerate(parts)}
 
 
 def _loss_sums(losses: dict[str, Any], clips: int, parts: tuple[str, ...]):

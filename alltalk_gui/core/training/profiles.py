@@ -11,9 +11,8 @@ applying a profile are never adapted: an impossible one is refused by ``TrainCon
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints
+from typing import Any
 
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.training.cpu_estimate import estimate_for_config
@@ -106,7 +105,7 @@ def apply_profile(config: TrainConfig, name: str, device: DeviceInfo | None = No
     """
     settings, _ = profile_settings(name, device, config.engine)
     sized = auto and device is not None and device.kind == "cuda"
-    return dataclasses.replace(config, **settings, profile=name, auto_micro_batch=sized)
+    return config.with_values({**settings, "profile": name, "auto_micro_batch": sized})
 
 
 def choose_auto(devices: list[DeviceInfo], config: TrainConfig | None = None) -> AutoChoice:
@@ -139,18 +138,20 @@ def choose_auto(devices: list[DeviceInfo], config: TrainConfig | None = None) ->
 def _check_settings(file: str, settings: Any, engine: str) -> None:
     if not isinstance(settings, dict):
         raise ProfileError(f"{file}: [settings] must be a table.")
-    hints = get_type_hints(TrainConfig)
+    config = TrainConfig(engine=engine, project_dir="-", base_model_dir="-")
     for key, value in settings.items():
-        if key not in hints or key in ("profile", "engine"):
+        try:
+            kind = config.kind(key)
+        except ConfigError:
+            kind = None
+        if kind is None or key in ("profile", "engine", "options"):
             raise ProfileError(f"{file}: '{key}' is not a training setting.")
-        kind = hints[key]
         ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             ok = True
         if not ok:
             raise ProfileError(f"{file}: '{key}' must be a {kind.__name__}, found {value!r}.")
     try:
-        dataclasses.replace(TrainConfig(engine=engine, project_dir="-", base_model_dir="-"),
-                            **settings).validate(cuda_available=True)
+        config.with_values(settings).validate(cuda_available=True)
     except ConfigError as exc:
         raise ProfileError(f"{file}: {exc}") from exc

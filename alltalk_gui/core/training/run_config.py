@@ -9,7 +9,6 @@ either gets the same config for the same choices.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -56,7 +55,8 @@ def build_train_config(project: Any, base_model_dir: str | os.PathLike[str] | No
         profile: ``low`` / ``medium`` / ``high`` / ``auto``, or None for the TrainConfig defaults.
         devices: the machine's devices (:func:`alltalk_gui.core.machine.gpu.list_devices`); the profile is
             adapted to :func:`training_device` of them, and auto chooses for them.
-        overrides: field values the user set (they win over the profile).
+        overrides: values the user set by name, TrainConfig fields or the engine's options (they win over the
+            profile).
         pairs: ``key=value`` strings (the CLI's ``--set``), applied after ``overrides``.
         auto: ``profile`` is what auto already picked (the Train page shows its pick before Start), so the run
             sizes its micro-batch as an auto run does.
@@ -102,5 +102,5 @@ def profile_names() -> tuple[str, ...]:
 
 def _with_user_values(config: TrainConfig, overrides: dict[str, Any] | None, pairs: Sequence[str]) -> TrainConfig:
     if overrides:
-        config = dataclasses.replace(config, **overrides)
+        config = config.with_values(overrides)
     return config.with_overrides(list(pairs)) if pairs else config

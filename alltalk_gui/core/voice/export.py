@@ -39,8 +39,10 @@ class ExportOptions:
     training_files: bool = False        # include dvae.pth + mel_stats.pth (always included for AllTalk)
     references: list[Path] = field(default_factory=list)  # voice samples copied into wavs/
     # Each reference's words where the user gave them (str(path) -> text), for an engine that exports them
-    # (F5-TTS); the others' are looked up (voice.references.reference_text).
+    # (one whose reference is a clip with its words); the others' are looked up (voice.references.reference_text).
     reference_texts: dict[str, str] = field(default_factory=dict)
+    # The speaker's name or the voice's description, for an engine whose reference is one of those.
+    voice_prompt: str = ""
     overwrite: bool = False             # replace a non-empty target folder
 
 

@@ -8,9 +8,10 @@ word error rate of what Whisper heard (:mod:`alltalk_gui.core.transcription.wer`
 the same seed, so the difference you hear is the fine-tuning, not the dice. :func:`checkpoint_preview` is the
 hook for "a preview sentence at each checkpoint" during training.
 
-Generation settings default to the base model's own (``config.json``: temperature, length and repetition
-penalty, top-k, top-p), which is what coqui's ``Xtts.synthesize`` and AllTalk use; speed defaults to 1.
-Reading them needs no torch, so the GUI can fill its advanced panel before any model is loaded.
+Generation settings are the seed every engine reads and the engine's own options by name
+(:class:`GenerationSettings`): the engine declares them (``Engine.generation_options``) and gives a base model's
+defaults (``for_base_model``, e.g. a sampling temperature from the model's own config), which is plain JSON: no
+torch, so the GUI can fill its panel before any model is loaded.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import json
 import os
 import re
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -28,7 +29,10 @@ import numpy as np
 from alltalk_gui.core import atomic, safe_paths
 from alltalk_gui.core.training.checkpoints import CheckpointInfo, read_checkpoint
 from alltalk_gui.core.dataclass_keys import unknown_keys
-from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, BaseModelError, EngineError, Reference, get_engine
+from alltalk_gui.core.engine_api.engine import (
+    BaseModelError, EngineError, Reference, ReferenceKind, get_engine,
+)
+from alltalk_gui.core.engine_api.options import OptionError
 from alltalk_gui.core.resources import resource_path
 
 CHECKPOINT_PREVIEW_MIN_GPU_GIB = 16.0  # below this, previews during training start switched off
@@ -44,65 +48,62 @@ class PreviewError(Exception):
 
 @dataclass(frozen=True)
 class GenerationSettings:
-    """What synthesis samples with. Each engine reads some of the fields (``Engine.generation_settings``): XTTS v2
-    all but ``steps``, with the defaults of its released config.json; F5-TTS ``steps``, ``speed`` and ``seed``."""
+    """What synthesis samples with: the seed, which every engine reads, and the engine's own options by name
+    (``options``: declared, typed and validated by its ``Engine.generation_options``; missing ones default)."""
 
-    temperature: float = 0.75          # randomness of the GPT's sampling; lower is flatter and steadier
-    length_penalty: float = 1.0        # only matters with beam search; kept for completeness
-    repetition_penalty: float = 5.0    # discourages repeated audio codes (stutters, long "uhhh"s)
-    top_k: int = 50                    # sample among the k most likely codes
-    top_p: float = 0.85                # ... and among those, the smallest set holding this probability
-    speed: float = 1.0                 # stretches the GPT latents before the vocoder: 1.2 is 20 % faster
     seed: int = 0                      # the same seed gives the same sampling: A/B compares like with like
-    max_new_tokens: int = 0            # cap on audio codes (about 1/21 s each); 0 = the model's own limit
-    steps: int = 32                    # F5-TTS: ODE steps (NFE), each two passes of the model; 16 is twice as fast
+    options: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_base_model(cls, base_model_dir: str | os.PathLike[str] | None) -> "GenerationSettings":
-        """The base model's sampling defaults from its config.json (plain JSON: no torch, no coqui)."""
-        defaults = cls()
-        try:
-            config = json.loads((Path(base_model_dir or "") / "config.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return defaults
-        changes = {}
-        for name in ("temperature", "length_penalty", "repetition_penalty", "top_p"):
-            if isinstance(config.get(name), (int, float)):
-                changes[name] = float(config[name])
-        if isinstance(config.get("top_k"), int):
-            changes["top_k"] = int(config["top_k"])
-        return replace(defaults, **changes)
+    def for_engine(cls, engine: Any, base_model_dir: str | os.PathLike[str] | None = None) -> "GenerationSettings":
+        """``engine``'s defaults for the base model in ``base_model_dir`` (its own sampling defaults, when the
+        engine reads them from the model)."""
+        return cls(options=engine.generation_options.for_base_model(base_model_dir).to_dict())
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "GenerationSettings":
+        """Settings as a preview's JSON holds them; one saved before engines owned their settings (every field
+        side by side) keeps its other fields as options.
+
+        Raises:
+            PreviewError: not an object, or unknown keys.
+        """
+        if not isinstance(data, dict):
+            raise PreviewError("Generation settings must be a JSON object.")
+        if "options" not in data:
+            data = {"seed": data.get("seed", 0), "options": {k: v for k, v in data.items() if k != "seed"}}
         unknown = unknown_keys(cls, data)
         if unknown:
             raise PreviewError(f"Unknown generation setting(s): {', '.join(unknown)}.")
         return cls(**data)
 
-    def validate(self) -> None:
-        """Raises PreviewError naming the setting that is out of range."""
-        if not 0.01 <= self.temperature <= 2.0:
-            raise PreviewError(f"temperature must be between 0.01 and 2 (it is {self.temperature}).")
-        if not 0.0 < self.top_p <= 1.0:
-            raise PreviewError(f"top_p must be above 0 and at most 1 (it is {self.top_p}).")
-        if self.top_k < 1:
-            raise PreviewError(f"top_k must be at least 1 (it is {self.top_k}).")
-        if not 1.0 <= self.repetition_penalty <= 50.0:
-            raise PreviewError(f"repetition_penalty must be between 1 and 50 (it is {self.repetition_penalty}).")
-        if not 0.25 <= self.speed <= 4.0:
-            raise PreviewError(f"speed must be between 0.25 and 4 (it is {self.speed}).")
-        if self.max_new_tokens < 0:
-            raise PreviewError("max_new_tokens cannot be negative.")
-        if not 1 <= self.steps <= 128:
-            raise PreviewError(f"steps must be between 1 and 128 (it is {self.steps}).")
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
-    def generate_kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {k: getattr(self, k) for k in
-                                  ("temperature", "length_penalty", "repetition_penalty", "top_k", "top_p", "speed")}
-        if self.max_new_tokens:
-            kwargs["max_new_tokens"] = self.max_new_tokens
-        return kwargs
+    def engine_options(self, engine: Any) -> Any:
+        """``options`` as ``engine``'s own dataclass.
+
+        Raises:
+            PreviewError: an option the engine does not have, or a value of the wrong type.
+        """
+        try:
+            return engine.generation_options.from_dict(self.options)
+        except OptionError as exc:
+            raise PreviewError(f"{engine.title}: {exc}") from None
+
+    def with_values(self, values: dict[str, Any]) -> "GenerationSettings":
+        """A copy with ``values`` set by name (``seed``, or one of the engine's options)."""
+        return replace(self, seed=values.get("seed", self.seed),
+                       options={**self.options, **{k: v for k, v in values.items() if k != "seed"}})
+
+    def validate(self, engine: Any) -> None:
+        """Raises PreviewError naming the setting that ``engine`` does not have or that is out of range."""
+        if not 0 <= self.seed < 2**32:
+            raise PreviewError(f"seed must be between 0 and 2^32 - 1 (it is {self.seed}).")
+        try:
+            self.engine_options(engine).validate()
+        except OptionError as exc:
+            raise PreviewError(str(exc)) from None
 
 
 @dataclass
@@ -122,7 +123,8 @@ class PreviewResult:
     wer: float | None = None
     transcript: str | None = None
     wer_note: str = ""                  # why there is no WER, when there is none
-    reference_text: str = ""            # the reference clip's words, for an engine that reads them (F5-TTS)
+    # The reference clip's words, the speaker's name or the voice's description, by the engine's reference kind.
+    reference_text: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -192,13 +194,12 @@ def default_sentences(language: str) -> list[str]:
 # -- generation ---------------------------------------------------------------------------------------------------
 
 class PreviewEngine:
-    """Loaded voice models of one engine (XTTS v2 by default) for previews: the base model and the last
-    fine-tuned checkpoint used.
+    """Loaded voice models of one engine for previews: the base model and the last fine-tuned checkpoint used.
 
     Use from one thread at a time. ``device``: ``auto`` (CUDA when available), ``cpu`` or ``cuda``.
     """
 
-    def __init__(self, device: str = "auto", engine: str = DEFAULT_ENGINE) -> None:
+    def __init__(self, device: str = "auto", *, engine: str) -> None:
         self.device = device
         self.engine = get_engine(engine)
         self._models: dict[tuple[str, str], Any] = {}
@@ -244,7 +245,7 @@ class PreviewEngine:
 
     def synthesize(self, base_model_dir: Path, weights: Path | None, text: str, reference: Reference,
                    language: str, settings: GenerationSettings) -> np.ndarray:
-        """Speak ``text``; returns mono float32 at the engine's output rate (24 kHz for XTTS v2 and F5-TTS).
+        """Speak ``text``; returns mono float32 at the engine's output rate.
 
         Raises:
             PreviewError: empty text, a language or characters the model does not know, bad settings.
@@ -252,7 +253,7 @@ class PreviewEngine:
         text = " ".join(text.split())
         if not text:
             raise PreviewError("The text is empty: type a sentence to hear.")
-        settings.validate()
+        settings.validate(self.engine)
         model = self.model(base_model_dir, weights)
         try:
             out = self.engine.synthesize(model, text, reference, language, settings)
@@ -284,9 +285,12 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
 
     Args:
         checkpoint: the fine-tuned checkpoint, or None for the base model alone.
-        references: reference clips (see :mod:`alltalk_gui.core.voice.references`). An engine that reads the
-            reference's words (F5-TTS) takes the first clip only, with ``reference_text`` or, when that is
-            empty, the transcript :func:`~alltalk_gui.core.voice.references.reference_text` finds for it.
+        references: reference clips (see :mod:`alltalk_gui.core.voice.references`), for the engines that speak
+            from audio. An engine that reads the clip's words takes the first clip only, with ``reference_text``
+            or, when that is empty, the transcript :func:`~alltalk_gui.core.voice.references.reference_text`
+            finds for it.
+        reference_text: the clip's words, or for an engine that speaks from a speaker name or a description,
+            that name or description (``Engine.reference_kind``).
         checker: an :class:`alltalk_gui.core.transcription.wer.IntelligibilityChecker`; None skips the WER.
         stem: file name without extension; default ``<time>_<words of the text>_<label>``.
 
@@ -298,14 +302,15 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
     base = Path(base_model_dir)
     if not " ".join(text.split()):
         raise PreviewError("The text is empty: type a sentence to hear.")
-    settings.validate()
     if checkpoint is not None and checkpoint.engine != engine.engine.name:
         raise PreviewError(f"{checkpoint.label} was trained with {get_engine(checkpoint.engine).title}, not "
                            f"{engine.engine.title}.")
+    settings.validate(engine.engine)
     references = list(references)
     reference = load_reference(engine.engine, references, reference_text)
-    if engine.engine.needs_reference_text:
-        references = references[:1]
+    kind = engine.engine.reference_kind
+    if kind is not ReferenceKind.CLIPS:
+        references = references[:1] if kind is ReferenceKind.CLIP_WITH_WORDS else []
     report(f"Loading the {label} model", 0.1)
     engine.model(base, checkpoint.weights if checkpoint else None)
     report(f"Speaking with the {label} model", 0.3)
@@ -348,19 +353,27 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
 
 
 def load_reference(engine: Any, paths: list[str | os.PathLike[str]], text: str = "") -> Reference:
-    """The reference for ``engine``: the clips' audio at its rate and, for an engine that reads them, the first
-    clip's words (``text``, or the transcript found for it).
+    """The reference of ``engine``'s kind: the clips' audio at its rate; the first clip and its words (``text``,
+    or the transcript found for it); or ``text`` as a speaker name or a description.
 
     Raises:
         ReferenceClipError: a clip cannot be read, or its words are needed and unknown.
+        PreviewError: a speaker name or description is needed and empty.
     """
     from alltalk_gui.core.voice.references import load_references, reference_text
 
-    if not engine.needs_reference_text:
-        return Reference(load_references(paths, engine.sample_rate))
-    first = paths[:1]
-    words = " ".join(text.split()) or (reference_text(first[0]) if first else "")
-    return Reference(load_references(first, engine.sample_rate), words)
+    kind = engine.reference_kind
+    text = " ".join(text.split())
+    if kind is ReferenceKind.CLIPS:
+        return Reference.clips(load_references(paths, engine.sample_rate))
+    if kind is ReferenceKind.CLIP_WITH_WORDS:
+        first = paths[:1]
+        words = text or (reference_text(first[0]) if first else "")
+        return Reference.clip_with_words(load_references(first, engine.sample_rate), words)
+    if not text:
+        wanted = "the name of the speaker" if kind is ReferenceKind.SPEAKER else "a description of the voice"
+        raise PreviewError(f"{engine.title} speaks from {wanted}: give it.")
+    return Reference.speaker(text) if kind is ReferenceKind.SPEAKER else Reference.description(text)
 
 
 def generate_ab(engine: PreviewEngine, *, checkpoint: CheckpointInfo, text: str,
@@ -411,9 +424,11 @@ def checkpoint_preview(checkpoint_dir: str | os.PathLike[str], text: str,
     if out_dir is None:
         project = Path(checkpoint.config.get("project_dir") or checkpoint.path.parents[3])
         out_dir = project / "previews" / checkpoint.run
+    engine = engine or PreviewEngine(engine=checkpoint.engine)
     return generate_preview(
-        engine or PreviewEngine(engine=checkpoint.engine), base_model_dir=checkpoint.base_model_dir, checkpoint=checkpoint, text=text,
-        references=references, language=language or checkpoint.language or "en",
-        settings=settings or GenerationSettings.from_base_model(checkpoint.base_model_dir), out_dir=out_dir,
+        engine, base_model_dir=checkpoint.base_model_dir, checkpoint=checkpoint, text=text, references=references,
+        language=language or checkpoint.language or "en",
+        settings=settings or GenerationSettings.for_engine(engine.engine, checkpoint.base_model_dir), out_dir=out_dir,
         stem=f"step_{checkpoint.step:07d}", checker=checker,
+        reference_text=engine.engine.reference_suggestion(checkpoint),
     )

@@ -1,6 +1,7 @@
-"""What to preview: the checkpoint (best by default, latest one click away, or any), the reference clips as the
-checkpoint's engine needs them (:mod:`.reference_picker`: XTTS v2 a few clean clips, F5-TTS one clip and its
-exact words), the language and the sentence (the shipped sentences for that language, or typed).
+"""What to preview: the checkpoint (best by default, latest one click away, or any), what the voice speaks from,
+of the kind the checkpoint's engine declares (:mod:`.reference_picker`: a few clean clips, one clip and its exact
+words, a speaker name or a description), the language and the sentence (the shipped sentences for that language,
+or typed).
 
 Best is the default: the checkpoint judge's choice (:mod:`alltalk_gui.core.voice.judge.best`: likeness to the
 speaker, no less clear than the base model, naturalness breaking ties), or the lowest eval loss while the judge has
@@ -52,7 +53,7 @@ class PreviewInputs(QWidget):
         super().__init__(parent)
         self.project: VoiceProject | None = None
         self.checkpoints: list[CheckpointInfo] = []
-        self.engine: Engine = get_engine(DEFAULT_ENGINE)  # the selected checkpoint's
+        self.engine: Engine = get_engine(DEFAULT_ENGINE)  # the selected checkpoint's (before any: the default)
         self.checkpoint_box = QComboBox()
         # As wide as the page gives, not as the longest label (an engine, a run and a loss widened the window).
         self.checkpoint_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -94,7 +95,7 @@ class PreviewInputs(QWidget):
         grid.addLayout(checkpoint_buttons, 0, 2)
         grid.addWidget(self.checkpoint_note, 1, 1, 1, 2)
         grid.addWidget(self.picker.caption, 2, 0)
-        references = QHBoxLayout()  # XTTS v2: the clips' words; F5-TTS: the one clip to choose
+        references = QHBoxLayout()  # the clips by their words, or the one clip to choose
         references.addWidget(self.picker.label, 1)
         references.addWidget(self.picker.clip_box, 1)
         grid.addLayout(references, 2, 1)
@@ -103,7 +104,10 @@ class PreviewInputs(QWidget):
         refs.addWidget(self.picker.auto_button)
         grid.addLayout(refs, 2, 2)
         grid.addWidget(self.picker.words_caption, 3, 0)
-        grid.addWidget(self.picker.words, 3, 1, 1, 2)
+        text = QHBoxLayout()  # one of them: the clip's words, the speaker's name or the voice's description
+        for editor in (self.picker.words, self.picker.speaker, self.picker.description):
+            text.addWidget(editor)
+        grid.addLayout(text, 3, 1, 1, 2)
         grid.addWidget(QLabel("Text"), 4, 0)
         grid.addWidget(self.text_box, 4, 1)
         language = QHBoxLayout()  # beside the text it is spoken in: one row less on a small screen
@@ -200,7 +204,8 @@ class PreviewInputs(QWidget):
             engine = self.engine
         self.engine = engine
         self._update_switch()
-        self.picker.set_needs_text(engine.needs_reference_text)  # emits changed
+        suggestion = engine.reference_suggestion(checkpoint) if checkpoint is not None else ""
+        self.picker.set_kind(engine.reference_kind, suggestion)  # emits changed
 
     # -- references (the picker's, by the names the page uses) ------------------------------------------------
     @property

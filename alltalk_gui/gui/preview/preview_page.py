@@ -6,8 +6,9 @@ seed. Generation runs in a worker thread with progress; each result is a row wit
 Whisper's word error rate, saved in the project's ``previews/``. The export form below writes the model folder
 (AllTalk, coqui-tts or F5-TTS), also in a worker.
 
-The engine is the checkpoint's: for F5-TTS the references are one clip and its exact words, the settings are
-its sampling steps (with the time a take needs on this computer), speed and seed, and the formats its own.
+The engine is the checkpoint's: what a take speaks from is the kind it declares (clips, one clip and its exact
+words, a speaker name, a description), the settings are those it declares (with the time a take needs on this
+computer, when the engine can say), and the formats its own.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
+from alltalk_gui.core.engine_api.engine import ReferenceKind
 from alltalk_gui.core.training.checkpoints import CheckpointInfo
 from alltalk_gui.core.voice.preview import GenerationSettings, PreviewResult, load_previews
 from alltalk_gui.core.project.folder import VoiceProject
@@ -28,6 +30,13 @@ from alltalk_gui.gui.preview.generation_panel import GenerationPanel
 from alltalk_gui.gui.preview.judge_table import JudgeTable
 from alltalk_gui.gui.preview.preview_inputs import PreviewInputs
 from alltalk_gui.gui.common.workers import Worker
+
+
+MISSING_TEXT = {
+    ReferenceKind.CLIP_WITH_WORDS: "{engine} continues the reference clip: type exactly the words said in it.",
+    ReferenceKind.SPEAKER: "{engine} speaks as a speaker it learned: type the speaker's name.",
+    ReferenceKind.DESCRIPTION: "{engine} speaks in a voice described in words: describe the voice.",
+}
 
 
 def error_text(traceback_text: str) -> str:
@@ -74,8 +83,7 @@ class PreviewPage(QWidget):
         self.language_box = self.inputs.language_box
 
         self.generation = GenerationPanel()
-        self.generation.nfe.changed.connect(self._update_estimate)
-        self.generation.boxes["speed"].valueChanged.connect(self._update_estimate)
+        self.generation.changed.connect(self._update_estimate)
         self.text_box.editTextChanged.connect(self._update_estimate)
         self._defaults_for: object = ()  # the base model whose defaults the generation panel shows
         self.generate_button = QPushButton("Generate")
@@ -180,7 +188,7 @@ class PreviewPage(QWidget):
         base = checkpoint.base_model_dir if checkpoint else None
         if (engine.name, base) != self._defaults_for:  # a new base model: its defaults (the user's stay otherwise)
             self._defaults_for = (engine.name, base)
-            self.generation.set_defaults(GenerationSettings.from_base_model(base))
+            self.generation.set_defaults(GenerationSettings.for_engine(engine, base))
         self._update_buttons()
         self._update_estimate()
         if self.project is not None and checkpoint is None:
@@ -188,30 +196,27 @@ class PreviewPage(QWidget):
         elif checkpoint is not None and not checkpoint.base_model_dir.is_dir():
             self.message.setText(f"The base model {checkpoint.base_model_dir} this checkpoint was trained from "
                                  "is missing.")
-        elif self.references and self._missing_words():
-            self.message.setText(f"{self.inputs.engine.title} continues the reference clip: type exactly the words "
-                                 "said in it.")
+        elif self._missing_words() and (self.references or not engine.reference_kind.uses_audio):
+            self.message.setText(MISSING_TEXT[engine.reference_kind].format(engine=engine.title))
         else:
             self.message.clear()
 
     def _missing_words(self) -> bool:
-        """The engine speaks from the reference's words and none are given."""
-        return self.inputs.engine.needs_reference_text and not self.inputs.reference_text()
+        """The engine reads text (a clip's words, a speaker name, a description) and none is given."""
+        return self.inputs.engine.reference_kind is not ReferenceKind.CLIPS and not self.inputs.reference_text()
 
     def _update_buttons(self) -> None:
-        ready = (self.selected_checkpoint() is not None and bool(self.references) and not self.is_busy()
+        has_reference = bool(self.references) or not self.inputs.engine.reference_kind.uses_audio
+        ready = (self.selected_checkpoint() is not None and has_reference and not self.is_busy()
                  and not self._missing_words())
         self.generate_button.setEnabled(ready)
         self.compare_button.setEnabled(ready)
         self.export_panel.setEnabled(self.selected_checkpoint() is not None)
 
     def _update_estimate(self) -> None:
-        """F5-TTS: what each number of sampling steps costs for this reference and sentence."""
-        if "steps" not in self.inputs.engine.generation_settings:
-            return
-        clip = self.inputs.picker.selected_clip()
-        self.generation.nfe.show_estimate(clip.duration_s if clip else 0.0, self.inputs.reference_text(),
-                                          self.inputs.text(), self.generation.settings().speed)
+        """What a take costs with these settings, for this reference and sentence (when the engine can say)."""
+        self.generation.show_estimate(self.inputs.picker.reference_seconds(), self.inputs.reference_text(),
+                                      self.inputs.text())
 
     def shutdown(self) -> None:
         """Wait for a running generation or export (neither can be cut short safely) and stop playback."""

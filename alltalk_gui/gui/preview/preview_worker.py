@@ -34,7 +34,7 @@ class PreviewRequest:
     out_dir: Path
     ab: bool = False                     # also the base model, same seed
     whisper_model: str | None = None     # None: the transcription step's default, if it is on disk
-    reference_text: str = ""            # the reference clip's words, for an engine that reads them (F5-TTS)
+    reference_text: str = ""            # the clip's words, the speaker's name or the description (by the engine)
 
 
 @dataclass
@@ -85,15 +85,17 @@ def preview_worker(session: PreviewSession, request: PreviewRequest, parent: QOb
 
 def export_worker(checkpoint: CheckpointInfo, out_dir: Path, options: ExportOptions, project_name: str,
                   parent: QObject | None = None, reference_text: str = "") -> Worker:
-    """``finished`` carries the ExportResult. ``reference_text``: the words of the (one) reference clip as the
-    page shows them, for an engine that exports them (F5-TTS)."""
+    """``finished`` carries the ExportResult. ``reference_text``: as the page shows it, the words of the (one)
+    reference clip, for an engine that exports them; without reference clips, the speaker's name or the voice's
+    description."""
 
     def job(j: _Job) -> ExportResult:
         def progress(what: str, fraction: float) -> None:
             j.progress.emit(int(fraction * 100), 100, what)
 
         words = {str(options.references[0]): reference_text} if reference_text and options.references else {}
-        return export_voice(checkpoint, out_dir, replace(options, reference_texts=words), project_name=project_name,
-                            progress=progress)
+        prompt = reference_text if not options.references else ""
+        return export_voice(checkpoint, out_dir, replace(options, reference_texts=words, voice_prompt=prompt),
+                            project_name=project_name, progress=progress)
 
     return Worker(job, parent)

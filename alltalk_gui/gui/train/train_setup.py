@@ -137,7 +137,7 @@ class SetupPanel(QWidget):
         self.engine_choice.show_engine(name)
         engine = get_engine(self.engine)
         self.picker.set_engine(engine.name)
-        self.advanced.set_engine(engine.ignored_settings)
+        self.advanced.set_engine(engine)
         self.base.set_engine(engine.name)
         if self.devices:
             self.picker.set_devices(self.devices, self.base_config())  # Auto's pick for this engine

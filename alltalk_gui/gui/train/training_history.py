@@ -50,6 +50,7 @@ class TrainingHistory:
         self.likeness, self.judge_error, self.mos = Series(), Series(), Series()
         self.judge_measure = "wer"
         self.judge_best: tuple[int, str] | None = None  # the judge's choice so far and why
+        self.parts: dict[str, Series] = {}  # the engine's loss parts by name, per step (none for a one-part loss)
         # GiB against the step: what this process allocated and reserved, the whole card, and the host RSS.
         self.allocated, self.reserved, self.device_used, self.rss = Series(), Series(), Series(), Series()
         self.device_total: float | None = None
@@ -100,7 +101,7 @@ class TrainingHistory:
         # A run resumed from its checkpoint at start_step repeats the steps a crash or kill left after it: drop
         # them, so the curves go on from the checkpoint instead of doubling back.
         for series in (self.loss, self.loss_smooth, self.eval_loss, self.lr, self.allocated, self.reserved,
-                       self.device_used, self.rss):
+                       self.device_used, self.rss, *self.parts.values()):
             series.cut_after(e.start_step)
         self.total_steps, self.steps_per_epoch = e.total_steps, e.steps_per_epoch
         self.epochs = int(e.config.get("epochs", 0))
@@ -127,6 +128,8 @@ class TrainingHistory:
             start = previous if math.isfinite(previous) else e.loss
             self.loss_smooth.add(e.step, start + weight * (e.loss - start))
         self.lr.add(e.step, e.lr)
+        for name, value in getattr(e, "parts", {}).items():
+            self.parts.setdefault(name, Series()).add(e.step, value)
 
     def _on_eval(self, e) -> None:
         if e.step == 0:

@@ -39,10 +39,15 @@ def test_a_config_naming_no_registered_engine_is_refused():
                                                     ("xtts", "add_missing_characters", True),
                                                     ("f5", "freeze_conditioning", True),
                                                     ("f5", "text_ce_weight", 0.1)])
-def test_a_setting_the_engine_does_not_read_is_refused_by_name(engine, setting, value):
-    config = TrainConfig(engine=engine, project_dir="p", base_model_dir="b", **{setting: value})
-    with pytest.raises(ConfigError, match=f"{setting} does nothing for {get_engine(engine).title}"):
+def test_a_setting_of_another_engine_is_refused_by_name(engine, setting, value):
+    config = TrainConfig(engine=engine, project_dir="p", base_model_dir="b", options={setting: value})
+    refusal = f"{setting} is a setting of .*; it does nothing for {get_engine(engine).title}"
+    with pytest.raises(ConfigError, match=refusal):
         config.validate(cuda_available=False)
+    with pytest.raises(ConfigError, match=refusal):
+        TrainConfig(engine=engine).with_values({setting: value})
+    with pytest.raises(ConfigError, match=refusal):
+        TrainConfig(engine=engine).with_overrides([f"{setting}={value}"])
     TrainConfig(engine=engine, project_dir="p", base_model_dir="b").validate(cuda_available=False)
 
 

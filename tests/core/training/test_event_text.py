@@ -35,20 +35,22 @@ def test_each_event_type_has_its_line():
                       trainable_parameters=2_500_000, config={"epochs": 2})
     assert event_text(started) == ("Training 4 clips (1 eval) on cpu:0 x 2: 2 steps/epoch, 4 steps, 2.5 M trainable "
                                    "parameters. Run: /p/runs/r")
-    assert event_text(Eval(step=2, epoch=0, loss=1.23456, loss_text_ce=0.1, loss_mel_ce=1.1, clips=1, best=True)) == \
-        "Eval after epoch 1: loss 1.2346  (best so far)"
-    assert event_text(Eval(step=0, epoch=0, loss=3.5, loss_text_ce=0.1, loss_mel_ce=3.4, clips=1, best=False)) == \
+    assert event_text(Eval(step=2, epoch=0, loss=1.23456, parts={"loss_text_ce": 0.1, "loss_mel_ce": 1.1}, clips=1,
+                           best=True)) == "Eval after epoch 1: loss 1.2346 (text_ce 0.1000, mel_ce 1.1000)  (best so far)"
+    assert event_text(Eval(step=0, epoch=0, loss=3.5, clips=1, best=False)) == \
         "Eval of the base model (step 0): loss 3.5000"
     assert event_text(Checkpoint(step=2, epoch=0, path="/c/step_2", reason="epoch")) == \
         "Checkpoint (epoch) at step 2: /c/step_2"
     assert event_text(Log(level="warning", message="careful")) == "careful"
     assert event_text(Error(kind="dataset", message="bad clip")) == "Error (dataset): bad clip"
     assert event_text(Memory(step=1, stats={"rss": 1.0})) is None
-    step = Step(step=3, epoch=1, loss=0.5, loss_text_ce=0.1, loss_mel_ce=0.4, lr=1e-5, grad_norm=1.0,
-                samples_per_s=2.5, step_time_s=0.4, total_steps=4)
+    step = Step(step=3, epoch=1, loss=0.5, lr=1e-5, grad_norm=1.0, samples_per_s=2.5, step_time_s=0.4, total_steps=4)
     assert event_text(step) is None
     assert step_text(step, epochs=2, eta_s=61) == "step 3/4  epoch 2/2  loss 0.5000  2.50 samples/s  ETA 0:01:01"
     assert step_text(step) == "step 3/4  epoch 2  loss 0.5000  2.50 samples/s"
+    # An engine's parts of the loss, whatever it calls them.
+    step.parts = {"duration": 0.25, "codes": 0.125}
+    assert step_text(step) == "step 3/4  epoch 2  loss 0.5000 (duration 0.2500, codes 0.1250)  2.50 samples/s"
 
 
 def test_done_tells_losses_memory_and_checkpoints():

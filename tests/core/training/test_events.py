@@ -50,3 +50,22 @@ def test_a_word_from_a_newer_version_stays_a_string():
 
 def test_only_finished_and_max_steps_are_complete():
     assert [r for r in FinishReason if r.completed] == [FinishReason.FINISHED, FinishReason.MAX_STEPS]
+
+
+def test_loss_parts_travel_by_name_and_old_runs_fields_read_as_parts(tmp_path):
+    from alltalk_gui.core.training.events import Eval, Step
+
+    path = tmp_path / "events.jsonl"
+    step = Step(step=1, epoch=0, loss=1.0, lr=1e-5, grad_norm=1.0, samples_per_s=1.0, step_time_s=1.0,
+                total_steps=4, parts={"duration": 0.25, "codes": 0.75})
+    with JsonlSink(path) as sink:
+        sink.write(step)
+    assert json.loads(path.read_text(encoding="utf-8"))["parts"] == {"duration": 0.25, "codes": 0.75}
+    assert list(read_event_file(path).events)[0].parts == {"duration": 0.25, "codes": 0.75}
+    # Lines written before the mapping: each part was a field of its own, None where the engine had none.
+    old_step = {"type": "step", "time": 1.0, "step": 2, "epoch": 0, "loss": 1.5, "lr": 1e-5, "grad_norm": 1.0,
+                "samples_per_s": 1.0, "step_time_s": 1.0, "total_steps": 4, "loss_text_ce": 0.01, "loss_mel_ce": 1.49}
+    assert event_from_dict(old_step).parts == {"loss_text_ce": 0.01, "loss_mel_ce": 1.49}
+    old_eval = {"type": "eval", "time": 1.0, "step": 0, "epoch": 0, "loss": 2.0, "clips": 3, "best": False,
+                "loss_text_ce": None, "loss_mel_ce": None}
+    assert event_from_dict(old_eval).parts == {}

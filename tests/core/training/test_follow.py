@@ -10,7 +10,7 @@ from alltalk_gui.core.training.run_folders import run_finished
 
 
 def _step(n: int) -> Step:
-    return Step(step=n, epoch=0, loss=1.0 / n, loss_text_ce=0.1, loss_mel_ce=0.9, lr=1e-5, grad_norm=1.0,
+    return Step(step=n, epoch=0, loss=1.0 / n, parts={"loss_text_ce": 0.1, "loss_mel_ce": 0.9}, lr=1e-5, grad_norm=1.0,
                 samples_per_s=2.0, step_time_s=0.5, total_steps=10)
 
 

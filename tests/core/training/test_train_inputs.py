@@ -37,7 +37,8 @@ def setup(tmp_path, tiny_master, dataset_master):
     base = tmp_path / "base"
     shutil.copytree(tiny_master, base)
     config = TrainConfig(project_dir=str(project), base_model_dir=str(base), run_name="run", device="cpu",
-                         language="en", epochs=1, min_conditioning_seconds=1, max_conditioning_seconds=2)
+                         language="en", epochs=1,
+                         options={"min_conditioning_seconds": 1.0, "max_conditioning_seconds": 2.0})
     return project, base, config
 
 
@@ -155,7 +156,10 @@ def test_disk_fills_during_training_stops_cleanly_and_keeps_the_last_checkpoint(
     (["optimizer=adamw8bit"], "runs on CUDA GPUs only"),
     (["batch_size=0"], "batch_size must be at least 1"),
     (["lr_schedule=linear"], "lr_schedule must be one of cosine, constant"),
-    (["gradient_checkpointing=maybe"], "gradient_checkpointing expects a bool"),
+    (["gradient_checkpointing=maybe"], "gradient_checkpointing expects true or false"),
+    (["min_conditioning_seconds=7"], "min_conditioning_seconds must be at most max_conditioning_seconds"),
+    (["text_ce_weight=-1"], "text_ce_weight must be between 0 and 10"),
+    (["ema_decay=0.9"], "ema_decay is a setting of F5-TTS v1; it does nothing for XTTS v2"),
 ])
 def test_impossible_settings_name_the_field(setup, pairs, message):
     project, base, config = setup

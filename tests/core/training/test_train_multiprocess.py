@@ -33,7 +33,7 @@ def test_two_processes_stay_in_sync_and_write_events_once(tmp_path):
     make_speech_dataset(project / "dataset", n_train=4, n_eval=1)
     config = TrainConfig(project_dir=str(project), base_model_dir=str(tiny), run_name="ddp", device="cpu",
                          language="en", epochs=1, batch_size=1, lr=1e-3, warmup_steps=0,
-                         min_conditioning_seconds=1, max_conditioning_seconds=2)
+                         options={"min_conditioning_seconds": 1.0, "max_conditioning_seconds": 2.0})
     config_file = tmp_path / "config.json"
     config_file.write_text(json.dumps(config.to_dict()))
     out = tmp_path / "weights"

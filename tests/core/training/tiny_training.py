@@ -17,4 +17,4 @@ def fast_config(project: Path, tiny: Path, run: str, **settings) -> TrainConfig:
     defaults = dict(project_dir=str(project), base_model_dir=str(tiny), run_name=run, device="cpu", language="en",
                     lr=1e-3, lr_batch=0, warmup_steps=0, memory_interval_s=0.0, min_conditioning_seconds=1.0,
                     max_conditioning_seconds=2.0)
-    return TrainConfig(**{**defaults, **settings})
+    return TrainConfig().with_values({**defaults, **settings})  # options (the conditioning slices) by name too

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -27,9 +26,10 @@ from alltalk_gui.core.voice.preview import (
 )
 from alltalk_gui.core.voice.references import ReferenceClipError, choose_references, load_references
 from alltalk_gui.core.transcription.wer import IntelligibilityChecker
+from alltalk_gui.core.engine_api.engine import get_engine
 from tests.trained_voice import trained_voice, whisper_tiny_en
 
-FAST = GenerationSettings(max_new_tokens=8)  # the tiny model rarely stops by itself: cap the audio codes
+FAST = GenerationSettings(options={"max_new_tokens": 8})  # the tiny model rarely stops by itself: cap the audio codes
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def voice(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def engine():
-    return PreviewEngine("cpu")
+    return PreviewEngine("cpu", engine="xtts")
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +74,7 @@ def test_preview_wav_from_a_trained_checkpoint(ab, voice):
     info = json.loads(tuned.info.read_text())
     assert info["label"] == "fine-tuned" and info["text"] == "Hello world." and info["language"] == "en"
     assert Path(info["checkpoint"]) == resolve_checkpoint(voice.project, "latest").path
-    assert info["settings"]["max_new_tokens"] == 8 and info["settings"]["seed"] == 0
+    assert info["settings"]["options"]["max_new_tokens"] == 8 and info["settings"]["seed"] == 0
     assert info["base_model"] == str(voice.base_model) and len(info["references"]) >= 1
 
 
@@ -134,7 +134,7 @@ def test_characters_the_vocabulary_lacks_are_named(voice, engine, references, tm
 def test_out_of_range_settings_are_refused(voice, engine, references, tmp_path, change, message):
     with pytest.raises(PreviewError, match=message):
         generate_preview(engine, base_model_dir=voice.base_model, checkpoint=None, text="hello",
-                         references=references, language="en", settings=replace(FAST, **change), out_dir=tmp_path)
+                         references=references, language="en", settings=FAST.with_values(change), out_dir=tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -143,7 +143,7 @@ def test_missing_base_model_file_is_named(voice, references, tmp_path):
     shutil.copytree(voice.base_model, base)
     (base / "model.pth").unlink()
     with pytest.raises(PreviewError, match="missing model.pth"):
-        generate_preview(PreviewEngine("cpu"), base_model_dir=base, checkpoint=None, text="hello",
+        generate_preview(PreviewEngine("cpu", engine="xtts"), base_model_dir=base, checkpoint=None, text="hello",
                          references=references, language="en", settings=FAST, out_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
@@ -173,18 +173,37 @@ def test_references_are_clean_clips_of_3_to_10_seconds(voice):
 
 
 def test_generation_defaults_come_from_the_base_config(voice, tmp_path):
+    xtts = get_engine("xtts")
     config = json.loads((voice.base_model / "config.json").read_text())
-    settings = GenerationSettings.from_base_model(voice.base_model)
-    assert (settings.temperature, settings.repetition_penalty, settings.top_k, settings.top_p) == (
+    options = GenerationSettings.for_engine(xtts, voice.base_model).engine_options(xtts)
+    assert (options.temperature, options.repetition_penalty, options.top_k, options.top_p) == (
         config["temperature"], config["repetition_penalty"], config["top_k"], config["top_p"])
-    assert settings.speed == 1.0
+    assert options.speed == 1.0
     # No readable config (the GUI before a model is chosen): XTTS v2's released defaults.
-    assert GenerationSettings.from_base_model(tmp_path) == GenerationSettings()
-    assert GenerationSettings().generate_kwargs() == {"temperature": 0.75, "length_penalty": 1.0,
-                                                      "repetition_penalty": 5.0, "top_k": 50, "top_p": 0.85,
-                                                      "speed": 1.0}
+    assert GenerationSettings.for_engine(xtts, tmp_path).engine_options(xtts) == xtts.generation_options()
+    assert GenerationSettings().engine_options(xtts).generate_kwargs() == {
+        "temperature": 0.75, "length_penalty": 1.0, "repetition_penalty": 5.0, "top_k": 50, "top_p": 0.85,
+        "speed": 1.0}
+
+
+def test_generation_settings_are_the_seed_and_the_engines_own_options():
+    xtts, f5 = get_engine("xtts"), get_engine("f5")
+    settings = GenerationSettings(seed=3).with_values({"temperature": 0.5, "seed": 4})
+    assert settings == GenerationSettings(seed=4, options={"temperature": 0.5})
+    settings.validate(xtts)
+    with pytest.raises(PreviewError, match="F5-TTS v1: Unknown option.*temperature"):
+        settings.validate(f5)  # F5-TTS samples in steps; it has no temperature
+    with pytest.raises(PreviewError, match=r"steps must be between 1 and 128 \(it is 0\)"):
+        GenerationSettings(options={"steps": 0}).validate(f5)
+    with pytest.raises(PreviewError, match="seed must be between"):
+        GenerationSettings(seed=-1).validate(xtts)
     with pytest.raises(PreviewError, match="Unknown generation setting.*beam"):
-        GenerationSettings.from_dict({"beam": 3})
+        GenerationSettings.from_dict({"seed": 1, "options": {}, "beam": 3})
+    # A preview saved before engines owned their settings: every field side by side.
+    old = {"temperature": 0.75, "length_penalty": 1.0, "repetition_penalty": 5.0, "top_k": 50, "top_p": 0.85,
+           "speed": 1.0, "seed": 7, "max_new_tokens": 0, "steps": 32}
+    read = GenerationSettings.from_dict(old)
+    assert read.seed == 7 and read.options["steps"] == 32 and read.options["temperature"] == 0.75
 
 
 def test_default_sentences_per_language():

@@ -6,10 +6,10 @@ Each method hands over to the module that knows the part: :mod:`.files` (base fo
 :mod:`.tuned` (a checkpoint's model), :mod:`.synthesis` and :mod:`.export`. torch and f5-tts are imported on
 first use, so importing this module (which :func:`~alltalk_gui.core.engine_api.engine.get_engine` does) is cheap.
 
-What differs from XTTS v2, as the app sees it: clips of 1-30 s at 24 kHz; one loss (no named parts); the
-optional EMA (``TrainConfig.ema_decay``) and vocabulary extension (``add_missing_characters``); synthesis
-needs the reference clip's exact transcript and is sampled in ``steps`` ODE steps (NFE); export formats are
-AllTalk v2's ``models/f5tts/<name>/`` and a plain F5 folder.
+What differs from XTTS v2, as the app sees it: clips of 1-30 s at 24 kHz; one loss (no named parts); its own
+options (:mod:`.options`): the optional EMA (``ema_decay``) and vocabulary extension (``add_missing_characters``),
+and for synthesis the ``steps`` of its ODE sampler (NFE); synthesis needs the reference clip's exact transcript
+(a clip-with-words reference); export formats are AllTalk v2's ``models/f5tts/<name>/`` and a plain F5 folder.
 """
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from alltalk_gui.core.engine_api.engine import (
-    DiskNeeds, EngineError, HubDownload, Licence, Reference, ShippedProfiles, TrainingSetup, language_note,
+    DiskNeeds, EngineError, HubDownload, Licence, Reference, ReferenceKind, ShippedProfiles, TrainingSetup,
+    language_note,
 )
 from alltalk_gui.core.engines.f5 import download
 from alltalk_gui.core.engines.f5.files import HOP_LENGTH, SAMPLE_RATE, VOCAB_FILE, VOCOS_DIR, VOCOS_FILES
+from alltalk_gui.core.engines.f5.options import F5GenerationOptions, F5TrainOptions
 
 MAX_CLIP_MS = 30_000          # F5's own dataset keeps clips up to 30 s
 EVAL_SEED = 1234              # eval draws the same times, noise and masks every time: comparable across epochs
@@ -64,12 +66,10 @@ class F5Engine(HubDownload, ShippedProfiles):
     download = download  # licence and Hub download (HubDownload)
     licence = Licence(download.LICENCE_ID, "Creative Commons Attribution-NonCommercial 4.0", download.LICENCE_URL,
                       download.LICENCE_SUMMARY)
-    generation_settings = ("steps", "speed", "seed")
-    needs_reference_text = True
+    train_options = F5TrainOptions
+    generation_options = F5GenerationOptions
+    reference_kind = ReferenceKind.CLIP_WITH_WORDS  # F5 infills after the clip: it needs its exact words
     languages_note = {"en": "", "zh-cn": "", "*": LANGUAGES_NOTE}
-    # XTTS v2's settings: its conditioning slices, frozen conditioning encoder, token limit and two-part loss.
-    ignored_settings = ("freeze_conditioning", "max_text_tokens", "min_conditioning_seconds",
-                        "max_conditioning_seconds", "text_ce_weight", "mel_ce_weight")
 
     # ----------------------------------------------------------------------------------------- base model
     def validate_base_model(self, folder: str | os.PathLike[str]):
@@ -98,7 +98,7 @@ class F5Engine(HubDownload, ShippedProfiles):
         return load_dataset(
             config.dataset_path, read_vocab(Path(config.base_model_dir) / VOCAB_FILE),
             min_seconds=config.min_audio_seconds, max_seconds=config.max_audio_seconds,
-            add_missing=config.add_missing_characters)
+            add_missing=config.engine_options().add_missing_characters)
 
     # ----------------------------------------------------------------------------------------- model and loss
     def training_setup(self, config, clips: tuple[list[Any], list[Any]], device) -> TrainingSetup:
@@ -111,8 +111,9 @@ class F5Engine(HubDownload, ShippedProfiles):
         trainable = self.apply_memory_levers(cfm, config, grown=len(vocab) > len(info.vocab))
         cfm.train()
         ema = None
-        if config.ema_decay:
-            ema = f5_model.make_ema(cfm, f5_model.EmaOptions(enabled=True, decay=config.ema_decay))
+        decay = config.engine_options().ema_decay
+        if decay:
+            ema = f5_model.make_ema(cfm, f5_model.EmaOptions(enabled=True, decay=decay))
             ema.model.to(device)  # updated every step: it lives where the model trains
         train_set = ClipSet(train_clips, vocab)
 
@@ -144,7 +145,7 @@ class F5Engine(HubDownload, ShippedProfiles):
         vocab = run_vocab(config.run_dir, base_vocab)
         if len(vocab) == len(base_vocab):  # a new run: grow by what the transcripts need, if allowed
             new = [m.token for m in missing_tokens([c.text for c in clips], base_vocab)]
-            vocab = base_vocab + (new if config.add_missing_characters else [])
+            vocab = base_vocab + (new if config.engine_options().add_missing_characters else [])
         added = vocab[len(base_vocab):]
         if added:
             extend_vocabulary(cfm, base_vocab, added)
@@ -179,7 +180,7 @@ class F5Engine(HubDownload, ShippedProfiles):
             batch_size=config.batch_size, max_clip_seconds=config.max_audio_seconds,
             mixed_precision=config.mixed_precision, gradient_checkpointing=config.gradient_checkpointing,
             optimizer="adamw8bit" if "8bit" in config.optimizer else "adamw", lora_rank=config.lora_rank,
-            ema=bool(config.ema_decay), grad_accum_steps=config.grad_accum_steps, cpu=attention_scores),
+            ema=bool(config.engine_options().ema_decay), grad_accum_steps=config.grad_accum_steps, cpu=attention_scores),
             parameters=parameters or V1_BASE_PARAMETERS)
 
     def disk_needs(self, config) -> DiskNeeds | None:
@@ -197,8 +198,9 @@ class F5Engine(HubDownload, ShippedProfiles):
         share = min(1.0, lora_parameters(config.lora_rank) / V1_BASE_PARAMETERS) if config.lora_rank else 1.0
         others = sum(p.stat().st_size for p in [folder / VOCAB_FILE, *(folder / VOCOS_DIR / n for n in VOCOS_FILES)]
                      if p.is_file())
-        return DiskNeeds(checkpoint_bytes=int(weights * (1 + share * moments / 4 + (1 if config.ema_decay else 0)))
-                         + (1 << 20), export_bytes=weights + others)
+        copies = config.engine_options().extra_weight_copies()  # the EMA, when kept
+        return DiskNeeds(checkpoint_bytes=int(weights * (1 + share * moments / 4 + copies)) + (1 << 20),
+                         export_bytes=weights + others)
 
     # ----------------------------------------------------------------------------------------- synthesis
     def load_voice(self, base_model_dir: Path, weights: Path | None, device: str) -> F5Voice:
@@ -237,13 +239,33 @@ class F5Engine(HubDownload, ShippedProfiles):
             raise EngineError("The model's vocabulary does not know " + ", ".join(f"'{m.token}'" for m in missing)
                               + "; spell them out or remove them.")
         # f5-tts's chunk size: as many bytes as the reference speaks in the time left to a 22 s sequence.
-        limit = max(40, int(len(reference.text.encode("utf-8")) / seconds * (22 - seconds) * settings.speed))
+        options: F5GenerationOptions = settings.engine_options(self)
+        limit = max(40, int(len(reference.text.encode("utf-8")) / seconds * (22 - seconds) * options.speed))
         audio = torch.from_numpy(np.ascontiguousarray(reference.samples, dtype=np.float32))
         pause = np.zeros(int(self.output_sample_rate * SENTENCE_PAUSE_S), np.float32)
-        parts = [synthesize(voice.cfm, voice.vocoder, audio, reference.text, piece, nfe=settings.steps,
-                            seed=settings.seed, speed=settings.speed).audio.reshape(-1).astype(np.float32)
+        parts = [synthesize(voice.cfm, voice.vocoder, audio, reference.text, piece, nfe=options.steps,
+                            seed=settings.seed, speed=options.speed).audio.reshape(-1).astype(np.float32)
                  for piece in split_text(text, language, limit)]
         return np.concatenate([x for part in parts for x in (part, pause)][:-1]) if parts else np.zeros(0, np.float32)
+
+    def reference_suggestion(self, checkpoint) -> str:
+        return ""  # the dataset's cleanest clip, with its transcript
+
+    def generation_estimate(self, settings, text: str, reference_seconds: float, reference_text: str
+                            ) -> float | None:
+        """CPU seconds for one take (:func:`.synthesis.cpu_seconds_estimate` from the measured cost of one pass),
+        the new speech's length guessed from the reference's speaking rate as F5-TTS guesses it."""
+        from alltalk_gui.core.engines.f5.synthesis import CPU_SECONDS_PER_FRAME_PASS, cpu_seconds_estimate, \
+            estimate_frames
+
+        if reference_seconds <= 0 or not reference_text.strip() or not text.strip():
+            return None
+        options: F5GenerationOptions = settings.engine_options(self)
+        frames_per_second = SAMPLE_RATE / HOP_LENGTH
+        reference_frames = int(reference_seconds * frames_per_second)
+        new_frames = estimate_frames(reference_frames, reference_text, text, options.speed) - reference_frames
+        return cpu_seconds_estimate(CPU_SECONDS_PER_FRAME_PASS, reference_seconds, new_frames / frames_per_second,
+                                    options.steps)
 
     # ----------------------------------------------------------------------------------------- export
     def export_target(self, out_dir: str | os.PathLike[str], options, project_name: str = "") -> Path:

@@ -177,8 +177,8 @@ def _write_references(folder: Path, references: tuple[ReferenceVoice, ...]) -> N
 
 _SETTING_KEYS = ("epochs", "max_steps", "batch_size", "grad_accum_steps", "lr", "lr_batch", "optimizer",
                  "lr_schedule", "warmup_steps", "weight_decay", "max_grad_norm", "mixed_precision",
-                 "gradient_checkpointing", "lora_rank", "lora_dropout", "ema_decay", "add_missing_characters",
-                 "max_audio_seconds", "min_audio_seconds", "seed", "language")
+                 "gradient_checkpointing", "lora_rank", "lora_dropout", "max_audio_seconds", "min_audio_seconds",
+                 "seed", "language")
 
 
 def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: ExportOptions, *, project_name: str = "",
@@ -244,7 +244,8 @@ def _export_info(checkpoint, options: ExportOptions, name: str, model, reference
         "base_model": {"folder": str(checkpoint.base_model_dir)},
         "checkpoint": {"path": str(checkpoint.path), "run": checkpoint.run, "step": checkpoint.step,
                        "epoch": checkpoint.epoch, "eval_loss": checkpoint.eval_loss},
-        "training_settings": {k: checkpoint.config[k] for k in _SETTING_KEYS if k in checkpoint.config},
+        "training_settings": {**{k: checkpoint.config[k] for k in _SETTING_KEYS if k in checkpoint.config},
+                              **checkpoint.engine_options().to_dict()},
         "references": [f"voices/{r}.wav" for r in references],
     }
 

@@ -74,7 +74,7 @@ def tuned_cfm(base_model_dir: str | os.PathLike[str], checkpoint_dir: str | os.P
     cfm = build_cfm(info.arch, {t: i for i, t in enumerate(vocab)})
     if config.get("lora_rank"):
         add_lora(cfm, int(config["lora_rank"]), float(config.get("lora_alpha", 32.0)))
-    ema = bool(config.get("ema_decay")) and (checkpoint.path / EMA_STATE).is_file()
+    ema = bool(checkpoint.engine_options().ema_decay) and (checkpoint.path / EMA_STATE).is_file()
     state = _ema_state(checkpoint.path) if ema else _weights(checkpoint.weights)
     try:
         cfm.load_state_dict(state, strict=True)

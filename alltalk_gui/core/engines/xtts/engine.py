@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from alltalk_gui.core.engine_api.engine import (
-    DiskNeeds, EngineError, HubDownload, Licence, Reference, ShippedProfiles, TrainingSetup,
+    DiskNeeds, EngineError, HubDownload, Licence, Reference, ReferenceKind, ShippedProfiles, TrainingSetup,
 )
 from alltalk_gui.core.engine_api.languages import missing_sentence, split_text
 from alltalk_gui.core.engines.xtts import download
 from alltalk_gui.core.engines.xtts.files import OPTIONAL_FILES, REQUIRED_FILES
+from alltalk_gui.core.engines.xtts.options import XttsGenerationOptions, XttsTrainOptions
 
 SAMPLE_RATE = 22050         # the GPT, the DVAE and the conditioning front end all work at 22 050 Hz
 OUTPUT_SAMPLE_RATE = 24000  # the HiFi-GAN decoder's output (config.audio.output_sample_rate)
@@ -46,11 +47,10 @@ class XttsEngine(HubDownload, ShippedProfiles):
     download_size = "about 2 GB"
     download = download  # licence and Hub download (HubDownload)
     licence = Licence(download.LICENCE_ID, "Coqui Public Model License", download.LICENCE_URL, download.LICENCE_SUMMARY)
-    generation_settings = ("temperature", "length_penalty", "repetition_penalty", "top_k", "top_p", "speed", "seed",
-                           "max_new_tokens")
-    needs_reference_text = False  # the GPT conditions on the audio alone
+    train_options = XttsTrainOptions
+    generation_options = XttsGenerationOptions
+    reference_kind = ReferenceKind.CLIPS  # the GPT conditions on the audio alone
     languages_note: dict[str, str] = {}  # all 17 of the app's languages are XTTS v2's own
-    ignored_settings = ("ema_decay", "add_missing_characters")  # F5-TTS's; XTTS's BPE vocabulary is fixed
 
     # ----------------------------------------------------------------------------------------- base model
     def validate_base_model(self, folder: str | os.PathLike[str]):
@@ -78,7 +78,7 @@ class XttsEngine(HubDownload, ShippedProfiles):
         import_coqui_trainer()
         return load_dataset(config.dataset_path, load_tokenizer(config.base_model_dir), config.language,
                             max_audio_seconds=config.max_audio_seconds, min_audio_seconds=config.min_audio_seconds,
-                            max_text_tokens=config.max_text_tokens)
+                            max_text_tokens=config.engine_options().max_text_tokens)
 
     # ----------------------------------------------------------------------------------------- model and loss
     def training_setup(self, config, clips: tuple[list[Any], list[Any]], device) -> TrainingSetup:
@@ -87,15 +87,16 @@ class XttsEngine(HubDownload, ShippedProfiles):
         from alltalk_gui.core.engines.xtts.model import LossWeights, XttsFeatures, load_gpt
 
         train_clips, eval_clips = clips
+        options: XttsTrainOptions = config.engine_options()
         gpt, xtts_config, _ = load_gpt(config.base_model_dir)
         trainable = self.apply_memory_levers(gpt, config)
         gpt.train()
         # The frozen front end stays outside accelerate: it has no gradients to synchronise.
         features = XttsFeatures(config.base_model_dir, xtts_config).to(device)
-        weights = LossWeights(config.text_ce_weight, config.mel_ce_weight)
+        weights = LossWeights(options.text_ce_weight, options.mel_ce_weight)
         masking = bool(xtts_config.model_args.gpt_use_masking_gt_prompt_approach)
-        cond = dict(min_cond_samples=int(config.min_conditioning_seconds * SAMPLE_RATE),
-                    max_cond_samples=int(config.max_conditioning_seconds * SAMPLE_RATE), masking=masking)
+        cond = dict(min_cond_samples=int(options.min_conditioning_seconds * SAMPLE_RATE),
+                    max_cond_samples=int(options.max_conditioning_seconds * SAMPLE_RATE), masking=masking)
         train_set = ClipDataset(train_clips, seed=config.seed, is_eval=False, **cond)
         collate_fn = partial(collate, masking=masking)
 
@@ -120,7 +121,7 @@ class XttsEngine(HubDownload, ShippedProfiles):
             # Only the adapters (and the mel head and final norm) train: no gradients or optimizer state for the
             # other 440 M base weights.
             add_lora_adapters(gpt, config.lora_rank, config.lora_alpha, config.lora_dropout)
-        elif config.freeze_conditioning:
+        elif config.engine_options().freeze_conditioning:
             # No gradients, optimizer state or saved activations for the voice-prompt front end: autograd keeps
             # nothing for modules whose parameters and inputs need no gradient.
             for module in (gpt.conditioning_encoder, getattr(gpt, "conditioning_perceiver", None)):
@@ -162,7 +163,7 @@ class XttsEngine(HubDownload, ShippedProfiles):
         from alltalk_gui.core.engines.xtts.model import synthesize
 
         _check_text(voice.tokenizer, text, language)
-        kwargs = settings.generate_kwargs()
+        kwargs = settings.engine_options(self).generate_kwargs()
         limit = voice.tokenizer.char_limits.get(language.split("-")[0], 250)
         # XTTS reads at most the language's character limit at once: longer text is spoken piece by piece, cut at
         # sentence ends (coqui's own splitting would need spaCy, which is not installed).
@@ -173,6 +174,12 @@ class XttsEngine(HubDownload, ShippedProfiles):
         parts = [synthesize(voice, piece, ref, language, **kwargs).detach().float().cpu().numpy().reshape(-1)
                  for piece in split_text(text, language, limit)]
         return np.concatenate([x for part in parts for x in (part, pause)][:-1]) if parts else np.zeros(0, np.float32)
+
+    def reference_suggestion(self, checkpoint) -> str:
+        return ""  # the dataset's cleanest clips
+
+    def generation_estimate(self, settings, text: str, reference_seconds: float, reference_text: str) -> None:
+        return None  # not measured: the GPT's sampling on a CPU takes seconds to a minute per sentence
 
     # ----------------------------------------------------------------------------------------- export
     def export_target(self, out_dir: str | os.PathLike[str], options, project_name: str = "") -> Path:

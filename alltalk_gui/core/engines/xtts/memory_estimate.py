@@ -100,7 +100,7 @@ def lora_full_params(model: ModelSize = XTTS_V2) -> int:
 def trainable_params(config: TrainConfig, model: ModelSize = XTTS_V2) -> int:
     if config.lora_rank > 0:
         return lora_params(config.lora_rank, model) + lora_full_params(model)
-    if config.freeze_conditioning:
+    if config.engine_options().freeze_conditioning:
         return model.gpt_params - model.conditioning_params
     return model.gpt_params
 
@@ -129,7 +129,7 @@ def activation_bytes_per_clip(config: TrainConfig, model: ModelSize = XTTS_V2,
         blocks = model.layers * at("block_input") + block
     else:
         blocks = model.layers * block
-    conditioning = 0.0 if config.freeze_conditioning else fits["conditioning_bytes"]
+    conditioning = 0.0 if config.engine_options().freeze_conditioning else fits["conditioning_bytes"]
     return blocks + at("other") + conditioning
 
 

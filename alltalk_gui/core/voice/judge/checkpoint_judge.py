@@ -41,7 +41,7 @@ class CheckpointJudge:
         self.voice = PreviewEngine(device, engine=engine)
         self.reference = load_reference(self.voice.engine, self.set.paths(self.dataset_dir,
                                                                           self.set.conditioning_clips))
-        self.settings = replace(settings or GenerationSettings.from_base_model(self.base_model_dir),
+        self.settings = replace(settings or GenerationSettings.for_engine(self.voice.engine, self.base_model_dir),
                                 seed=self.set.seed)
         self.judge = judge or Judge(device, whisper_model or None)
         self._speaker: np.ndarray | None = None

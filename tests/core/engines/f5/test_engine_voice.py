@@ -35,8 +35,8 @@ def project(tmp_path_factory, tiny_f5) -> Path:
     write_metadata(root / "dataset" / TRAIN_CSV, rows)
     config = TrainConfig(engine="f5", project_dir=str(root), base_model_dir=str(tiny_f5), run_name="voice",
                          device="cpu", language="en", lr=1e-2, lr_batch=0, warmup_steps=0, batch_size=2, epochs=2,
-                         max_audio_seconds=30.0, min_audio_seconds=1.0, lora_rank=4, ema_decay=0.9,
-                         add_missing_characters=True)
+                         max_audio_seconds=30.0, min_audio_seconds=1.0, lora_rank=4,
+                         options={"ema_decay": 0.9, "add_missing_characters": True})
     events = list(train(config))
     assert events[-1].reason == "finished", events[-3:]
     return root
@@ -48,7 +48,7 @@ def test_ab_preview_speaks_after_a_dataset_clip_with_its_words(project, tmp_path
     references = [c.path for c in choose_references(project / "dataset")]
     engine = PreviewEngine("cpu", engine=checkpoint.engine)
     base, tuned = generate_ab(engine, checkpoint=checkpoint, text="Good morning, it costs five euros.",
-                              references=references, language="en", settings=GenerationSettings(steps=4),
+                              references=references, language="en", settings=GenerationSettings(options={"steps": 4}),
                               out_dir=tmp_path)
     assert (base.label, tuned.label) == ("base", "fine-tuned")
     for result in (base, tuned):
@@ -57,7 +57,7 @@ def test_ab_preview_speaks_after_a_dataset_clip_with_its_words(project, tmp_path
         assert result.references == [str(references[0])]  # F5 continues one clip
         assert result.reference_text == reference_text(references[0]) and result.reference_text
         saved = json.loads(result.info.read_text())
-        assert saved["settings"]["steps"] == 4 and saved["reference_text"] == result.reference_text
+        assert saved["settings"]["options"]["steps"] == 4 and saved["reference_text"] == result.reference_text
     assert not np.array_equal(sf.read(base.wav)[0], sf.read(tuned.wav)[0])  # the fine-tuning changed something
 
 
@@ -69,7 +69,7 @@ def test_the_grown_vocabulary_is_known_only_to_the_fine_tuned_model(project, tmp
         from alltalk_gui.core.voice.preview import generate_preview
 
         generate_preview(engine, base_model_dir=checkpoint.base_model_dir, checkpoint=None, text="5 €.",
-                         references=references, language="en", settings=GenerationSettings(steps=2),
+                         references=references, language="en", settings=GenerationSettings(options={"steps": 2}),
                          out_dir=tmp_path)
 
 
@@ -81,7 +81,7 @@ def test_a_reference_without_known_words_is_refused_and_explicit_words_are_used(
     own = tmp_path / "mine.wav"
     own.write_bytes(speech.read_bytes())
     common = dict(base_model_dir=checkpoint.base_model_dir, checkpoint=checkpoint, text="Hello.", references=[own],
-                  language="en", settings=GenerationSettings(steps=2), out_dir=tmp_path / "out")
+                  language="en", settings=GenerationSettings(options={"steps": 2}), out_dir=tmp_path / "out")
     with pytest.raises(ReferenceClipError, match="exact transcript.*mine.txt"):
         generate_preview(engine, **common)
     assert not (tmp_path / "out").exists()
@@ -96,8 +96,8 @@ def test_a_preview_engine_of_another_model_is_refused(project, tmp_path):
 
     checkpoint = default_checkpoint(project)
     with pytest.raises(PreviewError, match="trained with F5-TTS v1, not XTTS v2"):
-        generate_preview(PreviewEngine("cpu"), base_model_dir=checkpoint.base_model_dir, checkpoint=checkpoint,
-                         text="Hello.", references=[], language="en", settings=GenerationSettings(),
+        generate_preview(PreviewEngine("cpu", engine="xtts"), base_model_dir=checkpoint.base_model_dir,
+                         checkpoint=checkpoint, text="Hello.", references=[], language="en", settings=GenerationSettings(),
                          out_dir=tmp_path)
 
 

@@ -26,7 +26,7 @@ from alltalk_gui.testing.speech import make_speech_dataset
 from tests.trained_voice import whisper_tiny_en
 
 pytestmark = pytest.mark.slow
-FAST = GenerationSettings(max_new_tokens=8, steps=4)  # the tiny models rarely stop by themselves
+FAST = GenerationSettings(options={"max_new_tokens": 8})  # the tiny XTTS model rarely stops by itself
 
 
 def _config(root, engine, base, **more) -> TrainConfig:
