@@ -84,7 +84,7 @@ def test_an_f5_checkpoint_shows_f5s_inputs_settings_and_formats(page, f5_voice):
     assert [panel.format.itemData(i) for i in range(panel.format.count())] == ["alltalk", "f5"]
     assert panel.format.itemText(0) == "AllTalk v2 (models/f5tts/<name>)"
     assert not panel.training_files.isVisibleTo(page) and panel.half.isVisibleTo(page)
-    assert panel.folder.placeholderText().endswith("models/f5tts")
+    assert "its models/f5tts/" in panel.folder.placeholderText()
 
 
 @pytest.mark.timeout(600)

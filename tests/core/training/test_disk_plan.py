@@ -59,7 +59,7 @@ def f5_v1(tmp_path) -> Path:
     ({"lora_rank": 16}, 1.77, 1.9),                    # the weights, and the adapters' moments only
 ])
 def test_xtts_v2_checkpoint_sizes(xtts_v2, settings, low, high):
-    needs = get_engine("xtts").disk_needs(TrainConfig(base_model_dir=str(xtts_v2), **settings))
+    needs = get_engine("xtts").disk_needs(TrainConfig(base_model_dir=str(xtts_v2)).with_values(settings))
     assert low * GB <= needs.checkpoint_bytes <= high * GB, needs.checkpoint_bytes / GB
     assert 2.07 * GB <= needs.export_bytes <= 2.09 * GB  # model.pth and dvae.pth (AllTalk's format carries it)
 
@@ -70,7 +70,7 @@ def test_xtts_v2_checkpoint_sizes(xtts_v2, settings, low, high):
     ({"lora_rank": 32, "optimizer": "adamw8bit"}, 1.35, 1.4),
 ])
 def test_f5_checkpoint_sizes(f5_v1, settings, low, high):
-    needs = get_engine("f5").disk_needs(TrainConfig(engine="f5", base_model_dir=str(f5_v1), **settings))
+    needs = get_engine("f5").disk_needs(TrainConfig(engine="f5", base_model_dir=str(f5_v1)).with_values(settings))
     assert low * GB <= needs.checkpoint_bytes <= high * GB, needs.checkpoint_bytes / GB
     assert 1.40 * GB <= needs.export_bytes <= 1.41 * GB
 
