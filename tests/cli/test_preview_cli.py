@@ -35,7 +35,7 @@ def test_preview_with_ab_writes_both_wavs(voice, tmp_path):
         data, rate = sf.read(path)
         assert rate == 24000 and data.size > 0, path
     info = json.loads(out.with_suffix(".json").read_text())
-    assert info["settings"]["temperature"] == 0.6 and info["label"] == "fine-tuned"
+    assert info["settings"]["options"]["temperature"] == 0.6 and info["label"] == "fine-tuned"
     assert "fine-tuned:" in done.stdout and "base:" in done.stdout
     assert done.stdout.count(", WER ") == 2 and isinstance(info["wer"], float)
 
