@@ -37,7 +37,7 @@ def train_judged(root: Path) -> Path:
     config = TrainConfig(project_dir=str(project.root), base_model_dir=str(build_tiny_xtts(root / "tiny_base")),
                          run_name="run1", device="cpu", language="en", epochs=3, batch_size=2, lr=1e-3,
                          warmup_steps=0, keep_last=1, memory_interval_s=1.0, judge_whisper_model=str(faster_tiny_en()))
-    judge = TrainingJudge(config, GenerationSettings(max_new_tokens=8))
+    judge = TrainingJudge(config, GenerationSettings(options={"max_new_tokens": 8}))
     for event in run_to_sink(config, resume=False, events_path=None, observers=[judge]):
         if event.type in ("judged", "checkpoint", "done"):
             print(event_text(event), flush=True)
