@@ -32,7 +32,7 @@ from alltalk_gui.core.dataclass_keys import unknown_keys
 from alltalk_gui.core.engine_api.engine import (
     BaseModelError, EngineError, Reference, ReferenceKind, get_engine,
 )
-from alltalk_gui.core.engine_api.options import OptionError
+from alltalk_gui.core.engine_api.options import OptionError, declared
 from alltalk_gui.core.resources import resource_path
 
 CHECKPOINT_PREVIEW_MIN_GPU_GIB = 16.0  # below this, previews during training start switched off
@@ -174,6 +174,37 @@ def _resources_dir() -> Path | None:
         return resource_path("preview_sentences").parent
     except FileNotFoundError:
         return None
+
+
+CPU_TAKE_BUDGET_S = 360.0
+"""On a computer without a GPU, the most a take with the default settings may need by the engine's estimate for 2
+cores: F5-TTS's own 32 sampling steps need about 10 minutes there for one sentence (the walk of 2026-11-26), 16 about
+5, 8 about 2.5; the README advises 8-16 on a CPU."""
+TYPICAL_REFERENCE_S = 6.0  # a reference clip of the length the app picks (4-10 s)
+
+
+def affordable_on_cpu(engine: Any, settings: GenerationSettings, language: str) -> GenerationSettings:
+    """``settings`` for a computer without a GPU: each option that decides how long a take needs (declared
+    ``in_view`` with usual values: F5-TTS's sampling steps) lowered to the largest usual value, no larger than the
+    one given, whose take of the language's first preview sentence, from a typical reference, needs at most
+    :data:`CPU_TAKE_BUDGET_S` by the engine's estimate; the smallest when none does. Unchanged where the engine
+    cannot estimate."""
+    sentences = default_sentences(language) or default_sentences("en")
+    if not sentences:
+        return settings
+    text, reference_text = sentences[0], sentences[min(1, len(sentences) - 1)]
+    current = settings.engine_options(engine).to_dict()
+    values: dict[str, Any] = {}
+    for option in declared(engine.generation_options):
+        if not (option.setting.in_view and option.setting.choices):
+            continue
+        usual = sorted(c for c in option.setting.choices if c <= current[option.name]) or [current[option.name]]
+        costs = {c: engine.generation_estimate(settings.with_values({option.name: c}), text, TYPICAL_REFERENCE_S,
+                                               reference_text) for c in usual}
+        if any(cost is None for cost in costs.values()):
+            continue
+        values[option.name] = max((c for c in usual if costs[c] <= CPU_TAKE_BUDGET_S), default=usual[0])
+    return settings.with_values(values)
 
 
 def default_sentences(language: str) -> list[str]:

@@ -133,6 +133,10 @@ class GenerationPanel(QWidget):
         """Show ``value`` for the setting ``name`` (the seed or one of the engine's options)."""
         _set(self.boxes[name], value)
 
+    def values(self) -> dict[str, Any]:
+        """What every box holds, by name (the seed and the engine's options), whether the panel is open or not."""
+        return {name: _get(box) for name, box in self.boxes.items()}
+
     def settings(self) -> GenerationSettings:
         """The settings to generate with: the boxes when the panel is on, the model's defaults otherwise; the
         options kept in view as chosen either way."""

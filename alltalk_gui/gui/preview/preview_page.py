@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QS
 
 from alltalk_gui.core.engine_api.engine import ReferenceKind
 from alltalk_gui.core.training.checkpoints import CheckpointInfo
-from alltalk_gui.core.voice.preview import GenerationSettings, PreviewResult, load_previews
+from alltalk_gui.core.voice.preview import GenerationSettings, PreviewResult, affordable_on_cpu, load_previews
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.gui.preview.preview_worker import PreviewRequest, PreviewSession, export_worker, preview_worker
 from alltalk_gui.gui.preview.ab_row import AbRow
@@ -29,6 +29,8 @@ from alltalk_gui.gui.preview.export_panel import ExportPanel
 from alltalk_gui.gui.preview.generation_panel import GenerationPanel
 from alltalk_gui.gui.preview.judge_table import JudgeTable
 from alltalk_gui.gui.preview.preview_inputs import PreviewInputs
+from alltalk_gui.gui.preview.remembered_generation import ADVANCED, remember, remembered
+from alltalk_gui.gui.preview.take_time import gpu_present
 from alltalk_gui.gui.common.workers import Worker
 
 
@@ -84,6 +86,9 @@ class PreviewPage(QWidget):
 
         self.generation = GenerationPanel()
         self.generation.changed.connect(self._update_estimate)
+        self.generation.changed.connect(self._remember_generation)
+        self.generation.toggle.toggled.connect(self._remember_generation)
+        self._restoring = False  # the page itself is setting the panel's values: nothing to remember
         self.text_box.editTextChanged.connect(self._update_estimate)
         self._defaults_for: object = ()  # the base model whose defaults the generation panel shows
         self.generate_button = QPushButton("Generate")
@@ -150,6 +155,7 @@ class PreviewPage(QWidget):
             row.deleteLater()
         self.rows = []
         self.placeholder.show()
+        self._defaults_for = ()  # this project's remembered settings are shown again
         if project is not None:
             self.export_panel.set_default_name(project.name)
             for results in reversed(load_previews(project.previews_dir)):  # earlier takes, newest on top
@@ -188,7 +194,7 @@ class PreviewPage(QWidget):
         base = checkpoint.base_model_dir if checkpoint else None
         if (engine.name, base) != self._defaults_for:  # a new base model: its defaults (the user's stay otherwise)
             self._defaults_for = (engine.name, base)
-            self.generation.set_defaults(GenerationSettings.for_engine(engine, base))
+            self._show_generation_defaults(engine, base)
         self._update_buttons()
         self._update_estimate()
         if self.project is not None and checkpoint is None:
@@ -200,6 +206,37 @@ class PreviewPage(QWidget):
             self.message.setText(MISSING_TEXT[engine.reference_kind].format(engine=engine.title))
         else:
             self.message.clear()
+
+    def _show_generation_defaults(self, engine, base) -> None:
+        """The base model's settings, lowered to what this computer affords when it has no GPU (F5-TTS's sampling
+        steps: at most 16 there), then the values this project remembers for the engine."""
+        defaults = GenerationSettings.for_engine(engine, base)
+        if not gpu_present():
+            language = self.project.language if self.project is not None else self.inputs.language()
+            defaults = affordable_on_cpu(engine, defaults, language)
+        saved = remembered(self.project, engine.name)
+        self._restoring = True
+        try:
+            self.generation.set_defaults(defaults)
+            for name, value in saved.items():
+                if name in self.generation.boxes:
+                    self.generation.set_value(name, value)
+            self.generation.toggle.setChecked(bool(saved.get(ADVANCED, False)))
+        finally:
+            self._restoring = False
+
+    def _remember_generation(self) -> None:
+        """The user changed a setting: the project keeps what differs from the defaults, for this engine."""
+        engine = self.generation.engine
+        if self._restoring or engine is None or self.project is None:
+            return
+        defaults = self.generation.defaults
+        chosen = self.generation.settings().with_values(self.generation.values())  # what the boxes hold
+        values = {name: value for name, value in {"seed": chosen.seed, **chosen.options}.items()
+                  if value != {"seed": defaults.seed, **defaults.options}.get(name)}
+        if self.generation.toggle.isChecked():
+            values[ADVANCED] = True
+        remember(self.project, engine.name, values)
 
     def _missing_words(self) -> bool:
         """The engine reads text (a clip's words, a speaker name, a description) and none is given."""
