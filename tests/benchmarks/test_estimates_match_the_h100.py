@@ -33,9 +33,9 @@ def config_of(engine: str, record: dict) -> TrainConfig:
                     optimizer="adamw8bit" if "8bit" in record["optimizer"] else "adamw",
                     lora_rank=record["lora_rank"], gradient_checkpointing=record["gradient_checkpointing"])
     if engine == "xtts":
-        settings["freeze_conditioning"] = record["freeze_conditioning"]
+        settings["options"] = {"freeze_conditioning": record["freeze_conditioning"]}
     else:
-        settings["ema_decay"] = 0.999 if record["ema"] else 0.0
+        settings["options"] = {"ema_decay": 0.999 if record["ema"] else 0.0}
     return dataclasses.replace(TrainConfig(), **settings)
 
 

@@ -13,3 +13,50 @@ def isolated_settings(tmp_path, qapp):
     use_settings_folder(tmp_path / "qsettings")
     settings.settings().clear()
     yield
+
+
+# How long a modal dialog nobody answers may wait before the test fails (a test answers the dialogs it expects by
+# patching ``exec``/the static helpers, or by closing the box from a timer well within this).
+UNANSWERED_DIALOG_SECONDS = 20
+
+
+@pytest.fixture(autouse=True)
+def unanswered_dialogs_fail(monkeypatch):
+    """A modal dialog no test answers fails the test instead of waiting forever: offscreen nobody can click it,
+    and pytest's timeout cannot interrupt Qt's nested event loop, so one such dialog stalled the whole suite
+    (CI of 2026-11-26, the Train page's engine-switch question). The dialog is rejected after
+    :data:`UNANSWERED_DIALOG_SECONDS` and the test fails naming it; the static helpers, which would open one, fail
+    at once."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QMessageBox
+
+    unanswered: list[str] = []
+
+    def guarded(original):
+        def exec_(dialog, *args, **kwargs):
+            def reject() -> None:
+                if dialog.isVisible():
+                    unanswered.append(f"{dialog.windowTitle()!r}: {getattr(dialog, 'text', lambda: '')()}")
+                    dialog.reject()
+
+            QTimer.singleShot(UNANSWERED_DIALOG_SECONDS * 1000, dialog, reject)
+            return original(dialog, *args, **kwargs)
+
+        return exec_
+
+    for cls in (QDialog, QMessageBox, QFileDialog, QInputDialog):
+        monkeypatch.setattr(cls, "exec", guarded(cls.exec))
+
+    def refuse(name):
+        def helper(*args, **kwargs):
+            words = " ".join(str(a) for a in args[1:3] if isinstance(a, str))
+            raise AssertionError(f"the test did not answer QMessageBox/QFileDialog.{name}: {words}")
+
+        return staticmethod(helper)
+
+    for name in ("question", "warning", "information", "critical"):
+        monkeypatch.setattr(QMessageBox, name, refuse(name))
+    for name in ("getOpenFileName", "getOpenFileNames", "getExistingDirectory", "getSaveFileName"):
+        monkeypatch.setattr(QFileDialog, name, refuse(name))
+    yield
+    assert not unanswered, f"a modal dialog nobody answered was open for {UNANSWERED_DIALOG_SECONDS} s: {unanswered}"
