@@ -97,12 +97,13 @@ def _build_config(args: argparse.Namespace):
     if engine.name != project.engine:  # the project's choice from now on: its clips and dataset follow
         from alltalk_gui.cli.engine_cmds import switch
 
-        switch(project, engine.name)
-    from alltalk_gui.core.dataset.engine_switch import dataset_note
+        switch(project, engine.name)  # says what changed, the dataset's rate included
+    else:
+        from alltalk_gui.core.dataset.engine_switch import dataset_note
 
-    dataset_problem = dataset_note(project)
-    if dataset_problem:
-        print(dataset_problem)
+        dataset_problem = dataset_note(project)
+        if dataset_problem:
+            print(dataset_problem)
     base = args.base_model or app_settings.get(engine.base_model_setting)
     if not base:
         raise ConfigError(f"No base model: pass --base-model DIR (a {engine.title} folder with "

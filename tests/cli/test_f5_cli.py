@@ -40,6 +40,9 @@ def trained(project, tiny_f5) -> Path:
                  "--epochs", "2", "--run", "f5", *FAST)
     assert result.returncode == 0, result.stderr + result.stdout
     assert "Profile low:" in result.stdout and "Done (finished) after step 2" in result.stdout
+    # --engine switched the project first and said so; its dataset was made by hand, so it stays at 22,050 Hz.
+    assert "The project now trains with F5-TTS v1 instead of XTTS v2." in result.stdout
+    assert "so it stays as it is, at 22,050 Hz; F5-TTS v1 trains at 24 kHz" in result.stdout
     return project
 
 
