@@ -29,6 +29,7 @@ writing commands make themselves the project's one writer with :meth:`VoiceProje
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -41,6 +42,8 @@ from alltalk_gui.core.project.errors import ProjectError  # noqa: F401  (re-expo
 
 if TYPE_CHECKING:
     from alltalk_gui.core.project.lock import ProjectLock
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2
 PROJECT_FILE = "project.json"
@@ -196,11 +199,15 @@ class VoiceProject:
         """Save project.json now if it was read in an older schema (once: the old file stays as the backup).
 
         Call only as the project's one writer (the app after :meth:`take_lock`, which calls it; a command holding
-        the lock, which :meth:`open` sees). Raises OSError when the file cannot be written; the project then stays
-        migrated in memory and is saved at the next save.
+        the lock, which :meth:`open` sees). A file that cannot be written now (a full disk) is logged and left as
+        it is: the project stays migrated in memory and is saved at the next save.
         """
         if self.migrated_from is not None and not self.read_only:
-            self.save()
+            try:
+                self.save()
+            except OSError as exc:
+                log.warning("%s: the migrated project.json could not be saved yet (%s); it is saved at the next "
+                            "save.", self.project_file, exc)
 
     def check_writable(self) -> None:
         """Raises ProjectError when the project is open read-only (call before changing anything)."""

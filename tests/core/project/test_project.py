@@ -211,6 +211,26 @@ def test_the_migration_is_saved_once_by_the_projects_writer(tmp_path):
         project.release_lock()
 
 
+def test_a_migration_that_cannot_be_saved_yet_waits_for_the_next_save(tmp_path, monkeypatch, caplog):
+    old = _schema_1(tmp_path / "old", {"engine": "f5"})
+
+    def full_disk(target, data):
+        raise OSError(28, "No space left on device")
+
+    real = atomic.write_bytes
+    monkeypatch.setattr(atomic, "write_bytes", full_disk)
+    project = VoiceProject.open(tmp_path / "old")
+    project.take_lock("AllTalk GUI app")  # the app still opens it, as its writer
+    try:
+        assert project.lock is not None and not project.read_only and project.engine == "f5"
+        assert json.loads(project.project_file.read_text()) == old and "saved at the next save" in caplog.text
+        monkeypatch.setattr(atomic, "write_bytes", real)
+        project.save()
+        assert json.loads(project.project_file.read_text())["engine"] == "f5" and project.migrated_from is None
+    finally:
+        project.release_lock()
+
+
 def test_an_unreadable_schema_1_file_is_refused_and_left_as_it_is(tmp_path):
     root = tmp_path / "bad"
     root.mkdir()
