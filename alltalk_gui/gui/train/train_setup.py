@@ -75,9 +75,10 @@ class SetupPanel(QWidget):
         # Switching re-checks the clips and writes the dataset again (engine_switch_dialog.py); the main window gives
         # the switcher the transcript page's open list, so the clips have one writer.
         self.switcher = EngineSwitcher(self, None, lambda change: self.ask_switch(change), self._switched)
-        self.switch_note = QLabel()  # what the last switch changed
+        self.switch_note = QLabel(objectName="engineSwitchNote")  # what the last switch changed
         self.switch_note.setWordWrap(True)
-        self.switch_note.setStyleSheet("border-left: 3px solid #b26a00; padding-left: 6px;")
+        self.switch_note.setStyleSheet("#engineSwitchNote { border: none; border-left: 3px solid #b26a00; "
+                                       "padding: 2px 0 2px 8px; }")
         self.switch_note.hide()
         self.base = BaseModelChoice(self)
         self.base.changed.connect(self.refresh_facts)
