@@ -77,11 +77,12 @@ class EngineSwitch:
         return out
 
 
-def plan_switch(project: Any, name: str, segments: SegmentList | None) -> EngineSwitch:
+def plan_switch(project: Any, name: str, segments: SegmentList | None, vocab_file: Any = None) -> EngineSwitch:
     """What switching ``project`` to engine ``name`` would change; nothing is changed.
 
     Args:
         segments: the project's clips as they are now (None: it has none yet).
+        vocab_file: the new engine's base-model vocabulary, for its exact text check.
 
     Raises:
         alltalk_gui.core.engine_api.engine.EngineError: no engine has that name.
@@ -90,7 +91,7 @@ def plan_switch(project: Any, name: str, segments: SegmentList | None) -> Engine
     refused: dict[str, list[str]] = {}
     accepted: dict[str, list[str]] = {}
     if segments is not None and old.name != new.name:
-        after = SegmentList(list(segments.segments), checker=segments.checker.for_engine(new.name),
+        after = SegmentList(list(segments.segments), checker=segments.checker.for_engine(new.name, vocab_file),
                             source_order=list(segments.source_order))  # in memory: nothing is saved
         after.recheck()
         for clip in segments:
@@ -134,7 +135,7 @@ def switch_engine(project: Any, name: str, segments: SegmentList | None, vocab_f
     if plan is None:
         if segments is not None and not segments.is_checked_with_current_checker():
             segments.recheck(notify=notify)  # saved under other terms (an older version): compare with today's
-        plan = plan_switch(project, name, segments)
+        plan = plan_switch(project, name, segments, vocab_file)
     if not plan.changes_anything:
         return plan  # the dataset may still need writing again (plan.rewrite)
     changed = None

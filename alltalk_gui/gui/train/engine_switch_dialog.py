@@ -77,17 +77,18 @@ class EngineSwitcher:
             self.done(True, change.messages())
             return
         release = segments.close if owned else (lambda: None)
-        self._run(f"Checking the clips for {get_engine(name).title}…", lambda j: plan_switch(project, name, segments),
-                  lambda plan: self._decide(project, segments, plan, release), release)
+        vocab = get_engine(name).base_model_vocab()
+        self._run(f"Checking the clips for {get_engine(name).title}…",
+                  lambda j: plan_switch(project, name, segments, vocab),
+                  lambda plan: self._decide(project, segments, plan, vocab, release), release)
 
     # -- the steps ------------------------------------------------------------------------------------------------
-    def _decide(self, project: VoiceProject, segments: SegmentList, plan: EngineSwitch,
+    def _decide(self, project: VoiceProject, segments: SegmentList, plan: EngineSwitch, vocab: Any,
                 release: Callable[[], None]) -> None:
         if needs_asking(plan) and not self.ask_user(plan):
             release()
             self.done(False, [])
             return
-        vocab = get_engine(plan.new.name).base_model_vocab()
 
         def job(j) -> tuple[EngineSwitch, ExportReport | Exception | None]:
             change = switch_engine(project, plan.new.name, segments, vocab, plan=plan, notify=False)
@@ -159,5 +160,6 @@ def _said(change: EngineSwitch, report: ExportReport | Exception | None) -> list
     lines = change.messages(dataset=False)
     if isinstance(report, Exception):
         return lines + [f"The dataset was not written again, and the previous one was kept: {report}"]
-    return lines + [f"The dataset was written again at {format_rate(report.sample_rate)}: "
-                    f"{plural(report.train, 'training clip')} and {plural(report.eval, 'evaluation clip')}."] + report.notes
+    written = (f"The dataset was written again at {format_rate(report.sample_rate)}: "
+               f"{plural(report.train, 'training clip')} and {plural(report.eval, 'evaluation clip')}.")
+    return [*lines, written, *report.notes]
