@@ -32,9 +32,9 @@ def atomic_path(target: str | os.PathLike[str], suffix: str = "") -> Iterator[Pa
     tmp = Path(tmp_name)
     try:
         yield tmp
-        _fsync_file(tmp)
+        fsync_file(tmp)
         folders.rename(tmp, target, overwrite=True)  # os.replace, retried while Windows' indexer holds target
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -65,7 +65,7 @@ def copy_file(source: str | os.PathLike[str], target: str | os.PathLike[str]) ->
         shutil.copy2(source, tmp)
 
 
-def _fsync_file(path: str | os.PathLike[str]) -> None:
+def fsync_file(path: str | os.PathLike[str]) -> None:
     """Flush one file's data to disk through a *writable* handle.
 
     On Windows ``os.fsync`` is ``FlushFileBuffers``, which fails with EBADF ("Bad file descriptor") on a handle
@@ -89,8 +89,16 @@ def _fsync_file(path: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
-def _fsync_dir(path: Path) -> None:
-    # Makes the rename itself durable; not possible on Windows, where os.replace is already durable enough.
+def fsync_tree(folder: str | os.PathLike[str]) -> None:
+    """Flush every file under ``folder`` to disk (:func:`fsync_file`), before the folder is renamed into place: a
+    power cut after the rename must not leave a complete-looking folder of empty files."""
+    for path in Path(folder).rglob("*"):
+        if path.is_file():
+            fsync_file(path)
+
+
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    """Make a rename into or out of the folder ``path`` durable (a no-op on Windows, where os.replace already is)."""
     if os.name != "posix":
         return
     fd = os.open(path, os.O_RDONLY)

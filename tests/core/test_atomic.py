@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -79,5 +80,15 @@ def test_fsync_file_flushes_through_a_writable_handle(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "fsync", record)
     path = tmp_path / "model.safetensors"
     path.write_bytes(b"w")
-    atomic._fsync_file(path)
+    atomic.fsync_file(path)
     assert modes == [os.O_RDWR]
+
+
+def test_fsync_tree_flushes_every_file_of_a_folder(tmp_path, monkeypatch):
+    (tmp_path / "sub").mkdir()
+    for name in ("a.bin", "sub/b.bin"):
+        (tmp_path / name).write_bytes(b"x")
+    flushed = []
+    monkeypatch.setattr(atomic, "fsync_file", lambda path: flushed.append(Path(path).relative_to(tmp_path)))
+    atomic.fsync_tree(tmp_path)
+    assert sorted(str(p) for p in flushed) == ["a.bin", "sub/b.bin"]

@@ -641,13 +641,12 @@ class TrainingRun:
             try:
                 atomic.write_json(tmp / CONFIG_FILE, self.config.to_dict())
                 atomic.write_json(tmp / STATE_FILE, st.to_dict())  # last: its presence marks a complete checkpoint
-                for f in tmp.iterdir():
-                    atomic._fsync_file(f)
+                atomic.fsync_tree(tmp)
                 slow_step, _, slow_s = os.environ.get(SLOW_SAVE_ENV, "").partition(":")
                 if slow_step and int(slow_step) == st.global_step:
                     time.sleep(float(slow_s))
                 folders.rename(tmp, final)  # retried while an antivirus scans the new files (Windows)
-                atomic._fsync_dir(final.parent)
+                atomic.fsync_dir(final.parent)
             except OSError as exc:
                 error = exc
         error = self._agree(error)

@@ -1,5 +1,7 @@
 """Publishing an exported model folder so that it is never seen half-written, for every engine's export.
 
+An engine's export writes its files inside :func:`staged_export` and this module does the rest.
+
 An export is written into a hidden staging folder beside its target (:func:`staging_folder`), flushed, made
 readable by all (:func:`readable_by_all`: AllTalk often runs as another user) and renamed into place at the end
 (:func:`publish`): an existing target is moved aside first and removed after, so at every moment the target is
@@ -16,7 +18,10 @@ from __future__ import annotations
 
 import os
 import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from alltalk_gui.core import atomic, folders
 from alltalk_gui.core.machine import disk
@@ -105,7 +110,7 @@ def publish(tmp: Path, target: Path) -> list[str]:
         problems = [p for p in [folders.remove_tree(aside)] if p]
     else:
         folders.rename(tmp, target)
-    atomic._fsync_dir(target.parent)
+    atomic.fsync_dir(target.parent)
     return problems
 
 
@@ -122,3 +127,47 @@ def undone(exc: BaseException, tmp: Path, target: Path, needed: int | None = Non
     before = "the folder that was there before is as it was" if target.exists() else "nothing was left behind"
     advice = " Free some space or export somewhere else." if disk.is_full(exc) else ""
     return f"{failed} It was undone: {before}.{advice}" + (f" {left}" if left else "")
+
+
+@dataclass
+class StagedExport:
+    """An export being written (:func:`staged_export`): write into ``folder``; after the block, ``files`` lists
+    what the published ``target`` holds and ``warnings`` what the user should know."""
+
+    folder: Path
+    target: Path
+    warnings: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def staged_export(target: Path, overwrite: bool, needed: int | None = None,
+                  error: type[Exception] = ExportError) -> Iterator[StagedExport]:
+    """The tail every engine's export shares: a previous export's remains recovered or cleared, the target checked
+    (``overwrite``), a staging folder to write into; when the block ends, every file flushed, made readable by all
+    and the folder renamed into place. A failure removes the staging folder and leaves the target as it was; an
+    OSError (a full disk) is worded by :func:`undone` and raised as ``error`` (an engine's own ExportError).
+
+    Raises:
+        ``error``: the target is taken, or the write failed (undone).
+    """
+    target = Path(target)
+    recover_interrupted(target.parent, target.name)
+    try:
+        check_target(target, overwrite)
+    except ExportError as exc:
+        raise (exc if error is ExportError else error(str(exc))) from None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    warnings = remove_stale_temporaries(target.parent, target.name)
+    staged = StagedExport(staging_folder(target.parent, target.name), target, warnings)
+    try:
+        yield staged
+        atomic.fsync_tree(staged.folder)
+        readable_by_all(staged.folder)
+        staged.warnings += publish(staged.folder, target)
+    except BaseException as exc:
+        message = undone(exc, staged.folder, target, needed)
+        if message is not None:
+            raise error(message) from exc
+        raise
+    staged.files = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file())

@@ -124,16 +124,9 @@ def export_f5(state: dict[str, Any], vocab: list[str], arch: dict[str, Any], voc
     for name in VOCOS_FILES:
         if not (vocoder_dir / name).is_file():
             raise F5ExportError(f"The vocoder file {vocoder_dir / name} is missing.")
-    publish.recover_interrupted(target.parent, target.name)
-    try:
-        publish.check_target(target, overwrite)
-    except ExportError as exc:
-        raise F5ExportError(str(exc)) from None
-    target.parent.mkdir(parents=True, exist_ok=True)
-    warnings = publish.remove_stale_temporaries(target.parent, target.name)
-    tmp = publish.staging_folder(target.parent, target.name)
     weights = f"model_{int(step)}.safetensors"
-    try:
+    with publish.staged_export(target, overwrite, needed, error=F5ExportError) as export:
+        tmp = export.folder
         save_file({k: v.contiguous() for k, v in state.items()}, str(tmp / weights))
         write_vocab(tmp / VOCAB_FILE, vocab)
         import yaml
@@ -145,18 +138,7 @@ def export_f5(state: dict[str, Any], vocab: list[str], arch: dict[str, Any], voc
         _write_references(tmp / "voices", references)
         for name, text in (extra_files or {}).items():
             atomic.write_text(tmp / name, text)
-        for path in tmp.rglob("*"):
-            if path.is_file():
-                atomic._fsync_file(path)
-        publish.readable_by_all(tmp)
-        warnings += publish.publish(tmp, target)
-    except BaseException as exc:
-        message = publish.undone(exc, tmp, target, needed)
-        if message is not None:
-            raise F5ExportError(message) from exc
-        raise
-    files = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
-    return F5ExportResult(folder=target, weights=target / weights, files=files, warnings=warnings)
+    return F5ExportResult(folder=target, weights=target / weights, files=export.files, warnings=export.warnings)
 
 
 def _write_references(folder: Path, references: tuple[ReferenceVoice, ...]) -> None:

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from alltalk_gui.core import atomic, folders
+from alltalk_gui.core import atomic
 from alltalk_gui.core.training.checkpoints import CheckpointInfo
 from alltalk_gui.core.voice import publish
 from alltalk_gui.core.voice.export import ExportError, ExportOptions, ExportResult, ProgressCallback, safe_name
@@ -141,11 +141,10 @@ def export_xtts(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], opt
               + sum(r.stat().st_size for r in references) + HEADROOM_BYTES)
     publish.prepare_output(out_dir, needed)
 
-    warnings += publish.remove_stale_temporaries(out_dir, name)
-    tmp = publish.staging_folder(out_dir, name)
-    try:
+    with publish.staged_export(target, options.overwrite, needed) as export:
         import torch
 
+        tmp = export.folder
         report("Writing model.pth", 0.2)
         torch.save({"model": state}, tmp / "model.pth")
         model_bytes = (tmp / "model.pth").stat().st_size
@@ -161,24 +160,8 @@ def export_xtts(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], opt
         info = _export_info(checkpoint, options, name, ref_names, make_speakers, has_speakers)
         atomic.write_json(tmp / "export_info.json", info)
         atomic.write_text(tmp / "README.md", _readme(info, checkpoint))
-        for path in tmp.rglob("*"):
-            if path.is_file():
-                atomic._fsync_file(path)
-        publish.readable_by_all(tmp)
-        warnings += publish.publish(tmp, target)
-    except ExportError as exc:
-        left = folders.remove_tree(tmp)
-        if left:
-            raise ExportError(f"{exc} {left}") from exc
-        raise
-    except BaseException as exc:
-        message = publish.undone(exc, tmp, target, needed)
-        if message is not None:
-            raise ExportError(message) from exc
-        raise
     report("Done", 1.0)
-    files = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
-    return ExportResult(folder=target, files=files, model_bytes=model_bytes, warnings=warnings)
+    return ExportResult(folder=target, files=export.files, model_bytes=model_bytes, warnings=warnings + export.warnings)
 
 
 def _copy_references(references: list[Path], folder: Path) -> list[str]:
