@@ -49,7 +49,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"alltalk-gui: error: {message}\n")
 
 
-def _engines_in_words() -> str:
+def engines_in_words() -> str:
     """"XTTS v2 or F5-TTS v1": every engine this install has (the walk found --help naming XTTS v2 alone)."""
     from alltalk_gui.core.engine_api.engine import engine_names, get_engine
 
@@ -58,7 +58,7 @@ def _engines_in_words() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="alltalk-gui", description=f"Fine-tune a voice ({_engines_in_words()}) from a few minutes "
+    parser = _Parser(prog="alltalk-gui", description=f"Fine-tune a voice ({engines_in_words()}) from a few minutes "
                      "of audio. Run without arguments to open the desktop app.")
     parser.add_argument("--version", action="version", version=f"alltalk-gui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

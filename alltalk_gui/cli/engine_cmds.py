@@ -1,6 +1,8 @@
-"""The engine command: ``alltalk-gui engine DIR`` shows a project's engine, ``alltalk-gui engine DIR NAME`` switches
-it (the clips are judged anew, the dataset is written again at the new engine's rate, and what changed is said:
-see :mod:`alltalk_gui.core.dataset.engine_switch`). ``alltalk-gui new DIR --engine NAME`` chooses it at the start.
+"""The engine commands: ``alltalk-gui engines`` lists the engines this install has (the registry's: built-in and
+plug-in alike, with what each needs and offers, and the plug-ins that were left out and why); ``alltalk-gui engine
+DIR`` shows a project's engine, ``alltalk-gui engine DIR NAME`` switches it (the clips are judged anew, the dataset
+is written again at the new engine's rate, and what changed is said: see
+:mod:`alltalk_gui.core.dataset.engine_switch`). ``alltalk-gui new DIR --engine NAME`` chooses it at the start.
 """
 
 from __future__ import annotations
@@ -22,6 +24,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the engine to train with from now on (leave out to show the current one)")
     p.set_defaults(func=cmd_engine)
 
+    p = sub.add_parser("engines", help="list the engines this install has, with their rates, clip limits, formats "
+                                       "and base models")
+    p.add_argument("--options", action="store_true", help="also each engine's own settings ('train --set NAME=VALUE' "
+                   "and the preview command's flags reach them)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.set_defaults(func=cmd_engines)
+
 
 def engine_type(value: str) -> str:
     """argparse type: a registered engine's name or alias, as its registry name."""
@@ -31,6 +40,52 @@ def engine_type(value: str) -> str:
         return engine_name(value)
     except Exception as exc:  # EngineError: argparse turns only ValueError/TypeError into a usage line
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def cmd_engines(args: argparse.Namespace) -> int:
+    """Every engine of the registry, the default first; the plug-ins that did not load, with the reason."""
+    import json
+
+    from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, engine_names, get_engine, skipped_engines
+
+    described = [_describe(get_engine(name)) for name in engine_names()]
+    if args.json:
+        print(json.dumps({"engines": described, "skipped": skipped_engines()}, indent=2))
+        return EXIT_OK
+    for facts in described:
+        default = "  (new projects start with it)" if facts["name"] == DEFAULT_ENGINE else ""
+        aliases = f", also {', '.join(facts['aliases'])}" if facts["aliases"] else ""
+        print(f"{facts['name']}{aliases}: {facts['title']}{default}")
+        print(f"    {facts['summary']}")
+        print(f"    clips at {facts['sample_rate']} Hz, up to {facts['max_clip_s']:.1f} s; speaks from "
+              f"{facts['reference_kind'].replace('_', ' ')}; languages {', '.join(facts['languages'])}")
+        print(f"    base model: {facts['download_size']} ({facts['licence']}); {facts['base_model_hint']}")
+        print("    export formats: " + ", ".join(f"{key} ({title})" for key, title in facts["export_formats"].items()))
+        if args.options:
+            for kind in ("train_options", "generation_options"):
+                for option in facts[kind]:
+                    print(f"    {kind.split('_')[0]} option {option['name']} = {option['default']!r}: {option['help']}")
+    for name, why in skipped_engines().items():
+        print(f"left out: {name}: {why}")
+    return EXIT_OK
+
+
+def _describe(engine: Any) -> dict[str, Any]:
+    from alltalk_gui.core.engine_api.options import declared
+
+    def options(cls) -> list[dict[str, Any]]:
+        return [{"name": o.name, "type": o.kind.__name__, "default": o.default, "label": o.setting.label,
+                 "help": o.setting.help} for o in declared(cls)]
+
+    return {
+        "name": engine.name, "aliases": list(engine.aliases), "title": engine.title, "summary": engine.summary,
+        "sample_rate": engine.sample_rate, "max_clip_s": engine.max_clip_ms / 1000,
+        "reference_kind": str(engine.reference_kind), "languages": list(engine.languages),
+        "download_size": engine.download_size, "licence": engine.licence.title,
+        "base_model_hint": engine.base_model_hint,
+        "export_formats": {key: engine.export_format_titles.get(key, key) for key in engine.export_formats},
+        "train_options": options(engine.train_options), "generation_options": options(engine.generation_options),
+    }
 
 
 def cmd_engine(args: argparse.Namespace) -> int:

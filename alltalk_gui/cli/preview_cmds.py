@@ -41,10 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--whisper-model", metavar="NAME_OR_PATH", help="check intelligibility: transcribe with this "
                    "faster-whisper model (already downloaded, or a local folder) and print the word error rate")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
-    p.add_argument("--reference-text", metavar="TEXT", help="for an engine that reads the reference clip's words: "
-                   "exactly what the (first) clip says (default: its transcript in the dataset, or a .txt file "
-                   "beside it); for one that speaks from a speaker name or a description of the voice: that name or "
-                   "description (default: the checkpoint's own)")
+    _reference_text_arg(p)
     p.add_argument("--seed", type=int, help="sampling seed (default 0): the same seed gives the same take")
     for option, engines in _generation_options().items():
         flag = "--" + option.name.replace("_", "-")
@@ -53,22 +50,49 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help=_help(option, engines))
     p.set_defaults(func=cmd_preview)
 
-    p = sub.add_parser("export", help="export the trained voice as an AllTalk, coqui-tts or F5-TTS model folder")
+    p = sub.add_parser("export", help="export the trained voice as a model folder for AllTalk or in its engine's "
+                                      "own format")
     p.add_argument("dir", help="project folder")
-    p.add_argument("--format", choices=FORMATS, default="alltalk",
-                   help="alltalk (default: AllTalk v2's models/xtts/NAME or models/f5tts/f5tts_v1_NAME, by the "
-                        "engine that trained the checkpoint), coqui (XTTS v2) or f5 (F5-TTS)")
+    p.add_argument("--format", choices=FORMATS, default="alltalk", help=_format_help())
     p.add_argument("--out", required=True, metavar="FOLDER",
-                   help="for --format alltalk: the AllTalk folder (alltalk_tts, or any folder in it, such as "
-                        "models/xtts); the model goes into its models/xtts or models/f5tts, by the engine. For the "
-                        "other formats: the folder the model goes into (FOLDER/NAME)")
+                   help="for a format AllTalk loads: the AllTalk folder (alltalk_tts, or any folder in it); the "
+                        "model goes into the engine's own folder there (" + _alltalk_folders() + "). For the other "
+                        "formats: the folder the model goes into (FOLDER/NAME)")
     p.add_argument("--name", help="model folder name (default: the project's name)")
     _checkpoint_args(p)
     p.add_argument("--half", action="store_true", help="store the weights in half precision (half the size)")
     p.add_argument("--training-files", action="store_true",
-                   help="include dvae.pth and mel_stats.pth to keep training elsewhere (always in alltalk format)")
+                   help="include the base model's files needed to keep training elsewhere, for an engine whose "
+                        "exports can have them (a format AllTalk loads always has them)")
+    _reference_text_arg(p)
     p.add_argument("--overwrite", action="store_true", help="replace FOLDER/NAME if it exists and is not empty")
     p.set_defaults(func=cmd_export)
+
+
+def _reference_text_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--reference-text", metavar="TEXT", help="for an engine that reads the reference clip's words: "
+                   "exactly what the (first) clip says (default: its transcript in the dataset, or a .txt file "
+                   "beside it); for one that speaks from a speaker name or a description of the voice: that name or "
+                   "description (default: the checkpoint's own)")
+
+
+def _format_help() -> str:
+    """Each engine's formats in words: "XTTS v2: alltalk (AllTalk v2 (models/xtts/<name>)), coqui (...); ..."."""
+    from alltalk_gui.core.engine_api.engine import engine_names, get_engine
+
+    parts = []
+    for name in engine_names():
+        engine = get_engine(name)
+        formats = ", ".join(f"{key} ({engine.export_format_titles.get(key, key)})" for key in engine.export_formats)
+        parts.append(f"{engine.title}: {formats}")
+    return ("the format, one of the checkpoint's engine's (default alltalk): " + "; ".join(parts)).replace("%", "%%")
+
+
+def _alltalk_folders() -> str:
+    from alltalk_gui.core.engine_api.engine import engine_names, get_engine
+
+    return ", ".join(f"{folder} for {get_engine(name).title}" for name in engine_names()
+                     for folder in dict.fromkeys(get_engine(name).export_folders.values()))
 
 
 def _generation_options() -> dict:
@@ -257,12 +281,19 @@ def cmd_export(args: argparse.Namespace) -> int:
     project = VoiceProject.open(args.dir)
     try:
         checkpoint = _checkpoint(args, project)
-        references = _references(args, project)
+        engine = get_engine(checkpoint.engine)
+        kind = engine.reference_kind
+        references = _references(args, project) if kind.uses_audio else []
+        if kind is ReferenceKind.CLIP_WITH_WORDS:
+            references = references[:1]
+        text = " ".join((args.reference_text or "").split())
+        words = {str(references[0]): text} if text and references else {}
         options = ExportOptions(format=args.format, name=args.name or "", half=args.half,
-                                training_files=args.training_files, references=references, overwrite=args.overwrite)
+                                training_files=args.training_files, references=references, overwrite=args.overwrite,
+                                reference_texts=words, voice_prompt=text if not kind.uses_audio else "")
         # For a format AllTalk loads, --out is the AllTalk folder (or any folder in it): each engine's voice goes
         # into its own models/<folder> there (export_destination), where AllTalk looks for it.
-        destination = export_destination(get_engine(checkpoint.engine), args.out, options, project.name)
+        destination = export_destination(engine, args.out, options, project.name)
         if destination.warning:
             print(f"  warning: {destination.warning}", file=sys.stderr)
         print(f"Exporting {checkpoint.label} as {args.format} format into {destination.folder}", flush=True)

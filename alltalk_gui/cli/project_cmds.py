@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("dir", help="project folder (created if missing; must not hold a project already)")
     p.add_argument("--name", help="display name (default: the folder name)")
     p.add_argument("--language", default="en", metavar="CODE",
-                   help=f"language of the recordings, one of XTTS's {', '.join(CODES)} (default en)")
+                   help=f"language of the recordings, one of {', '.join(CODES)} (default en)")
     p.add_argument("--engine", type=engine_type, default=None, metavar="|".join(engine_names()),
                    help=f"the engine to train with (default {DEFAULT_ENGINE}; switch later with 'alltalk-gui engine "
                         "DIR NAME'): it sets the clip limits and the dataset's sample rate")

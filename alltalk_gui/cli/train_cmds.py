@@ -19,15 +19,15 @@ import sys
 import time
 from pathlib import Path
 
-from alltalk_gui.cli import EXIT_OK, EXIT_USAGE
+from alltalk_gui.cli import EXIT_OK, EXIT_USAGE, engines_in_words
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("train", help="fine-tune XTTS v2 or F5-TTS on a project's exported dataset")
+    p = sub.add_parser("train", help=f"fine-tune {engines_in_words()} on a project's exported dataset")
     p.add_argument("dir", help="voice project folder (its dataset/ folder is the training input)")
-    _engine_arg(p, "which model to fine-tune (default: the project's last choice, else xtts)", default=None)
+    _engine_arg(p, "which model to fine-tune (default: the project's engine)", default=None)
     p.add_argument("--base-model", metavar="DIR", help="the engine's base-model folder (default: the one in the "
-                   "app settings: 'base_model_dir' for XTTS v2, 'f5_base_model_dir' for F5-TTS)")
+                   "app settings, which download-base-model sets)")
     p.add_argument("--profile", choices=("low", "medium", "high", "auto"),
                    help="memory profile: low (4 GB cards), medium (6-8 GB), high (12 GB), auto (picked for the "
                         "GPU found); --epochs and --set apply on top of it")
@@ -35,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-last", type=int, metavar="N", help="how many recent checkpoints to keep (default 2; the "
                    "best one is kept besides): fewer need less disk space")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="any TrainConfig field, e.g. --set batch_size=4 --set mixed_precision=bf16 (repeatable)")
+                   help="any TrainConfig field or option of the engine, by name, e.g. --set batch_size=4 --set "
+                        "mixed_precision=bf16 (repeatable; 'alltalk-gui engines --options' lists each engine's)")
     p.add_argument("--run", metavar="NAME", help="run folder name under DIR/runs (default: a timestamp; with "
                    "--resume: the newest run)")
     p.add_argument("--resume", action="store_true", help="continue the run from its newest complete checkpoint")
@@ -50,35 +51,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=cmd_gpu)
 
-    p = sub.add_parser("download-base-model", help="download XTTS v2 or F5-TTS v1 Base from the Hugging Face Hub "
+    p = sub.add_parser("download-base-model", help=f"download the base model of {engines_in_words()} from the Hugging Face Hub "
                        "(after accepting its licence)")
     p.add_argument("dir", help="folder to download into (an interrupted download resumes)")
-    _engine_arg(p, "which base model (default xtts)")
-    p.add_argument("--repo", default=None, help="Hub repository (XTTS v2 only; default coqui/XTTS-v2)")
+    _engine_arg(p, "which base model")
+    p.add_argument("--repo", default=None, help="another Hub repository to download from (for an engine whose "
+                   "download takes one: 'alltalk-gui engines' shows its default)")
     p.add_argument("--revision", default=None, help="branch, tag or commit (default main)")
     p.add_argument("--accept-licence", action="store_true", help="accept the licence without asking (records it)")
     p.set_defaults(func=cmd_download)
 
     p = sub.add_parser("make-test-model", help="write a tiny random base model (for tests; not a voice)")
-    p.add_argument("dir", help="folder to write the model into (XTTS v2: model.pth, config.json, vocab.json, "
-                               "dvae.pth, mel_stats.pth; F5-TTS: model_0.safetensors, vocab.txt, model_cfg.yaml, vocos/)")
-    _engine_arg(p, "which model (default xtts)")
+    p.add_argument("dir", help="folder to write the model into (the files of the engine's base model)")
+    _engine_arg(p, "which model")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_make_test_model)
 
 
-def _engine_arg(p: argparse.ArgumentParser, help_text: str, default: str | None = "xtts") -> None:
-    """``--engine``: a registered engine's name or alias (``f5-tts`` is ``f5``), stored as the registry name."""
-    from alltalk_gui.core.engine_api.engine import engine_name, engine_names
+def _engine_arg(p: argparse.ArgumentParser, help_text: str, default: str | None = "") -> None:
+    """``--engine``: a registered engine's name or one of its aliases, stored as the registry name (default: the
+    engine new projects start with, unless ``default`` is None: then the command decides)."""
+    from alltalk_gui.cli.engine_cmds import engine_type
+    from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, engine_names
 
-    def name(value: str) -> str:
-        try:
-            return engine_name(value)
-        except Exception as exc:  # EngineError: argparse turns ValueError/TypeError only into a usage line
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    p.add_argument("--engine", type=name, default=default, metavar="|".join(engine_names()),
-                   help=help_text)
+    if default == "":
+        default = DEFAULT_ENGINE
+        help_text += f" (default {DEFAULT_ENGINE})"
+    p.add_argument("--engine", type=engine_type, default=default, metavar="|".join(engine_names()), help=help_text)
 
 
 # -- train -------------------------------------------------------------------------------------------------------------
@@ -341,16 +340,11 @@ def cmd_gpu(args: argparse.Namespace) -> int:
 # -- make-test-model -----------------------------------------------------------------------------------------------
 
 def cmd_make_test_model(args: argparse.Namespace) -> int:
-    if args.engine == "f5":
-        from alltalk_gui.core.engines.f5.tiny_model import build_tiny_f5
+    from alltalk_gui.core.engine_api.engine import get_engine
 
-        folder = build_tiny_f5(args.dir, seed=args.seed)
-        print(f"Wrote a tiny random F5-TTS test model to {folder} (for tests and smoke runs; it is not a voice).")
-        return EXIT_OK
-    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
-
-    folder = build_tiny_xtts(args.dir, seed=args.seed)
-    print(f"Wrote a tiny random XTTS v2 test model to {folder} (for tests and smoke runs; it is not a voice).")
+    engine = get_engine(args.engine)
+    folder = engine.make_test_model(args.dir, seed=args.seed)
+    print(f"Wrote a tiny random {engine.title} test model to {folder} (for tests and smoke runs; it is not a voice).")
     return EXIT_OK
 
 
@@ -362,8 +356,8 @@ def cmd_download(args: argparse.Namespace) -> int:
     from alltalk_gui.core.engine_api.hub_files import DownloadError
 
     engine = get_engine(args.engine)
-    if args.repo and engine.name != "xtts":
-        print(f"alltalk-gui: --repo applies to XTTS v2 only; {engine.title} comes from its own repositories.",
+    if args.repo and not engine.download_repo:
+        print(f"alltalk-gui: --repo does not apply to {engine.title}: it comes from its own repositories.",
               file=sys.stderr)
         return EXIT_USAGE
     if not engine.licence_accepted():
@@ -385,15 +379,7 @@ def cmd_download(args: argparse.Namespace) -> int:
             print(f"    {p.total_bytes / 1e6:.1f} MB done", flush=True)
 
     try:
-        if engine.name == "xtts":
-            from alltalk_gui.core.engines.xtts import download as dl
-
-            info = dl.download_base_model(args.dir, repo_id=args.repo or dl.DEFAULT_REPO,
-                                          revision=args.revision or dl.DEFAULT_REVISION, progress=progress)
-        else:
-            from alltalk_gui.core.engines.f5 import download as dl
-
-            info = dl.download_base_model(args.dir, revision=args.revision or dl.DEFAULT_REVISION, progress=progress)
+        info = engine.download_base_model(args.dir, progress, repo=args.repo, revision=args.revision)
     except (DownloadError, BaseModelError) as exc:
         print(f"alltalk-gui: {exc}", file=sys.stderr)
         return 1

@@ -23,8 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--language", default="auto", help="auto (detect) or a language code such as en, de, zh-cn (default auto)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p.add_argument("--min-s", type=float, default=DEFAULT_MIN_S, help=f"shortest clip wanted (default {DEFAULT_MIN_S})")
-    p.add_argument("--max-s", type=float, default=None, help="longest clip (default: the project's engine's, "
-                   "11 s for XTTS v2, 30 s for F5-TTS; capped at the engine's limit)")
+    p.add_argument("--max-s", type=float, default=None, help="longest clip (default: the project's engine's; "
+                   "capped at the engine's limit: 'alltalk-gui engines' lists them)")
     p.add_argument("--no-download", action="store_true", help="fail instead of downloading a missing model")
     p.set_defaults(func=cmd_transcribe)
 

@@ -45,10 +45,10 @@ STEPS = [
     Step("Import", "Add and check the recordings.", ImportPage),
     Step("Transcribe & Edit", "Whisper transcribes the recordings and cuts them into clips; you correct the "
          "text and the cuts.", TranscriptPage),
-    Step("Train", "Fine-tune XTTS v2 or F5-TTS with a memory profile that fits your GPU, with live memory and loss "
-         "graphs.", TrainPage),
-    Step("Preview & Export", "Listen to the new voice next to the original model and export it for AllTalk, "
-         "coqui-tts or F5-TTS.", PreviewPage),
+    Step("Train", "Fine-tune the engine's base model with a memory profile that fits your GPU, with live memory "
+         "and loss graphs.", TrainPage),
+    Step("Preview & Export", "Listen to the new voice next to the original model and export it for AllTalk or as "
+         "a model folder of the engine's own.", PreviewPage),
 ]
 
 

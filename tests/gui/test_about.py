@@ -55,7 +55,7 @@ def test_licences_name_the_xtts_model_licence_with_its_link(qtbot):
     assert 'href="https://coqui.ai/cpml"' in html
     assert "non-commercial" in text
     assert "AllTalk GUI: MPL-2.0" in text
-    for dist, _ in about_dialog.COMPONENTS:
+    for dist, _ in about_dialog.components():  # each engine's packages too (coqui-tts for XTTS v2)
         assert licence_of(dist) in text
     wait_gpu(qtbot, dialog)
 

@@ -130,8 +130,11 @@ class HubDownload:
     def accept_licence(self) -> None:
         self.download.accept_licence()
 
-    def download_base_model(self, folder: str | os.PathLike[str], progress: Callable[[Any], None] | None = None):
-        return self.download.download_base_model(folder, progress=progress)
+    def download_base_model(self, folder: str | os.PathLike[str], progress: Callable[[Any], None] | None = None,
+                            *, repo: str | None = None, revision: str | None = None):
+        given = {"repo_id": repo, "revision": revision}
+        return self.download.download_base_model(folder, progress=progress,
+                                                 **{k: v for k, v in given.items() if v})
 
 
 class ShippedProfiles:
@@ -221,9 +224,20 @@ class Engine(Protocol):
     # format -> the folder under AllTalk's root that AllTalk loads it from ({"alltalk": "models/xtts"}); the formats
     # AllTalk does not load are not in it. An export in such a format goes into <AllTalk root>/<this folder>.
     export_folders: dict[str, str]
+    # What ExportOptions.training_files adds to an export, for its check box ("dvae.pth, mel_stats.pth": the base
+    # model's files needed to keep training elsewhere); "" when the engine's exports hold all of it.
+    export_training_files: str
     base_model_setting: str          # the app-settings key remembering this engine's base-model folder
+    # Where a user may already have its base model, or get one, in a sentence for the set-up pages.
+    base_model_hint: str
     download_size: str               # the base model's download, in words ("about 1.4 GB")
+    # The Hub repository its download reads by default, which the user may replace (download-base-model --repo);
+    # "" when its download cannot come from another repository.
+    download_repo: str
     licence: Licence
+    languages: tuple[str, ...]       # the language codes it speaks as released (others: see languages_note)
+    # (distribution, what it is for) of the packages it runs on, for Help > About's versions and licences.
+    packages: tuple[tuple[str, str], ...]
     # Its own training settings: an EngineOptions dataclass (alltalk_gui.core.engine_api.options), held by name in
     # TrainConfig.options, validated by the class, shown by the Train page's Advanced panel.
     train_options: type[EngineOptions]
@@ -251,17 +265,32 @@ class Engine(Protocol):
         """Record that the user read and accepted :attr:`licence` (call only after showing it)."""
         ...
 
-    def download_base_model(self, folder: str | os.PathLike[str], progress: Callable[[Any], None] | None = None
-                            ) -> Any:
-        """Download (or finish) the base model into ``folder`` through huggingface_hub and validate it.
+    def download_base_model(self, folder: str | os.PathLike[str], progress: Callable[[Any], None] | None = None,
+                            *, repo: str | None = None, revision: str | None = None) -> Any:
+        """Download (or finish) the base model into ``folder`` through huggingface_hub and validate it (from
+        ``repo`` instead of :attr:`download_repo`, at ``revision``, when given).
 
         Raises:
             alltalk_gui.core.engine_api.hub_files.LicenceNotAccepted, DownloadError, BaseModelError
         """
         ...
 
+    def make_test_model(self, folder: str | os.PathLike[str], seed: int = 0) -> Path:
+        """Write a tiny random base model of the real architecture into ``folder`` (for tests and smoke runs; not a
+        voice) and return the folder."""
+        ...
+
     def validate_base_model(self, folder: str | os.PathLike[str]) -> Any:
         """Check a base-model folder; returns facts with at least ``parameters`` (trainable model size).
+
+        Raises:
+            BaseModelError: naming the first file that is missing or does not fit.
+        """
+        ...
+
+    def describe_base_model(self, folder: str | os.PathLike[str]) -> str:
+        """Check a base-model folder (as :meth:`validate_base_model`) and say what it holds in a sentence, for the
+        first-run check ("GPT with 30 layers, width 1024, 441.0 M parameters ...").
 
         Raises:
             BaseModelError: naming the first file that is missing or does not fit.
@@ -295,6 +324,12 @@ class Engine(Protocol):
 
     def estimate_memory(self, config: Any, *, attention_scores: bool = False) -> Any:
         """Peak-memory estimate of ``config`` on the real-size model (``total_gib`` and its parts)."""
+        ...
+
+    def accelerate_config(self, config: Any, processes: int) -> dict[str, Any] | None:
+        """The ``accelerate launch`` config a run on ``processes`` processes needs (e.g. FSDP for a model that does
+        not fit one card), written into the run folder when the user gave none; None for accelerate's default
+        (data parallel)."""
         ...
 
     def disk_needs(self, config: Any) -> DiskNeeds | None:
@@ -381,7 +416,7 @@ def engine_name(name: str) -> str:
     raise EngineError(f"Unknown engine '{name}'{why}; the engines are {known}.")
 
 
-def get_engine(name: str = DEFAULT_ENGINE) -> Engine:
+def get_engine(name: str) -> Engine:
     """The engine registered as ``name`` (or one of its aliases).
 
     Raises:

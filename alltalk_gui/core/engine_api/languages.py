@@ -73,12 +73,12 @@ def normalise(code: str) -> str:
     """The project code for ``code`` (case, ``_`` and aliases forgiven: ``ZH`` -> ``zh-cn``).
 
     Raises:
-        UnknownLanguage: not one of XTTS v2's languages.
+        UnknownLanguage: not one of the app's languages.
     """
     key = str(code).strip().lower().replace("_", "-")
     key = _ALIASES.get(key, key)
     if key not in _BY_CODE:
-        raise UnknownLanguage(f"'{code}' is not one of XTTS v2's languages; use one of {', '.join(CODES)}.")
+        raise UnknownLanguage(f"'{code}' is not one of the app's languages; use one of {', '.join(CODES)}.")
     return key
 
 

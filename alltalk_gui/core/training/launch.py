@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from alltalk_gui.core import atomic
+from alltalk_gui.core.engine_api.engine import get_engine
 from alltalk_gui.core.training.checkpoints import CONFIG_FILE, run_checkpoints
 from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.training.run_folders import EVENTS_FILE, LAUNCH_CONFIG, STOP_FILE, check_run_name, run_dir
@@ -284,6 +285,23 @@ def _kill_tree(pid: int) -> None:
             pass
 
 
+ENGINE_ACCELERATE_CONFIG = "accelerate_config.yaml"  # in the run folder: the engine's own, when it has one
+
+
+def engine_accelerate_config(config: TrainConfig, processes: int) -> str | None:
+    """The engine's ``accelerate launch`` config for ``processes`` processes written into the run folder (its path),
+    or None when the engine trains with accelerate's default (data parallel)."""
+    import yaml
+
+    wanted = get_engine(config.engine).accelerate_config(config, processes)
+    if wanted is None:
+        return None
+    path = config.run_dir / ENGINE_ACCELERATE_CONFIG
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic.write_text(path, yaml.safe_dump({**wanted, "num_processes": processes}, sort_keys=False))
+    return str(path)
+
+
 def start_training(config: TrainConfig, *, resume: bool = False, processes: int = 1,
                    events_path: str | os.PathLike[str] | None = None, accelerate_config: str | None = None,
                    lower_priority: bool = True, output: int | IO[Any] | None = None) -> TrainingProcess:
@@ -294,7 +312,9 @@ def start_training(config: TrainConfig, *, resume: bool = False, processes: int 
         resume: continue from the run's newest checkpoint.
         processes: see :func:`launch_command`.
         events_path: where the events go (default ``<run>/events.jsonl``).
-        accelerate_config: see :func:`launch_command`.
+        accelerate_config: see :func:`launch_command`. Without one, a run on several processes uses the engine's
+            own (``Engine.accelerate_config``, e.g. FSDP for a model too big for one card), written into the run
+            folder as :data:`ENGINE_ACCELERATE_CONFIG`.
         lower_priority: run below normal priority (the app: yes; the CLI in a terminal: as the user's shell).
         output: ``subprocess.PIPE`` to read the child's output as text lines, None to let it through.
 
@@ -308,6 +328,8 @@ def start_training(config: TrainConfig, *, resume: bool = False, processes: int 
     (run / STOP_FILE).unlink(missing_ok=True)  # a leftover from a killed session would stop this one at once
     events = Path(events_path) if events_path else run / EVENTS_FILE
     config_file = write_launch_config(config)
+    if processes > 1 and not accelerate_config:
+        accelerate_config = engine_accelerate_config(config, processes)
     cmd = launch_command(config_file, events, resume=resume, processes=processes,
                          mixed_precision=config.mixed_precision, accelerate_config=accelerate_config)
     cmd = priority_prefix(lower_priority) + cmd

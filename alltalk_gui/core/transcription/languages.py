@@ -63,4 +63,4 @@ def _name(code: str) -> str:
     try:
         return languages.language(code).label
     except languages.UnknownLanguage:
-        return f"'{code}' (not an XTTS language)"
+        return f"'{code}' (not one of the app's languages)"

@@ -158,6 +158,6 @@ def reference_text(path: str | os.PathLike[str]) -> str:
             for row in rows:
                 if (folder / row.audio_file).resolve() == resolved:
                     return row.text
-    raise ReferenceClipError(f"The words of the reference clip {path.name} are not known: F5-TTS needs its exact "
-                             f"transcript. Pick a clip of the dataset, or put the words into {path.stem}.txt beside "
-                             "it.")
+    raise ReferenceClipError(f"The words of the reference clip {path.name} are not known: the engine needs its "
+                             f"exact transcript. Pick a clip of the dataset, or put the words into {path.stem}.txt "
+                             "beside it.")

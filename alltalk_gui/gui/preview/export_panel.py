@@ -1,9 +1,9 @@
 """The export form: format, model name, output folder, precision and extra files, and the Export button.
 
-The formats are those of the checkpoint's engine (:meth:`ExportPanel.set_engine`): XTTS v2 exports AllTalk's
-``models/xtts/<name>`` or a coqui-tts folder and can add the files to keep training (dvae.pth, mel_stats.pth);
-F5-TTS exports AllTalk's ``models/f5tts/<name>`` (the name made one AllTalk lists) or a plain F5-TTS folder.
-Half precision applies to both.
+The formats are those of the checkpoint's engine (:meth:`ExportPanel.set_engine`: ``Engine.export_formats`` with
+their titles); an engine whose exports can add the base model's files to keep training elsewhere names them
+(``Engine.export_training_files``, e.g. XTTS v2's dvae.pth and mel_stats.pth) and gets the check box. Half
+precision applies to every engine.
 
 The folder follows the format. For a format AllTalk loads the user chooses the AllTalk folder once (any folder in it
 will do, such as the ``models/xtts`` of an earlier export) and each engine's voice lands in its own
@@ -31,9 +31,6 @@ from alltalk_gui.gui import settings
 ALLTALK_SETTING = "export/alltalk_root"  # the AllTalk folder chosen for the formats AllTalk loads (QSettings)
 WARN, RED, GREEN = "#b26a00", "#c62828", "#2e7d32"
 
-# The engines whose export can add the base model's training files (ExportOptions.training_files), and what
-# the check box says for them.
-TRAINING_FILES = {"xtts": "Add dvae.pth, mel_stats.pth"}
 
 
 class ExportPanel(QGroupBox):
@@ -111,8 +108,11 @@ class ExportPanel(QGroupBox):
             self.format.addItem(engine.export_format_titles.get(key, key), key)
         self.format.setCurrentIndex(max(0, self.format.findData(current)))
         self.format.blockSignals(False)
-        self.training_files.setText(TRAINING_FILES.get(engine.name, ""))
-        self.training_files.setVisible(engine.name in TRAINING_FILES)
+        extra = engine.export_training_files
+        self.training_files.setText(f"Add {extra}" if extra else "")
+        self.training_files.setToolTip(f"{extra}: the base model's files needed to keep training the voice elsewhere"
+                                       if extra else "")
+        self.training_files.setVisible(bool(extra))
         self._format_changed()
 
     def set_default_name(self, name: str) -> None:
@@ -124,7 +124,8 @@ class ExportPanel(QGroupBox):
     def options(self, references: list[Path]) -> ExportOptions:
         return ExportOptions(format=self.format.currentData(), name=self.name.text().strip(),
                              half=self.half.isChecked(),
-                             training_files=self.engine.name in TRAINING_FILES and self.training_files.isChecked(),
+                             training_files=bool(self.engine.export_training_files)
+                             and self.training_files.isChecked(),
                              references=list(references), overwrite=self.overwrite.isChecked())
 
     def destination(self):
@@ -215,8 +216,9 @@ class ExportPanel(QGroupBox):
         self.result.setText(text)
 
     def _update_training_files(self) -> None:
-        # AllTalk lists an XTTS folder only when dvae.pth and mel_stats.pth are in it: always included there.
-        alltalk = self.format.currentData() == "alltalk"
+        # AllTalk loads a model folder only when the base model's training files are in it (XTTS v2's dvae.pth and
+        # mel_stats.pth): a format AllTalk loads always includes them.
+        alltalk = self.engine is not None and self.format.currentData() in self.engine.export_folders
         self.training_files.setEnabled(not alltalk)
         if alltalk:
             self.training_files.setChecked(True)

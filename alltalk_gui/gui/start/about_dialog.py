@@ -2,8 +2,9 @@
 
 Versions are read from the installed packages' metadata, which does not import them, so the dialog opens at
 once; the graphics card and PyTorch's CUDA build need torch itself and are filled in by a worker thread. Each
-engine's base-model licence (XTTS v2's Coqui Public Model License, F5-TTS's CC BY-NC 4.0) is named with its link
-because it limits what users may do with the voices they make. "Copy" puts the versions on the clipboard for bug reports.
+engine's base-model licence (``Engine.licence``) is named with its link because it limits what users may do with
+the voices they make, and the packages each engine runs on (``Engine.packages``) are listed beside the app's own.
+"Copy" puts the versions on the clipboard for bug reports.
 """
 
 from __future__ import annotations
@@ -25,14 +26,12 @@ from alltalk_gui.gui.start import system_checks
 from alltalk_gui.gui.start.first_run_page import run_check
 from alltalk_gui.gui.style import app_icon
 
-# (distribution, what it is) for the versions and licences lists.
-COMPONENTS = [
+# (distribution, what it is) for the versions and licences lists: the app's own, then each engine's (components()).
+APP_COMPONENTS = [
     ("PySide6", "Qt for Python (the window)"),
     ("pyqtgraph", "graphs"),
     ("torch", "PyTorch"),
     ("torchaudio", "PyTorch audio"),
-    ("coqui-tts", "XTTS v2 model code"),
-    ("coqui-tts-trainer", "coqui-tts training helpers"),
     ("accelerate", "training on one or more GPUs"),
     ("openai-whisper", "transcription"),
     ("faster-whisper", "transcription"),
@@ -40,6 +39,18 @@ COMPONENTS = [
     ("soundfile", "audio files"),
     ("av", "PyAV, audio decoding with FFmpeg"),
 ]
+
+
+def components() -> list[tuple[str, str]]:
+    """The app's packages and every engine's (``Engine.packages``), each once."""
+    from alltalk_gui.core.engine_api.engine import engine_names, get_engine
+
+    found = dict(APP_COMPONENTS)
+    for name in engine_names():
+        for dist, what in get_engine(name).packages:
+            found.setdefault(dist, what)
+    return list(found.items())
+
 
 def model_licences() -> str:
     """Each engine's base-model licence (Engine.licence): they limit what users may do with the voices they make."""
@@ -83,7 +94,7 @@ def version_rows() -> list[tuple[str, str]]:
     rows = [("AllTalk GUI", __version__),
             ("Python", f"{platform.python_version()} ({platform.python_implementation()})"),
             ("Qt", qVersion()), ("PySide6", pyside_version)]
-    rows += [(dist, version_of(dist)) for dist, _ in COMPONENTS if dist != "PySide6"]
+    rows += [(dist, version_of(dist)) for dist, _ in components() if dist != "PySide6"]
     frozen = " (frozen build)" if getattr(sys, "frozen", False) else ""
     rows.append(("System", f"{platform.system()} {platform.release()} {platform.machine()}{frozen}"))
     return rows
@@ -141,7 +152,7 @@ class AboutDialog(QDialog):
 
     def _licences_tab(self) -> QWidget:
         rows = "".join(f"<tr><td>{dist}</td><td>{what}</td><td>{licence_of(dist)}</td></tr>"
-                       for dist, what in COMPONENTS)
+                       for dist, what in components())
         text = (
             f"<p><b>AllTalk GUI</b>: {licence_of('alltalk-gui')} (Mozilla Public License 2.0).</p>"
             f"{model_licences()}"

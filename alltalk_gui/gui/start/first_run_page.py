@@ -1,9 +1,10 @@
 """Shown on the first start (and from Help > Check this computer): what the app needs, and whether it is here.
 
 Three checks run off the GUI thread, each with a busy bar while it works: the graphics card (loading PyTorch
-takes seconds, so it never happens on the GUI thread), free disk space, and the XTTS v2 base model, whose
-folder can be chosen here. The user can also accept the XTTS model licence and pick the default memory
-profile. Nothing blocks: "Continue" is always available, since every step can be done later.
+takes seconds, so it never happens on the GUI thread), free disk space, and the base model of the engine new
+projects start with (``DEFAULT_ENGINE``; its title, licence, download and check all come from the engine), whose
+folder can be chosen here. The user can also accept that model's licence and pick the default memory profile.
+Nothing blocks: "Continue" is always available, since every step can be done later.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from alltalk_gui.core import app_settings
+from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, get_engine
 from alltalk_gui.gui import settings
 from alltalk_gui.gui.start import system_checks
 from alltalk_gui.gui.style import app_icon
@@ -29,8 +31,6 @@ from alltalk_gui.gui.common.wording import engine_titles, in_words
 
 log = logging.getLogger("alltalk_gui")
 
-CPML_ID = "coqui-cpml"
-CPML_URL = "https://coqui.ai/cpml"
 FIRST_RUN_KEY = "first_run/completed"
 PROFILE_KEY = "training/default_profile"
 PROFILES = [("auto", "Automatic (chosen from the graphics memory)"), ("low", "Low memory"),
@@ -163,7 +163,8 @@ class FirstRunPage(QWidget):
 
         self.gpu_card = CheckCard("Graphics card")
         self.disk_card = CheckCard("Disk space")
-        self.model_card = CheckCard("XTTS v2 base model")
+        self.engine = get_engine(DEFAULT_ENGINE)  # the engine a new project starts with
+        self.model_card = CheckCard(f"{self.engine.title} base model")
         self.choose_model = QPushButton("Choose folder…")
         self.choose_model.clicked.connect(self.choose_base_model)
         self.model_card.extra.addWidget(self.choose_model)
@@ -261,7 +262,7 @@ class FirstRunPage(QWidget):
     @Slot()
     def choose_base_model(self) -> None:
         start = str(system_checks.base_model_folder() or Path.home())
-        folder = QFileDialog.getExistingDirectory(self, "Choose the XTTS v2 base-model folder", start)
+        folder = QFileDialog.getExistingDirectory(self, f"Choose the {self.engine.title} base-model folder", start)
         if folder:
             self.use_base_model(folder)
 
@@ -286,7 +287,7 @@ class FirstRunPage(QWidget):
     # -- licence and continue -------------------------------------------------------------------------------
     def _show_licence_state(self) -> None:
         try:
-            accepted = app_settings.licence_accepted(CPML_ID)
+            accepted = self.engine.licence_accepted()
         except app_settings.SettingsError:
             accepted = False
         self.licence.blockSignals(True)
@@ -294,20 +295,20 @@ class FirstRunPage(QWidget):
         self.licence.blockSignals(False)
         self.licence.setEnabled(not accepted)
         self.base_download.button.setEnabled(accepted and not self.base_download.is_running())
+        engine, licence = self.engine, self.engine.licence
         self.base_download.button.setToolTip(
-            "Download XTTS v2 from the Hugging Face Hub (about 2 GB) into a folder you choose" if accepted else
-            "Accept the Coqui Public Model License below first")
+            f"Download {engine.title} from the Hugging Face Hub ({engine.download_size}) into a folder you choose"
+            if accepted else f"Accept the {licence.title} below first")
         done = " (accepted)" if accepted else ""
         self.licence_label.setText(
-            f"I have read the <a href='{CPML_URL}'>Coqui Public Model License 1.0.0 (CPML)</a>{done}, under which "
-            "Coqui releases the XTTS v2 model. It allows non-commercial use only; read it to see how it applies "
-            "to the voices you make.")
+            f"I have read the <a href='{licence.url}'>{licence.title}</a>{done}, under which the {engine.title} "
+            f"model is released. {licence.summary} Read it to see how it applies to the voices you make.")
 
     def _licence_toggled(self, checked: bool) -> None:
         if not checked:
             return
         try:
-            app_settings.accept_licence(CPML_ID)
+            self.engine.accept_licence()
         except (OSError, app_settings.SettingsError) as exc:
             QMessageBox.warning(self, "Cannot save the acceptance", str(exc))
         self._show_licence_state()

@@ -1,7 +1,7 @@
-"""The facts the first-run page and the About dialog show: graphics card, disk space, XTTS v2 base model.
+"""The facts the first-run page and the About dialog show: graphics card, disk space, an engine's base model.
 
 Each check returns a :class:`Check` in plain words (what was found, what it means, what to do). The work is
-done by the core (:mod:`alltalk_gui.core.machine.gpu`, :mod:`alltalk_gui.core.engines.xtts.files`,
+done by the core (:mod:`alltalk_gui.core.machine.gpu`, the engine's ``describe_base_model``,
 :mod:`alltalk_gui.core.app_settings`); this module only turns their answers into sentences. The GPU and
 base-model checks import torch, which takes seconds, so callers run them in a worker thread. Nothing here
 touches Qt, so the checks are tested without a window.
@@ -15,17 +15,13 @@ from pathlib import Path
 
 OK, WARNING, PROBLEM = "ok", "warning", "problem"
 
-# The app-settings key holding the base-model folder; TrainConfig calls the same thing base_model_dir.
-BASE_MODEL_KEY = "base_model_dir"
-BASE_MODEL_URL = "https://huggingface.co/coqui/XTTS-v2"
-
-# Disk space: the base model is about 2 GB, Whisper models up to 3 GB, and each resumable training checkpoint
-# about 5 GB (441 M GPT weights in fp32 plus AdamW's two moment buffers), of which the last two are kept.
+# Disk space: a base model is about 2 GB, Whisper models up to 3 GB, and each resumable training checkpoint
+# about 5 GB (441 M weights in fp32 plus AdamW's two moment buffers), of which the last two are kept.
 DISK_GOOD_GB = 20.0
 DISK_MIN_GB = 8.0
 GB = 1000**3
 
-# GPU memory: full fp32 AdamW fine-tuning of the XTTS GPT peaked at 10.7 GiB (measured, batch 2 x 6 s).
+# GPU memory: full fp32 AdamW fine-tuning of a 441 M-parameter model peaked at 10.7 GiB (measured, batch 2 x 6 s).
 GPU_GOOD_GIB = 12.0
 GPU_MIN_GIB = 6.0
 
@@ -87,8 +83,8 @@ def check_disk(folder: str | Path) -> Check:
     usage = shutil.disk_usage(path)
     free = usage.free / GB
     headline = f"{free:.1f} GB free of {usage.total / GB:.0f} GB on the drive holding {path}."
-    needs = (f"A voice project needs about {DISK_GOOD_GB:.0f} GB: the XTTS v2 base model (about 2 GB), Whisper "
-             "models (up to 3 GB) and training checkpoints (about 5 GB each; the last two are kept).")
+    needs = (f"A voice project needs about {DISK_GOOD_GB:.0f} GB: the base model ({_engine().download_size}), "
+             "Whisper models (up to 3 GB) and training checkpoints (about 5 GB each; the last two are kept).")
     if free >= DISK_GOOD_GB:
         return Check(OK, headline, needs)
     if free >= DISK_MIN_GB:
@@ -96,46 +92,51 @@ def check_disk(folder: str | Path) -> Check:
     return Check(PROBLEM, headline, needs + " Free some space or put your projects on another drive.")
 
 
-def base_model_folder() -> Path | None:
-    """The XTTS v2 base-model folder the user chose, from the app settings; None when none was chosen."""
+def _engine(name: str | None = None):
+    """The engine a check is about: ``name``, or the one new projects start with."""
+    from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, get_engine
+
+    return get_engine(name or DEFAULT_ENGINE)
+
+
+def base_model_folder(engine: str | None = None) -> Path | None:
+    """The engine's base-model folder the user chose, from the app settings; None when none was chosen."""
     from alltalk_gui.core import app_settings
 
-    value = app_settings.get(BASE_MODEL_KEY)
+    value = app_settings.get(_engine(engine).base_model_setting)
     return Path(value) if value else None
 
 
-def set_base_model_folder(folder: str | Path) -> None:
+def set_base_model_folder(folder: str | Path, engine: str | None = None) -> None:
     from alltalk_gui.core import app_settings
 
-    app_settings.set_value(BASE_MODEL_KEY, str(Path(folder).absolute()))
+    app_settings.set_value(_engine(engine).base_model_setting, str(Path(folder).absolute()))
 
 
-def check_base_model(folder: str | Path | None = None) -> Check:
-    """Whether ``folder`` (default: the chosen one) holds a usable XTTS v2 base model.
+def check_base_model(folder: str | Path | None = None, engine: str | None = None) -> Check:
+    """Whether ``folder`` (default: the chosen one) holds a usable base model of ``engine`` (default: the one
+    new projects start with).
 
-    Slow when a folder is set (imports torch and coqui-tts, reads tensor shapes): call it from a worker thread.
+    Slow when a folder is set (the engine may import torch and read tensor shapes): call it from a worker thread.
     """
     from alltalk_gui.core import app_settings
+    from alltalk_gui.core.engine_api.engine import BaseModelError
 
+    chosen = _engine(engine)
     try:
-        folder = Path(folder) if folder is not None else base_model_folder()
+        folder = Path(folder) if folder is not None else base_model_folder(chosen.name)
     except app_settings.SettingsError as exc:
         return Check(PROBLEM, "The app's settings file cannot be read.", str(exc))
     if folder is None:
-        return Check(WARNING, "No XTTS v2 base model chosen yet.",
-                     "Training starts from Coqui's XTTS v2 model. Choose its folder (for example an AllTalk "
-                     f"install's models/xtts/xttsv2_2.0.3, or a download of {BASE_MODEL_URL}): it must hold "
-                     "model.pth, config.json, vocab.json, dvae.pth and mel_stats.pth. You can do this later.")
-    from alltalk_gui.core.engines.xtts.files import BaseModelError, validate_base_model
-
+        files = ", ".join(chosen.base_model_files)
+        return Check(WARNING, f"No {chosen.title} base model chosen yet.",
+                     f"Training starts from the {chosen.title} base model. Choose its folder "
+                     f"({chosen.base_model_hint}): it must hold {files}. You can do this later.")
     try:
-        info = validate_base_model(folder)
+        description = chosen.describe_base_model(folder)
     except BaseModelError as exc:
         return Check(PROBLEM, f"The base model in {folder} cannot be used.", str(exc))
-    millions = info.gpt_parameters / 1e6
-    return Check(OK, f"XTTS v2 base model in {folder}.",
-                 f"GPT with {info.gpt_layers} layers, width {info.gpt_width}, {millions:,.1f} M parameters; "
-                 f"{info.number_text_tokens} text tokens. Ready for training.")
+    return Check(OK, f"{chosen.title} base model in {folder}.", f"{description} Ready for training.")
 
 
 def torch_build() -> str:

@@ -15,7 +15,7 @@ from alltalk_gui.core.training.config import ConfigError, TrainConfig
 def test_the_registry_finds_both_engines_by_name_or_alias_and_refuses_an_unknown_name():
     assert DEFAULT_ENGINE == "xtts" and engine_names() == ("xtts", "f5")
     engine = get_engine("xtts")
-    assert engine is get_engine() and engine.title == "XTTS v2"
+    assert engine is get_engine("xtts-v2") and engine.title == "XTTS v2"
     assert engine.sample_rate == 22050 and engine.output_sample_rate == 24000 and engine.max_clip_ms == 11609
     f5 = get_engine("f5")
     assert f5 is get_engine("f5-tts") and engine_name("f5-tts") == "f5" and f5.title == "F5-TTS v1"
@@ -58,7 +58,7 @@ def test_the_language_note_says_where_an_engine_falls_short():
 
 
 def test_base_model_checks_go_through_the_engine(tiny, tmp_path):
-    engine = get_engine()
+    engine = get_engine("xtts")
     facts = engine.validate_base_model(tiny)
     assert facts.parameters == facts.gpt_parameters > 0
     with pytest.raises(BaseModelError, match="model.pth"):
@@ -66,12 +66,12 @@ def test_base_model_checks_go_through_the_engine(tiny, tmp_path):
 
 
 def test_the_memory_estimate_is_for_the_real_size_model_only():
-    engine, config = get_engine(), TrainConfig()
+    engine, config = get_engine("xtts"), TrainConfig()
     assert engine.estimate_memory(config).total_gib == estimate(config).total_gib
     assert engine.estimate_memory(config, parameters=XTTS_V2.gpt_params) is not None
     assert engine.estimate_memory(config, parameters=1234) is None  # the tiny test model
 
 
 def test_the_text_check_comes_from_the_engine():
-    checker = get_engine().text_checker("ru")
+    checker = get_engine("xtts").text_checker("ru")
     assert checker.problem("Привет, мир") is None and "'h'" in checker.problem("hello")

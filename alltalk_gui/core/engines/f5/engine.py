@@ -61,7 +61,11 @@ class F5Engine(HubDownload, ShippedProfiles):
     export_formats = ("alltalk", "f5")
     export_format_titles = {"alltalk": "AllTalk v2 (models/f5tts/<name>)", "f5": "F5-TTS model folder"}
     export_folders = {"alltalk": "models/f5tts"}
+    export_training_files = ""  # an F5 export is the whole model (weights, vocabulary, vocoder)
     base_model_setting = "f5_base_model_dir"
+    base_model_hint = (f"a download of https://huggingface.co/{download.MODEL_REPO} (F5TTS_v1_Base) with the "
+                       f"{download.VOCODER_REPO} vocoder in vocos/, or an AllTalk install's models/f5tts/<model>")
+    download_repo = ""  # it reads two repositories, the model's and the vocoder's
     download_size = "about 1.4 GB"
     download = download  # licence and Hub download (HubDownload)
     licence = Licence(download.LICENCE_ID, "Creative Commons Attribution-NonCommercial 4.0", download.LICENCE_URL,
@@ -69,13 +73,26 @@ class F5Engine(HubDownload, ShippedProfiles):
     train_options = F5TrainOptions
     generation_options = F5GenerationOptions
     reference_kind = ReferenceKind.CLIP_WITH_WORDS  # F5 infills after the clip: it needs its exact words
+    languages = ("en", "zh-cn")
     languages_note = {"en": "", "zh-cn": "", "*": LANGUAGES_NOTE}
+    packages = (("f5-tts", "F5-TTS model code"), ("vocos", "F5-TTS's vocoder"))
 
     # ----------------------------------------------------------------------------------------- base model
     def validate_base_model(self, folder: str | os.PathLike[str]):
         from alltalk_gui.core.engines.f5.files import validate_base_model
 
         return validate_base_model(folder)
+
+    def describe_base_model(self, folder: str | os.PathLike[str]) -> str:
+        info = self.validate_base_model(folder)
+        arch = info.arch
+        return (f"DiT with {arch.get('depth')} layers, width {arch.get('dim')}, {info.parameters / 1e6:,.1f} M "
+                f"parameters; {len(info.vocab)} tokens in its vocabulary.")
+
+    def make_test_model(self, folder: str | os.PathLike[str], seed: int = 0) -> Path:
+        from alltalk_gui.core.engines.f5.tiny_model import build_tiny_f5
+
+        return build_tiny_f5(folder, seed=seed)
 
     # ----------------------------------------------------------------------------------------- dataset needs
     def text_checker(self, language: str, vocab_file: str | os.PathLike[str] | None = None):
@@ -167,6 +184,9 @@ class F5Engine(HubDownload, ShippedProfiles):
                      also_train=(TEXT_EMBEDDING,) if grown else ())
         set_checkpointing(cfm, config.gradient_checkpointing)
         return sum(p.numel() for p in cfm.parameters() if p.requires_grad)
+
+    def accelerate_config(self, config, processes: int) -> None:
+        return None  # the DiT (337 M) trains data-parallel: accelerate's default
 
     def estimate_memory(self, config, *, attention_scores: bool = False, parameters: int | None = None):
         """The estimate for F5 v1 Base (grown vocabularies included); None for another size (the tiny model).

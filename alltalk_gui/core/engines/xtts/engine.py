@@ -16,7 +16,7 @@ from typing import Any, Callable
 from alltalk_gui.core.engine_api.engine import (
     DiskNeeds, EngineError, HubDownload, Licence, Reference, ReferenceKind, ShippedProfiles, TrainingSetup,
 )
-from alltalk_gui.core.engine_api.languages import missing_sentence, split_text
+from alltalk_gui.core.engine_api.languages import CODES, missing_sentence, split_text
 from alltalk_gui.core.engines.xtts import download
 from alltalk_gui.core.engines.xtts.files import OPTIONAL_FILES, REQUIRED_FILES
 from alltalk_gui.core.engines.xtts.options import XttsGenerationOptions, XttsTrainOptions
@@ -43,20 +43,37 @@ class XttsEngine(HubDownload, ShippedProfiles):
     export_formats = ("alltalk", "coqui")  # AllTalk's models/xtts/<name>/, or a plain coqui-tts model folder
     export_format_titles = {"alltalk": "AllTalk v2 (models/xtts/<name>)", "coqui": "coqui-tts model folder"}
     export_folders = {"alltalk": "models/xtts"}
+    export_training_files = "dvae.pth, mel_stats.pth"  # AllTalk's format always has them (see export.py)
     base_model_setting = "base_model_dir"
+    base_model_hint = (f"for example an AllTalk install's models/xtts/xttsv2_2.0.3, or a download of "
+                       f"https://huggingface.co/{download.DEFAULT_REPO}")
+    download_repo = download.DEFAULT_REPO
     download_size = "about 2 GB"
     download = download  # licence and Hub download (HubDownload)
-    licence = Licence(download.LICENCE_ID, "Coqui Public Model License", download.LICENCE_URL, download.LICENCE_SUMMARY)
+    licence = Licence(download.LICENCE_ID, "Coqui Public Model License 1.0.0 (CPML)", download.LICENCE_URL,
+                      download.LICENCE_SUMMARY)
     train_options = XttsTrainOptions
     generation_options = XttsGenerationOptions
     reference_kind = ReferenceKind.CLIPS  # the GPT conditions on the audio alone
-    languages_note: dict[str, str] = {}  # all 17 of the app's languages are XTTS v2's own
+    languages = CODES  # all 17 of the app's languages are XTTS v2's own
+    languages_note: dict[str, str] = {}
+    packages = (("coqui-tts", "XTTS v2 model code"), ("coqui-tts-trainer", "coqui-tts training helpers"))
 
     # ----------------------------------------------------------------------------------------- base model
     def validate_base_model(self, folder: str | os.PathLike[str]):
         from alltalk_gui.core.engines.xtts.files import validate_base_model
 
         return validate_base_model(folder)
+
+    def describe_base_model(self, folder: str | os.PathLike[str]) -> str:
+        info = self.validate_base_model(folder)
+        return (f"GPT with {info.gpt_layers} layers, width {info.gpt_width}, {info.gpt_parameters / 1e6:,.1f} M "
+                f"parameters; {info.number_text_tokens} text tokens.")
+
+    def make_test_model(self, folder: str | os.PathLike[str], seed: int = 0) -> Path:
+        from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
+
+        return build_tiny_xtts(folder, seed=seed)
 
     # ----------------------------------------------------------------------------------------- dataset needs
     def text_checker(self, language: str, vocab_file: str | os.PathLike[str] | None = None):
@@ -130,6 +147,9 @@ class XttsEngine(HubDownload, ShippedProfiles):
         if config.gradient_checkpointing:
             enable_activation_checkpointing(gpt)
         return sum(p.numel() for p in gpt.parameters() if p.requires_grad)
+
+    def accelerate_config(self, config, processes: int) -> None:
+        return None  # the GPT (441 M) trains data-parallel: accelerate's default
 
     def estimate_memory(self, config, *, attention_scores: bool = False, parameters: int | None = None):
         """The estimate for the real XTTS v2 GPT; None when ``parameters`` names another size (the tiny model)."""
