@@ -36,7 +36,7 @@ def test_codes_are_normalised_and_unknown_ones_list_the_seventeen():
 
 def test_projects_take_only_xtts_languages(tmp_path, capsys):
     assert VoiceProject.create(tmp_path / "a", language="zh").language == "zh-cn"
-    with pytest.raises(ProjectError, match="not one of XTTS v2's languages"):
+    with pytest.raises(ProjectError, match="not one of the app's languages"):
         VoiceProject.create(tmp_path / "b", language="eo")
     assert main(["new", str(tmp_path / "c"), "--language", "sv"]) == 2
     assert "zh-cn" in capsys.readouterr().err and not (tmp_path / "c" / "project.json").exists()

@@ -46,7 +46,7 @@ def test_create_refuses_an_existing_project_and_leaves_it_alone(tmp_path):
 
 
 def test_create_rejects_a_bad_language(tmp_path):
-    with pytest.raises(ProjectError, match="not one of XTTS v2.s languages"):
+    with pytest.raises(ProjectError, match="not one of the app.s languages"):
         VoiceProject.create(tmp_path / "p", language="english!")
     assert not (tmp_path / "p").exists()
 
