@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from PySide6.QtWidgets import QFileDialog, QPlainTextEdit
+from PySide6.QtWidgets import QFileDialog, QLabel, QPlainTextEdit
 
 from alltalk_gui.core import app_settings
 from alltalk_gui.core.machine.gpu import DeviceInfo
@@ -106,3 +106,13 @@ def test_the_base_model_check_recognises_the_other_engines_folder(qtbot, tmp_pat
     choice.set_folder(f5_folder)
     text = choice.label.text()
     assert "holds a base model for F5-TTS v1, not for XTTS v2" in text and "missing" not in text
+
+
+def test_the_first_run_page_names_the_other_engines_base_model(qtbot):
+    from alltalk_gui.gui.start.first_run_page import FirstRunPage
+
+    page = FirstRunPage()
+    qtbot.addWidget(page)
+    assert any("XTTS v2 base model (the default engine)" in label.text()
+               for label in page.model_card.findChildren(QLabel))
+    assert page.other_engines.text().startswith("F5-TTS v1: its base model is chosen or downloaded on the Train step")

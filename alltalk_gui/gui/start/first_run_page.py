@@ -3,7 +3,8 @@
 Three checks run off the GUI thread, each with a busy bar while it works: the graphics card (loading PyTorch
 takes seconds, so it never happens on the GUI thread), free disk space, and the base model of the engine new
 projects start with (``DEFAULT_ENGINE``; its title, licence, download and check all come from the engine), whose
-folder can be chosen here. The user can also accept that model's licence and pick the default memory profile.
+folder can be chosen here; the other engines' base models are chosen on the Train step, and the page says so. The
+user can also accept that model's licence and pick the default memory profile.
 Nothing blocks: "Continue" is always available, since every step can be done later.
 """
 
@@ -164,7 +165,7 @@ class FirstRunPage(QWidget):
         self.gpu_card = CheckCard("Graphics card")
         self.disk_card = CheckCard("Disk space")
         self.engine = get_engine(DEFAULT_ENGINE)  # the engine a new project starts with
-        self.model_card = CheckCard(f"{self.engine.title} base model")
+        self.model_card = CheckCard(f"{self.engine.title} base model (the default engine)")
         self.choose_model = QPushButton("Choose folder…")
         self.choose_model.clicked.connect(self.choose_base_model)
         self.model_card.extra.addWidget(self.choose_model)
@@ -212,6 +213,13 @@ class FirstRunPage(QWidget):
         layout.addWidget(steps)
         for card in (self.gpu_card, self.disk_card, self.model_card):
             layout.addWidget(card)
+        others = [title for title in engine_titles() if title != self.engine.title]
+        self.other_engines = QLabel(
+            f"{in_words(others, 'and')}: {'its' if len(others) == 1 else 'each one its own'} base model is chosen or "
+            "downloaded on the Train step, after accepting its licence, when you choose that engine there.",
+            wordWrap=True)
+        self.other_engines.setVisible(bool(others))
+        layout.addWidget(self.other_engines)
         layout.addSpacing(4)
         layout.addLayout(licence_row)
         layout.addLayout(profile_row)
