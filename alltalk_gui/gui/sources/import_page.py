@@ -112,7 +112,7 @@ class ImportPage(QWidget):
         header.setSectionResizeMode(Column.NAME, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(Column.VERDICT, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(40)
-        self.table.setColumnWidth(Column.WAVEFORM, 100)
+        self.table.setColumnWidth(Column.WAVEFORM, 84)
         self.table.setColumnWidth(Column.FORMAT, 110)
         self.model.modelReset.connect(self._fit_name_column)
         self.table.doubleClicked.connect(lambda index: self._toggle_play(index.row()))
