@@ -46,6 +46,12 @@ GPU_CASES = [(engine, r) for engine, name in GPU_RUNS.items() for r in records(e
 def test_the_estimate_is_within_10_percent_of_the_peak_measured_on_the_h100(engine, record):
     assert record["device"].startswith("NVIDIA H100") and record["date"] == "2026-11-26"
     estimate = get_engine(engine).estimate_memory(config_of(engine, record)).total_gib
+    if engine == "xtts" and record.get("front_end") != "cached":
+        # Measured before the front end was cached per clip: the DVAE's fp32 weights were on the card beside the
+        # GPT (the app's runs no longer keep it there, and the estimate no longer counts it).
+        from alltalk_gui.core.engines.xtts.memory_estimate import GIB, XTTS_V2
+
+        estimate += 4 * XTTS_V2.dvae_params / GIB
     if record["profile"] in BASELINES:
         # The references' own settings ran with torch's default allocator (no expandable segments, which the app's
         # training switches on): it reserved 0.6-2.0 GiB above what it allocated, which the estimate, made for the

@@ -12,13 +12,14 @@ import torch
 from alltalk_gui.core.engines.xtts import conditioning_mask
 from alltalk_gui.core.engines.xtts.files import REQUIRED_FILES, BaseModelError, validate_base_model
 from alltalk_gui.core.engines.xtts.model import (
-    XttsFeatures,
     enable_activation_checkpointing,
     gpt_loss,
     import_coqui_trainer,
     load_gpt,
 )
-from alltalk_gui.core.engines.xtts.data import ClipDataset, collate, load_dataset
+from alltalk_gui.core.engines.xtts.data import ClipDataset, collate, gpt_inputs, load_dataset
+from alltalk_gui.core.engines.xtts.front_end import ClipFeatures, FrontEnd, silence_frame
+from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.training.data import BucketBatchSampler
 from alltalk_gui.core.engines.xtts.tiny_model import TINY, TINY_DVAE, build_tiny_xtts
 from alltalk_gui.testing.speech import make_speech_dataset
@@ -118,20 +119,25 @@ def _coqui_trainer(tiny: Path, monkeypatch):
     return gpt_trainer.GPTTrainer(config)
 
 
+def _dataset(tiny: Path, config, clips, *, seed: int, is_eval: bool = False) -> ClipDataset:
+    """Our dataset of ``clips`` with their front end computed here (no cache)."""
+    features = ClipFeatures(TrainConfig(base_model_dir=str(tiny)), config, "cpu", root=None).of(clips)
+    return ClipDataset(clips, features, seed=seed, is_eval=is_eval, min_cond_samples=66150, max_cond_samples=132300,
+                       hop=256, silence=silence_frame(tiny, config))
+
+
 def test_same_objective_as_coqui_gpt_trainer(tiny, speech, monkeypatch):
-    """Our data -> features -> loss gives coqui's GPTTrainer.train_step loss for the same batch and weights where
-    the two should agree: no clip's conditioning span masked (ours picks clips per (seed, epoch, clip), coqui's the
-    last of the batch: see conditioning_mask.py). Our own mel targets give coqui's mel loss too."""
+    """Our batch -> GPT inputs -> loss gives coqui's GPTTrainer.train_step loss for the same inputs and weights
+    where the two should agree: no clip's conditioning span masked (ours picks clips per (seed, epoch, clip),
+    coqui's the last of the batch: see conditioning_mask.py). Our own mel targets give coqui's mel loss too."""
     threads = torch.get_num_threads()
     coqui = _coqui_trainer(tiny, monkeypatch)
     assert torch.get_num_threads() == threads  # importing coqui's trainer must not leave us on one thread
 
     gpt, config, tokenizer = load_gpt(tiny)
-    features = XttsFeatures(tiny, config)
     train, _ = load_dataset(speech, tokenizer, "en", max_audio_seconds=11.6, min_audio_seconds=0.5,
                             max_text_tokens=200)
-    dataset = ClipDataset(train, seed=3, is_eval=False, min_cond_samples=66150, max_cond_samples=132300)
-    batch = collate([dataset[i] for i in range(3)])
+    batch = collate([_dataset(tiny, config, train, seed=3)[i] for i in range(3)])
 
     # fp32, same weights (coqui loaded model.pth itself), same dropout draws.
     for name, tensor in gpt.state_dict().items():
@@ -139,13 +145,11 @@ def test_same_objective_as_coqui_gpt_trainer(tiny, speech, monkeypatch):
     coqui.eval()
     coqui.xtts.gpt.train()
     gpt.train()
-    theirs_in = coqui.format_batch_on_device({k: (v.clone() if torch.is_tensor(v) else v) for k, v in batch.items()})
-    theirs_in["cond_idxs"] = None  # coqui's train_step without its mask (what its eval_step runs)
-    batch["cond_mask"] = torch.zeros(3, dtype=torch.bool)
-    ours_in = features(batch)
-    assert torch.equal(ours_in["audio_codes"], theirs_in["audio_codes"])
+    batch["cond_mask"] = [False] * 3
+    ours_in = gpt_inputs(batch)
+    theirs_in = {**{k: (v.clone() if torch.is_tensor(v) else v) for k, v in ours_in.items()}, "cond_idxs": None}
     torch.manual_seed(0)
-    _, theirs = coqui.train_step(theirs_in, None)
+    _, theirs = coqui.train_step(theirs_in, None)  # coqui's train_step without its mask (what its eval_step runs)
     torch.manual_seed(0)
     ours = gpt_loss(gpt, ours_in)
     for key in ("loss", "loss_text_ce", "loss_mel_ce"):
@@ -166,15 +170,55 @@ def test_same_objective_as_coqui_gpt_trainer(tiny, speech, monkeypatch):
         assert gpt_loss(gpt, ours_in, eval_mode=True)["loss_mel_ce"].item() == pytest.approx(their_mel.item(), rel=1e-6)
 
 
+def test_the_front_end_per_clip_is_coquis_front_end(tiny, speech, monkeypatch):
+    """A clip's cached codes are the codes coqui's format_batch_on_device gives that clip when it is not padded
+    (alone, or the longest of its batch); its conditioning slice is coqui's mel of the zero-padded slice inside
+    the slice and in the padding, and differs only at the slice's edges (4 frames each side), where our frames see
+    the clip's audio around the slice instead of coqui's padding."""
+    from alltalk_gui.core.training.data import read_audio
+
+    coqui = _coqui_trainer(tiny, monkeypatch)
+    _, config, tokenizer = load_gpt(tiny)
+    train, _ = load_dataset(speech, tokenizer, "en", max_audio_seconds=11.6, min_audio_seconds=0.5,
+                            max_text_tokens=200)
+    dataset = _dataset(tiny, config, train, seed=3)
+    for index, clip in enumerate(train):
+        wav = read_audio(clip.audio_path, 22050)
+        item = dataset[index]
+        start, end = item["cond_idxs"]
+        assert start % 256 == 0
+        conditioning = torch.nn.functional.pad(wav[:, start:end], (0, 132300 - (end - start)))
+        theirs = coqui.format_batch_on_device({
+            "padded_text": item["text"][None], "text_lengths": torch.tensor([len(clip.tokens)]),
+            "wav": wav[None], "wav_lengths": torch.tensor([clip.samples]), "conditioning": conditioning[None, None],
+            "cond_idxs": torch.tensor([[start, end]]), "cond_lens": None})
+        assert torch.equal(item["codes"], theirs["audio_codes"][0])
+        ours_mel, their_mel = item["conditioning"], theirs["cond_mels"][0, 0]
+        assert ours_mel.shape == their_mel.shape == (80, 132300 // 256 + 1)
+        inside = slice(4 if start > 0 else 0, (end - start) // 256 - 4)
+        torch.testing.assert_close(ours_mel[:, inside], their_mel[:, inside], rtol=1e-4, atol=1e-4)
+        after = slice((end - start) // 256 + 6, None)
+        torch.testing.assert_close(ours_mel[:, after], their_mel[:, after], rtol=0, atol=1e-6)
+    # A shorter clip batched with a longer one: coqui's codes of its last mel frames see the zeros after it.
+    long, short = max(train, key=lambda c: c.samples), min(train, key=lambda c: c.samples)
+    wavs = [read_audio(c.audio_path, 22050) for c in (long, short)]
+    padded = torch.zeros(2, 1, long.samples)
+    for row, wav in enumerate(wavs):
+        padded[row, :, :wav.shape[-1]] = wav
+    codes = FrontEnd(tiny, config).codes(padded)
+    alone = FrontEnd(tiny, config).codes(wavs[1][None])[0]
+    n = alone.shape[0] - 4
+    assert torch.equal(codes[1, :n], alone[:n])  # all but the last few codes are the same either way
+
+
 def test_activation_checkpointing_keeps_loss_and_gradients(tiny, speech):
     gpt_plain, config, tokenizer = load_gpt(tiny)
     gpt_ckpt, _, _ = load_gpt(tiny)
     assert enable_activation_checkpointing(gpt_ckpt) == TINY["gpt_layers"]
-    features = XttsFeatures(tiny, config)
     train, _ = load_dataset(speech, tokenizer, "en", max_audio_seconds=11.6, min_audio_seconds=0.5,
                             max_text_tokens=200)
-    dataset = ClipDataset(train, seed=1, is_eval=False, min_cond_samples=66150, max_cond_samples=132300)
-    inputs = features(collate([dataset[0], dataset[1]]))
+    dataset = _dataset(tiny, config, train, seed=1)
+    inputs = gpt_inputs(collate([dataset[0], dataset[1]]))
     grads = []
     for model in (gpt_plain, gpt_ckpt):
         model.train()

@@ -49,14 +49,17 @@ class InjectedOutOfMemory:
 
 
 def test_split_batch_keeps_every_clip_and_trims_the_padding():
-    items = [{"text": torch.arange(1, n + 1), "wav": torch.ones(1, 100 * n), "conditioning": torch.zeros(1, 50),
-              "cond_idxs": [0, 10], "filename": f"c{n}.wav"} for n in (3, 7, 2, 5, 4)]
+    items = [{"text": torch.arange(1, n + 1), "codes": torch.arange(n * 2), "samples": 2048 * n,
+              "conditioning": torch.zeros(80, 50), "cond_idxs": [0, 10 * n], "mask_conditioning": n == 7,
+              "filename": f"c{n}.wav"} for n in (3, 7, 2, 5, 4)]
     batch = collate(items)
     parts = split_batch(batch, 2)
     assert [p["filenames"] for p in parts] == [["c3.wav", "c7.wav", "c2.wav"], ["c5.wav", "c4.wav"]]
-    assert parts[1]["padded_text"].shape == (2, 5) and parts[1]["wav"].shape == (2, 1, 500)
-    assert torch.equal(parts[0]["wav"], batch["wav"][:3])
-    assert torch.equal(torch.cat([p["cond_idxs"] for p in parts]), batch["cond_idxs"])
+    assert parts[1]["padded_text"].shape == (2, 5) and parts[1]["audio_codes"].shape[0] == 2
+    assert torch.equal(parts[0]["audio_codes"], batch["audio_codes"][:3])
+    assert torch.equal(parts[1]["cond_mels"], batch["cond_mels"][3:])
+    for key in ("cond_idxs", "cond_mask", "text_lengths", "wav_lengths"):
+        assert [x for p in parts for x in p[key]] == batch[key], key
     assert [len(p["filenames"]) for p in split_batch(batch, 8)] == [1] * 5
 
 
@@ -167,7 +170,9 @@ def test_conditioning_slices_never_start_where_coqui_would_mask_the_whole_clip(s
                             min_audio_seconds=0.5, max_text_tokens=200)
     starts = []
     for epoch in range(200):
-        dataset = ClipDataset(clips, seed=1, is_eval=False, min_cond_samples=22050, max_cond_samples=44100)
+        dataset = ClipDataset(clips, [{}] * len(clips), seed=1, is_eval=False, min_cond_samples=22050,
+                              max_cond_samples=44100, hop=256, silence=torch.zeros(80))
         dataset.set_epoch(epoch)
-        starts += [dataset._conditioning(torch.zeros(1, clip.samples), i)[1][0] for i, clip in enumerate(clips)]
+        starts += [dataset._conditioning(torch.zeros(80, clip.samples // 256 + 1), clip.samples, i)[1][0]
+                   for i, clip in enumerate(clips)]
     assert min(starts) >= 256 and len(set(starts)) > 100

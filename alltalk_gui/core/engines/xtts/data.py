@@ -7,10 +7,12 @@
   transcript too long) is collected and reported together in one :class:`DatasetError`; nothing is skipped
   silently and no clip is ever swapped for another (coqui's ``XTTSDataset`` replaces a failing clip with clip
   #1).
-* :class:`ClipDataset` draws the conditioning slice the way coqui does (a random 3 - 6 s slice of the same clip,
-  whose position the GPT masks out of the loss), and is deterministic in (seed, epoch, index), so a resumed run
-  sees exactly the same slices.
-* :func:`collate` and :func:`split_batch` lay batches out as coqui's ``XTTSDataset.collate_fn`` does.
+* :class:`ClipDataset` gives each clip's tokens, its DVAE codes and a conditioning slice drawn the way coqui draws
+  it (a random 3 - 6 s slice of the same clip, whose position the loss may mask), cut from the clip's cached
+  conditioning mel (:mod:`~alltalk_gui.core.engines.xtts.front_end`); deterministic in (seed, epoch, index), so a
+  resumed run sees exactly the same slices.
+* :func:`collate` pads them into a batch, :func:`gpt_inputs` turns a batch into the GPT's inputs, and
+  :func:`split_batch` cuts one for the out-of-memory retry.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 from torch.utils.data import Dataset
@@ -149,15 +151,26 @@ PROMPT_MASK_SAMPLES = 256  # coqui's perceiver_cond_length_compression, which it
 
 
 class ClipDataset(Dataset):
-    """One item per clip: text tokens, waveform and a conditioning slice, as coqui's GPT trainer expects them."""
+    """One item per clip: text tokens, the clip's DVAE codes and a conditioning mel slice, as coqui's GPT trainer
+    uses them.
 
-    def __init__(self, clips: list[Clip], *, seed: int, is_eval: bool, min_cond_samples: int,
-                 max_cond_samples: int, masking: bool = True) -> None:
+    ``features[i]`` is clip ``i``'s frozen front end (:mod:`~alltalk_gui.core.engines.xtts.front_end`: ``codes``
+    and the whole clip's ``style_mel``, hop ``hop``); the voice prompt is a slice of that mel, padded to the longest
+    slice with ``silence`` (the mel of silence, one column).
+    """
+
+    def __init__(self, clips: list[Clip], features: Sequence[dict[str, Any]], *, seed: int, is_eval: bool,
+                 min_cond_samples: int, max_cond_samples: int, hop: int, silence: Any, masking: bool = True) -> None:
+        if len(features) != len(clips):
+            raise ValueError(f"{len(clips)} clips but {len(features)} front-end entries")
         self.clips = clips
+        self.features = features
         self.seed = seed
         self.is_eval = is_eval
         self.min_cond = min_cond_samples
         self.max_cond = max_cond_samples
+        self.hop = hop
+        self.silence = torch.as_tensor(silence, dtype=torch.float32).reshape(-1, 1)
         self.masking = masking  # XTTS v2: condition on a slice of the target clip and mask it from the loss
         self.epoch = 0
 
@@ -168,13 +181,14 @@ class ClipDataset(Dataset):
         return len(self.clips)
 
     def __getitem__(self, index: int) -> dict[str, Any]:
-        clip = self.clips[index]
-        wav = read_audio(clip.audio_path, SAMPLE_RATE)
-        cond, cond_idxs = self._conditioning(wav, index)
+        clip, features = self.clips[index], self.features[index]
+        cond, cond_idxs = self._conditioning(torch.from_numpy(features["style_mel"]), clip.samples, index)
         return {
             "text": torch.tensor(clip.tokens, dtype=torch.int32),
-            "wav": wav,
+            "codes": torch.from_numpy(features["codes"]).long(),
+            "samples": clip.samples,
             "conditioning": cond,
+            "max_cond_samples": self.max_cond,
             "cond_idxs": cond_idxs,
             # Whether the loss leaves this clip's conditioning span out: a draw per (seed, epoch, clip), so the
             # same clips are masked however they are batched (see engines/xtts/conditioning_mask.py).
@@ -183,12 +197,13 @@ class ClipDataset(Dataset):
             "filename": str(clip.audio_path),
         }
 
-    def _conditioning(self, wav: torch.Tensor, index: int) -> tuple[torch.Tensor, list[int]]:
-        """A slice of the clip, as coqui's ``get_prompt_slice`` draws it: random length in [min, max] samples
-        (the middle length for eval), at a random start (0 for eval); half the clip when the clip is shorter;
-        zero-padded to ``max`` samples. Seeded by (seed, epoch, index) so resumes and workers agree."""
+    def _conditioning(self, mel: torch.Tensor, total: int, index: int) -> tuple[torch.Tensor, list[int]]:
+        """A slice of the clip's conditioning mel, drawn as coqui's ``get_prompt_slice`` draws its samples: random
+        length in [min, max] samples (the middle length for eval), at a random start (0 for eval); half the clip
+        when the clip is shorter. Seeded by (seed, epoch, index) so resumes and workers agree. The start moves back
+        to a whole mel frame; the slice is padded to ``max`` samples' frames with the mel of silence, where coqui's
+        zero-padded slice has it. Returns the slice (80 x frames) and its span in samples."""
         rng = random.Random(f"{self.seed}/{self.epoch}/{index}")
-        total = wav.shape[-1]
         length = (self.min_cond + self.max_cond) // 2 if self.is_eval else rng.randint(self.min_cond, self.max_cond)
         if total - length < 0:
             length = total // 2
@@ -197,56 +212,78 @@ class ClipDataset(Dataset):
         # but the draws stay as they were, so seeds give the same slices as before.
         first = min(PROMPT_MASK_SAMPLES, total - length)
         start = 0 if self.is_eval else rng.randint(first, total - length)
-        piece = wav[:, start:start + length]
-        piece = torch.nn.functional.pad(piece, (0, self.max_cond - piece.shape[-1]))
+        frame = start // self.hop
+        piece = mel[:, frame:frame + length // self.hop + 1]
+        width = self.max_cond // self.hop + 1
+        piece = torch.cat([piece, self.silence.expand(-1, width - piece.shape[1])], dim=1)
+        start = frame * self.hop
         return piece, [start, start + length]
 
 
 def collate(items: list[dict[str, Any]], masking: bool = True) -> dict[str, Any]:
-    """Pad a list of items into the batch layout of coqui's ``XTTSDataset.collate_fn``.
+    """Pad a list of items into a batch.
 
-    Keys: ``padded_text`` (B, T) int32, ``text_lengths`` (B,), ``wav`` (B, 1, S), ``wav_lengths`` (B,),
-    ``conditioning`` (B, 1, 1, C), ``cond_idxs`` (B, 2) or None, ``cond_lens`` None or (B,), ``filenames``, and
-    ours: ``cond_mask`` (B,) bool, the clips whose conditioning span the loss leaves out.
+    Tensors (moved to the device with the batch): ``padded_text`` (B, T) int32, ``audio_codes`` (B, N) long (0 after
+    a clip's codes: the GPT puts its stop token there), ``cond_mels`` (B, 1, 80, F). On the host, as plain lists
+    (accelerate moves tensors only): ``text_lengths``, ``wav_lengths`` (samples), ``cond_idxs`` ([start, end) in
+    samples, or None), ``cond_lens`` (None, or coqui's padded prompt length when not masking), ``cond_mask`` (the
+    clips whose conditioning span the loss leaves out), ``filenames``. The GPT's length arithmetic and the loss mask
+    run on them without waiting for the device (:func:`gpt_inputs`).
     """
     b = len(items)
-    text_lengths = torch.tensor([len(it["text"]) for it in items], dtype=torch.long)
-    wav_lengths = torch.tensor([it["wav"].shape[-1] for it in items], dtype=torch.long)
-    padded_text = torch.zeros(b, int(text_lengths.max()), dtype=torch.int32)
-    wav = torch.zeros(b, 1, int(wav_lengths.max()))
+    text_lengths = [len(it["text"]) for it in items]
+    code_lengths = [len(it["codes"]) for it in items]
+    padded_text = torch.zeros(b, max(text_lengths), dtype=torch.int32)
+    codes = torch.zeros(b, max(code_lengths), dtype=torch.long)
     for i, it in enumerate(items):
         padded_text[i, : text_lengths[i]] = it["text"]
-        wav[i, :, : wav_lengths[i]] = it["wav"]
-    conditioning = torch.stack([it["conditioning"] for it in items]).unsqueeze(1)
-    if masking:
-        cond_idxs, cond_lens = torch.tensor([it["cond_idxs"] for it in items], dtype=torch.long), None
-    else:
-        # coqui reports the padded length here (its quirk, kept so the objective is the same).
-        cond_idxs, cond_lens = None, torch.full((b,), conditioning.shape[-1], dtype=torch.long)
+        codes[i, : code_lengths[i]] = it["codes"]
+    cond_mels = torch.stack([it["conditioning"] for it in items]).unsqueeze(1)
     return {
-        "padded_text": padded_text, "text_lengths": text_lengths, "wav": wav, "wav_lengths": wav_lengths,
-        "conditioning": conditioning, "cond_idxs": cond_idxs, "cond_lens": cond_lens,
-        "cond_mask": torch.tensor([bool(it.get("mask_conditioning", False)) for it in items]),
+        "padded_text": padded_text, "audio_codes": codes, "cond_mels": cond_mels,
+        "text_lengths": text_lengths, "wav_lengths": [it["samples"] for it in items],
+        # coqui reports the padded length as cond_lens when not masking (its quirk, kept so the objective is the same).
+        "cond_idxs": [list(it["cond_idxs"]) for it in items] if masking else None,
+        "cond_lens": None if masking else [it.get("max_cond_samples", cond_mels.shape[-1]) for it in items],
+        "cond_mask": [bool(it.get("mask_conditioning", False)) for it in items],
         "filenames": [it["filename"] for it in items],
+    }
+
+
+def gpt_inputs(batch: dict[str, Any]) -> dict[str, Any]:
+    """What :func:`~alltalk_gui.core.engines.xtts.model.gpt_loss` takes, from a batch: its device tensors, and its
+    host lists as CPU tensors (lengths and slices on the CPU: coqui's GPT slices and loops over them per clip, which
+    on the device would wait for it once a clip)."""
+
+    def host(values, dtype):
+        return None if values is None else torch.tensor(values, dtype=dtype)
+
+    return {
+        "text_inputs": batch["padded_text"], "audio_codes": batch["audio_codes"], "cond_mels": batch["cond_mels"],
+        "text_lengths": host(batch["text_lengths"], torch.long), "wav_lengths": host(batch["wav_lengths"], torch.long),
+        "cond_idxs": host(batch["cond_idxs"], torch.long), "cond_lens": host(batch["cond_lens"], torch.long),
+        "cond_mask": host(batch["cond_mask"], torch.bool),
     }
 
 
 def split_batch(batch: dict[str, Any], parts: int) -> list[dict[str, Any]]:
     """Cut a collated batch into ``parts`` smaller batches (the last may be smaller), each trimmed to its own
-    longest text and audio: what the training loop runs when a whole micro-batch does not fit in memory."""
+    longest text (the GPT reads each clip's codes up to its own length): what the training loop runs when a whole micro-batch does not fit in memory."""
     size = len(batch["filenames"])
     step = max(1, math.ceil(size / parts))
     out = []
     for start in range(0, size, step):
         rows = slice(start, start + step)
-        text_len, wav_len = int(batch["text_lengths"][rows].max()), int(batch["wav_lengths"][rows].max())
+        text_len = max(batch["text_lengths"][rows])
+
+        def part(values):
+            return None if values is None else values[rows]
+
         out.append({
-            "padded_text": batch["padded_text"][rows, :text_len], "text_lengths": batch["text_lengths"][rows],
-            "wav": batch["wav"][rows, :, :wav_len], "wav_lengths": batch["wav_lengths"][rows],
-            "conditioning": batch["conditioning"][rows],
-            "cond_idxs": None if batch["cond_idxs"] is None else batch["cond_idxs"][rows],
-            "cond_lens": None if batch["cond_lens"] is None else batch["cond_lens"][rows],
-            "cond_mask": batch["cond_mask"][rows],
+            "padded_text": batch["padded_text"][rows, :text_len], "audio_codes": batch["audio_codes"][rows],
+            "cond_mels": batch["cond_mels"][rows], "text_lengths": part(batch["text_lengths"]),
+            "wav_lengths": part(batch["wav_lengths"]), "cond_idxs": part(batch["cond_idxs"]),
+            "cond_lens": part(batch["cond_lens"]), "cond_mask": part(batch["cond_mask"]),
             "filenames": batch["filenames"][rows],
         })
     return out

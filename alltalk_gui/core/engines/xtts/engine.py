@@ -100,33 +100,41 @@ class XttsEngine(HubDownload, ShippedProfiles):
     # ----------------------------------------------------------------------------------------- model and loss
     def training_setup(self, config, clips: tuple[list[Any], list[Any]], device) -> TrainingSetup:
         from alltalk_gui.core.engines.xtts import model as xtts_model
-        from alltalk_gui.core.engines.xtts.data import ClipDataset, collate, split_batch
-        from alltalk_gui.core.engines.xtts.model import LossWeights, XttsFeatures, load_gpt
+        from alltalk_gui.core.engines.xtts.data import ClipDataset, collate, gpt_inputs, split_batch
+        from alltalk_gui.core.engines.xtts.front_end import ClipFeatures, silence_frame, style_mel_settings
+        from alltalk_gui.core.engines.xtts.model import LossWeights, load_gpt
 
         train_clips, eval_clips = clips
         options: XttsTrainOptions = config.engine_options()
         gpt, xtts_config, _ = load_gpt(config.base_model_dir)
+        # The frozen front end runs once per clip, on the run's device, before the GPT gets there; its results are
+        # cached beside the dataset and the front end is freed: nothing of it stays on the card while training.
+        front = ClipFeatures(config, xtts_config, device)
+        train_features, eval_features = front.of(train_clips), front.of(eval_clips)
+        front.release()
         trainable = self.apply_memory_levers(gpt, config)
         gpt.train()
-        # The frozen front end stays outside accelerate: it has no gradients to synchronise.
-        features = XttsFeatures(config.base_model_dir, xtts_config).to(device)
         weights = LossWeights(options.text_ce_weight, options.mel_ce_weight)
         masking = bool(xtts_config.model_args.gpt_use_masking_gt_prompt_approach)
         cond = dict(min_cond_samples=int(options.min_conditioning_seconds * SAMPLE_RATE),
-                    max_cond_samples=int(options.max_conditioning_seconds * SAMPLE_RATE), masking=masking)
-        train_set = ClipDataset(train_clips, seed=config.seed, is_eval=False, **cond)
+                    max_cond_samples=int(options.max_conditioning_seconds * SAMPLE_RATE), masking=masking,
+                    hop=style_mel_settings(xtts_config)["hop_length"],
+                    silence=silence_frame(config.base_model_dir, xtts_config))
+        train_set = ClipDataset(train_clips, train_features, seed=config.seed, is_eval=False, **cond)
         collate_fn = partial(collate, masking=masking)
 
         def loss(model, batch, eval_mode: bool = False) -> dict[str, Any]:
             # Looked up at each call, through the module, so tests can wrap it (out-of-memory injection).
-            return xtts_model.gpt_loss(model, features(batch), weights, eval_mode=eval_mode)
+            return xtts_model.gpt_loss(model, gpt_inputs(batch), weights, eval_mode=eval_mode)
 
         return TrainingSetup(
-            model=gpt, train_set=train_set, eval_set=ClipDataset(eval_clips, seed=config.seed, is_eval=True, **cond),
+            model=gpt, train_set=train_set,
+            eval_set=ClipDataset(eval_clips, eval_features, seed=config.seed, is_eval=True, **cond),
             lengths=[c.samples for c in train_clips], eval_lengths=[c.samples for c in eval_clips],
             collate=collate_fn, loss=loss, batch_size=lambda batch: len(batch["filenames"]), split=split_batch,
             loss_parts=("loss_text_ce", "loss_mel_ce"), parameters=sum(p.numel() for p in gpt.parameters()),
             trainable=trainable, longest_seconds=max(c.samples for c in train_clips) / SAMPLE_RATE,
+            notes=(front.note(),),
         )
 
     # ----------------------------------------------------------------------------------------- memory

@@ -3,8 +3,8 @@ reserves) or, on the CPU, the process's resident memory.
 
 The estimate adds up what a fine-tune of the XTTS v2 GPT keeps:
 
-* **weights**: the GPT in fp32 (accelerate keeps fp32 master weights under mixed precision), the frozen DVAE in
-  fp32, the LoRA adapters; under autocast also the 16-bit copies of the *trainable* weights: autocast caches the
+* **weights**: the GPT in fp32 (accelerate keeps fp32 master weights under mixed precision) and the LoRA adapters
+  (the frozen DVAE runs once per clip before training and is freed: :mod:`.front_end`); under autocast also the 16-bit copies of the *trainable* weights: autocast caches the
   cast of a weight that requires grad for the whole forward pass (and its matrix products keep it for backward),
   while a frozen weight is cast again at each use and freed. So LoRA with checkpointing (Low) holds copies of its
   adapters only, not of the 441 M frozen base weights; LoRA without checkpointing keeps every block's cast weights
@@ -56,7 +56,7 @@ class ModelSize:
 
     gpt_params: int
     conditioning_params: int  # conditioning encoder + perceiver resampler, which ``freeze_conditioning`` freezes
-    dvae_params: int
+    dvae_params: int          # not on the card while training (since the front end is cached per clip)
     layers: int
     width: int
 
@@ -151,7 +151,7 @@ def estimate(config: TrainConfig, model: ModelSize = XTTS_V2, attention_scores: 
     set it True: CPU attention keeps its scores, and the process's own memory is counted.
     """
     trainable = trainable_params(config, model)
-    weights = 4 * model.gpt_params + 4 * model.dvae_params + 2 * cast_params(config, model)
+    weights = 4 * model.gpt_params + 2 * cast_params(config, model)
     if config.lora_rank > 0:
         weights += 4 * lora_params(config.lora_rank, model)  # the adapters themselves
     gradients = 4 * trainable

@@ -1,11 +1,10 @@
 """XTTS v2 model pieces for training and inference, built from coqui-tts classes (never copies of them).
 
 Training only updates the GPT (coqui's ``GPT``); the DVAE that turns audio into codes and the mel front ends are
-frozen, as in coqui's ``GPTTrainer``. This module provides:
+frozen, as in coqui's ``GPTTrainer``, and run once per clip before training (:mod:`.front_end`). This module
+provides:
 
 * :func:`build_gpt` / :func:`load_gpt` - the GPT with the base model's (or a checkpoint's) weights;
-* :class:`XttsFeatures` - the frozen front end that turns a raw batch (waveforms, conditioning clips, text) into
-  the GPT's inputs, by running coqui's own ``GPTTrainer.format_batch_on_device`` on it;
 * :func:`gpt_loss` - the weighted text + mel cross entropy exactly as ``GPTTrainer.train_step`` defines it;
 * :func:`enable_activation_checkpointing` - recompute GPT-2 block activations in the backward pass;
 * :func:`add_lora_adapters` - peft LoRA adapters on the GPT-2 blocks (the "low" profile trains only these);
@@ -28,7 +27,6 @@ from torch import nn
 
 from alltalk_gui.core.engines.xtts.files import (
     BaseModelError,
-    dvae_shape,
     load_checkpoint,
     load_tokenizer,
     load_xtts_config,
@@ -158,56 +156,6 @@ def _lora_alpha(gpt_weights: Path | None) -> float:
     except (OSError, ValueError, KeyError) as exc:
         raise BaseModelError(f"{gpt_weights} holds LoRA adapters but {config} (which gives their lora_alpha) "
                              f"cannot be read: {exc}") from exc
-
-
-class XttsFeatures(nn.Module):
-    """The frozen front end: conditioning mel spectrograms and DVAE audio codes, as in coqui's ``GPTTrainer``.
-
-    The attribute names are the ones ``GPTTrainer.format_batch_on_device`` reads, so that method runs on this
-    object unchanged and our batches go through exactly the same preprocessing as coqui's.
-    """
-
-    def __init__(self, base_model: str | os.PathLike[str], config=None) -> None:
-        super().__init__()
-        from TTS.tts.layers.tortoise.arch_utils import TorchMelSpectrogram
-        from TTS.tts.layers.xtts.dvae import DiscreteVAE
-
-        base_model = Path(base_model)
-        self.config = config if config is not None else load_xtts_config(base_model)
-        mel_norm_file = str(base_model / "mel_stats.pth")  # a local path: coqui's default is a URL
-        if self.config.model_args.gpt_use_perceiver_resampler:
-            style = dict(filter_length=2048, hop_length=256, win_length=1024)
-        else:
-            style = dict(filter_length=4096, hop_length=1024, win_length=4096)
-        self.torch_mel_spectrogram_style_encoder = TorchMelSpectrogram(
-            **style, normalize=False, sampling_rate=self.config.audio.sample_rate, mel_fmin=0, mel_fmax=8000,
-            n_mel_channels=80, mel_norm_file=mel_norm_file,
-        )
-        dvae_path = base_model / "dvae.pth"
-        dvae_state = load_checkpoint(dvae_path)
-        shape = dvae_shape(dvae_state, dvae_path)
-        # The real DVAE's hyper-parameters are the ones GPTTrainer hard-codes; the tiny test model shrinks the widths.
-        self.dvae = DiscreteVAE(
-            channels=80, normalization=None, positional_dims=1, num_tokens=shape.num_tokens,
-            codebook_dim=shape.codebook_dim, hidden_dim=shape.hidden_dim, num_resnet_blocks=shape.num_resnet_blocks,
-            kernel_size=3, num_layers=shape.num_layers, use_transposed_convs=False,
-        )
-        self.dvae.load_state_dict(dvae_state, strict=False)
-        self.torch_mel_spectrogram_dvae = TorchMelSpectrogram(
-            mel_norm_file=mel_norm_file, sampling_rate=self.config.audio.dvae_sample_rate
-        )
-        self.requires_grad_(False)
-        self.eval()
-
-    def train(self, mode: bool = True) -> "XttsFeatures":
-        # Always frozen: BatchNorm-free, but the DVAE's codebook statistics must never update.
-        return super().train(False)
-
-    @torch.no_grad()
-    def forward(self, batch: dict[str, Any]) -> dict[str, Any]:
-        """Raw batch (``padded_text``, ``wav``, ``conditioning``, lengths, ``cond_idxs``) -> GPT inputs."""
-        gpt_trainer = import_coqui_trainer()
-        return gpt_trainer.GPTTrainer.format_batch_on_device(self, dict(batch))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,120 @@
+"""XTTS's frozen front end runs once per clip: the first run computes and caches every clip's DVAE codes and
+conditioning mel, a later run reads them (the DVAE is never built), and training learns exactly the same: the
+losses, the learning rates, the effective batch and the schedule of a run from the cache equal those of a run that
+computed everything and kept nothing (fp32, CPU). A damaged entry is computed again, never trusted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from safetensors.torch import load_file
+
+from alltalk_gui.core.engines.xtts import front_end
+from alltalk_gui.core.engines.xtts.front_end import FrontEnd
+from alltalk_gui.core.training.events import Eval, Log, MicroBatch, Started, Step
+from alltalk_gui.core.training.feature_cache import CACHE_DIR, file_digest
+from alltalk_gui.core.training.loop import latest_checkpoint, train
+from alltalk_gui.testing.speech import make_speech_dataset
+from tests.core.training.tiny_training import fast_config
+
+TRAIN, EVAL = 4, 1
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("project")
+    make_speech_dataset(root / "dataset", n_train=TRAIN, n_eval=EVAL)
+    return root
+
+
+class Counted:
+    """Counts the clips the DVAE encodes and the front ends built during a run."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.built = 0
+        real_init = FrontEnd.__init__
+
+        def init(front, *args, **kw):
+            self.built += 1
+            real_init(front, *args, **kw)
+
+        monkeypatch.setattr(FrontEnd, "__init__", init)
+        monkeypatch.setattr(FrontEnd, "calls", 0)
+
+    @property
+    def encoded(self) -> int:
+        return FrontEnd.calls
+
+
+def _run(project: Path, tiny: Path, name: str, **kw) -> list:
+    config = fast_config(project, tiny, name, **{"batch_size": 2, "grad_accum_steps": 2, "epochs": 2,
+                                                 "lr_schedule": "cosine", "warmup_steps": 1, **kw})
+    return list(train(config))
+
+
+def _summary(events: list) -> dict:
+    steps = [e for e in events if isinstance(e, Step)]
+    started = next(e for e in events if isinstance(e, Started))
+    return {"losses": [s.loss for s in steps], "parts": [(s.parts["loss_text_ce"], s.parts["loss_mel_ce"]) for s in steps],
+            "lr": [s.lr for s in steps], "evals": [e.loss for e in events if isinstance(e, Eval)],
+            "schedule": (started.steps_per_epoch, started.total_steps, started.config["batch_size"],
+                         started.config["grad_accum_steps"]),
+            "resized": [e for e in events if isinstance(e, MicroBatch)]}
+
+
+def test_the_cached_front_end_trains_exactly_as_the_one_computed_each_time(project, tiny, monkeypatch):
+    # 1. Nothing kept (no cache folder): every clip computed, as a run whose cache cannot be written.
+    counted = Counted(monkeypatch)
+    monkeypatch.setattr(front_end, "cache_root", lambda config: None)
+    uncached = _run(project, tiny, "uncached")
+    assert counted.encoded == TRAIN + EVAL and not (project / CACHE_DIR).exists()
+    monkeypatch.undo()
+
+    # 2. A first run with the cache: computes and keeps every clip.
+    counted = Counted(monkeypatch)
+    first = _run(project, tiny, "first")
+    assert counted.encoded == TRAIN + EVAL and counted.built == 1
+    [folder] = (project / CACHE_DIR).iterdir()
+    assert len(list(folder.glob("*.npz"))) == TRAIN + EVAL
+    notes = [e.message for e in first if isinstance(e, Log) and "Frozen front end" in e.message]
+    assert notes and f"0 clip(s) read from the cache, {TRAIN + EVAL} computed" in notes[0]
+
+    # 3. A second run reads them all: the DVAE is never built.
+    counted = Counted(monkeypatch)
+    second = _run(project, tiny, "second")
+    assert counted.encoded == 0 and counted.built == 0
+    assert any(f"{TRAIN + EVAL} clip(s) read from the cache, 0 computed" in e.message
+               for e in second if isinstance(e, Log))
+
+    a, b, c = _summary(uncached), _summary(first), _summary(second)
+    assert len(a["losses"]) == 2 and not a["resized"] and not b["resized"] and not c["resized"]
+    assert a["schedule"] == b["schedule"] == c["schedule"] == (1, 2, 2, 2)  # effective batch 4, 1 step an epoch
+    assert a["lr"] == b["lr"] == c["lr"]
+    for other in (b, c):
+        assert other["losses"] == pytest.approx(a["losses"], rel=1e-5, abs=1e-5)
+        assert other["evals"] == pytest.approx(a["evals"], rel=1e-5, abs=1e-5)
+        for ours, theirs in zip(other["parts"], a["parts"]):
+            assert ours == pytest.approx(theirs, rel=1e-5, abs=1e-5)
+    weights = [load_file(str(latest_checkpoint(project / "runs" / run) / "model.safetensors"))
+               for run in ("uncached", "second")]
+    for name, tensor in weights[0].items():
+        assert (tensor - weights[1][name]).abs().max() <= 1e-5, name
+
+
+def test_a_damaged_or_stale_entry_is_computed_again(project, tiny, monkeypatch):
+    short = dict(epochs=1, eval_each_epoch=False)
+    _run(project, tiny, "fill", **short)  # every clip cached (or already was)
+    [folder] = (project / CACHE_DIR).iterdir()
+    clips = sorted((project / "dataset" / "wavs").glob("*.wav"))
+    damaged, swapped, other = (folder / f"{file_digest(c)}.npz" for c in clips[:3])
+    damaged.write_bytes(damaged.read_bytes()[:100])          # a torn write
+    swapped.write_bytes(other.read_bytes())                  # another clip's entry under this clip's name
+    counted = Counted(monkeypatch)
+    events = _run(project, tiny, "repaired", **short)
+    assert counted.encoded == 2 and counted.built == 1
+    assert any("2 cached entries were damaged or stale and computed again" in e.message
+               for e in events if isinstance(e, Log))
+    counted = Counted(monkeypatch)
+    _run(project, tiny, "after", **short)
+    assert counted.encoded == 0  # both entries were replaced by good ones
