@@ -6,9 +6,11 @@ clips of one length:
 * ``low`` / ``medium`` / ``high``: the profile's settings, adapted to the device by ``profile_settings`` (on the
   CPU: fp32 and torch AdamW instead of bf16 and 8-bit AdamW), trained exactly as ``alltalk_gui.core.training.loop`` does
   it: ``apply_memory_levers`` (LoRA / frozen conditioning / activation checkpointing), ``make_optimizer``,
-  accelerate with the profile's mixed precision and gradient accumulation, our frozen front end
-  (``XttsFeatures``: mel spectrograms and DVAE codes), ``gpt_loss``, ``acc.backward``, gradient clipping,
-  optimizer step, gradients freed.
+  accelerate with the profile's mixed precision and gradient accumulation, ``gpt_loss``, ``acc.backward``,
+  gradient clipping, optimizer step, gradients freed. The frozen front end (DVAE codes and the conditioning mel,
+  ``engines/xtts/front_end.py``) runs once per clip before training, as the engine runs it, and is freed; the
+  batch is made from its results by the engine's own ``ClipDataset`` and ``collate``. Its one-off cost is recorded
+  (``front_end_once``); a step holds no front end (``breakdown_s["front_end"]`` is 0).
 * ``auto`` (CUDA): the profile ``choose_auto`` picks for this GPU, with auto sizing as the training loop does it:
   the allocator capped at 90 % of the free memory, then ``probe_micro_batch`` probes the micro-batch on clips
   of the benchmark's length, and accumulation keeps the effective batch of 8. On the CPU ``choose_auto`` always
@@ -24,6 +26,10 @@ Weights, the DVAE and the mel statistics are random (nothing can be downloaded);
 so memory and time are the real model's. Inputs: random waveforms of ``--clip-seconds``, 10 text tokens per
 second, a 6 s voice prompt (half the clip when shorter), every clip of the same length (the worst case, as
 batches are padded to their longest clip).
+
+Every case also times one more optimizer step phase by phase (``breakdown_s``: front end, forward, backward,
+optimizer, rest; the device synchronised at each edge): the baseline's front end is coqui's
+``format_batch_on_device`` on every step, ours is nothing.
 
 Each case runs in its own process so its peak is its own; the JSON list is rewritten after every case, so a run
 that is stopped keeps what it measured. Records: peak ``torch.cuda.max_memory_reserved`` / ``_allocated`` (CUDA)
@@ -50,18 +56,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from profile_cases import (  # noqa: E402, F401  (FIELDS: the tests read it here)
     FIELDS,
     GIB,
+    breakdown,
     case_started,
     complete,
     device_info,
     device_label,
     device_slug,
+    no_phase,
     peaks,
     resolve_device,
     run_cases,
     timed,
     to_device,
 )
-from real_size import DVAE_V2, TEXT_TOKENS, XTTS_V2, raw_batch, write_front_end_files  # noqa: E402
+from real_size import (  # noqa: E402
+    CONDITIONING_S,
+    DVAE_V2,
+    SAMPLE_RATE,
+    TEXT_TOKENS,
+    XTTS_V2,
+    raw_batch,
+    write_front_end_files,
+)
 
 CASES = ("low", "medium", "high", "auto", "alltalk-baseline")
 BASELINE = "alltalk-baseline"
@@ -135,10 +151,11 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     from TTS.tts.configs.xtts_config import XttsArgs, XttsConfig
 
     from alltalk_gui.core.training.config import TrainConfig
-    from alltalk_gui.core.engines.xtts.model import LossWeights, XttsFeatures, build_gpt_from_args, gpt_loss
+    from alltalk_gui.core.engines.xtts.data import gpt_inputs
+    from alltalk_gui.core.engines.xtts.model import LossWeights, build_gpt_from_args, gpt_loss
     from alltalk_gui.core.machine.gpu import list_devices
     from alltalk_gui.core.training.profiles import AUTO_HEADROOM, choose_auto, profile_settings
-    from alltalk_gui.core.training.levers import (apply_memory_levers, cap_gpu_memory, forward_backward,
+    from alltalk_gui.core.training.levers import (apply_memory_levers, cap_gpu_memory,
                                                   make_optimizer, probe_micro_batch)
 
     on_cuda = device.kind == "cuda"
@@ -166,27 +183,31 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
         notes.append(f"auto sizing: allocator capped at {cap / GIB:.1f} GiB "
                      f"({AUTO_HEADROOM:.0%} of {free / GIB:.1f} GiB free).")
     arch = _arch(opts.arch)
+    xtts_config = XttsConfig(model_args=XttsArgs(**arch["gpt"]))
+    # As the engine does before training: the front end once per clip, on the device, then freed.
+    make_batch, once = cached_batches(opts, arch, xtts_config, acc.device)
+    notes.append(f"front end once per clip: {once['s_per_clip']:.3f} s a clip, "
+                 f"{once['weights_gib']:.3f} GiB of weights freed before training.")
     torch.manual_seed(0)
     gpt = build_gpt_from_args(XttsArgs(**arch["gpt"]), number_text_tokens=arch["text_tokens"],
                               start_text_token=arch["text_tokens"] - 1, stop_text_token=0)
     trainable = apply_memory_levers(gpt, config)
     params = sum(p.numel() for p in gpt.parameters())
     gpt.train()
-    features = XttsFeatures(opts.files, XttsConfig(model_args=XttsArgs(**arch["gpt"]))).to(acc.device)
     weights = LossWeights(config.engine_options().text_ce_weight, config.engine_options().mel_ce_weight)
     result: dict[str, Any] = {}
 
     optimizer = make_optimizer(gpt, config)
     gpt, optimizer = acc.prepare(gpt, optimizer)
 
-    def loss(model, batch) -> dict[str, Any]:  # the engine's training loss: the frozen front end, then the GPT
-        return gpt_loss(model, features(batch), weights)
+    def loss(model, batch) -> dict[str, Any]:  # the engine's training loss on a batch of cached features
+        return gpt_loss(model, gpt_inputs(batch), weights)
 
     if case == "auto" and on_cuda:
         # As the training loop's _probe_micro_batch: the prepared model, batches on the device, clips of the
         # benchmark's length.
         micro = probe_micro_batch(
-            gpt, lambda size: to_device(raw_batch(size, opts.clip_seconds, arch["text_tokens"]), acc.device),
+            gpt, lambda size: to_device(make_batch(size), acc.device),
             loss, config, acc, effective)
         result["probe_peak_reserved_gib"] = round(torch.cuda.max_memory_reserved(acc.device) / GIB, 3)
         if not micro:
@@ -203,20 +224,26 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     elif case == "auto":
         notes.append("auto sizing (memory cap, micro-batch probe) is CUDA-only: trained with the profile's batches.")
 
-    batch = to_device(raw_batch(config.batch_size, opts.clip_seconds, arch["text_tokens"]), acc.device)
+    batch = to_device(make_batch(config.batch_size), acc.device)
     max_norm = config.max_grad_norm if config.max_grad_norm > 0 else float("inf")
 
-    def micro_step(last: bool):
+    def micro_step(last: bool, phase=no_phase):
         with acc.accumulate(gpt):  # accelerate decides when the gradients are complete (every grad_accum calls)
-            losses = forward_backward(gpt, batch, loss, acc)
-            if acc.sync_gradients:
-                acc.clip_grad_norm_(gpt.parameters(), max_norm)
-            optimizer.step()  # a no-op until the last micro-batch of the step
-            # Free the gradients right away: no need for this memory until the next backward.
-            optimizer.zero_grad(set_to_none=True)
+            with phase("forward"):  # levers.forward_backward, its two halves timed apart
+                losses = loss(gpt, batch)
+            with phase("backward"):
+                acc.backward(losses["loss"])
+            with phase("optimizer"):
+                if acc.sync_gradients:
+                    acc.clip_grad_norm_(gpt.parameters(), max_norm)
+                optimizer.step()  # a no-op until the last micro-batch of the step
+                # Free the gradients right away: no need for this memory until the next backward.
+                optimizer.zero_grad(set_to_none=True)
         return losses["loss"].detach()
 
     result.update(timed(case, micro_step, config.batch_size, config.grad_accum_steps, opts, on_cuda))
+    result.update(breakdown(micro_step, config.grad_accum_steps, on_cuda))
+    result["front_end_once"] = once
     result.update({
         "resolved_profile": name, "precision": config.mixed_precision, "optimizer": config.optimizer,
         "lora_rank": config.lora_rank, "gradient_checkpointing": config.gradient_checkpointing,
@@ -224,6 +251,46 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
         "estimated_gib": _estimate(config, opts, on_cuda),
     })
     return result
+
+
+def cached_batches(opts: argparse.Namespace, arch: dict[str, Any], xtts_config, device):
+    """The engine's path from clips to a batch, on :func:`raw_batch`'s random clips: the frozen front end once per
+    clip (``FrontEnd.clip_features``, what the cache holds), freed; then ``make_batch(size)`` gives a batch of
+    ``size`` clips through ``ClipDataset`` and ``collate`` (a 6 s voice prompt, half the clip when shorter, as
+    :func:`raw_batch`). Returns it and the front end's one-off cost: seconds per clip and its weights' size."""
+    import time
+
+    import torch
+
+    from alltalk_gui.core.engines.xtts.data import Clip, ClipDataset, collate
+    from alltalk_gui.core.engines.xtts.front_end import FrontEnd, silence_frame, style_mel_settings
+
+    width = EFFECTIVE_BATCH  # every micro-batch a case takes is at most the effective batch
+    raw = raw_batch(width, opts.clip_seconds, arch["text_tokens"])
+    with torch.random.fork_rng():  # as the engine: building the front end draws no numbers the GPT would see
+        front = FrontEnd(opts.files, xtts_config).to(device)
+    weights_gib = sum(p.numel() * p.element_size() for p in front.parameters()) / GIB
+    start = time.perf_counter()
+    features = [front.clip_features(raw["wav"][i]) for i in range(width)]
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    seconds = (time.perf_counter() - start) / width
+    del front  # the DVAE leaves the card
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+    samples = int(raw["wav_lengths"][0])
+    clips = [Clip(Path(name), "", tuple(int(t) for t in raw["padded_text"][i]), samples, name)
+             for i, name in enumerate(raw["filenames"])]
+    cond = int(CONDITIONING_S * SAMPLE_RATE)
+    hop = style_mel_settings(xtts_config)["hop_length"]
+    dataset = ClipDataset(clips, features, seed=0, is_eval=False, min_cond_samples=cond, max_cond_samples=cond,
+                          hop=hop, silence=silence_frame(opts.files, xtts_config),
+                          masking=bool(xtts_config.model_args.gpt_use_masking_gt_prompt_approach))
+
+    def make_batch(size: int) -> dict[str, Any]:
+        return collate([dataset[i % width] for i in range(size)], masking=dataset.masking)
+
+    return make_batch, {"s_per_clip": round(seconds, 4), "weights_gib": round(weights_gib, 4), "clips": width}
 
 
 def _baseline(opts: argparse.Namespace, device) -> dict[str, Any]:
@@ -265,19 +332,24 @@ def _baseline(opts: argparse.Namespace, device) -> dict[str, Any]:
     raw = raw_batch(micro, opts.clip_seconds, arch["text_tokens"])
     grad_clip = float(config.grad_clip or 0.0)  # 0: coqui's default, which AllTalk keeps
 
-    def micro_step(last: bool):
-        batch = model.format_batch_on_device(to_device(raw, dev))
-        _, loss_dict = model.train_step(batch, None)
-        loss = loss_dict["loss"] / float(accum)
-        loss.backward()
-        if last:
-            if grad_clip > 0:
-                torch.nn.utils.clip_grad_norm_(model.xtts.gpt.parameters(), grad_clip)
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
+    def micro_step(last: bool, phase=no_phase):
+        with phase("front_end"):  # the DVAE and both mels, on every step
+            batch = model.format_batch_on_device(to_device(raw, dev))
+        with phase("forward"):
+            _, loss_dict = model.train_step(batch, None)
+            loss = loss_dict["loss"] / float(accum)
+        with phase("backward"):
+            loss.backward()
+        with phase("optimizer"):
+            if last:
+                if grad_clip > 0:
+                    torch.nn.utils.clip_grad_norm_(model.xtts.gpt.parameters(), grad_clip)
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
         return loss_dict["loss"].detach()
 
     result = timed(BASELINE, micro_step, micro, accum, opts, dev.type == "cuda")
+    result.update(breakdown(micro_step, accum, dev.type == "cuda"))
     estimate_config = dataclasses.replace(TrainConfig(), batch_size=micro, grad_accum_steps=accum,
                                           max_audio_seconds=opts.clip_seconds, mixed_precision="no", optimizer="adamw")
     result.update({

@@ -14,6 +14,7 @@ A record always has the keys of :data:`FIELDS` (None where a case was skipped or
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -66,6 +67,49 @@ def timed(case: str, micro_step: Callable[[bool], Any], micro: int, accum: int, 
             "step_s": round(step_s, 3), "samples_per_s": round(micro * accum / step_s, 4),
             "step_times_s": [round(t, 3) for t in timed_], "warmup_step_s": [round(t, 3) for t in times[:opts.warmup]],
             "final_loss": round(loss, 4) if math.isfinite(loss) else None}  # JSON has no NaN
+
+
+def no_phase(name: str) -> contextlib.AbstractContextManager:
+    """What a case's ``micro_step`` times its phases with outside :func:`breakdown`: nothing."""
+    return contextlib.nullcontext()
+
+
+def breakdown(micro_step: Callable[..., Any], accum: int, on_cuda: bool) -> dict[str, Any]:
+    """One more optimizer step, after the timed ones, with each phase timed apart: ``micro_step(last, phase)``
+    wraps its parts in ``with phase("front_end" | "forward" | "backward" | "optimizer")``. The device is
+    synchronised at each phase's edges (so the timed steps are not), and what no phase holds is ``rest`` (Python
+    between the phases, accelerate's bookkeeping). Returns ``breakdown_s`` (seconds per phase, per optimizer step)
+    and ``breakdown_step_s`` (that step's whole time, slower than ``step_s`` by the syncs)."""
+    import torch
+
+    def sync() -> None:
+        if on_cuda:
+            torch.cuda.synchronize()
+
+    totals: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def phase(name: str):
+        sync()
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            sync()
+            totals[name] = totals.get(name, 0.0) + time.perf_counter() - start
+
+    sync()
+    start = time.perf_counter()
+    for j in range(accum):
+        micro_step(j == accum - 1, phase)
+    sync()
+    whole = time.perf_counter() - start
+    parts = {name: round(totals.get(name, 0.0), 4) for name in PHASES}
+    parts["rest"] = round(max(0.0, whole - sum(totals.values())), 4)
+    return {"breakdown_s": parts, "breakdown_step_s": round(whole, 4)}
+
+
+PHASES = ("front_end", "forward", "backward", "optimizer")
 
 
 def peaks(device) -> dict[str, Any]:

@@ -8,7 +8,7 @@ architecture and random weights. This module is the one description of that arch
 * :func:`raw_batch` - a random batch of waveforms in the layout of ``alltalk_gui.core.training.data.collate``,
   for benchmarks that also run the front end (mel spectrograms and DVAE codes);
 * :func:`write_front_end_files` - ``vocab.json``, ``dvae.pth`` and ``mel_stats.pth`` with the real shapes and
-  random contents, for code that reads those files (our ``XttsFeatures``, coqui's ``GPTTrainer``);
+  random contents, for code that reads those files (our ``FrontEnd``, coqui's ``GPTTrainer``);
 """
 
 from __future__ import annotations

@@ -71,6 +71,15 @@ def test_profile_and_baseline_cases_on_the_tiny_model(mp, tmp_path, monkeypatch)
     assert any("fp32" in note for note in low["notes"])  # bf16 -> fp32 on the CPU, said so
     assert (baseline["precision"], baseline["optimizer"], baseline["lora_rank"]) == ("no", "adamw", 0)
     assert baseline["model_params"] > baseline["trainable_params"]  # the DVAE and HiFi-GAN ride along, frozen
+    # The per-step breakdown: coqui's front end runs on every step, ours once per clip before training.
+    for record in (low, baseline):
+        parts = record["breakdown_s"]
+        assert set(parts) == {"front_end", "forward", "backward", "optimizer", "rest"}
+        assert parts["forward"] > 0 and parts["backward"] > 0 and parts["optimizer"] > 0
+        assert sum(parts.values()) == pytest.approx(record["breakdown_step_s"], abs=2e-3)
+    assert baseline["breakdown_s"]["front_end"] > 0 and low["breakdown_s"]["front_end"] == 0
+    once = low["front_end_once"]
+    assert once["s_per_clip"] > 0 and once["weights_gib"] > 0 and once["clips"] == mp.EFFECTIVE_BATCH
 
 
 def test_run_writes_each_case_records_a_killed_one_and_skips_auto_on_cpu(mp, tmp_path, monkeypatch):
