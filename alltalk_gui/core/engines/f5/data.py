@@ -215,16 +215,20 @@ def _check_clip(dataset_dir: Path, row, where: str, min_seconds: float,
 
 
 class ClipSet:
-    """The clips as training items (:class:`F5Sample`: Vocos mel and token ids), decoded when asked for.
+    """The clips as training items (:class:`F5Sample`: Vocos mel and token ids). ``mels[i]`` is clip ``i``'s mel
+    computed once (:mod:`~alltalk_gui.core.engines.f5.mel_cache`); without ``mels`` a clip is decoded when asked for.
 
     Nothing here is random: the randomness of F5's objective (time, noise, masked span, dropped conditions)
     is drawn inside ``CFM.forward`` from torch's and Python's generators, whose states every checkpoint saves,
     so a resumed run draws what the straight run drew.
     """
 
-    def __init__(self, clips: list[TrainClip], vocab: list[str]) -> None:
+    def __init__(self, clips: list[TrainClip], vocab: list[str], mels: list[Any] | None = None) -> None:
+        if mels is not None and len(mels) != len(clips):
+            raise ValueError(f"{len(clips)} clips but {len(mels)} mels")
         self.clips = clips
         self.ids = {token: i for i, token in enumerate(vocab)}
+        self.mels = mels
 
     def set_epoch(self, epoch: int) -> None:  # noqa: ARG002 - the loop's dataset interface; order lives in the sampler
         return None
@@ -237,8 +241,11 @@ class ClipSet:
 
         clip = self.clips[index]
         ids = torch.tensor(token_ids(list(clip.tokens), self.ids), dtype=torch.long)
-        return F5Sample(mel=mel_spectrogram(load_audio_24k(clip.audio_path)), tokens=ids,
-                        clip=F5Clip(clip.audio_path, clip.text))
+        if self.mels is not None:
+            mel = torch.from_numpy(self.mels[index])
+        else:
+            mel = mel_spectrogram(load_audio_24k(clip.audio_path))
+        return F5Sample(mel=mel, tokens=ids, clip=F5Clip(clip.audio_path, clip.text))
 
 
 def batch_size(batch: dict[str, Any]) -> int:

@@ -121,6 +121,7 @@ class F5Engine(HubDownload, ShippedProfiles):
     def training_setup(self, config, clips: tuple[list[Any], list[Any]], device) -> TrainingSetup:
         from alltalk_gui.core.engines.f5 import model as f5_model
         from alltalk_gui.core.engines.f5.data import ClipSet, batch_size, collate, split_batch
+        from alltalk_gui.core.engines.f5.mel_cache import ClipMels
 
         train_clips, eval_clips = clips
         cfm, info = f5_model.load_f5(config.base_model_dir)
@@ -132,7 +133,12 @@ class F5Engine(HubDownload, ShippedProfiles):
         if decay:
             ema = f5_model.make_ema(cfm, f5_model.EmaOptions(enabled=True, decay=decay))
             ema.model.to(device)  # updated every step: it lives where the model trains
-        train_set = ClipSet(train_clips, vocab)
+        # The mels (F5's frozen front end) are computed once per clip and cached beside the dataset, not again by
+        # the loader every epoch.
+        mels = ClipMels(config)
+        train_set = ClipSet(train_clips, vocab, mels.of(train_clips))
+        eval_set = ClipSet(eval_clips, vocab, mels.of(eval_clips))
+        notes.append(mels.note())
 
         def loss(model, batch, eval_mode: bool = False) -> dict[str, Any]:
             # Looked up at each call, through the module, so tests can wrap it (out-of-memory injection).
@@ -141,7 +147,7 @@ class F5Engine(HubDownload, ShippedProfiles):
             return {"loss": _seeded_mean(lambda: f5_model.loss(model, batch), device)}
 
         return TrainingSetup(
-            model=cfm, train_set=train_set, eval_set=ClipSet(eval_clips, vocab),
+            model=cfm, train_set=train_set, eval_set=eval_set,
             lengths=[c.frames for c in train_clips], eval_lengths=[c.frames for c in eval_clips],
             collate=collate, loss=loss, batch_size=batch_size, split=split_batch, loss_parts=(),
             parameters=sum(p.numel() for p in cfm.parameters()), trainable=trainable,
