@@ -33,8 +33,9 @@ Inputs: random mels (``b x n x 100``; n = the frames of ``--clip-seconds``) and 
 (F5 pads the text to the mel's length, so its length barely matters); every clip of the same length, the worst
 case. Each record holds the peak (``max_memory_reserved`` / ``max_memory_allocated`` on CUDA, peak RSS on the
 CPU, with the RSS before the model was built), the mean step time (one optimizer step of micro-batch x
-accumulation clips), samples/s, the final loss and the engine's estimate for the same settings
-(``F5Engine.estimate_memory``, with its parts).
+accumulation clips), samples/s, the final loss, one more step timed phase by phase (``breakdown_s``: forward,
+backward, optimizer, rest; the mels are given, so the front end is 0 in every case) and the engine's estimate for
+the same settings (``F5Engine.estimate_memory``, with its parts).
 
     python benchmarks/f5_memory_profiles.py --device cuda   # the GPU run: 30 s clips, profiles' batches, 1 + 5 steps
     python benchmarks/f5_memory_profiles.py --quick         # CPU run: 5 s clips, profiles' micro-batches, no
@@ -57,11 +58,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from profile_cases import (  # noqa: E402, F401  (FIELDS: every record's keys, for readers and tests)
     FIELDS,
     GIB,
+    breakdown,
     case_started,
     complete,
     device_info,
     device_label,
     device_slug,
+    no_phase,
     peaks,
     resolve_device,
     run_cases,
@@ -210,7 +213,7 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
 
     from alltalk_gui.core.engine_api.engine import get_engine
     from alltalk_gui.core.engines.f5 import model as f5_model
-    from alltalk_gui.core.training.levers import cap_gpu_memory, forward_backward, make_optimizer, probe_micro_batch
+    from alltalk_gui.core.training.levers import cap_gpu_memory, make_optimizer, probe_micro_batch
     from alltalk_gui.core.training.profiles import AUTO_HEADROOM
 
     on_cuda = device.kind == "cuda"
@@ -263,18 +266,23 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     batch = to_device(random_batch(config.batch_size, opts.clip_seconds, vocab), acc.device)
     max_norm = config.max_grad_norm if config.max_grad_norm > 0 else float("inf")
 
-    def micro_step(last: bool):
+    def micro_step(last: bool, phase=no_phase):
         with acc.accumulate(cfm):  # accelerate decides when the gradients are complete (every grad_accum calls)
-            losses = forward_backward(cfm, batch, loss, acc)
-            if acc.sync_gradients:
-                acc.clip_grad_norm_(cfm.parameters(), max_norm)
-            optimizer.step()  # a no-op until the last micro-batch of the step
-            # Free the gradients right away: no need for this memory until the next backward.
-            optimizer.zero_grad(set_to_none=True)
+            with phase("forward"):  # levers.forward_backward, its two halves timed apart
+                losses = loss(cfm, batch)
+            with phase("backward"):
+                acc.backward(losses["loss"])
+            with phase("optimizer"):
+                if acc.sync_gradients:
+                    acc.clip_grad_norm_(cfm.parameters(), max_norm)
+                optimizer.step()  # a no-op until the last micro-batch of the step
+                # Free the gradients right away: no need for this memory until the next backward.
+                optimizer.zero_grad(set_to_none=True)
         return losses["loss"].detach()
 
     after = (lambda step: ema.update(acc.unwrap_model(cfm))) if ema is not None else None
     result.update(timed(case, micro_step, config.batch_size, config.grad_accum_steps, opts, on_cuda, after))
+    result.update(breakdown(micro_step, config.grad_accum_steps, on_cuda))
     result.update({
         "resolved_profile": name, "precision": config.mixed_precision, "optimizer": config.optimizer,
         "lora_rank": config.lora_rank, "gradient_checkpointing": config.gradient_checkpointing,
@@ -316,14 +324,17 @@ def _baseline(opts: argparse.Namespace, device, notes: list[str]) -> dict[str, A
     cfm, optimizer = acc.prepare(cfm, optimizer)
     batch = to_device(random_batch(micro, opts.clip_seconds, _arch(opts.arch)[1]), acc.device)
 
-    def micro_step(last: bool):
+    def micro_step(last: bool, phase=no_phase):
         with acc.accumulate(cfm):
-            loss = f5_model.loss(cfm, batch)  # Trainer.train: self.model(mel_spec, text=..., lens=mel_lengths)
-            acc.backward(loss)
-            if acc.sync_gradients:
-                acc.clip_grad_norm_(cfm.parameters(), F5_MAX_GRAD_NORM)
-            optimizer.step()
-            optimizer.zero_grad()
+            with phase("forward"):
+                loss = f5_model.loss(cfm, batch)  # Trainer.train: self.model(mel_spec, text=..., lens=mel_lengths)
+            with phase("backward"):
+                acc.backward(loss)
+            with phase("optimizer"):
+                if acc.sync_gradients:
+                    acc.clip_grad_norm_(cfm.parameters(), F5_MAX_GRAD_NORM)
+                optimizer.step()
+                optimizer.zero_grad()
         return loss.detach()
 
     def after_step(step: int) -> None:  # ema_pytorch updates every 10th call
@@ -331,6 +342,7 @@ def _baseline(opts: argparse.Namespace, device, notes: list[str]) -> dict[str, A
             ema.update(acc.unwrap_model(cfm))
 
     result = timed(BASELINE, micro_step, micro, accum, opts, on_cuda, after_step)
+    result.update(breakdown(micro_step, accum, on_cuda))
     params = sum(p.numel() for p in cfm.parameters())
     config = dataclasses.replace(TrainConfig(engine=ENGINE), batch_size=micro, grad_accum_steps=accum,
                                  max_audio_seconds=opts.clip_seconds, mixed_precision=precision, optimizer="adamw",

@@ -84,6 +84,9 @@ def test_profile_and_baseline_cases_on_the_tiny_model(f5mp, monkeypatch):
         assert record["step_s"] > 0 and record["samples_per_s"] > 0 and math.isfinite(record["final_loss"])
         assert record["estimated_gib"] is None  # the estimator describes the real model only
         assert record["clip_s"] == 2.0 and record["grad_accum"] == 1
+        parts = record["breakdown_s"]  # one more step, phase by phase
+        assert parts["forward"] > 0 and parts["backward"] > 0 and parts["optimizer"] > 0 and parts["front_end"] == 0
+        assert sum(parts.values()) == pytest.approx(record["breakdown_step_s"], abs=2e-3)
     assert low["cuda_alloc_conf"] == "expandable_segments:True"  # as training sets it
     assert (low["lora_rank"], low["gradient_checkpointing"], low["precision"], low["micro_batch"]) == (16, True,
                                                                                                        "no", 1)

@@ -159,3 +159,13 @@ class FeatureCache:
             if reason not in self.problems:
                 self.problems.append(reason)
                 log.warning("%s", reason)
+
+    def summary(self, what: str) -> str:
+        """One line for the run's log: how many clips of ``what`` were read and computed, where they are kept, and
+        what was rejected or could not be written."""
+        where = f"kept in {self.folder}" if self.folder is not None and not self.problems else "not kept"
+        text = f"{what}: {self.hits} clip(s) read from the cache, {self.computed} computed ({where})."
+        if self.rejected:
+            text += (f" {self.rejected} cached entr{'y was' if self.rejected == 1 else 'ies were'} damaged or stale "
+                     "and computed again.")
+        return " ".join([text, *self.problems])

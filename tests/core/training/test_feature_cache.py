@@ -136,6 +136,7 @@ def test_a_folder_that_cannot_be_written_costs_only_the_saving(tmp_path, clips):
     assert front.calls == 1 and len(cache.problems) == 1 and "could not be written" in cache.problems[0]
     cache.get(clips[1], front)
     assert len(cache.problems) == 1  # said once
+    assert cache.summary("Codes") == "Codes: 0 clip(s) read from the cache, 2 computed (not kept). " + cache.problems[0]
     _same(first, Front()(clips[0]))
     assert (root / CACHE_DIR).read_text() == "a file where the cache folder would go"
 
@@ -160,6 +161,7 @@ def test_no_root_keeps_nothing(tmp_path, clips):
     cache.get(clips[0], front)
     cache.get(clips[0], front)
     assert front.calls == 2 and not (tmp_path / CACHE_DIR).exists()
+    assert cache.summary("Codes") == "Codes: 0 clip(s) read from the cache, 2 computed (not kept)."
 
 
 def test_names_that_would_leave_the_cache_folder_are_refused(tmp_path):

@@ -56,13 +56,7 @@ class ClipMels:
         return [self.cache.get(clip.audio_path, compute_mel, check=_checker(clip.frames))["mel"] for clip in clips]
 
     def note(self) -> str:
-        cache = self.cache
-        where = f"kept in {cache.folder}" if cache.folder is not None else "not kept"
-        text = f"Mel spectrograms: {cache.hits} clip(s) read from the cache, {cache.computed} computed ({where})."
-        if cache.rejected:
-            text += f" {cache.rejected} cached entr{'y was' if cache.rejected == 1 else 'ies were'} damaged or " \
-                    "stale and computed again."
-        return " ".join([text, *cache.problems])
+        return self.cache.summary("Mel spectrograms")
 
 
 def _checker(frames: int):

@@ -181,14 +181,7 @@ class ClipFeatures:
                 torch.cuda.empty_cache()
 
     def note(self) -> str:
-        cache = self.cache
-        where = f"kept in {cache.folder}" if cache.folder is not None else "not kept"
-        text = (f"Frozen front end (DVAE codes, conditioning mels): {cache.hits} clip(s) read from the cache, "
-                f"{cache.computed} computed ({where}).")
-        if cache.rejected:
-            text += f" {cache.rejected} cached entr{'y was' if cache.rejected == 1 else 'ies were'} damaged or " \
-                    "stale and computed again."
-        return " ".join([text, *cache.problems])
+        return self.cache.summary("Frozen front end (DVAE codes, conditioning mels)")
 
 
 def expected_codes(samples: int) -> int:
