@@ -64,6 +64,7 @@ from profile_cases import (  # noqa: E402, F401  (FIELDS: every record's keys, f
     device_info,
     device_label,
     device_slug,
+    loop_micro_step,
     no_phase,
     peaks,
     resolve_device,
@@ -266,19 +267,7 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     batch = to_device(random_batch(config.batch_size, opts.clip_seconds, vocab), acc.device)
     max_norm = config.max_grad_norm if config.max_grad_norm > 0 else float("inf")
 
-    def micro_step(last: bool, phase=no_phase):
-        with acc.accumulate(cfm):  # accelerate decides when the gradients are complete (every grad_accum calls)
-            with phase("forward"):  # levers.forward_backward, its two halves timed apart
-                losses = loss(cfm, batch)
-            with phase("backward"):
-                acc.backward(losses["loss"])
-            with phase("optimizer"):
-                if acc.sync_gradients:
-                    acc.clip_grad_norm_(cfm.parameters(), max_norm)
-                optimizer.step()  # a no-op until the last micro-batch of the step
-                # Free the gradients right away: no need for this memory until the next backward.
-                optimizer.zero_grad(set_to_none=True)
-        return losses["loss"].detach()
+    micro_step = loop_micro_step(acc, cfm, batch, loss, optimizer, max_norm)
 
     after = (lambda step: ema.update(acc.unwrap_model(cfm))) if ema is not None else None
     result.update(timed(case, micro_step, config.batch_size, config.grad_accum_steps, opts, on_cuda, after))

@@ -112,6 +112,28 @@ def breakdown(micro_step: Callable[..., Any], accum: int, on_cuda: bool) -> dict
 PHASES = ("front_end", "forward", "backward", "optimizer")
 
 
+def loop_micro_step(acc, model, batch, loss: Callable[..., dict], optimizer, max_norm: float) -> Callable[..., Any]:
+    """A profile case's ``micro_step(last, phase=no_phase)``: one micro-batch as the training loop runs it, under
+    ``acc.accumulate`` (accelerate decides when the gradients are complete): the engine's ``loss`` and
+    ``acc.backward`` (``levers.forward_backward``, its two halves timed apart), then, once they are complete,
+    clipping at ``max_norm``, the optimizer step (a no-op before) and the gradients freed right away."""
+
+    def micro_step(last: bool, phase=no_phase):
+        with acc.accumulate(model):
+            with phase("forward"):
+                losses = loss(model, batch)
+            with phase("backward"):
+                acc.backward(losses["loss"])
+            with phase("optimizer"):
+                if acc.sync_gradients:
+                    acc.clip_grad_norm_(model.parameters(), max_norm)
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)  # no need for this memory until the next backward
+        return losses["loss"].detach()
+
+    return micro_step
+
+
 def peaks(device) -> dict[str, Any]:
     """The case's peaks so far: CUDA's reserved and allocated maxima on a GPU, the process's peak RSS always."""
     from alltalk_gui.core.machine.memory import peak_rss_gib
