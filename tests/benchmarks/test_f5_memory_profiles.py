@@ -80,7 +80,9 @@ def test_profile_and_baseline_cases_on_the_tiny_model(f5mp, monkeypatch):
         assert set(f5mp.FIELDS) <= set(record)
         assert record["profile"] == case and "error" not in record
         assert record["peak_reserved_gib"] is None and record["peak_allocated_gib"] is None  # CPU: RSS instead
-        assert record["peak_rss_gib"] > record["rss_before_model_gib"] > 0
+        # >=: in this pytest process the peak RSS may already be higher, from an earlier test, than the tiny case's
+        # (the benchmark runs each case in its own process; the test calls run_case in its own).
+        assert record["peak_rss_gib"] >= record["rss_before_model_gib"] > 0
         assert record["step_s"] > 0 and record["samples_per_s"] > 0 and math.isfinite(record["final_loss"])
         assert record["estimated_gib"] is None  # the estimator describes the real model only
         assert record["clip_s"] == 2.0 and record["grad_accum"] == 1
