@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import time
@@ -46,6 +47,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--accelerate-config", metavar="FILE",
                    help="with --processes: an 'accelerate config' file, e.g. one that switches on FSDP")
     p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("stop", help="ask the training that runs in a project to save a checkpoint and end",
+                       description="The training of a project may run on after the app that started it closed. This "
+                       "asks it to finish its step, save a checkpoint and end (Resume continues from it later).")
+    p.add_argument("dir", help="voice project folder")
+    p.set_defaults(func=cmd_stop)
 
     p = sub.add_parser("gpu", help="list GPUs (and the CPU) with their free memory")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -179,8 +186,17 @@ def _show_disk_plan(config) -> None:
 
 
 def _train_here(config, args) -> int:
+    """Train in this process, which holds the project's run lock meanwhile (it is the training process)."""
+    from alltalk_gui.core.project.lock import RunLock, TrainingRunningError
     from alltalk_gui.core.training.runner import StopFlag, exit_code, run_to_sink
 
+    try:
+        run_lock = RunLock.hold(config.run_dir.parent.parent, os.getpid(), config.run_name)
+    except TrainingRunningError as exc:
+        print(f"alltalk-gui: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError:  # read-only media: the run itself will say it cannot write
+        run_lock = None
     stop = StopFlag()
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     stop.install()
@@ -194,6 +210,8 @@ def _train_here(config, args) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         progress.close()
+        if run_lock is not None:
+            run_lock.release()
     return exit_code(events)
 
 
@@ -237,13 +255,32 @@ def _train_launched(config, args) -> int:
         for sig, handler in previous.items():
             signal.signal(getattr(signal, sig), handler)
         progress.close()
-        child.clear_stop()
+        child.ended()
     if follower.skipped:
         print(f"alltalk-gui: {follower.skipped} unreadable line(s) in {events_path} were skipped.", file=sys.stderr)
     if code and not any(isinstance(e, Done) for e in events):
         print(f"alltalk-gui: the training processes exited with code {code}", file=sys.stderr)
         return 1
     return exit_code(events)
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    """Write the running run's STOP file (its processes poll it once per step; no lock is needed for it)."""
+    from alltalk_gui.core.training.launch import stop_running_training
+    from alltalk_gui.core.training.run_folders import RunNameError
+
+    root = Path(args.dir).expanduser().absolute()
+    try:
+        holder = stop_running_training(root)
+    except RunNameError as exc:
+        print(f"alltalk-gui: the run lock names no run of this project ({exc})", file=sys.stderr)
+        return EXIT_USAGE
+    if holder is None:
+        print(f"No training is running in {root}.")
+        return EXIT_OK
+    print(f"Asked run {holder.run} (process {holder.pid}, since {holder.since}) to save a checkpoint and stop; it "
+          "ends after its current step. Resume continues from that checkpoint.")
+    return EXIT_OK
 
 
 def _raise_interrupt(signum, frame):  # noqa: ARG001 - signal handler signature

@@ -2,7 +2,9 @@
 
 Steps are listed in ``STEPS``, each with the class of its page; the window builds one page per step and talks
 to it only through :class:`~alltalk_gui.gui.common.step_page.StepPage`. The steps are enabled once a project is
-open.
+open. A project opened read-only (another program holds it, or a training runs in it) shows the
+:class:`~alltalk_gui.gui.common.owner_bar.OwnerBar` above the steps: who holds it, Stop for a training, and
+"Open for editing" once it is free.
 """
 
 from __future__ import annotations
@@ -13,13 +15,15 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QRect, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
-    QFileDialog, QHBoxLayout, QListWidget, QListWidgetItem, QMainWindow, QMessageBox, QStackedWidget, QWidget,
+    QFileDialog, QHBoxLayout, QListWidget, QListWidgetItem, QMainWindow, QMessageBox, QStackedWidget, QVBoxLayout,
+    QWidget,
 )
 
 from alltalk_gui.core.project.folder import ProjectError, VoiceProject
 from alltalk_gui.gui import settings
 from alltalk_gui.gui.common.step_page import StepPage
-from alltalk_gui.gui.common.project_lock import lock_or_read_only
+from alltalk_gui.gui.common.owner_bar import OwnerBar
+from alltalk_gui.gui.common.project_lock import PROGRAM, lock_or_read_only
 from alltalk_gui.gui.start.about_dialog import AboutDialog
 from alltalk_gui.gui.start.new_project_dialog import NewProjectDialog
 from alltalk_gui.gui.start.first_run_page import FirstRunPage
@@ -99,12 +103,18 @@ class MainWindow(QMainWindow):
                                                            self.transcript_page.show_flagged()))
         self.sidebar.currentRowChanged.connect(self._show_step)
 
+        self.owner_bar = OwnerBar()
+        self.owner_bar.edit_requested.connect(self._open_for_editing)
         central = QWidget()
         layout = QHBoxLayout(central)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.sidebar)
-        layout.addWidget(self.stack, 1)
+        right = QVBoxLayout()
+        right.setContentsMargins(0, 0, 0, 0)
+        right.addWidget(self.owner_bar)
+        right.addWidget(self.stack, 1)
+        layout.addLayout(right, 1)
         self.setCentralWidget(central)
         self._build_menus()
         self._update_steps()
@@ -206,6 +216,7 @@ class MainWindow(QMainWindow):
         if self.project is not None and self.project is not project:
             self.project.release_lock()
         self.project = project
+        self.owner_bar.show_project(project)
         for page in self.pages:
             page.set_project(project)
         if project is not None:
@@ -220,6 +231,20 @@ class MainWindow(QMainWindow):
 
     def close_project(self) -> None:
         self.set_project(None)
+
+    def _open_for_editing(self) -> None:
+        """The read-only project's holder is gone (a training has ended): become its writer, and let every step
+        load it again as writable (the transcript editor opened its clips read-only)."""
+        project = self.project
+        if project is None:
+            return
+        try:
+            project.take_lock(PROGRAM)
+        except (ProjectError, OSError) as exc:
+            QMessageBox.information(self, "Still open elsewhere", str(exc))
+            self.owner_bar.show_project(project)
+            return
+        self.set_project(project)  # the same project again: every page loads it afresh, writable
 
     # -- steps ----------------------------------------------------------------------------------------------
     def _update_steps(self) -> None:

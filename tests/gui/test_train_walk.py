@@ -115,7 +115,8 @@ def test_the_close_question_says_what_each_answer_does(page, monkeypatch):
 
     monkeypatch.setattr(QMessageBox, "exec", fake_exec)
     page.ask_on_close()
-    assert seen["buttons"] == ["Stop, save a checkpoint and close", "Don't close (keep training)"]
+    assert seen["buttons"] == ["Stop, save a checkpoint and close", "Keep training in the background and close",
+                               "Don't close"]
 
 
 def test_the_page_has_no_inner_scroll_box_and_shows_every_profile(page, qtbot):

@@ -142,10 +142,12 @@ def export_dataset(project: Any, eval_split: float = DEFAULT_EVAL_SPLIT, seed: i
 
     Raises:
         ClipsRefused: some kept clips are unusable and ``skip_refused`` is False (nothing written).
+        ProjectError: the project is open read-only, or a training runs in it (it reads the dataset).
         DatasetError: no transcript, fewer than two usable clips, bad split, or a clip's audio is missing.
         segments.SegmentsError: segments.json is corrupt.
     """
     project.check_writable()
+    project.check_not_training()
     engine = get_engine(project.engine)
     if segments is None:
         if not project.segments_file.exists():

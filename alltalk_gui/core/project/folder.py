@@ -23,7 +23,10 @@ validate (wrong JSON types, paths that leave the folder as written or through a 
 foreign input) raises
 :class:`ProjectError` and is never overwritten: the project object is simply not created. The app and the
 writing commands make themselves the project's one writer with :meth:`VoiceProject.take_lock`
-(:mod:`alltalk_gui.core.project.lock`); a project opened while another program holds it is ``read_only``.
+(:mod:`alltalk_gui.core.project.lock`); a project opened while another program holds it, or while a training
+child trains in it, is ``read_only``, and every change is refused with ``read_only_reason`` (who holds it, how to
+stop a training). The dataset export also waits for a running training in the window that started it
+(:meth:`VoiceProject.check_not_training`).
 """
 
 from __future__ import annotations
@@ -178,6 +181,7 @@ class VoiceProject:
         self.settings: dict[str, Any] = settings or {}
         self.sources: list[Source] = sources or []
         self.read_only = False  # opened while another program holds the lock: every save is refused
+        self.read_only_reason = ""  # why, in words (who holds it; a training: which run, how to stop it)
         self.lock: ProjectLock | None = None  # held while this object is the project's one writer
         self.migrated_from: int | None = None  # the older schema project.json had when opened, until saved
 
@@ -186,13 +190,14 @@ class VoiceProject:
         """Become the project's one writer until :meth:`release_lock`.
 
         Raises:
-            lock.ProjectLockedError (a ProjectError): another live process holds it; the message names it.
+            lock.ProjectLockedError (a ProjectError): another live process holds it, or a training child trains in
+                the project (:class:`~alltalk_gui.core.project.lock.TrainingRunningError`); the message names it.
         """
         from alltalk_gui.core.project.lock import ProjectLock
 
         if self.lock is None:
             self.lock = ProjectLock.acquire(self.root, program)
-            self.read_only = False
+            self.read_only, self.read_only_reason = False, ""
             self.save_migration()
 
     def save_migration(self) -> None:
@@ -209,11 +214,27 @@ class VoiceProject:
                 log.warning("%s: the migrated project.json could not be saved yet (%s); it is saved at the next "
                             "save.", self.project_file, exc)
 
+    def open_read_only(self, reason: BaseException | str | None = None) -> None:
+        """Use the project without changing it; ``reason`` (the lock error) says why to every refused change."""
+        self.read_only, self.read_only_reason = True, str(reason or "")
+
     def check_writable(self) -> None:
         """Raises ProjectError when the project is open read-only (call before changing anything)."""
+        if self.read_only and self.read_only_reason:
+            raise ProjectError(f"{self.root} is open read-only, so nothing was changed: {self.read_only_reason}")
         if self.read_only:
             raise ProjectError(f"{self.root} is open read-only (another program holds it), so nothing was changed. "
                                "Close it there and open the project again to make changes.")
+
+    def check_not_training(self) -> None:
+        """Raises ProjectError while a training runs in the project (even one this window started): it reads the
+        dataset, which must not change under it."""
+        from alltalk_gui.core.project.lock import running_training, training_sentence
+
+        training = running_training(self.root)
+        if training is not None:
+            raise ProjectError(f"The training reads the dataset while it runs, so the dataset was not changed. "
+                               f"{training_sentence(self.root, training)}")
 
     def release_lock(self) -> None:
         if self.lock is not None:

@@ -13,6 +13,15 @@ host name and the process's start time, and is stale when that process no longer
 pid is gone, or now belongs to a process started later): a crashed app never blocks the project for good. A
 lock from another computer (a project on a network share) cannot be checked from here and is never broken
 automatically; :func:`break_lock` does it on the user's word.
+
+A training run has an owner of its own: the training child, which reads the dataset and writes the run folder for
+as long as it runs, whoever started it. Whoever launches it (the app, ``alltalk-gui train``) writes the run lock,
+``.alltalk-gui.training.lock``, naming the child's own process (:meth:`RunLock.hold`), so it holds while the child
+lives even when the app that started it closes; it is stale once that process has ended, like the project lock.
+While it holds, nobody else becomes the project's writer (:meth:`VoiceProject.take_lock` raises
+:class:`TrainingRunningError`, which says which run, which process since when, and how to stop it; the app offers
+read-only), and the dataset export is refused even in the window that started the run. ``alltalk-gui stop DIR``
+or the Train page's Stop asks the run to save a checkpoint and end.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ import psutil
 from alltalk_gui.core.project.errors import ProjectError
 
 LOCK_FILE = ".alltalk-gui.lock"
+RUN_LOCK_FILE = ".alltalk-gui.training.lock"
 _UNREADABLE_GRACE_S = 10.0  # a lock file being written right now is empty for a moment; older and empty is stale
 
 
@@ -42,9 +52,33 @@ class ProjectLockedError(ProjectError):
         remote = holder is not None and holder.host != socket.gethostname()
         hint = (f" If it is not open there any more (a copied or shared project), delete {LOCK_FILE} in the project "
                 "folder." if remote else "")
+        training = running_training(root)
+        also = f" {training_sentence(root, training)}" if training is not None else ""
         super().__init__(f"{root} is open in {who}. Only one program may change a project at a time: close it "
-                         f"there, or open the project read-only.{hint}")
+                         f"there, or open the project read-only.{hint}{also}")
         self.root, self.holder, self.remote = root, holder, remote
+
+
+class TrainingRunningError(ProjectLockedError):
+    """A training child holds the project (its run lock); ``holder`` is the child. The message says which run,
+    which process since when, how to stop it, and that the project may be opened read-only."""
+
+    def __init__(self, root: Path, holder: "LockHolder") -> None:
+        remote = holder.host != socket.gethostname()  # cannot be checked from here: the user decides
+        hint = (f" If it does not run there any more, delete {RUN_LOCK_FILE} in the project folder." if remote
+                else "")
+        ProjectError.__init__(self, f"{training_sentence(root, holder)} Only the training may change the project "
+                                    f"while it runs; it can be opened read-only meanwhile.{hint}")
+        # Never offered for taking over: that breaks the project lock, not the training's.
+        self.root, self.holder, self.remote = root, holder, False
+
+
+def training_sentence(root: str | os.PathLike[str], holder: "LockHolder") -> str:
+    """"Training is still running in ... (run X, process P, user U, since T). Stop ... asks it to end."."""
+    where = "" if holder.host == socket.gethostname() else f" on {holder.host}"
+    return (f"Training is still running in {root} (run {holder.run}, process {holder.pid}{where}, user {holder.user}, "
+            f"since {holder.since}). Stop on the Train page, or 'alltalk-gui stop {root}', asks it to save a "
+            "checkpoint and end; or wait until it has finished.")
 
 
 @dataclass(frozen=True)
@@ -57,6 +91,7 @@ class LockHolder:
     user: str
     since: str        # ISO time the lock was taken
     started: float    # the process's start time (seconds since the epoch): tells a reused pid apart
+    run: str = ""     # a run lock: the training run the process trains
 
     def describe(self) -> str:
         return f"{self.program} (user {self.user} on {self.host}, process {self.pid}, since {self.since})"
@@ -67,7 +102,8 @@ class LockHolder:
             return True
         try:
             process = psutil.Process(self.pid)
-            return abs(process.create_time() - self.started) < 1.0
+            # An ended child not yet reaped by its parent is a zombie: it holds nothing any more.
+            return abs(process.create_time() - self.started) < 1.0 and process.status() != psutil.STATUS_ZOMBIE
         except (psutil.NoSuchProcess, psutil.ZombieProcess):
             return False
         except psutil.Error:
@@ -92,7 +128,8 @@ class ProjectLock:
         """Take the lock on ``root`` for this process, breaking a stale one.
 
         Raises:
-            ProjectLockedError: a live process holds it (or one on another computer).
+            ProjectLockedError: a live process holds it (or one on another computer); TrainingRunningError (one):
+                a training child trains in the project (whoever launched it took the lock before starting it).
             OSError: the folder cannot be written (read-only media): the caller may open read-only.
         """
         root = Path(root).expanduser().absolute()
@@ -113,7 +150,12 @@ class ProjectLock:
                 json.dump({**asdict(me), "token": token}, f)
                 f.flush()
                 os.fsync(f.fileno())
-            return cls(root, me, token)
+            lock = cls(root, me, token)
+            training = running_training(root)
+            if training is not None:  # the training owns the project while it runs (its launcher took this first)
+                lock.release()
+                raise TrainingRunningError(root, training)
+            return lock
         raise ProjectLockedError(root, read_holder(root))
 
     def release(self) -> None:
@@ -132,6 +174,65 @@ class ProjectLock:
         self.release()
 
 
+class RunLock:
+    """The run lock of a project, naming the process that trains (see the module text)."""
+
+    def __init__(self, root: Path, holder: LockHolder, token: str) -> None:
+        self.root, self.holder, self._token = root, holder, token
+
+    @property
+    def path(self) -> Path:
+        return self.root / RUN_LOCK_FILE
+
+    @classmethod
+    def hold(cls, root: str | os.PathLike[str], pid: int, run: str) -> "RunLock":
+        """Write the run lock of ``root`` for process ``pid`` (the training child, or this process when it trains
+        itself) training ``run``; a stale one is replaced.
+
+        Raises:
+            TrainingRunningError: another live process trains in this project.
+            OSError: the folder cannot be written; psutil.Error: ``pid`` does not run.
+        """
+        root = Path(root).expanduser().absolute()
+        me = _this_process(f"training run {run}")
+        holder = LockHolder(program=f"training run {run}", pid=pid, host=me.host, user=me.user, since=me.since,
+                            started=psutil.Process(pid).create_time(), run=run)
+        path = root / RUN_LOCK_FILE
+        for _attempt in range(3):
+            token = uuid.uuid4().hex
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                other = _read(path)
+                if other is not None and other.is_alive():
+                    raise TrainingRunningError(root, other) from None
+                if other is None and _age_s(path) < _UNREADABLE_GRACE_S:
+                    raise OSError(f"The run lock {path} is being written by another program.") from None
+                _remove_stale(path)
+                continue
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump({**asdict(holder), "token": token}, f)
+                f.flush()
+                os.fsync(f.fileno())
+            return cls(root, holder, token)
+        raise TrainingRunningError(root, _read(path) or holder)
+
+    def release(self) -> None:
+        """Remove the run lock, if it is still this one (once the training process has ended)."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if isinstance(data, dict) and data.get("token") == self._token:
+            self.path.unlink(missing_ok=True)
+
+
+def running_training(root: str | os.PathLike[str]) -> LockHolder | None:
+    """The process training in the project at ``root`` now, or None (no run lock, or its process has ended)."""
+    holder = _read(Path(root) / RUN_LOCK_FILE)
+    return holder if holder is not None and holder.is_alive() else None
+
+
 def read_holder(root: str | os.PathLike[str]) -> LockHolder | None:
     """Who holds the lock on ``root``: None if nobody, or if the lock file cannot be read."""
     return _read(Path(root) / LOCK_FILE)
@@ -148,7 +249,8 @@ def _read(path: Path) -> LockHolder | None:
         data = json.loads(path.read_text(encoding="utf-8"))
         data.pop("token", None)
         holder = LockHolder(**data)
-        if not (isinstance(holder.pid, int) and isinstance(holder.host, str) and isinstance(holder.started, float)):
+        if not (isinstance(holder.pid, int) and isinstance(holder.host, str) and isinstance(holder.started, float)
+                and isinstance(holder.run, str)):
             return None
         return holder
     except (OSError, ValueError, TypeError, AttributeError):

@@ -1,4 +1,5 @@
-"""Reading a run's ``events.jsonl``: all of it, or as it grows while a training child writes it.
+"""Reading a run's ``events.jsonl`` (and the child's ``output.log``): all of it, or as it grows while a training
+child writes it.
 
 Every reader of events goes through here (the CLI's progress, the GUI's training supervisor, the Train page
 showing an earlier run, :func:`alltalk_gui.core.training.run_folders.run_finished`), so all of them treat a
@@ -45,37 +46,50 @@ def parse_line(raw: bytes) -> Event | None:
         return None
 
 
-class EventsFollower:
-    """Reads the complete lines a growing events file gained since the last :meth:`poll`.
+class LineFollower:
+    """Reads the complete lines a growing file gained since the last :meth:`new_lines` (bytes, with their ends).
 
     Args:
-        path: the events file (it may not exist yet).
-        from_end: start at the file's current end, so that a resumed run's earlier events are not read again.
+        path: the file (it may not exist yet).
+        from_end: start at the file's current end (what it held before is not read).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, from_end: bool = True) -> None:
         self.path = Path(path)
         self.offset = self.path.stat().st_size if from_end and self.path.exists() else 0
-        self.skipped = 0
 
-    def poll(self) -> list[Event]:
-        """The events on the lines completed since the last call (unparsable ones counted in ``skipped``)."""
+    def new_lines(self) -> list[bytes]:
         try:
             f = open(self.path, "rb")
         except FileNotFoundError:
             return []
-        events = []
+        lines = []
         with f:
             f.seek(self.offset)
             for raw in f:
                 if not raw.endswith(b"\n"):
                     break  # still being written: read it whole next time
                 self.offset += len(raw)
-                event = parse_line(raw)
-                if event is not None:
-                    events.append(event)
-                elif raw.strip():
-                    self.skipped += 1
+                lines.append(raw)
+        return lines
+
+
+class EventsFollower(LineFollower):
+    """Reads the events a growing events file gained since the last :meth:`poll` (see :class:`LineFollower`)."""
+
+    def __init__(self, path: str | os.PathLike[str], *, from_end: bool = True) -> None:
+        super().__init__(path, from_end=from_end)
+        self.skipped = 0
+
+    def poll(self) -> list[Event]:
+        """The events on the lines completed since the last call (unparsable ones counted in ``skipped``)."""
+        events = []
+        for raw in self.new_lines():
+            event = parse_line(raw)
+            if event is not None:
+                events.append(event)
+            elif raw.strip():
+                self.skipped += 1
         return events
 
 
@@ -90,16 +104,26 @@ class _Process(Protocol):
 
 
 def follow_process(process: _Process, follower: EventsFollower, on_event: Callable[[Event], None],
-                   *, poll_s: float = POLL_S) -> int:
+                   *, poll_s: float = POLL_S, also: Callable[[], None] | None = None,
+                   until: Callable[[], bool] | None = None) -> int | None:
     """Pass each new event to ``on_event`` until ``process`` exits; the lines it wrote last are read too.
 
+    Args:
+        also: called at every poll as well (e.g. to read the child's output file).
+        until: polled too; when it returns True, stop following (the process goes on: the app closed, the run
+            continues in the background).
+
     Returns:
-        the process's exit code.
+        the process's exit code, or None when ``until`` ended the following first.
     """
     while True:
         code = process.poll()  # before reading: whatever it wrote before exiting is then read below
         for event in follower.poll():
             on_event(event)
+        if also is not None:
+            also()
         if code is not None:
             return code
+        if until is not None and until():
+            return None
         time.sleep(poll_s)

@@ -22,6 +22,12 @@ How the child is run, per OS:
 
 A resume takes the run's ``launch_config.json`` re-rooted at the project folder that is open now
 (:func:`resume_config`), so a copied or moved project trains itself, never the original.
+
+**One owner.** The child holds the project's run lock (:class:`~alltalk_gui.core.project.lock.RunLock`, written
+here with the child's process id) for as long as it runs, whoever started it: an app that closes while it trains
+leaves the project locked until the child ends. A second training of the same project is refused while one runs.
+The app sends the child's output to the run's ``output.log`` (not a pipe), so the child does not depend on the
+app either.
 """
 
 from __future__ import annotations
@@ -37,8 +43,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+import psutil
+
 from alltalk_gui.core import atomic
 from alltalk_gui.core.engine_api.engine import get_engine
+from alltalk_gui.core.project.lock import RunLock, TrainingRunningError, running_training
 from alltalk_gui.core.training.checkpoints import CONFIG_FILE, run_checkpoints
 from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.training.run_folders import EVENTS_FILE, LAUNCH_CONFIG, STOP_FILE, check_run_name, run_dir
@@ -176,8 +185,6 @@ def distributed_backend() -> str | None:
 
 def loopback_interface() -> str | None:
     """The name of the network interface that holds 127.0.0.1 (``lo``, ``lo0``), if psutil finds one."""
-    import psutil
-
     for name, addresses in psutil.net_if_addrs().items():
         if any(a.family == socket.AF_INET and a.address == LOOPBACK for a in addresses):
             return name
@@ -227,6 +234,7 @@ class TrainingProcess:
     events_path: Path
     processes: int
     command: list[str]
+    run_lock: RunLock | None = None  # the project's run lock, naming this child
 
     @property
     def pid(self) -> int:
@@ -267,6 +275,30 @@ class TrainingProcess:
     def clear_stop(self) -> None:
         """Remove the STOP file (after the child exited: a leftover would stop the next session at once)."""
         (self.run_dir / STOP_FILE).unlink(missing_ok=True)
+
+    def ended(self) -> None:
+        """The child has exited: remove its STOP file and give back its run lock (were nobody to do it, the lock
+        would be stale anyway once the process is gone)."""
+        self.clear_stop()
+        if self.run_lock is not None:
+            self.run_lock.release()
+
+
+def stop_running_training(project_dir: str | os.PathLike[str]) -> Any:
+    """Ask the training that runs in a project (whoever started it: an app that has closed since, another command)
+    to finish its step, save a checkpoint and end, through its run's STOP file. Returns the training's
+    :class:`~alltalk_gui.core.project.lock.LockHolder`, or None when none runs.
+
+    Raises:
+        RunNameError: the run lock names no plain run folder.
+    """
+    holder = running_training(project_dir)
+    if holder is None:
+        return None
+    folder = run_dir(Path(project_dir).expanduser().absolute(), holder.run)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / STOP_FILE).touch()
+    return holder
 
 
 def _kill_tree(pid: int) -> None:
@@ -316,14 +348,19 @@ def start_training(config: TrainConfig, *, resume: bool = False, processes: int 
             own (``Engine.accelerate_config``, e.g. FSDP for a model too big for one card), written into the run
             folder as :data:`ENGINE_ACCELERATE_CONFIG`.
         lower_priority: run below normal priority (the app: yes; the CLI in a terminal: as the user's shell).
-        output: ``subprocess.PIPE`` to read the child's output as text lines, None to let it through.
+        output: ``subprocess.PIPE`` to read the child's output as text lines, an open file to write it there
+            (stdout and stderr), None to let it through.
 
     Raises:
         RunNameError: the run name is empty or not plain.
-        LaunchError: the process could not be started.
+        LaunchError: the process could not be started, or a training already runs in the project.
     """
     check_run_name(config.run_name)
     run = config.run_dir
+    project = run.parent.parent
+    training = running_training(project)
+    if training is not None:
+        raise LaunchError(str(TrainingRunningError(project, training)))
     run.mkdir(parents=True, exist_ok=True)
     (run / STOP_FILE).unlink(missing_ok=True)  # a leftover from a killed session would stop this one at once
     events = Path(events_path) if events_path else run / EVENTS_FILE
@@ -333,10 +370,22 @@ def start_training(config: TrainConfig, *, resume: bool = False, processes: int 
     cmd = launch_command(config_file, events, resume=resume, processes=processes,
                          mixed_precision=config.mixed_precision, accelerate_config=accelerate_config)
     cmd = priority_prefix(lower_priority) + cmd
-    piped = {"stderr": subprocess.STDOUT, "text": True, "errors": "replace", "bufsize": 1} if output else {}
+    if output is subprocess.PIPE:
+        piped = {"stderr": subprocess.STDOUT, "text": True, "errors": "replace", "bufsize": 1}
+    else:
+        piped = {"stderr": subprocess.STDOUT} if output is not None else {}
     try:
         process = subprocess.Popen(cmd, stdout=output, env=child_env(processes), **piped,
                                    **popen_options(lower_priority=lower_priority))
     except OSError as exc:
         raise LaunchError(f"Cannot start the training process: {exc}") from exc
-    return TrainingProcess(process=process, run_dir=run, events_path=events, processes=processes, command=cmd)
+    child = TrainingProcess(process=process, run_dir=run, events_path=events, processes=processes, command=cmd)
+    try:
+        child.run_lock = RunLock.hold(project, process.pid, config.run_name)
+    except TrainingRunningError as exc:  # another one started in the same moment: this one goes
+        child.kill()
+        process.wait()
+        raise LaunchError(str(exc)) from exc
+    except (OSError, psutil.Error):  # read-only media, or the child already gone: the child itself says why
+        pass
+    return child

@@ -226,6 +226,7 @@ class SegmentList:
     meta: dict[str, Any] = field(default_factory=dict)
     next_number: int = 1
     read_only: bool = False  # the project is open read-only (another program holds its lock): edits are refused
+    read_only_reason: str = ""  # why, in words (the project's read_only_reason)
 
     def __post_init__(self) -> None:
         self._listeners: list[Callable[[Change], None]] = []
@@ -284,7 +285,8 @@ class SegmentList:
                      source_order=[s.id for s in project.sources],
                      source_names={s.id: s.name for s in project.sources},
                      meta=data.get("transcription", {}), next_number=int(data.get("next_number", 1)),
-                     read_only=bool(getattr(project, "read_only", False)))
+                     read_only=bool(getattr(project, "read_only", False)),
+                     read_only_reason=str(getattr(project, "read_only_reason", "")))
         result._journal_head = data.get("journal") or {}
         if path.exists():  # no file yet: nothing was flagged, nothing to recheck (and no file to create)
             result._checked_with = data.get("checked_with")
@@ -333,7 +335,9 @@ class SegmentList:
 
     def _refuse_if_read_only(self) -> None:
         if self.read_only:
-            raise SegmentEditError("The project is open read-only (another program holds it); nothing was changed.")
+            raise SegmentEditError(f"The project is open read-only, so nothing was changed: {self.read_only_reason}"
+                                   if self.read_only_reason else
+                                   "The project is open read-only (another program holds it); nothing was changed.")
 
     def warm_up(self) -> None:
         """Load what the flag checks need (coqui's text cleaning, the vocabulary) now; safe from any thread."""

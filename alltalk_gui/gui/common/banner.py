@@ -19,7 +19,10 @@ class Banner(FittedLabel):
 
     def __init__(self, level: str, text: str, parent: QWidget | None = None) -> None:
         super().__init__(text, parent)
-        self.level = level
         self.setWordWrap(True)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.set_level(level)
+
+    def set_level(self, level: str) -> None:
+        self.level = level
         self.setStyleSheet(f"QLabel {{ {BANNER_STYLES[level]} border-radius: 4px; padding: 6px; }}")

@@ -33,18 +33,24 @@ def lock_or_read_only(parent: QWidget, project: VoiceProject) -> bool:
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.exec()
         if box.clickedButton() is read_only:
-            project.read_only = True
+            project.open_read_only(exc)  # every refused change says who holds it (a training: how to stop it)
             return True
         if take_over is not None and box.clickedButton() is take_over:
             break_lock(project.root)
             return lock_or_read_only(parent, project)
         return False
-    except OSError:
-        project.read_only = True  # read-only media: nobody can write, so there is nothing to guard
+    except OSError:  # read-only media: nobody can write, so there is nothing to guard
+        project.open_read_only(f"the folder {project.root} cannot be written (read-only media or no permission).")
         return True
 
 
 READ_ONLY_MESSAGE = "This project is open read-only (another program holds it): close it there and open it again here."
+
+
+def read_only_message(project: VoiceProject | None) -> str:
+    """Why a change was refused: the project's own reason (who holds it; a training: which run, how to stop it)."""
+    reason = project.read_only_reason if project is not None else ""
+    return f"This project is open read-only: {reason}" if reason else READ_ONLY_MESSAGE
 
 
 def is_read_only(project: VoiceProject | None) -> bool:

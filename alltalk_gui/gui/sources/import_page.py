@@ -24,7 +24,7 @@ from alltalk_gui.gui import settings
 from alltalk_gui.core.project.plain_reasons import plain_reason
 from alltalk_gui.gui.sources.sources_model import Column, SourcesModel
 from alltalk_gui.gui.sources.bulk_drop import confirm_bulk_import
-from alltalk_gui.gui.common.project_lock import READ_ONLY_MESSAGE, is_read_only
+from alltalk_gui.gui.common.project_lock import is_read_only, read_only_message
 from alltalk_gui.gui.common.audio_player import AudioPlayer
 from alltalk_gui.gui.sources.waveform_delegate import WaveformDelegate
 from alltalk_gui.gui.common.workers import Worker, import_worker
@@ -165,7 +165,7 @@ class ImportPage(QWidget):
         if self.project is None or not paths or self.is_importing():
             return
         if is_read_only(self.project):
-            self.status_message.emit(READ_ONLY_MESSAGE)
+            self.status_message.emit(read_only_message(self.project))
             return
         if not confirm_bulk_import(self, paths):
             return

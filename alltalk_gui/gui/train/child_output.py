@@ -1,6 +1,8 @@
 """What the training child prints, sorted for two readers: the user's log view and the run's output file.
 
-Every line goes to ``output.log`` in the run folder (the whole story, for a bug report). The log view gets the
+The training child writes every line into ``output.log`` in the run folder itself (the whole story, for a bug
+report; :mod:`alltalk_gui.gui.train.training_supervisor` reads it back); given a folder, :class:`ChildOutput` writes
+the lines it sorts there too. The log view gets the
 lines that mean something to the user: our own messages, errors and tracebacks, and warnings we did not
 recognise as library noise. Noise is what libraries print at start-up about their own internals and that the
 user can do nothing about: transformers' config remarks, bitsandbytes looking for optional kernels, Python

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from alltalk_gui.core.engine_api.engine import get_engine
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.project.folder import VoiceProject
-from alltalk_gui.gui.common.project_lock import READ_ONLY_MESSAGE, is_read_only
+from alltalk_gui.gui.common.project_lock import is_read_only, read_only_message
 from alltalk_gui.gui.train.train_run import RunPanel
 from alltalk_gui.gui.train.train_setup import SetupPanel
 
@@ -147,7 +147,7 @@ class TrainPage(QWidget):
 
     def start(self) -> None:
         if is_read_only(self.project):  # two runs of one project would write the same checkpoints
-            self.status_message.emit(READ_ONLY_MESSAGE)
+            self.status_message.emit(read_only_message(self.project))
             return
         config = self.checked_config()
         if config is not None and self._room_for(config):
@@ -179,7 +179,7 @@ class TrainPage(QWidget):
 
     def resume(self) -> None:
         if is_read_only(self.project):
-            self.status_message.emit(READ_ONLY_MESSAGE)
+            self.status_message.emit(read_only_message(self.project))
             return
         self._show_resume_profile()  # Resume uses the run's own settings: show its profile
         self.run.resume(processes=self.setup.processes)
@@ -216,21 +216,30 @@ class TrainPage(QWidget):
             return True
         if self._stopping:  # a second close while the first one waits for the checkpoint
             return False
-        if self.ask_on_close() != "stop":
+        answer = self.ask_on_close()
+        if answer == "detach":  # the child trains on and holds the project until it ends
+            self.run.detach()
+            self.run.previews.shutdown()
+            return True
+        if answer != "stop":
             return False
         self.stop_and_wait()
         self.run.previews.shutdown()
         return True
 
     def ask_on_close(self) -> str:
-        """"stop" (checkpoint, then close) or "keep" (keep training, window stays open)."""
+        """"stop" (checkpoint, then close), "detach" (close, the run goes on) or "keep" (the window stays open)."""
         box = QMessageBox(QMessageBox.Icon.Question, "Training is running",
-                          "A training run is in progress. What should happen to it?", parent=self)
+                          "A training run is in progress. What should happen to it?\n\nIt can go on without the "
+                          "app: the project stays locked until it ends. Opening the project again shows that it "
+                          "runs, read-only, with a button to stop it.", parent=self)
         stop = box.addButton("Stop, save a checkpoint and close", QMessageBox.ButtonRole.AcceptRole)
-        box.addButton("Don't close (keep training)", QMessageBox.ButtonRole.RejectRole)
+        detach = box.addButton("Keep training in the background and close", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton("Don't close", QMessageBox.ButtonRole.RejectRole)
         box.setDefaultButton(stop)
         box.exec()
-        return "stop" if box.clickedButton() is stop else "keep"
+        clicked = box.clickedButton()
+        return "stop" if clicked is stop else "detach" if clicked is detach else "keep"
 
     def stop_and_wait(self) -> None:
         """Stop the run (checkpoint, exit) and wait for it, killing it after the stop timeout. The wait keeps the

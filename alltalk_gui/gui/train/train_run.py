@@ -292,7 +292,7 @@ class RunPanel(QWidget):
         self._run_started_wall = time.time()
         self._sessions_before_s = self.history.training_s if resume else 0.0
         self.output.close()
-        self.output = ChildOutput(config.run_dir)
+        self.output = ChildOutput(None)  # the child writes its output.log itself
         self.supervisor = TrainingSupervisor(config, resume=resume, processes=processes, parent=self)
         self.supervisor.event_received.connect(self.on_event)
         self.supervisor.output_line.connect(self._on_output)
@@ -315,6 +315,15 @@ class RunPanel(QWidget):
         self.stop_button.setEnabled(False)
         self.status.setText("Stopping: finishing the current step and saving a checkpoint…")
         self.stop_timer.start(int(self.stop_timeout_s * 1000))
+
+    def detach(self) -> None:
+        """The app closes while the run goes on: stop following it; the child keeps the project until it ends."""
+        if not self.is_running():
+            return
+        self.supervisor.detach()
+        self.stop_timer.stop()
+        self.timer.stop()
+        self.supervisor.wait(5000)
 
     def force_stop(self) -> None:
         if self.is_running():

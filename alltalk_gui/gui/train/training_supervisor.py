@@ -4,12 +4,15 @@ Training never runs in the GUI process. :func:`alltalk_gui.core.training.launch.
 (the runner, or N of it under ``accelerate launch``), exactly as the CLI does, below normal priority and in a
 process group of its own. The child appends its events to ``<run>/events.jsonl``; this thread follows that file
 with :class:`~alltalk_gui.core.training.follow.EventsFollower` (from where it ended before the start, so a
-resumed run's old events are not repeated) and re-emits each event as ``event_received``. The child's own
-output (warnings, a traceback) comes out line by line as ``output_line``.
+resumed run's old events are not repeated) and re-emits each event as ``event_received``. The child writes its
+own output (warnings, a traceback) into the run's ``output.log``, not into a pipe, so that it does not depend on
+the app; this thread follows that file too and re-emits it line by line as ``output_line``.
 
 Stop (:meth:`TrainingSupervisor.request_stop`) writes the run's ``STOP`` file and, for one process, signals the
 child (SIGTERM; CTRL_BREAK on Windows): the loop finishes its step, saves a checkpoint and exits 0.
 :meth:`kill` is the force-stop for a child that does not; it reaches every process the child started.
+:meth:`detach` lets the app close while the child trains on: this thread stops following, the child keeps its
+run lock (:mod:`alltalk_gui.core.project.lock`) until it ends, and nothing is stopped or killed.
 
 The thread never touches widgets; receivers in the GUI thread get the signals through queued connections.
 """
@@ -23,10 +26,11 @@ from PySide6.QtCore import QThread, Signal
 
 from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.training.events import Done
-from alltalk_gui.core.training.follow import EventsFollower, follow_process
+from alltalk_gui.core.training.follow import EventsFollower, LineFollower, follow_process
 from alltalk_gui.core.training.launch import LaunchError, TrainingProcess, start_training
 from alltalk_gui.core.training.run_folders import EVENTS_FILE, check_run_name
 from alltalk_gui.gui.common.wording import noun, plural
+from alltalk_gui.gui.train.child_output import OUTPUT_FILE
 
 
 class TrainingSupervisor(QThread):
@@ -49,6 +53,7 @@ class TrainingSupervisor(QThread):
         self.child: TrainingProcess | None = None
         self.returncode: int | None = None
         self.stop_requested = False
+        self.detached = False
         self.skipped_lines = 0
         self._started = threading.Event()
 
@@ -72,15 +77,23 @@ class TrainingSupervisor(QThread):
         if self.child is not None:
             self.child.kill()
 
+    def detach(self) -> None:
+        """Stop following the child and let it train on (the app closes): it keeps the project's run lock."""
+        self.detached = True
+
     def wait_started(self, timeout: float) -> bool:
         return self._started.wait(timeout)
 
     # -- the thread -------------------------------------------------------------------------------------------
     def run(self) -> None:
         follower = EventsFollower(self.events_path)
+        output_path = self.run_dir / OUTPUT_FILE
         try:
-            self.child = start_training(self.config, resume=self.resume, processes=self.processes,
-                                        events_path=self.events_path, output=subprocess.PIPE)
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            output = LineFollower(output_path)  # from its end: a resumed run's earlier output is not shown again
+            with open(output_path, "ab") as log:  # the child gets its own handle; ours closes at once
+                self.child = start_training(self.config, resume=self.resume, processes=self.processes,
+                                            events_path=self.events_path, output=log)
         except (LaunchError, OSError) as exc:
             self.output_line.emit(str(exc))
             self._started.set()
@@ -91,8 +104,6 @@ class TrainingSupervisor(QThread):
         if self.stop_requested:  # Stop came while the child was being started
             self.child.request_stop()
         self._started.set()
-        reader = threading.Thread(target=self._read_output, daemon=True)
-        reader.start()
         done_seen = False
 
         def relay(event) -> None:
@@ -100,17 +111,17 @@ class TrainingSupervisor(QThread):
             done_seen = done_seen or isinstance(event, Done)
             self.event_received.emit(event)
 
-        code = follow_process(self.child.process, follower, relay)
-        reader.join(timeout=5)
-        self.child.clear_stop()
+        def relay_output() -> None:
+            for raw in output.new_lines():
+                self.output_line.emit(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+
+        code = follow_process(self.child.process, follower, relay, also=relay_output, until=lambda: self.detached)
+        if code is None:  # detached: the child trains on and holds the project until it ends
+            return
+        self.child.ended()
         if follower.skipped > self.skipped_lines:
             self.output_line.emit(f"{plural(follower.skipped, 'unreadable line')} in {self.events_path} "
                                   f"{noun(follower.skipped, 'was')} skipped.")
         self.skipped_lines = follower.skipped
         self.returncode = code
         self.child_exited.emit(code, done_seen)
-
-    def _read_output(self) -> None:
-        assert self.child is not None and self.child.process.stdout is not None
-        for line in self.child.process.stdout:
-            self.output_line.emit(line.rstrip("\n"))

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentList, SegmentsError
-from alltalk_gui.gui.common.project_lock import READ_ONLY_MESSAGE, is_read_only
+from alltalk_gui.gui.common.project_lock import is_read_only, read_only_message
 from alltalk_gui.gui.transcript.own_transcript import KnownTextDialog, import_dataset_folder
 from alltalk_gui.gui.transcript.transcribe_panel import TranscribePanel
 from alltalk_gui.gui.transcript.transcript_editor import TranscriptEditor
@@ -201,7 +201,7 @@ class TranscriptPage(QWidget):
         if self.project is None or self.is_busy():
             return
         if is_read_only(self.project):
-            self.status_message.emit(READ_ONLY_MESSAGE)
+            self.status_message.emit(read_only_message(self.project))
             return
         if not self.project.sources:
             self.status_message.emit("Import some recordings first (step 1).")
@@ -293,7 +293,7 @@ class TranscriptPage(QWidget):
         if self.project is None or self.is_busy():
             return
         if is_read_only(self.project):
-            self.status_message.emit(READ_ONLY_MESSAGE)
+            self.status_message.emit(read_only_message(self.project))
             return
 
         def done(report) -> None:
@@ -311,7 +311,7 @@ class TranscriptPage(QWidget):
         if self.project is None or not self.project.sources:
             return
         if is_read_only(self.project):
-            self.status_message.emit(READ_ONLY_MESSAGE)
+            self.status_message.emit(read_only_message(self.project))
             return
         dialog = KnownTextDialog(self.project, self)
         if dialog.exec():
