@@ -88,8 +88,13 @@ def _run(argv: list[str] | None) -> int:
 
     try:
         with ExitStack() as stack:
-            if args.command in WRITES_PROJECT and (Path(args.dir).expanduser() / PROJECT_FILE).is_file():
-                stack.enter_context(_lock(Path(args.dir), f"alltalk-gui {args.command}"))
+            project_dir = Path(getattr(args, "dir", "") or ".").expanduser()
+            is_project = bool(getattr(args, "dir", "")) and (project_dir / PROJECT_FILE).is_file()
+            writes = args.command in WRITES_PROJECT or bool(getattr(args, "clean", None))
+            if writes and is_project:
+                stack.enter_context(_lock(project_dir, f"alltalk-gui {args.command}"))
+            if is_project and not getattr(args, "clean", None) and args.command != "stop":
+                _note_orphans(project_dir, holding=writes)
             return int(args.func(args))
     except ProjectError as exc:
         print(f"alltalk-gui: {exc}", file=sys.stderr)
@@ -97,6 +102,25 @@ def _run(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         print("alltalk-gui: interrupted", file=sys.stderr)
         return 130
+
+
+def _note_orphans(root: Path, holding: bool) -> None:
+    """Say so when an interrupted import left files in the project that it does not list (and how to clean them).
+    Only while nobody else may be importing into it: this command holds the lock, or nobody does."""
+    from alltalk_gui.core.project.folder import ProjectError, VoiceProject
+    from alltalk_gui.core.project.lock import read_holder
+    from alltalk_gui.core.project.orphans import find_orphans
+
+    holder = read_holder(root)
+    if not holding and holder is not None and holder.is_alive():
+        return
+    try:
+        orphans = find_orphans(VoiceProject.open(root))
+    except (ProjectError, OSError):
+        return  # the command reports a project it cannot open
+    if orphans:
+        print(f"alltalk-gui: note: {orphans.summary()}. 'alltalk-gui sources {root} --clean import' adds them as "
+              "recordings, '--clean remove' deletes them.", file=sys.stderr)
 
 
 def _lock(root: Path, program: str):

@@ -30,9 +30,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("paths", nargs="+", metavar="FILE_OR_FOLDER", help="audio/video files or folders (recursive)")
     p.set_defaults(func=cmd_import)
 
-    p = sub.add_parser("sources", help="list a project's imported sources with their analysis")
+    p = sub.add_parser("sources", help="list a project's imported sources with their analysis",
+                       description="List the recordings of a project. Files an interrupted import left in the "
+                       "project folder without recording them are listed too; --clean imports or removes them.")
     p.add_argument("dir", help="project folder")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
+    p.add_argument("--clean", choices=("import", "remove"),
+                   help="files an interrupted import left behind: import them as recordings, or remove them")
     p.set_defaults(func=cmd_sources)
 
 
@@ -46,17 +50,18 @@ def cmd_new(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _progress(done: int, total: int, name: str) -> None:
+    if name:
+        print(f"[{done + 1}/{total}] {name}", flush=True)
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     project = VoiceProject.open(args.dir)
-
-    def progress(done: int, total: int, name: str) -> None:
-        if name:
-            print(f"[{done + 1}/{total}] {name}", flush=True)
 
     from alltalk_gui.core.project.importer import import_files  # audio decoders: not for the listing commands
     from alltalk_gui.core.project.plain_reasons import plain_reason
 
-    report = import_files(project, args.paths, progress=progress)
+    report = import_files(project, args.paths, progress=_progress)
     for src in report.imported:
         notes = f" - {'; '.join(src.reasons)}" if src.reasons else ""
         print(f"  imported {src.name}: {format_duration(src.duration_s)}, {src.verdict}{notes}")
@@ -72,6 +77,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_sources(args: argparse.Namespace) -> int:
     project = VoiceProject.open(args.dir)
+    if args.clean:
+        return _clean(project, args.clean)
     rows = [_source_row(s) for s in project.sources]
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
@@ -88,6 +95,30 @@ def cmd_sources(args: argparse.Namespace) -> int:
               f"{r['verdict']}{(' - ' + '; '.join(r['reasons'])) if r['reasons'] else ''}")
     print(guidance(project.usable_duration_s()).message)
     return EXIT_OK
+
+
+def _clean(project: VoiceProject, how: str) -> int:
+    """Import or remove what an interrupted import left (the command holds the project's lock meanwhile)."""
+    from alltalk_gui.core.project.orphans import adopt_orphans, find_orphans, remove_orphans
+
+    orphans = find_orphans(project)
+    if not orphans:
+        print("Nothing to clean: every file in the project folder belongs to a recording.")
+        return EXIT_OK
+    print(f"Found: {orphans.summary()}.")
+    if how == "remove":
+        problems = remove_orphans(project, orphans)
+        for problem in problems:
+            print(f"  {problem}", file=sys.stderr)
+        print(f"Removed {len(orphans.files) - len(problems)} file(s).")
+        return EXIT_SOME_REJECTED if problems else EXIT_OK
+    report = adopt_orphans(project, orphans, progress=_progress)
+    for src in report.imported:
+        print(f"  imported {src.name}: {format_duration(src.duration_s)}, {src.verdict}")
+    for rej in report.rejected:
+        print(f"  not imported {rej.reason}", file=sys.stderr)
+    print(f"{len(report.imported)} imported, {len(report.rejected)} not imported (left in sources/).")
+    return EXIT_SOME_REJECTED if report.rejected else EXIT_OK
 
 
 def _num(value, spec: str) -> str:

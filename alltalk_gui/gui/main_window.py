@@ -205,7 +205,32 @@ class MainWindow(QMainWindow):
         if self.project is not project:  # refused while an import or a training runs
             project.release_lock()
             return False
+        if not project.read_only:
+            self._offer_orphans(project)
         return True
+
+    def _offer_orphans(self, project: VoiceProject) -> None:
+        """Files an interrupted import left in the project without recording them: import or remove them, if the
+        user agrees (nothing happens unasked)."""
+        from alltalk_gui.core.project.orphans import find_orphans, remove_orphans
+
+        orphans = find_orphans(project)
+        if not orphans:
+            return
+        box = QMessageBox(QMessageBox.Icon.Question, "Files left by an interrupted import",
+                          f"{orphans.summary()}.\n\nImport them as recordings (they are checked like any "
+                          "import; working copies without a recording are removed), or remove them all?", parent=self)
+        adopt = box.addButton("Import them", QMessageBox.ButtonRole.AcceptRole)
+        remove = box.addButton("Remove them", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton("Not now", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(adopt)
+        box.exec()
+        if box.clickedButton() is adopt:
+            self.sidebar.setCurrentRow(0)  # the import page shows the progress and what was refused
+            self.import_page.adopt(orphans)
+        elif box.clickedButton() is remove:
+            problems = remove_orphans(project, orphans)
+            self.statusBar().showMessage(" ".join(problems) or f"Removed {len(orphans.files)} file(s).", 8000)
 
     def set_project(self, project: VoiceProject | None) -> None:
         for page in self.pages:

@@ -77,6 +77,19 @@ class Worker(QObject):
         self.failed.emit(message)
 
 
+def adopt_worker(project: VoiceProject, orphans: Any, parent: QObject | None = None) -> Worker:
+    """A worker that imports what an interrupted import left in the project (core.project.orphans); ``finished``
+    carries the ImportReport, as :func:`import_worker`'s does."""
+
+    def job(j: _Job) -> Any:
+        from alltalk_gui.core.project.orphans import adopt_orphans
+
+        return adopt_orphans(project, orphans, progress=j.progress.emit, cancel=worker.cancel_event.is_set)
+
+    worker = Worker(job, parent)
+    return worker
+
+
 def import_worker(project: VoiceProject, paths: list[str], parent: QObject | None = None) -> Worker:
     """A worker that imports ``paths`` into ``project``; ``finished`` carries the ImportReport."""
 

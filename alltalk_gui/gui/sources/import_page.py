@@ -27,7 +27,7 @@ from alltalk_gui.gui.sources.bulk_drop import confirm_bulk_import
 from alltalk_gui.gui.common.project_lock import is_read_only, read_only_message
 from alltalk_gui.gui.common.audio_player import AudioPlayer
 from alltalk_gui.gui.sources.waveform_delegate import WaveformDelegate
-from alltalk_gui.gui.common.workers import Worker, import_worker
+from alltalk_gui.gui.common.workers import Worker, adopt_worker, import_worker
 from alltalk_gui.gui.common.wording import noun, plural
 
 GUIDANCE_COLOUR = {"empty": "palette(mid)", "short": "#b26a00", "good": "#2e7d32", "long": "#1565c0"}
@@ -169,7 +169,17 @@ class ImportPage(QWidget):
             return
         if not confirm_bulk_import(self, paths):
             return
-        self.worker = import_worker(self.project, paths, self)
+        self._run(import_worker(self.project, paths, self))
+
+    def adopt(self, orphans) -> None:
+        """Import, in the background, the recordings an interrupted import left in the project folder
+        (:func:`alltalk_gui.core.project.orphans.adopt_orphans`), shown like any import."""
+        if self.project is None or self.is_importing() or is_read_only(self.project):
+            return
+        self._run(adopt_worker(self.project, orphans, self))
+
+    def _run(self, worker) -> None:
+        self.worker = worker
         self.worker.progress.connect(self._on_progress)
         self.worker.finished.connect(self._on_finished)
         self.worker.failed.connect(self._on_failed)
