@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import replace
-
 import psutil
 import pytest
 from PySide6.QtWidgets import QMessageBox
@@ -66,7 +64,7 @@ def test_closing_the_app_during_training_leaves_the_project_locked_until_the_chi
     assert first.open_project(str(project_root))
     page = first.train_page
     built = page.setup.build_config
-    monkeypatch.setattr(page.setup, "build_config", lambda: replace(built(), **FAST))
+    monkeypatch.setattr(page.setup, "build_config", lambda: built().with_values(FAST))
     page.start()
     qtbot.waitUntil(lambda: page.run.history.step >= 1, timeout=CHILD_START_MS)  # really training
     pid = page.run.supervisor.pid
