@@ -60,3 +60,20 @@ def unanswered_dialogs_fail(monkeypatch):
         monkeypatch.setattr(QFileDialog, name, refuse(name))
     yield
     assert not unanswered, f"a modal dialog nobody answered was open for {UNANSWERED_DIALOG_SECONDS} s: {unanswered}"
+
+
+@pytest.fixture
+def answer(monkeypatch):
+    """Answer the next message boxes by clicking the button whose text is ``answer["click"]``; records the last
+    box's text in ``answer["text"]``."""
+    from PySide6.QtWidgets import QMessageBox
+
+    seen = {}
+
+    def fake_exec(box):
+        seen["text"] = box.text()
+        next(b for b in box.buttons() if b.text() == seen["click"]).click()
+        return 0
+
+    monkeypatch.setattr(QMessageBox, "exec", fake_exec)
+    return seen

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtWidgets import QMessageBox
 
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.project.orphans import find_orphans
@@ -20,18 +19,6 @@ def killed(tmp_path, monkeypatch):
     killed_import(root, recordings(tmp_path / "takes", count=30))
     return root, find_orphans(VoiceProject.open(root))
 
-
-@pytest.fixture
-def answer(monkeypatch):
-    seen = {}
-
-    def fake_exec(box):
-        seen["text"] = box.text()
-        next(b for b in box.buttons() if b.text() == seen["click"]).click()
-        return 0
-
-    monkeypatch.setattr(QMessageBox, "exec", fake_exec)
-    return seen
 
 
 def _window(qtbot):

@@ -4,7 +4,6 @@ another program holds is offered read-only, with the holder named."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtWidgets import QMessageBox
 
 from alltalk_gui.core.project.folder import ProjectError, VoiceProject
 from alltalk_gui.core.project.lock import LOCK_FILE, ProjectLock, read_holder
@@ -17,19 +16,6 @@ def window(qtbot):
     qtbot.addWidget(w)
     return w
 
-
-@pytest.fixture
-def answer(monkeypatch):
-    """Answer the next message box by clicking the button with the given text; records the box's text."""
-    seen = {}
-
-    def fake_exec(box):
-        seen["text"] = box.text()
-        next(b for b in box.buttons() if b.text() == seen["click"]).click()
-        return 0
-
-    monkeypatch.setattr(QMessageBox, "exec", fake_exec)
-    return seen
 
 
 def test_the_window_holds_the_lock_while_the_project_is_open(window, tmp_path):

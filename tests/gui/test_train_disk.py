@@ -17,24 +17,9 @@ from alltalk_gui.core.training.disk_plan import plan_disk
 from alltalk_gui.core.training.events import Done, Error, ErrorKind, FinishReason, Started
 from alltalk_gui.gui.train.train_page import TrainPage
 from alltalk_gui.gui.train.train_run import RunPanel
+from tests.gui.test_train_page import tiny_base, voice_project  # noqa: F401  (the page's fixtures)
 
 Usage = namedtuple("Usage", "total used free")
-
-
-@pytest.fixture(scope="module")
-def tiny_base(tmp_path_factory):
-    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
-
-    return build_tiny_xtts(tmp_path_factory.mktemp("tiny_base"))
-
-
-@pytest.fixture(scope="module")
-def voice_project(tmp_path_factory):
-    from alltalk_gui.testing.speech import make_speech_dataset
-
-    project = VoiceProject.create(tmp_path_factory.mktemp("train_disk") / "voice", name="Voice", language="en")
-    make_speech_dataset(project.dataset_dir, n_train=3, n_eval=1)
-    return project.root
 
 
 def _page(qtbot, monkeypatch, tmp_path, tiny_base, voice_project, free: int | None) -> TrainPage:

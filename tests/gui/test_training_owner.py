@@ -14,7 +14,6 @@ import subprocess
 import sys
 import psutil
 import pytest
-from PySide6.QtWidgets import QMessageBox
 
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.project.lock import read_holder, running_training
@@ -39,18 +38,6 @@ def project_root(tmp_path, monkeypatch):
     make_speech_dataset(project.dataset_dir, n_train=3, n_eval=1)
     return project.root
 
-
-@pytest.fixture
-def answer(monkeypatch):
-    seen = {}
-
-    def fake_exec(box):
-        seen["text"] = box.text()
-        next(b for b in box.buttons() if b.text() == seen["click"]).click()
-        return 0
-
-    monkeypatch.setattr(QMessageBox, "exec", fake_exec)
-    return seen
 
 
 def _cli(*args):

@@ -34,6 +34,7 @@ import uuid
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable
 
 import psutil
 
@@ -110,18 +111,59 @@ class LockHolder:
             return True  # exists but cannot be inspected (another user's process): assume it holds the lock
 
 
-class ProjectLock:
-    """The lock on one project folder, taken by :meth:`acquire` and given back by :meth:`release`.
+class _LockFile:
+    """A lock file taken with ``O_CREAT | O_EXCL``, holding its holder and a token; given back only by its taker."""
 
-    Use as a context manager, or keep it for as long as the project is open (the app does).
-    """
+    FILE = ""
 
     def __init__(self, root: Path, holder: LockHolder, token: str) -> None:
         self.root, self.holder, self._token = root, holder, token
 
     @property
     def path(self) -> Path:
-        return self.root / LOCK_FILE
+        return self.root / self.FILE
+
+    @classmethod
+    def _take(cls, root: Path, holder: LockHolder, held: Callable[[LockHolder | None], Exception]) -> "_LockFile":
+        """Create the file for ``holder``, breaking a stale one; ``held`` makes the error for a live holder (None:
+        a file that cannot be read yet, being written at this moment)."""
+        path = root / cls.FILE
+        for _attempt in range(3):
+            token = uuid.uuid4().hex
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                other = _read(path)
+                if other is not None and other.is_alive():
+                    raise held(other) from None
+                if other is None and _age_s(path) < _UNREADABLE_GRACE_S:
+                    raise held(None) from None
+                _remove_stale(path)
+                continue
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump({**asdict(holder), "token": token}, f)
+                f.flush()
+                os.fsync(f.fileno())
+            return cls(root, holder, token)
+        raise held(_read(path))
+
+    def release(self) -> None:
+        """Remove the lock file, if it is still ours (never one that somebody took over after breaking ours)."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if isinstance(data, dict) and data.get("token") == self._token:
+            self.path.unlink(missing_ok=True)
+
+
+class ProjectLock(_LockFile):
+    """The lock on one project folder, taken by :meth:`acquire` and given back by :meth:`release`.
+
+    Use as a context manager, or keep it for as long as the project is open (the app does).
+    """
+
+    FILE = LOCK_FILE
 
     @classmethod
     def acquire(cls, root: str | os.PathLike[str], program: str) -> "ProjectLock":
@@ -133,39 +175,12 @@ class ProjectLock:
             OSError: the folder cannot be written (read-only media): the caller may open read-only.
         """
         root = Path(root).expanduser().absolute()
-        me = _this_process(program)
-        for _attempt in range(3):
-            token = uuid.uuid4().hex
-            try:
-                fd = os.open(root / LOCK_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                holder = read_holder(root)
-                if holder is not None and holder.is_alive():
-                    raise ProjectLockedError(root, holder) from None
-                if holder is None and _age_s(root / LOCK_FILE) < _UNREADABLE_GRACE_S:
-                    raise ProjectLockedError(root, None) from None
-                _remove_stale(root / LOCK_FILE)
-                continue
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({**asdict(me), "token": token}, f)
-                f.flush()
-                os.fsync(f.fileno())
-            lock = cls(root, me, token)
-            training = running_training(root)
-            if training is not None:  # the training owns the project while it runs (its launcher took this first)
-                lock.release()
-                raise TrainingRunningError(root, training)
-            return lock
-        raise ProjectLockedError(root, read_holder(root))
-
-    def release(self) -> None:
-        """Remove the lock file, if it is still ours (never one that somebody took over after breaking ours)."""
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return
-        if isinstance(data, dict) and data.get("token") == self._token:
-            self.path.unlink(missing_ok=True)
+        lock = cls._take(root, _this_process(program), lambda holder: ProjectLockedError(root, holder))
+        training = running_training(root)
+        if training is not None:  # the training owns the project while it runs (its launcher took this first)
+            lock.release()
+            raise TrainingRunningError(root, training)
+        return lock
 
     def __enter__(self) -> "ProjectLock":
         return self
@@ -174,15 +189,10 @@ class ProjectLock:
         self.release()
 
 
-class RunLock:
+class RunLock(_LockFile):
     """The run lock of a project, naming the process that trains (see the module text)."""
 
-    def __init__(self, root: Path, holder: LockHolder, token: str) -> None:
-        self.root, self.holder, self._token = root, holder, token
-
-    @property
-    def path(self) -> Path:
-        return self.root / RUN_LOCK_FILE
+    FILE = RUN_LOCK_FILE
 
     @classmethod
     def hold(cls, root: str | os.PathLike[str], pid: int, run: str) -> "RunLock":
@@ -191,40 +201,20 @@ class RunLock:
 
         Raises:
             TrainingRunningError: another live process trains in this project.
-            OSError: the folder cannot be written; psutil.Error: ``pid`` does not run.
+            OSError: the folder cannot be written, or another program is writing the lock at this moment;
+                psutil.Error: ``pid`` does not run.
         """
         root = Path(root).expanduser().absolute()
         me = _this_process(f"training run {run}")
         holder = LockHolder(program=f"training run {run}", pid=pid, host=me.host, user=me.user, since=me.since,
                             started=psutil.Process(pid).create_time(), run=run)
-        path = root / RUN_LOCK_FILE
-        for _attempt in range(3):
-            token = uuid.uuid4().hex
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                other = _read(path)
-                if other is not None and other.is_alive():
-                    raise TrainingRunningError(root, other) from None
-                if other is None and _age_s(path) < _UNREADABLE_GRACE_S:
-                    raise OSError(f"The run lock {path} is being written by another program.") from None
-                _remove_stale(path)
-                continue
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({**asdict(holder), "token": token}, f)
-                f.flush()
-                os.fsync(f.fileno())
-            return cls(root, holder, token)
-        raise TrainingRunningError(root, _read(path) or holder)
 
-    def release(self) -> None:
-        """Remove the run lock, if it is still this one (once the training process has ended)."""
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return
-        if isinstance(data, dict) and data.get("token") == self._token:
-            self.path.unlink(missing_ok=True)
+        def held(other: LockHolder | None) -> Exception:
+            if other is None:
+                return OSError(f"The run lock {root / RUN_LOCK_FILE} is being written by another program.")
+            return TrainingRunningError(root, other)
+
+        return cls._take(root, holder, held)
 
 
 def running_training(root: str | os.PathLike[str]) -> LockHolder | None:
