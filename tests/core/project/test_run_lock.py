@@ -22,7 +22,7 @@ import pytest
 from alltalk_gui.cli import main
 from alltalk_gui.core.project.folder import ProjectError, VoiceProject
 from alltalk_gui.core.project.lock import ProjectLockedError
-from tests.core.transcript.test_segments_support import add_source, make_project, segment, voice_like
+from tests.core.test_safe_paths import project  # noqa: F401  (a project with two clips: the fixture)
 
 
 @pytest.fixture
@@ -31,17 +31,6 @@ def child():
     yield process
     process.kill()
     process.wait()
-
-
-@pytest.fixture
-def project(tmp_path):
-    from alltalk_gui.core.transcript.segments import SegmentList
-
-    project = make_project(tmp_path)
-    add_source(project, "take.wav", voice_like(8.0))
-    SegmentList.create(project, [segment("c00001", "s001", 0, 3000, "The first clip of my voice."),
-                                 segment("c00002", "s001", 3500, 7000, "And here is the second clip.")])
-    return project
 
 
 def _training(project, child, run="run_20261126_101500"):
