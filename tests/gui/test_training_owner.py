@@ -10,15 +10,16 @@ offers to open the project for editing, and the project is free.
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import shutil
+
 import psutil
 import pytest
 
-from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.cli import main
 from alltalk_gui.core.project.lock import read_holder, running_training
 from alltalk_gui.core.training.checkpoints import run_checkpoints
 from alltalk_gui.gui.main_window import MainWindow
+from tests.trained_voice import trained_voice
 
 CHILD_START_MS = 240_000  # a torch + coqui import on a shared CPU
 FAST = dict(device="cpu", lr=1e-3, warmup_steps=0, min_conditioning_seconds=1.0, max_conditioning_seconds=2.0,
@@ -27,25 +28,22 @@ FAST = dict(device="cpu", lr=1e-3, warmup_steps=0, min_conditioning_seconds=1.0,
 
 
 @pytest.fixture
-def project_root(tmp_path, monkeypatch):
-    from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
+def project_root(tmp_path, tmp_path_factory, monkeypatch):
+    """A copy of the session's trained voice without its runs (its espeak dataset and tiny base model are made
+    once per session, tests/trained_voice.py)."""
     from alltalk_gui.gui.start import system_checks
-    from alltalk_gui.testing.speech import make_speech_dataset
 
+    voice = trained_voice(tmp_path_factory)
     monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "config"))
-    system_checks.set_base_model_folder(build_tiny_xtts(tmp_path / "tiny"))
-    project = VoiceProject.create(tmp_path / "voice", name="Voice", language="en")
-    make_speech_dataset(project.dataset_dir, n_train=3, n_eval=1)
-    return project.root
-
-
-
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "alltalk_gui", *args], capture_output=True, text=True, timeout=300)
+    system_checks.set_base_model_folder(voice.base_model)
+    root = tmp_path / "voice"
+    shutil.copytree(voice.project, root, ignore=shutil.ignore_patterns("runs", ".alltalk-gui*.lock"))
+    return root
 
 
 def test_closing_the_app_during_training_leaves_the_project_locked_until_the_child_ends(qtbot, project_root,
-                                                                                         answer, monkeypatch):
+                                                                                         answer, monkeypatch,
+                                                                                         capsys):
     first = MainWindow()
     qtbot.addWidget(first)
     assert first.open_project(str(project_root))
@@ -77,8 +75,10 @@ def test_closing_the_app_during_training_leaves_the_project_locked_until_the_chi
     second.import_page.import_paths([str(project_root / "nothing.wav")])
     assert messages and "Training is still running" in messages[-1] and f"run {run}" in messages[-1]
 
-    refused = _cli("dataset", str(project_root))
-    assert refused.returncode == 2 and "Training is still running" in refused.stderr, refused.stderr
+    capsys.readouterr()
+    assert main(["dataset", str(project_root)]) == 2
+    refused = capsys.readouterr().err
+    assert "Training is still running" in refused, refused
     assert psutil.pid_exists(pid) and running_training(project_root).pid == pid  # still locked while it runs
 
     assert not second.owner_bar.stop_button.isHidden() and second.owner_bar.edit_button.isHidden()
