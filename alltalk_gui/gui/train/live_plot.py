@@ -23,8 +23,8 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from alltalk_gui.gui.train.training_history import Series, TrainingHistory
 
-PLOT_MIN_HEIGHT = 140  # px of plot (axes included): below this the curves of a run cannot be read; the four plots
-# sit two by two, and at 140 both rows, the log and the controls fit a 1024x700 window during a run
+PLOT_MIN_HEIGHT = 132  # px of plot (axes included): below this the curves of a run cannot be read; the four plots
+# sit two by two, and at 132 both rows, the log and the controls fit a 1024x700 window during a run
 
 
 class LivePlot(QWidget):

@@ -29,9 +29,9 @@ class LogView(QWidget):
         self.text.setMaximumBlockCount(MAX_ENTRIES)
         # Long lines (a run's folder, a traceback) wrap: a sideways scroll hid their ends.
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        # At least five lines (three were too few to follow a run), so that the four plots and the log fit a
+        # At least six lines (three were too few to follow a run), so that the four plots and the log fit a
         # 1024x700 window during a run; the splitter above gives it more wherever there is room.
-        self.text.setMinimumHeight(self.text.fontMetrics().lineSpacing() * 5 + 8)
+        self.text.setMinimumHeight(self.text.fontMetrics().lineSpacing() * 6 + 8)
         self.filter = QLineEdit(placeholderText="Filter the log…", clearButtonEnabled=True)
         self.filter.textChanged.connect(self._render)
         self.level = QComboBox()
