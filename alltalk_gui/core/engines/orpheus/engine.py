@@ -1,0 +1,287 @@
+"""Orpheus-TTS 3B 0.1 behind the engine boundary (:class:`alltalk_gui.core.engine_api.engine.Engine`): ``ENGINE``.
+
+Each method hands over to the module that knows the part: :mod:`.files` (base folder and its checks),
+:mod:`.download`, :mod:`.data` (clips, sequences, batches) with :mod:`.codes_cache` (SNAC codes once per clip),
+:mod:`.model` (the Llama, its levers and the chunked loss), :mod:`.memory_estimate`, :mod:`.tuned` (a checkpoint's
+model), :mod:`.synthesis` and :mod:`.export`. torch and transformers are imported on first use, so importing this
+module (which the registry does) is cheap.
+
+What differs from the other engines, as the app sees it: the voice is a **speaker name** the fine-tune learns
+(the dataset's ``speaker_name``, which the export fills with the project's name) - no reference clip at
+synthesis; clips of 1-30 s at SNAC's 24 kHz, encoded to codes once; two loss parts (the codes, and the end of
+speech); a 3.3 B model whose base weights may be held in 4 bits (``base_weights``); export as a Hugging Face model
+folder or as the LoRA adapter alone.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable
+
+from alltalk_gui.core.engine_api.engine import (
+    EngineError, HubDownload, Licence, Reference, ReferenceKind, ShippedProfiles, TrainingSetup, language_note,
+)
+from alltalk_gui.core.engines.orpheus import download
+from alltalk_gui.core.engines.orpheus.codec import CODEC_DIR, CODEC_FILES
+from alltalk_gui.core.engines.orpheus.data import MAX_SECONDS
+from alltalk_gui.core.engines.orpheus.export import FORMAT_TITLES, FORMATS
+from alltalk_gui.core.engines.orpheus.files import CONFIG_FILE, TOKENIZER_FILES
+from alltalk_gui.core.engines.orpheus.options import OrpheusGenerationOptions, OrpheusTrainOptions
+
+SAMPLE_RATE = 24_000          # SNAC 24 kHz: clips, datasets and speech
+SENTENCE_PAUSE_S = 0.2
+LANGUAGES_NOTE = ("Orpheus 3B 0.1 was trained on English speech: a few minutes of another language will not teach "
+                  "it that language well. canopylabs' multilingual research models (French, German, Korean, Hindi, "
+                  "Mandarin, Spanish, Italian) have the same layout and can be used as the base-model folder.")
+
+
+class OrpheusEngine(HubDownload, ShippedProfiles):
+    """Orpheus-TTS 3B 0.1 (canopylabs): fine-tunes the Llama that speaks in SNAC codes; the codec stays as it is."""
+
+    name = "orpheus"
+    aliases = ("orpheus-tts",)
+    title = "Orpheus-TTS 3B"
+    summary = ("English · learns a speaker name, no reference clip at synthesis · 3.3 B parameters: 4-bit LoRA on "
+               "6 GB cards · Llama 3.2 licence")
+    sample_rate = SAMPLE_RATE
+    output_sample_rate = SAMPLE_RATE
+    max_clip_ms = int(MAX_SECONDS * 1000)
+    base_model_files = (CONFIG_FILE, *TOKENIZER_FILES, "model*.safetensors", *(f"{CODEC_DIR}/{n}" for n in CODEC_FILES))
+    voice_files = base_model_files
+    export_formats = FORMATS
+    export_format_titles = FORMAT_TITLES
+    base_model_setting = "orpheus_base_model_dir"
+    download_size = "about 6.7 GB"
+    download = download  # licence and Hub download (HubDownload)
+    licence = Licence(download.LICENCE_ID, download.LICENCE_TITLE, download.LICENCE_URL, download.LICENCE_SUMMARY)
+    train_options = OrpheusTrainOptions
+    generation_options = OrpheusGenerationOptions
+    reference_kind = ReferenceKind.SPEAKER
+    languages_note = {"en": "", "*": LANGUAGES_NOTE}
+
+    # ----------------------------------------------------------------------------------------- base model
+    def validate_base_model(self, folder: str | os.PathLike[str]):
+        from alltalk_gui.core.engines.orpheus.files import validate_base_model
+
+        return validate_base_model(folder)
+
+    # ----------------------------------------------------------------------------------------- dataset needs
+    def text_checker(self, language: str, vocab_file: str | os.PathLike[str] | None = None):
+        return ContextCheck(vocab_file)
+
+    def load_clips(self, config) -> tuple[list[Any], list[Any]]:
+        """Every clip checked against its length limits and the model's context (nothing heavy loads)."""
+        from alltalk_gui.core.engines.orpheus.data import load_dataset
+        from alltalk_gui.core.engines.orpheus.files import load_tokenizer, special_tokens, validate_base_model
+
+        _check_options(config)
+        info = validate_base_model(config.base_model_dir)
+        tokenizer = load_tokenizer(info.folder)
+        return load_dataset(config.dataset_path, tokenizer, special_tokens(info.folder, info.codec, tokenizer),
+                            info.codec, info.context, min_seconds=config.min_audio_seconds,
+                            max_seconds=config.max_audio_seconds)
+
+    # ----------------------------------------------------------------------------------------- model and loss
+    def training_setup(self, config, clips: tuple[list[Any], list[Any]], device) -> TrainingSetup:
+        from alltalk_gui.core.engines.orpheus import model as orpheus_model
+        from alltalk_gui.core.engines.orpheus.data import ClipSet, batch_size, collate, split_batch
+        from alltalk_gui.core.engines.orpheus.files import special_tokens, validate_base_model
+        from alltalk_gui.core.engines.orpheus.tuned import write_speakers
+
+        train_clips, eval_clips = clips
+        info = validate_base_model(config.base_model_dir)
+        special = special_tokens(info.folder, info.codec)
+        (train_samples, eval_samples), notes = _encode(config, info, special, train_clips, eval_clips)
+        write_speakers(config.run_dir, [c.speaker for c in train_clips + eval_clips])
+        lm = orpheus_model.load_lm(info.folder, config.engine_options().base_weights, device)
+        model = orpheus_model.OrpheusLM(lm, special)
+        trainable = self.apply_memory_levers(model, config)
+        model.train()
+        train_set, eval_set = ClipSet(train_samples), ClipSet(eval_samples)
+        pad_collate = partial(collate, pad=special.pad)
+        longest = sorted(range(len(train_set)), key=lambda i: train_set.lengths[i], reverse=True)
+
+        def loss(module, batch, eval_mode: bool = False) -> dict[str, Any]:  # noqa: ARG001 - eval is deterministic
+            return orpheus_model.loss(module, batch)  # through the module: tests can wrap it
+
+        return TrainingSetup(
+            model=model, train_set=train_set, eval_set=eval_set, lengths=train_set.lengths,
+            eval_lengths=eval_set.lengths, collate=pad_collate, loss=loss, batch_size=batch_size, split=split_batch,
+            loss_parts=orpheus_model.LOSS_PARTS, parameters=sum(p.numel() for p in lm.parameters()),
+            trainable=trainable,
+            longest_batch=lambda size: pad_collate([train_set[longest[i % len(longest)]] for i in range(size)]),
+            longest_seconds=max(c.seconds for c in train_clips),
+            notes=(*((note,) if (note := language_note(self, config.language)) else ()), *notes),
+        )
+
+    # ----------------------------------------------------------------------------------------- memory
+    def apply_memory_levers(self, model, config) -> int:
+        """LoRA on every decoder layer's projections and activation checkpointing, in place; returns the
+        trainable parameter count (``model``: the :class:`~.model.OrpheusLM` training_setup built)."""
+        from alltalk_gui.core.engines.orpheus.model import add_lora, set_checkpointing, trainable
+
+        if config.lora_rank:
+            add_lora(model.lm, config.lora_rank, config.lora_alpha, config.lora_dropout)
+        set_checkpointing(model.lm, config.gradient_checkpointing)
+        return trainable(model)
+
+    def estimate_memory(self, config, *, attention_scores: bool = False, parameters: int | None = None):
+        """The estimate for Orpheus 3B; None for another size (the tiny model). ``attention_scores`` is not
+        needed: SDPA keeps no n^2 scores for backward on either device."""
+        from alltalk_gui.core.engines.orpheus.memory_estimate import ORPHEUS_3B, OrpheusSetting, estimate
+
+        if parameters is not None and abs(parameters - ORPHEUS_3B.parameters) > 0.01 * ORPHEUS_3B.parameters:
+            return None
+        return estimate(OrpheusSetting(
+            batch_size=config.batch_size, max_clip_seconds=config.max_audio_seconds,
+            base_weights=config.engine_options().base_weights, mixed_precision=config.mixed_precision,
+            gradient_checkpointing=config.gradient_checkpointing,
+            optimizer="adamw8bit" if "8bit" in config.optimizer else "adamw", lora_rank=config.lora_rank))
+
+    # ----------------------------------------------------------------------------------------- synthesis
+    def load_voice(self, base_model_dir: Path, weights: Path | None, device: str):
+        import torch
+
+        from alltalk_gui.core.engines.orpheus.codec import load_codec
+        from alltalk_gui.core.engines.orpheus.files import load_tokenizer, special_tokens, validate_base_model
+        from alltalk_gui.core.engines.orpheus.synthesis import OrpheusVoice
+        from alltalk_gui.core.engines.orpheus.tuned import tuned_lm
+
+        info = validate_base_model(base_model_dir)
+        on_gpu = torch.device(device).type == "cuda"
+        model = tuned_lm(info.folder, weights.parent if weights is not None else None,
+                         weights="bf16" if on_gpu else "fp32", device=device)
+        tokenizer = load_tokenizer(info.folder)
+        return OrpheusVoice(model.lm, tokenizer, special_tokens(info.folder, info.codec, tokenizer),
+                            load_codec(info.codec_dir, device), info.codec, info.context, model.speakers)
+
+    def synthesize(self, voice, text: str, reference: Reference, language: str, settings) -> Any:
+        """Speak ``text`` as the reference's speaker name, sentence by sentence (each take capped by its length)."""
+        import numpy as np
+
+        from alltalk_gui.core.engine_api.languages import split_text
+        from alltalk_gui.core.engines.orpheus.synthesis import Sampling, speak
+
+        speaker = reference.text.strip()
+        if not speaker:
+            known = ", ".join(voice.speakers) or "the dataset's speaker_name"
+            raise EngineError(f"Orpheus-TTS speaks as a speaker name the model was trained with ({known}).")
+        options: OrpheusGenerationOptions = settings.engine_options(self)
+        sampling = Sampling(options.temperature, options.top_p, options.repetition_penalty, options.max_new_tokens,
+                            settings.seed)
+        pause = np.zeros(int(self.output_sample_rate * SENTENCE_PAUSE_S), np.float32)
+        limit = max(40, int(options.max_new_tokens / voice.codec_facts.tokens_per_second * 12))  # ~12 characters/s
+        parts = [speak(voice, speaker, piece, sampling) for piece in split_text(text, language, limit)]
+        return np.concatenate([x for part in parts for x in (part, pause)][:-1]) if parts else np.zeros(0, np.float32)
+
+    def reference_suggestion(self, checkpoint) -> str:
+        """The first speaker name the checkpoint's run trained with (the project's, for the app's datasets)."""
+        from alltalk_gui.core.engines.orpheus.tuned import read_speakers
+
+        names = read_speakers(Path(checkpoint.path).parent.parent) if checkpoint is not None else []
+        return names[0] if names else ""
+
+    def generation_estimate(self, settings, text: str, reference_seconds: float, reference_text: str
+                            ) -> float | None:
+        return None  # not measured on a CPU yet (a 3.3 B model speaks at a few codes a second there)
+
+    # ----------------------------------------------------------------------------------------- export
+    def export(self, checkpoint, out_dir: str | os.PathLike[str], options, *, project_name: str = "",
+               progress: Callable[[str, float], None] | None = None):
+        from alltalk_gui.core.engines.orpheus.export import export_checkpoint
+
+        return export_checkpoint(checkpoint, out_dir, options, project_name=project_name, progress=progress)
+
+
+def _check_options(config) -> None:
+    """Combinations the options cannot hold, named before any model loads."""
+    import importlib.util
+
+    from alltalk_gui.core.training.config import ConfigError
+
+    weights = config.engine_options().base_weights
+    if weights == "nf4" and not config.lora_rank:
+        raise ConfigError("base_weights=nf4 holds the base model in 4 bits, which cannot be trained in full: set "
+                          "lora_rank (the Low profile: 16) or base_weights=bf16.")
+    if weights == "nf4" and importlib.util.find_spec("bitsandbytes") is None:
+        raise ConfigError("base_weights=nf4 needs the bitsandbytes package (pip install bitsandbytes), which is not "
+                          "installed; use base_weights=bf16.")
+
+
+def _encode(config, info, special, train_clips, eval_clips):
+    """Both sets' samples, their SNAC codes from the cache (the codec loads only when a clip misses it); and notes
+    for the run's log."""
+    from alltalk_gui.core.engines.orpheus import codec as snac
+    from alltalk_gui.core.engines.orpheus.codes_cache import CodesCache
+    from alltalk_gui.core.engines.orpheus.data import load_audio, make_samples
+
+    root = Path(config.project_dir) if config.project_dir else config.dataset_path.parent
+    cache = CodesCache(root, info.codec_dir)
+    loaded: list[Any] = []
+
+    def encode(path: Path):
+        if not loaded:
+            loaded.append(snac.load_codec(info.codec_dir))
+        return snac.encode(loaded[0], load_audio(path, info.codec.sample_rate))
+
+    def codes(path: Path):
+        return cache.codes(path, encode)
+
+    samples = make_samples(train_clips, special, codes), make_samples(eval_clips, special, codes)
+    frames = sum(info.codec.frames(round(c.seconds * info.codec.sample_rate)) for c in train_clips + eval_clips)
+    kept = sum(int(s.input_ids.numel()) - s.scored_from - 2 for part in samples for s in part) // special.codes_per_frame
+    notes = [f"SNAC codes: {cache.misses} clip(s) encoded now, {cache.hits} read from {cache.folder}.",
+             f"{frames - kept} of {frames} frames repeated the one before and were left out, as Orpheus does."]
+    return samples, notes
+
+
+class ContextCheck:
+    """Whether a transcript fits the model's context with the speech it will take (:class:`TextCheck`).
+
+    Llama 3's byte-level tokenizer encodes every character, so only the length can be a problem: the prompt's
+    tokens plus the speech of the text at a fast 20 characters a second (82 codes a second) must fit the context.
+    With the base folder's ``tokenizer.json`` the count is exact; without it, a text is only refused when empty.
+    """
+
+    CHARACTERS_PER_SECOND = 20.0
+    max_chars = None   # the context limit is in tokens, checked in problem()
+
+    def __init__(self, vocab_file: str | os.PathLike[str] | None) -> None:
+        self.folder = Path(vocab_file).parent if vocab_file else None
+        self._ready: tuple[Any, Any, Any, int] | None = None
+
+    def warm_up(self) -> None:
+        if self.folder is None or self._ready is not None:
+            return
+        from alltalk_gui.core.engine_api.engine import BaseModelError
+        from alltalk_gui.core.engines.orpheus.codec import read_codec_facts
+        from alltalk_gui.core.engines.orpheus.files import context_length, load_tokenizer, read_config, special_tokens
+
+        try:
+            codec = read_codec_facts(self.folder / CODEC_DIR)
+            tokenizer = load_tokenizer(self.folder)
+            self._ready = (tokenizer, special_tokens(self.folder, codec, tokenizer), codec,
+                           context_length(read_config(self.folder)))
+        except BaseModelError:
+            self.folder = None  # not an Orpheus folder: the approximate check
+
+    def problem(self, text: str) -> str | None:
+        if not text.strip():
+            return "The text is empty."
+        self.warm_up()
+        if self._ready is None:
+            return None
+        from alltalk_gui.core.engines.orpheus.tokens import prompt_ids
+
+        tokenizer, special, codec, context = self._ready
+        prompt = len(prompt_ids(tokenizer, special, "speaker", text))
+        speech = len(text) / self.CHARACTERS_PER_SECOND * codec.tokens_per_second
+        if prompt + speech + 2 > context:
+            return (f"The text is too long for Orpheus-TTS: its {prompt} tokens and the speech they take do not fit "
+                    f"the model's {context}-token context. Split the clip.")
+        return None
+
+
+ENGINE = OrpheusEngine()

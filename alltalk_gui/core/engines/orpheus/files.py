@@ -1,0 +1,202 @@
+"""The Orpheus-TTS base-model folder: what it holds, and how a folder is checked before anything heavy loads.
+
+A base folder is a Hugging Face model folder of Orpheus's Llama, as canopylabs publishes it, with the SNAC codec
+it speaks through in ``snac/``::
+
+    config.json                    LlamaForCausalLM, vocabulary 156,940 for Orpheus 3B 0.1
+    tokenizer.json, tokenizer_config.json   Llama 3's tokenizer with Orpheus's <custom_token_N> tokens
+    model.safetensors              or model-0000k-of-0000n.safetensors + model.safetensors.index.json
+    generation_config.json         optional
+    snac/config.json, snac/pytorch_model.bin   hubertsiuzdak/snac_24khz
+
+Our exports write the same layout, so an exported voice is itself a base folder. :func:`validate_base_model`
+reads only JSON and the safetensors headers (no tensor is loaded): every tensor the configuration calls for
+must be there with its shape, the tokenizer must hold Orpheus's special and audio tokens
+(:class:`~.tokens.SpecialTokens`), and the codec's codebook must match them. A problem is reported as a
+:class:`BaseModelError` naming the file at fault, and every missing file is named at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from alltalk_gui.core.engine_api.engine import BaseModelError
+from alltalk_gui.core.engines.orpheus.codec import CODEC_DIR, CODEC_FILES, CodecFacts, read_codec_facts
+
+CONFIG_FILE = "config.json"
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
+WEIGHTS_FILE = "model.safetensors"
+WEIGHTS_INDEX = "model.safetensors.index.json"
+GENERATION_CONFIG = "generation_config.json"
+# Orpheus 3B was trained on sequences of 8,192 tokens (canopyai/Orpheus-TTS README); its config allows Llama
+# 3.2's 131,072, which no clip needs and no training here has seen. A clip and its prompt must fit the smaller.
+TRAINED_CONTEXT = 8192
+ORPHEUS_3B_PARAMETERS = 3_300_867_072  # config of canopylabs/orpheus-3b-0.1-ft, tied embeddings (counted below)
+
+
+@dataclass(frozen=True)
+class OrpheusModelInfo:
+    """A checked base folder."""
+
+    folder: Path
+    config: dict[str, Any]          # config.json
+    parameters: int                 # of the language model (the codec does not train)
+    context: int                    # tokens a training sequence may hold
+    codec: CodecFacts
+    weights: tuple[Path, ...]
+
+    @property
+    def codec_dir(self) -> Path:
+        return self.folder / CODEC_DIR
+
+
+def weight_files(folder: Path) -> tuple[Path, ...]:
+    """The safetensors files of ``folder``: the shards its index names, else ``model.safetensors``.
+
+    Raises:
+        BaseModelError: no weights, an unreadable index, or shards it names that are missing.
+    """
+    index = folder / WEIGHTS_INDEX
+    if index.is_file():
+        try:
+            shards = sorted(set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()))
+        except (OSError, ValueError, KeyError, AttributeError, TypeError) as exc:
+            raise BaseModelError(f"{WEIGHTS_INDEX} in {folder} cannot be read: {exc}") from exc
+        missing = [s for s in shards if not (folder / s).is_file()]
+        if missing:
+            raise BaseModelError(f"The Orpheus model folder {folder} is missing {', '.join(missing)} (named in "
+                                 f"{WEIGHTS_INDEX}); the download is incomplete.")
+        return tuple(folder / s for s in shards)
+    if (folder / WEIGHTS_FILE).is_file():
+        return (folder / WEIGHTS_FILE,)
+    raise BaseModelError(f"The Orpheus model folder {folder} has no weights ({WEIGHTS_FILE}, or {WEIGHTS_INDEX} "
+                         "and its shards).")
+
+
+def missing_files(folder: Path) -> list[str]:
+    """Every file of the layout that ``folder`` lacks (weights apart), for one message naming them all."""
+    needed = [CONFIG_FILE, *TOKENIZER_FILES, *(f"{CODEC_DIR}/{n}" for n in CODEC_FILES)]
+    missing = [name for name in needed if not (folder / name).is_file()]
+    if not (folder / WEIGHTS_INDEX).is_file() and not (folder / WEIGHTS_FILE).is_file():
+        missing.append(f"{WEIGHTS_FILE} (or {WEIGHTS_INDEX} with its shards)")
+    return missing
+
+
+def read_config(folder: Path) -> dict[str, Any]:
+    try:
+        config = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BaseModelError(f"{CONFIG_FILE} in {folder} cannot be read: {exc}") from exc
+    if not isinstance(config, dict) or config.get("model_type") != "llama":
+        kind = config.get("model_type") if isinstance(config, dict) else type(config).__name__
+        raise BaseModelError(f"{CONFIG_FILE} in {folder} describes a '{kind}' model; Orpheus-TTS is a Llama "
+                             "(model_type 'llama').")
+    return config
+
+
+def context_length(config: dict[str, Any]) -> int:
+    """Tokens a training sequence may hold: the trained 8,192, or less where the configuration allows less."""
+    return min(int(config.get("max_position_embeddings") or TRAINED_CONTEXT), TRAINED_CONTEXT)
+
+
+def expected_shapes(config: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+    """Every weight the configuration calls for, with its shape (built on the meta device: nothing allocated)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    with torch.device("meta"):
+        model = LlamaForCausalLM(LlamaConfig(**{k: v for k, v in config.items() if k != "transformers_version"}))
+    shapes = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    if model.config.tie_word_embeddings:
+        shapes.pop("lm_head.weight", None)  # the embedding's matrix; the files do not repeat it
+    return shapes
+
+
+def stored_shapes(paths: tuple[Path, ...]) -> dict[str, tuple[int, ...]]:
+    """Tensor names and shapes from the safetensors headers of ``paths`` (no tensor is read)."""
+    from safetensors import safe_open
+
+    shapes: dict[str, tuple[int, ...]] = {}
+    for path in paths:
+        try:
+            with safe_open(str(path), framework="pt") as f:
+                for key in f.keys():
+                    shapes[key] = tuple(f.get_slice(key).get_shape())
+        except Exception as exc:  # safetensors raises several types for a damaged file
+            raise BaseModelError(f"{path.name} in {path.parent} cannot be read: {exc}") from exc
+    return shapes
+
+
+def load_tokenizer(folder: str | os.PathLike[str]):
+    """The folder's tokenizer (transformers, offline).
+
+    Raises:
+        BaseModelError: it cannot be loaded.
+    """
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    except Exception as exc:  # tokenizers and transformers raise many types for a damaged file
+        raise BaseModelError(f"The tokenizer in {folder} cannot be loaded: {str(exc).splitlines()[0]}") from exc
+
+
+def special_tokens(folder: str | os.PathLike[str], codec: CodecFacts | None = None, tokenizer: Any = None):
+    """The folder's :class:`~.tokens.SpecialTokens` (its tokenizer, with the codec's codebook).
+
+    Raises:
+        BaseModelError: the tokenizer lacks a special token or enough audio tokens for the codec.
+    """
+    from alltalk_gui.core.engines.orpheus.tokens import SpecialTokens, TokenError
+
+    folder = Path(folder)
+    codec = codec or read_codec_facts(folder / CODEC_DIR)
+    tokenizer = tokenizer or load_tokenizer(folder)
+    try:
+        return SpecialTokens.from_tokenizer(tokenizer, codec.codebook_size, codec.codes_per_frame)
+    except TokenError as exc:
+        raise BaseModelError(f"{TOKENIZER_FILES[0]} in {folder}: {exc}") from exc
+
+
+def validate_base_model(folder: str | os.PathLike[str]) -> OrpheusModelInfo:
+    """Check that ``folder`` holds a usable Orpheus-TTS model and its SNAC codec, without loading weights.
+
+    Raises:
+        BaseModelError: naming every missing file, or the first file that does not fit.
+    """
+    folder = Path(folder).expanduser()
+    if not folder.is_dir():
+        raise BaseModelError(f"The Orpheus model folder {folder} does not exist.")
+    missing = missing_files(folder)
+    if missing:
+        raise BaseModelError(f"The Orpheus model folder {folder} is missing {', '.join(missing)}.")
+    config = read_config(folder)
+    codec = read_codec_facts(folder / CODEC_DIR)
+    special = special_tokens(folder, codec)
+    vocab = int(config.get("vocab_size", 0))
+    if vocab < special.audio_end:
+        raise BaseModelError(f"{CONFIG_FILE} in {folder} has a vocabulary of {vocab}, but the tokenizer's audio "
+                             f"tokens reach {special.audio_end}: the two do not belong together.")
+    paths = weight_files(folder)
+    expected, stored = expected_shapes(config), stored_shapes(paths)
+    absent = sorted(set(expected) - set(stored))
+    if absent:
+        raise BaseModelError(f"The weights in {folder} lack {len(absent)} tensor(s) {CONFIG_FILE} calls for "
+                             f"(first: {absent[0]}); weights and configuration do not belong together.")
+    for key, shape in expected.items():
+        if stored[key] != shape:
+            raise BaseModelError(f"The weights in {folder}: {key} has shape {stored[key]} but {CONFIG_FILE} calls "
+                                 f"for {shape}; weights and configuration do not belong together.")
+    parameters = sum(_numel(shape) for shape in expected.values())
+    return OrpheusModelInfo(folder, config, parameters, context_length(config), codec, paths)
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n

@@ -1,0 +1,275 @@
+"""Estimate the peak GPU memory of an Orpheus 3B fine-tune before it starts.
+
+The same sum as for the other engines, for Orpheus's Llama (3.3 B parameters: 28 decoder layers of 100.7 M in
+their linear layers, a tied 156,940 x 3,072 embedding of 482 M):
+
+* **weights**: the decoder layers' linear weights at the base's storage - NF4 (4 bits plus double-quantised
+  scales: 0.516 bytes a weight), bf16 (2) or fp32 (4) - and the rest (embedding, norms) at bf16 or fp32 (NF4
+  quantises only linear layers); LoRA adapters in fp32;
+* **gradients**: one per trainable value, in its own type (fp32 adapters; bf16 for High's bf16 weights);
+* **optimizer**: AdamW 8 bytes per trainable value, bitsandbytes' 8-bit AdamW 2;
+* **activations**: what autograd saves for backward per token, from :func:`calibrate`, which counts the bytes
+  of every tensor saved in a forward pass of a real-width decoder layer (random weights) at three lengths, with
+  and without checkpointing, LoRA or not, in fp32 and under bf16 autocast (``resources/profiles/orpheus/
+  activation_calibration.json``); plus the chunked cross-entropy's one chunk of logits (256 tokens x 156,940 in
+  fp32, with its gradient and the bf16 product: 0.37 GiB) and, for Orpheus's own settings, the whole logits;
+* **overhead**: allocator fragmentation and library workspaces, 10 % plus 0.35 GiB (the other engines' figures).
+
+The sequence a clip makes is its prompt (about 40 tokens for a sentence) plus 82 tokens a second of speech, so
+a 30 s clip is about 2,500 tokens.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+GIB = 1024**3
+FRAGMENTATION = 0.10
+CONSTANT_OVERHEAD_GIB = 0.35
+CALIBRATION_PARTS = ("profiles", "orpheus", "activation_calibration.json")  # under resources/
+PROMPT_TOKENS = 40               # a sentence's prompt: speaker, words, 6 special tokens
+TOKENS_PER_SECOND = 24000 / 2048 * 7
+CE_CHUNK = 256
+NF4_BYTES = 0.5 + 0.5 / 64 + 4 / (64 * 256)  # 4-bit weights; a 1-byte scale per 64 weights, and an fp32 scale of
+                                              # those per 256 blocks (double quantisation)
+
+# canopylabs/orpheus-3b-0.1-ft's config.json (Llama 3.2 3B with Orpheus's vocabulary).
+ORPHEUS_3B_CONFIG: dict[str, Any] = {
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "attention_bias": False, "attention_dropout": 0.0,
+    "bos_token_id": 128000, "eos_token_id": 128009, "head_dim": 128, "hidden_act": "silu", "hidden_size": 3072,
+    "initializer_range": 0.02, "intermediate_size": 8192, "max_position_embeddings": 131072, "mlp_bias": False,
+    "num_attention_heads": 24, "num_hidden_layers": 28, "num_key_value_heads": 8, "pretraining_tp": 1,
+    "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                                            "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+    "rope_theta": 500000.0, "tie_word_embeddings": True, "use_cache": True, "vocab_size": 156940,
+}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The sizes that set the memory."""
+
+    hidden: int = 3072
+    intermediate: int = 8192
+    layers: int = 28
+    heads: int = 24
+    kv_heads: int = 8
+    vocab: int = 156940
+
+    @property
+    def kv(self) -> int:
+        return self.hidden // self.heads * self.kv_heads
+
+    @property
+    def layer_linear(self) -> int:
+        """Weights of one decoder layer's seven projections."""
+        return self.hidden * (2 * self.hidden + 2 * self.kv) + 3 * self.hidden * self.intermediate
+
+    @property
+    def embedding(self) -> int:
+        return self.vocab * self.hidden
+
+    @property
+    def parameters(self) -> int:
+        norms = self.layers * 2 * self.hidden + self.hidden
+        return self.layers * self.layer_linear + self.embedding + norms
+
+    def lora(self, rank: int) -> int:
+        """Adapter values of LoRA on the seven projections of every layer."""
+        h, k, m = self.hidden, self.kv, self.intermediate
+        return self.layers * rank * (2 * (h + h) + 2 * (h + k) + 3 * (h + m))
+
+    @classmethod
+    def of(cls, config: dict[str, Any]) -> "Shape":
+        return cls(config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"],
+                   config["num_attention_heads"], config.get("num_key_value_heads", config["num_attention_heads"]),
+                   config["vocab_size"])
+
+
+ORPHEUS_3B = Shape.of(ORPHEUS_3B_CONFIG)
+
+
+@dataclass(frozen=True)
+class OrpheusSetting:
+    """What sets an Orpheus fine-tune's memory (the fields the profiles fill)."""
+
+    batch_size: int = 1
+    max_clip_seconds: float = 30.0
+    base_weights: str = "nf4"          # "nf4", "bf16" or "fp32"
+    mixed_precision: str = "bf16"
+    gradient_checkpointing: bool = True
+    optimizer: str = "adamw"           # "adamw" or "adamw8bit"
+    lora_rank: int = 16                # 0: full fine-tune
+    # Orpheus's own LoRA script: the embedding and output projection trained in full beside the adapters (peft's
+    # modules_to_save: a trainable copy of each, untied).
+    embeddings_in_full: bool = False
+    chunked_loss: bool = True          # False: logits of every scored token at once (transformers' own loss)
+
+
+@dataclass(frozen=True)
+class OrpheusMemoryEstimate:
+    weights_gib: float
+    gradients_gib: float
+    optimizer_gib: float
+    activations_gib: float
+    overhead_gib: float
+    calibrated: bool
+
+    @property
+    def total_gib(self) -> float:
+        return self.weights_gib + self.gradients_gib + self.optimizer_gib + self.activations_gib + self.overhead_gib
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(asdict(self), total_gib=self.total_gib)
+
+
+# Bytes per token, a shape-derived fallback (bf16): a layer saves about 20 tensors of the hidden width and 3 of the
+# MLP's; a checkpointed layer keeps its input.
+_FALLBACK = {
+    "bf16": {"layer": [0.0, 2.0 * (20 * 3072 + 3 * 8192), 0.0], "layer_input": [0.0, 2.0 * 3072, 0.0]},
+    "fp32": {"layer": [0.0, 4.0 * (20 * 3072 + 3 * 8192), 0.0], "layer_input": [0.0, 4.0 * 3072, 0.0]},
+}
+
+
+def load_calibration(path: Path | None = None) -> tuple[dict[str, Any], bool]:
+    """The activation coefficients (measured when the calibration file exists)."""
+    from alltalk_gui.core.resources import resource_path
+
+    try:
+        path = path or resource_path(*CALIBRATION_PARTS)
+        return json.loads(path.read_text(encoding="utf-8"))["per_token"], True
+    except (OSError, KeyError, ValueError):
+        return {"full": _FALLBACK, "lora": _FALLBACK}, False
+
+
+def tokens(seconds: float) -> int:
+    """The sequence of a clip of ``seconds`` (prompt and speech)."""
+    return PROMPT_TOKENS + int(seconds * TOKENS_PER_SECOND) + 2
+
+
+def _poly(coefficients: list[float], n: int) -> float:
+    _a, b, c = coefficients  # the constant is weights autograd also saves: counted under weights already
+    return max(0.0, b * n + c * n * n)
+
+
+def estimate(setting: OrpheusSetting, shape: Shape = ORPHEUS_3B,
+             calibration: tuple[dict[str, Any], bool] | None = None) -> OrpheusMemoryEstimate:
+    """Peak GPU memory of a fine-tune with ``setting`` on a model of ``shape`` (GiB, parts and total)."""
+    per_token, calibrated = calibration or load_calibration()
+    linear = shape.layers * shape.layer_linear
+    rest = shape.parameters - linear
+    storage = {"nf4": NF4_BYTES, "bf16": 2.0, "fp32": 4.0}[setting.base_weights]
+    weights = linear * storage + rest * (4.0 if setting.base_weights == "fp32" else 2.0)
+    if setting.lora_rank:
+        trainable, grad_bytes = shape.lora(setting.lora_rank), 4.0
+        weights += trainable * 4.0
+        if setting.embeddings_in_full:  # trainable copies of both matrices, in the base's type
+            copies = 2 * shape.embedding
+            weights += copies * (4.0 if setting.base_weights == "fp32" else 2.0)
+            trainable += copies
+    else:
+        trainable, grad_bytes = shape.parameters, storage
+    gradients = trainable * grad_bytes
+    optimizer = trainable * (2.0 if setting.optimizer == "adamw8bit" else 8.0)
+    n = tokens(setting.max_clip_seconds)
+    half = setting.mixed_precision in ("bf16", "fp16")
+    coeff = per_token["lora" if setting.lora_rank else "full"]["bf16" if half else "fp32"]
+    if setting.gradient_checkpointing:
+        per_clip = shape.layers * _poly(coeff["layer_input"], n) + _poly(coeff["layer"], n)
+    else:
+        per_clip = shape.layers * _poly(coeff["layer"], n)
+    logits_tokens = min(CE_CHUNK, n * setting.batch_size) if setting.chunked_loss else n * setting.batch_size
+    logits = logits_tokens * shape.vocab * (4 + 4 + (2 if half else 0))  # fp32 logits, their gradient, bf16 product
+    activations = setting.batch_size * per_clip + logits
+    subtotal = (weights + gradients + optimizer + activations) / GIB
+    return OrpheusMemoryEstimate(weights / GIB, gradients / GIB, optimizer / GIB, activations / GIB,
+                                 FRAGMENTATION * subtotal + CONSTANT_OVERHEAD_GIB, calibrated)
+
+
+def saved_tensor_bytes(n: int, depth: int, precision: str, checkpointing: bool, lora: bool, seed: int = 0) -> int:
+    """Bytes autograd saves for backward in one training forward of ``depth`` real-width decoder layers (random
+    weights, a tiny vocabulary: the loss is counted apart) on one sequence of ``n`` tokens; each storage once."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from alltalk_gui.core.engines.orpheus.model import add_lora, set_checkpointing
+
+    torch.manual_seed(seed)
+    config = dict(ORPHEUS_3B_CONFIG, num_hidden_layers=depth, vocab_size=64, tie_word_embeddings=True)
+    lm = LlamaForCausalLM(LlamaConfig(**config)).train()
+    lm.config._attn_implementation = "sdpa"
+    if lora:
+        add_lora(lm, 16, 32.0)
+    set_checkpointing(lm, checkpointing)
+    seen: dict[tuple[int, int], int] = {}
+
+    def pack(tensor):
+        storage = tensor.untyped_storage()
+        seen[(storage.data_ptr(), storage.nbytes())] = storage.nbytes()
+        return tensor
+
+    ids = torch.randint(0, 64, (1, n))
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16")
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), autocast:
+        hidden = lm.model(input_ids=ids, use_cache=False).last_hidden_state
+    del hidden
+    return sum(seen.values())
+
+
+def calibrate(lengths: tuple[int, ...] = (128, 256, 512)) -> dict[str, Any]:
+    """The per-token coefficients (``per_token`` of the calibration file), measured on the CPU.
+
+    ``layer``: one decoder layer's saved bytes (depth 2 minus depth 1, no checkpointing); ``layer_input``: what a
+    checkpointed layer keeps (the same difference with checkpointing); each fitted as a + b*n + c*n^2.
+    """
+    import numpy as np
+
+    result: dict[str, Any] = {}
+    for kind in ("full", "lora"):
+        result[kind] = {}
+        for precision in ("fp32", "bf16"):
+            series: dict[str, list[float]] = {"layer": [], "layer_input": []}
+            for n in lengths:
+                lora = kind == "lora"
+                series["layer"].append(saved_tensor_bytes(n, 2, precision, False, lora)
+                                       - saved_tensor_bytes(n, 1, precision, False, lora))
+                series["layer_input"].append(saved_tensor_bytes(n, 2, precision, True, lora)
+                                             - saved_tensor_bytes(n, 1, precision, True, lora))
+            result[kind][precision] = {key: [float(c) for c in np.polyfit(lengths, values, 2)[::-1]]
+                                       for key, values in series.items()}
+            result[kind][precision]["measured_bytes"] = {key: dict(zip(map(str, lengths), values))
+                                                         for key, values in series.items()}
+    return result
+
+
+def write_calibration(path: Path) -> dict[str, Any]:
+    """Run :func:`calibrate` and write the calibration file (atomically); returns what was written."""
+    import time
+
+    import torch
+
+    from alltalk_gui.core import atomic
+
+    start = time.perf_counter()
+    document = {
+        "date": time.strftime("%Y-%m-%d"),
+        "device": "cpu (saved-tensor bytes are device-independent; CPU sdpa saves no n^2 scores)",
+        "model": "Orpheus 3B width (hidden 3072, MLP 8192, 24 heads / 8 KV heads), random weights, depth 1 and 2; "
+                 "LoRA rank 16 on the seven projections for 'lora'",
+        "torch": torch.__version__, "lengths_tokens": [128, 256, 512],
+        "written_by": "python -m alltalk_gui.core.engines.orpheus.memory_estimate PATH",
+        "per_token": calibrate(),
+    }
+    document["seconds"] = round(time.perf_counter() - start, 1)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic.write_json(path, document)
+    return document
+
+
+if __name__ == "__main__":  # python -m alltalk_gui.core.engines.orpheus.memory_estimate resources/profiles/orpheus/activation_calibration.json
+    import sys
+
+    write_calibration(Path(sys.argv[1]))

@@ -1,0 +1,192 @@
+"""Orpheus's Llama for training: loading it (4-bit NF4, bf16 or fp32), LoRA, checkpointing, and the loss.
+
+**The module the loop trains** is :class:`OrpheusLM`, a thin module around transformers' ``LlamaForCausalLM``
+whose ``forward(batch)`` returns the loss itself. The loss is computed inside the forward pass so that DDP and
+FSDP wrap one module whose forward does all the work (gradients synchronise; FSDP gathers the root's tied
+embedding for the output projection), and so that logits are never made for every position.
+
+**The loss** is the cross-entropy of the answer only - the audio tokens, end of speech and end of AI - with the
+prompt masked (Orpheus's own scripts score the whole sequence). Orpheus's vocabulary has 156,940 tokens: logits
+for a 30 s clip (2,461 scored tokens) would be 1.4 GiB in fp32, more again for their gradient. The loss takes the
+final hidden states of the scored positions only and projects them :data:`CE_CHUNK` at a time, each chunk under
+activation checkpointing, so at most one chunk's logits (256 x 156,940 x 4 bytes = 154 MiB) exist at once in the
+forward pass and again in the backward pass. Its parts: ``audio_ce`` (the codes) and ``end_ce`` (the two end
+tokens: an untrained stop is what makes speech run on).
+
+**Levers**: the base in 4-bit NF4 with double quantisation (bitsandbytes, through transformers'
+``BitsAndBytesConfig``; compute in bf16), in bf16, or in fp32; LoRA (peft) on the attention and MLP
+projections of every decoder layer; transformers' activation checkpointing of the decoder layers
+(non-reentrant, so frozen embeddings need no input gradients). With LoRA nothing else trains: the embedding and
+the tied output projection stay as they are. Orpheus's vocabulary already holds every audio token and the
+speaker name is ordinary text, so a fine-tune needs no new row (Orpheus's own LoRA script trains both 482 M
+matrices in full, which is most of its memory; the Low profile's test shows the adapters alone learn).
+
+**Checkpoints**: when parts are frozen, the module's state dict holds only what trains (the adapters: 24 M
+values at rank 16 instead of 3.3 B), through state-dict hooks that work under any wrapper; a resume and the
+preview rebuild the frozen rest from the base folder, which the run's config names.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+
+from alltalk_gui.core.engines.orpheus.tokens import IGNORE, SpecialTokens
+
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+DECODER_LAYER = "LlamaDecoderLayer"    # FSDP wraps these (transformer-based auto wrap)
+CE_CHUNK = 256                          # scored tokens projected to the vocabulary at a time
+BASE_WEIGHTS = ("nf4", "bf16", "fp32")
+LOSS_PARTS = ("audio_ce", "end_ce")
+
+
+def load_lm(folder: str | os.PathLike[str], weights: str, device: Any = "cpu"):
+    """The base folder's ``LlamaForCausalLM`` with its weights stored as ``weights`` (one of :data:`BASE_WEIGHTS`).
+
+    NF4 weights are quantised as they load, on ``device`` (bitsandbytes packs them differently per device);
+    the others load on the CPU and the loop moves them.
+    """
+    from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+    if weights not in BASE_WEIGHTS:
+        raise ValueError(f"base weights must be one of {', '.join(BASE_WEIGHTS)}, not {weights!r}")
+    kwargs: dict[str, Any] = {"local_files_only": True, "attn_implementation": "sdpa",
+                              "dtype": torch.float32 if weights == "fp32" else torch.bfloat16}
+    if weights == "nf4":
+        kwargs["quantization_config"] = BitsAndBytesConfig(
+            load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+            bnb_4bit_compute_dtype=torch.bfloat16)
+        kwargs["device_map"] = {"": str(device)}
+    lm = AutoModelForCausalLM.from_pretrained(str(folder), **kwargs)
+    lm.config.use_cache = False  # training; generation asks for the cache itself
+    if weights == "nf4" and torch.device(device).type == "cpu":
+        _keep_cpu_weights_unpacked(lm)
+    return lm
+
+
+def _keep_cpu_weights_unpacked(lm) -> None:
+    """bitsandbytes 0.50 repacks a 4-bit layer's weights for its AVX-512 kernel the first time the layer runs in
+    eval mode on such a CPU, and fails doing so for double-quantised weights (absmax holds the quantised
+    scales); it also leaves the weights in a layout its training path does not read. Switching that off keeps
+    the one layout bitsandbytes trains and evaluates with everywhere (dequantise, then matmul)."""
+    from bitsandbytes.nn import Linear4bit
+
+    for module in lm.modules():
+        if isinstance(module, Linear4bit):
+            module.support_avx512bf16_for_cpu = False
+
+
+def add_lora(lm, rank: int, alpha: float, dropout: float = 0.0) -> None:
+    """LoRA adapters on every decoder layer's attention and MLP projections, in place; only they train, in fp32
+    (autocast does the maths in bf16; the adapters' small updates need the precision)."""
+    from peft import LoraConfig, inject_adapter_in_model
+
+    config = LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=dropout, target_modules=list(LORA_TARGETS),
+                        bias="none")
+    inject_adapter_in_model(config, lm)
+    for name, parameter in lm.named_parameters():
+        parameter.requires_grad_("lora_" in name)
+        if parameter.requires_grad and parameter.dtype != torch.float32:
+            parameter.data = parameter.data.float()
+
+
+def lora_config(lm):
+    """The peft LoraConfig the adapters of ``lm`` were made with (None without adapters)."""
+    return getattr(lm, "peft_config", {}).get("default")
+
+
+def merge_lora(lm):
+    """Fold the adapters into their base layers and drop them; returns ``lm`` with transformers' plain keys."""
+    from peft.tuners.lora import LoraLayer
+
+    for name, module in list(lm.named_modules()):
+        if isinstance(module, LoraLayer):
+            module.merge()
+            parent_name, _, child = name.rpartition(".")
+            setattr(lm.get_submodule(parent_name) if parent_name else lm, child, module.get_base_layer())
+    if hasattr(lm, "peft_config"):
+        del lm.peft_config
+    return lm
+
+
+def set_checkpointing(lm, enabled: bool) -> None:
+    """Recompute each decoder layer's activations in the backward pass (non-reentrant: no input gradients needed).
+    transformers 5 renamed the switch (``activation_checkpointing_*``); 4.57 has only the old name."""
+    if enabled:
+        enable = getattr(lm, "activation_checkpointing_enable", None) or lm.gradient_checkpointing_enable
+        enable({"use_reentrant": False})
+        return
+    on = getattr(lm, "is_activation_checkpointing", None)
+    if on if on is not None else lm.is_gradient_checkpointing:
+        (getattr(lm, "activation_checkpointing_disable", None) or lm.gradient_checkpointing_disable)()
+
+
+def trainable(module) -> int:
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)
+
+
+class OrpheusLM(nn.Module):
+    """Orpheus's causal LM whose forward pass returns the scored loss and its parts (see the module docstring)."""
+
+    def __init__(self, lm, special: SpecialTokens, chunk: int = CE_CHUNK) -> None:
+        super().__init__()
+        self.lm = lm
+        self.end_tokens = (special.end_of_speech, special.end_of_ai)
+        self.chunk = chunk
+        self.register_state_dict_post_hook(_drop_frozen_from_state)
+        self.register_load_state_dict_post_hook(_forgive_frozen_on_load)
+
+    def forward(self, input_ids, attention_mask, labels) -> dict[str, Any]:
+        hidden = self.lm.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state
+        targets = labels[:, 1:]
+        scored = targets != IGNORE
+        states, wanted = hidden[:, :-1][scored], targets[scored]  # position t predicts the token at t + 1
+        # One chunk of logits at a time, recomputed in the backward pass instead of kept.
+        losses = torch.cat([
+            checkpoint(self._token_losses, states[i:i + self.chunk], wanted[i:i + self.chunk], use_reentrant=False)
+            for i in range(0, wanted.numel(), self.chunk)
+        ]) if wanted.numel() else hidden.new_zeros(0, dtype=torch.float32)
+        ends = (wanted == self.end_tokens[0]) | (wanted == self.end_tokens[1])
+        return {"loss": losses.mean(), "audio_ce": _mean(losses[~ends]), "end_ce": _mean(losses[ends])}
+
+    def _token_losses(self, states, wanted):
+        logits = self.lm.lm_head(states).float()
+        return nn.functional.cross_entropy(logits, wanted, reduction="none")
+
+
+def _mean(values):
+    return values.mean() if values.numel() else values.new_zeros(())
+
+
+def _frozen_names(module) -> list[str]:
+    # Every name of a tied matrix (the embedding and the output projection share one).
+    return [name for name, p in module.named_parameters(remove_duplicate=False) if not p.requires_grad]
+
+
+def _drop_frozen_from_state(module, state_dict, prefix, local_metadata) -> None:  # noqa: ARG001
+    """State-dict hook: leave out frozen parameters (and bitsandbytes' quantisation state beside them)."""
+    frozen = [prefix + name for name in _frozen_names(module)]
+    if not frozen:
+        return
+    frozen_set = set(frozen)
+    for key in list(state_dict):
+        if key.startswith(prefix) and (key in frozen_set or any(key.startswith(f + ".") for f in frozen)):
+            del state_dict[key]
+
+
+def _forgive_frozen_on_load(module, incompatible) -> None:
+    """Load hook: frozen parameters are not in a checkpoint (they come from the base folder), so not missing."""
+    frozen = _frozen_names(module)
+    if not frozen:
+        return
+    keep = [k for k in incompatible.missing_keys if not any(k == f or k.endswith("." + f) for f in frozen)]
+    incompatible.missing_keys[:] = keep
+
+
+def loss(model, batch: dict[str, Any]) -> dict[str, Any]:
+    """The engine's loss for the loop: the (possibly wrapped) :class:`OrpheusLM` called on a batch."""
+    return model(batch["input_ids"], batch["attention_mask"], batch["labels"])
