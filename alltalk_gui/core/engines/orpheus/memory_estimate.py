@@ -192,6 +192,8 @@ def estimate(setting: OrpheusSetting, shape: Shape = ORPHEUS_3B,
 def saved_tensor_bytes(n: int, depth: int, precision: str, checkpointing: bool, lora: bool, seed: int = 0) -> int:
     """Bytes autograd saves for backward in one training forward of ``depth`` real-width decoder layers (random
     weights, a tiny vocabulary: the loss is counted apart) on one sequence of ``n`` tokens; each storage once."""
+    import gc
+
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -205,17 +207,24 @@ def saved_tensor_bytes(n: int, depth: int, precision: str, checkpointing: bool, 
         add_lora(lm, 16, 32.0)
     set_checkpointing(lm, checkpointing)
     seen: dict[tuple[int, int], int] = {}
+    kept: list[Any] = []  # every saved tensor stays alive until the end, so no address is reused and counted once
 
     def pack(tensor):
         storage = tensor.untyped_storage()
-        seen[(storage.data_ptr(), storage.nbytes())] = storage.nbytes()
-        return tensor
+        key = (storage.data_ptr(), storage.nbytes())
+        seen[key] = storage.nbytes()
+        kept.append(tensor)
+        return key  # not the tensor: a graph that holds its own saved tensors through a hook is never freed
+
+    def unpack(_key):
+        raise RuntimeError("measuring only: no backward pass")
 
     ids = torch.randint(0, 64, (1, n))
     autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16")
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), autocast:
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack), autocast:
         hidden = lm.model(input_ids=ids, use_cache=False).last_hidden_state
-    del hidden
+    del hidden, lm, kept[:]
+    gc.collect()
     return sum(seen.values())
 
 

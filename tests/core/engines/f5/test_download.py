@@ -20,10 +20,11 @@ from alltalk_gui.core.engines.f5.download import LicenceNotAccepted, download_ba
 
 class LocalHub:
     """Answers HEAD/GET on /<repo>/resolve/<revision>/<path> as the Hub does (X-Repo-Commit; weights with their
-    SHA-256 as X-Linked-Etag, small files with a git blob id); 404 with X-Error-Code EntryNotFound otherwise."""
+    SHA-256 as X-Linked-Etag, small files with a git blob id); 404 with X-Error-Code EntryNotFound otherwise, and
+    401 with X-Error-Code GatedRepo for the repositories in ``gated`` (a user not logged in, or without access)."""
 
-    def __init__(self, files: dict[str, bytes]):
-        self.files, self.gets = files, []
+    def __init__(self, files: dict[str, bytes], gated: tuple[str, ...] = ()):
+        self.files, self.gets, self.gated = files, [], gated
         hub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -38,6 +39,13 @@ class LocalHub:
 
             def _answer(self, body: bool):
                 key = self.path.split("?")[0].replace("/resolve/main/", "/", 1).lstrip("/")
+                if any(key.startswith(repo + "/") for repo in hub.gated):
+                    self.send_response(401)
+                    self.send_header("X-Error-Code", "GatedRepo")
+                    self.send_header("X-Error-Message", "Access to this model is restricted.")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 data = hub.files.get(key)
                 if data is None:
                     self.send_response(404)
