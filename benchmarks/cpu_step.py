@@ -13,9 +13,13 @@ text_dim 512, 4 ConvNeXt layers, 2,545 tokens: 337 M parameters) and times the e
 backward, clipping and AdamW on 6 s clips at 24 kHz (563 mel frames of 100 bands, 14 characters a second).
 About 7 GiB of RAM.
 
+Orpheus-TTS (``--engine orpheus``): Orpheus 3B's width and vocabulary (hidden 3,072, 156,940 tokens) at depths 1
+and 2, extrapolated to its 28 layers (:func:`measure_orpheus`); the engine's chunked loss, checkpointing, AdamW
+over every weight. About 11 GiB of RAM in fp32.
+
 Each precision runs in its own process so its peak RSS is its own.
 
-    python benchmarks/cpu_step.py [--engine xtts|f5] [--steps 3] [--precisions no,bf16] [--out FILE.json]
+    python benchmarks/cpu_step.py [--engine xtts|f5|orpheus] [--steps 3] [--precisions no,bf16] [--out FILE.json]
 """
 
 from __future__ import annotations
@@ -55,6 +59,49 @@ def measure_f5(precision: str, steps: int, batch: int, seconds: float, threads: 
     record = timed_steps(cfm, lambda model: f5_loss(model, inputs), precision, steps, lr=1e-5)
     return {"precision": precision, "parameters": record.pop("parameters"), "batch": batch, "clip_seconds": seconds,
             "mel_frames": n, "text_tokens": text_len, "threads": threads, **record}
+
+
+ORPHEUS_PROMPT_TOKENS = 40
+ORPHEUS_DEPTHS = (1, 2)  # measured; the real model's 28 layers are extrapolated from the difference
+
+
+def measure_orpheus(precision: str, steps: int, batch: int, seconds: float, threads: int) -> dict:
+    """Orpheus 3B's full fine-tune step, measured on its real width and vocabulary at depths 1 and 2 and extrapolated
+    to its 28 decoder layers (the whole model's AdamW state alone is 26 GB: more than this machine holds). A layer
+    costs the same wherever it sits, so step(28) = step(1) + 27 x (step(2) - step(1)); the first layer's share of
+    step(1) also holds the embedding, the chunked loss over 156,940 tokens and AdamW over the 482 M-value embedding.
+    ``precision`` names the weights: "no" fp32, "bf16" bf16 weights (what the High profile holds, and trains with
+    on the CPU, where autocast is off)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from alltalk_gui.core.engines.orpheus.memory_estimate import ORPHEUS_3B_CONFIG, TOKENS_PER_SECOND
+    from alltalk_gui.core.engines.orpheus.model import OrpheusLM, loss as orpheus_loss, set_checkpointing
+    from alltalk_gui.core.engines.orpheus.tokens import IGNORE
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from orpheus_memory_profiles import random_batch, special_tokens
+
+    torch.set_num_threads(threads)
+    special = special_tokens(ORPHEUS_3B_CONFIG)
+    batches = [random_batch(special, seconds, 128000, seed=i) for i in range(batch)]
+    inputs = {k: torch.cat([b[k] for b in batches]) for k in batches[0]}
+    per_depth = {}
+    for depth in ORPHEUS_DEPTHS:
+        torch.manual_seed(0)
+        config = LlamaConfig(**dict(ORPHEUS_3B_CONFIG, num_hidden_layers=depth))
+        lm = LlamaForCausalLM(config).to(torch.bfloat16 if precision == "bf16" else torch.float32)
+        set_checkpointing(lm, True)  # every profile checkpoints
+        model = OrpheusLM(lm, special).train()
+        per_depth[depth] = timed_steps(model, lambda m: orpheus_loss(m, inputs)["loss"], "no", steps, lr=5e-5)
+        del model, lm
+    one, two = per_depth[1]["mean_step_s"], per_depth[2]["mean_step_s"]
+    layers = ORPHEUS_3B_CONFIG["num_hidden_layers"]
+    return {"precision": precision, "weights": "bf16" if precision == "bf16" else "fp32", "batch": batch,
+            "clip_seconds": seconds, "tokens": int(inputs["input_ids"].shape[1]),
+            "scored_tokens": int((inputs["labels"] != IGNORE).sum()), "threads": threads,
+            "mean_step_s": round(one + (layers - 1) * (two - one), 2), "layer_step_s": round(two - one, 2),
+            "depth_1": per_depth[1], "depth_2": per_depth[2], "tokens_per_second_of_audio": TOKENS_PER_SECOND}
 
 
 def measure_xtts(precision: str, steps: int, batch: int, seconds: float, threads: int) -> dict:
@@ -105,7 +152,7 @@ def timed_steps(model, loss_of, precision: str, steps: int, lr: float) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--engine", choices=("xtts", "f5"), default="xtts")
+    parser.add_argument("--engine", choices=("xtts", "f5", "orpheus"), default="xtts")
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--batch", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=6.0)
@@ -114,14 +161,15 @@ def main() -> int:
     parser.add_argument("--out", help="JSON file (default benchmarks/results/<engine>_cpu_step.json)")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one precision, print JSON
     args = parser.parse_args()
-    measure = measure_f5 if args.engine == "f5" else measure_xtts
+    measure = {"f5": measure_f5, "orpheus": measure_orpheus}.get(args.engine, measure_xtts)
     if args.one:
         print(json.dumps(measure(args.one, args.steps, args.batch, args.seconds, args.threads)))
         return 0
     args.out = args.out or str(Path(__file__).parent / "results" / f"{args.engine}_cpu_step.json")
     import torch
 
-    name = "f5_tts_v1_base_cpu_training_step" if args.engine == "f5" else "xtts_v2_gpt_cpu_training_step"
+    name = {"f5": "f5_tts_v1_base_cpu_training_step", "orpheus": "orpheus_3b_cpu_training_step"}.get(
+        args.engine, "xtts_v2_gpt_cpu_training_step")
     report = {"benchmark": name, "date": date.today().isoformat(),
               "machine": {"cpu": cpu_name(), "cores": args.threads, "torch": torch.__version__,
                           "load_average_before": os.getloadavg()},

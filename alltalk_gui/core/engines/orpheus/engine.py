@@ -49,7 +49,7 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
     output_sample_rate = SAMPLE_RATE
     max_clip_ms = int(MAX_SECONDS * 1000)
     base_model_files = (CONFIG_FILE, *TOKENIZER_FILES, "model*.safetensors", *(f"{CODEC_DIR}/{n}" for n in CODEC_FILES))
-    voice_files = base_model_files
+    voice_files = (CONFIG_FILE, *TOKENIZER_FILES, *(f"{CODEC_DIR}/{n}" for n in CODEC_FILES))  # the weights: any name
     export_formats = FORMATS
     export_format_titles = FORMAT_TITLES
     base_model_setting = "orpheus_base_model_dir"
@@ -101,7 +101,6 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
         model.train()
         train_set, eval_set = ClipSet(train_samples), ClipSet(eval_samples)
         pad_collate = partial(collate, pad=special.pad)
-        longest = sorted(range(len(train_set)), key=lambda i: train_set.lengths[i], reverse=True)
 
         def loss(module, batch, eval_mode: bool = False) -> dict[str, Any]:  # noqa: ARG001 - eval is deterministic
             return orpheus_model.loss(module, batch)  # through the module: tests can wrap it
@@ -110,9 +109,7 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
             model=model, train_set=train_set, eval_set=eval_set, lengths=train_set.lengths,
             eval_lengths=eval_set.lengths, collate=pad_collate, loss=loss, batch_size=batch_size, split=split_batch,
             loss_parts=orpheus_model.LOSS_PARTS, parameters=sum(p.numel() for p in lm.parameters()),
-            trainable=trainable,
-            longest_batch=lambda size: pad_collate([train_set[longest[i % len(longest)]] for i in range(size)]),
-            longest_seconds=max(c.seconds for c in train_clips),
+            trainable=trainable, longest_seconds=max(c.seconds for c in train_clips),
             notes=(*((note,) if (note := language_note(self, config.language)) else ()), *notes),
         )
 
