@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from alltalk_gui.core.engine_api.engine import (
-    EngineError, HubDownload, Licence, Reference, ReferenceKind, ShippedProfiles, TrainingSetup, language_note,
+    DiskNeeds, EngineError, HubDownload, Licence, Reference, ReferenceKind, ShippedProfiles, TrainingSetup, language_note,
 )
 from alltalk_gui.core.engines.orpheus import download
 from alltalk_gui.core.engines.orpheus.codec import CODEC_DIR, CODEC_FILES
@@ -136,6 +136,15 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
             base_weights=config.engine_options().base_weights, mixed_precision=config.mixed_precision,
             gradient_checkpointing=config.gradient_checkpointing,
             optimizer="adamw8bit" if "8bit" in config.optimizer else "adamw", lora_rank=config.lora_rank))
+
+    def disk_needs(self, config) -> DiskNeeds | None:
+        """From config.json's sizes (no torch): a LoRA checkpoint holds only the adapters (fp32) and their moments;
+        a full one every weight as it trains (bf16 or fp32) and the optimizer's moments (8-bit: 2 bytes a weight;
+        torch's AdamW keeps two in the weights' own type). An export in the default format is the model in bf16,
+        the tokenizer and the codec."""
+        from alltalk_gui.core.engines.orpheus.disk_needs import disk_needs
+
+        return disk_needs(config)
 
     # ----------------------------------------------------------------------------------------- synthesis
     def load_voice(self, base_model_dir: Path, weights: Path | None, device: str):
