@@ -40,11 +40,14 @@ def make_optimizer(gpt, config: TrainConfig):
     from torch import nn
 
     no_decay_types = (nn.LayerNorm, nn.GroupNorm, nn.modules.batchnorm._NormBase, nn.Embedding, nn.EmbeddingBag)
-    decay, no_decay = [], []
+    decay, no_decay, seen = [], [], set()
     for module in gpt.modules():
         for name, param in module.named_parameters(recurse=False):
-            if not param.requires_grad:
+            # A tied matrix (an embedding that is also the output projection) is one parameter of two modules:
+            # it goes into the group of the first that names it, once (torch refuses it in two groups).
+            if not param.requires_grad or id(param) in seen:
                 continue
+            seen.add(id(param))
             (no_decay if name.endswith("bias") or isinstance(module, no_decay_types) else decay).append(param)
     groups = [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
     kwargs = dict(lr=config.lr, betas=(config.beta1, config.beta2), eps=1e-8)
