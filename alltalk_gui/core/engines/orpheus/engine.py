@@ -26,11 +26,12 @@ from alltalk_gui.core.engine_api.engine import (
 from alltalk_gui.core.engines.orpheus import download
 from alltalk_gui.core.engines.orpheus.codec import CODEC_DIR, CODEC_FILES
 from alltalk_gui.core.engines.orpheus.data import MAX_SECONDS
-from alltalk_gui.core.engines.orpheus.export import FORMAT_TITLES, FORMATS
 from alltalk_gui.core.engines.orpheus.files import CONFIG_FILE, TOKENIZER_FILES
 from alltalk_gui.core.engines.orpheus.options import OrpheusGenerationOptions, OrpheusTrainOptions
 
 SAMPLE_RATE = 24_000          # SNAC 24 kHz: clips, datasets and speech
+EXPORT_FORMAT_TITLES = {"orpheus": "Hugging Face model folder (Orpheus, LoRA merged)",
+                        "lora": "LoRA adapter alone (peft), for the base model"}
 SENTENCE_PAUSE_S = 0.2
 LANGUAGES_NOTE = ("Orpheus 3B 0.1 was trained on English speech: a few minutes of another language will not teach "
                   "it that language well. canopylabs' multilingual research models (French, German, Korean, Hindi, "
@@ -50,8 +51,8 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
     max_clip_ms = int(MAX_SECONDS * 1000)
     base_model_files = (CONFIG_FILE, *TOKENIZER_FILES, "model*.safetensors", *(f"{CODEC_DIR}/{n}" for n in CODEC_FILES))
     voice_files = (CONFIG_FILE, *TOKENIZER_FILES, *(f"{CODEC_DIR}/{n}" for n in CODEC_FILES))  # the weights: any name
-    export_formats = FORMATS
-    export_format_titles = FORMAT_TITLES
+    export_formats = tuple(EXPORT_FORMAT_TITLES)
+    export_format_titles = EXPORT_FORMAT_TITLES
     base_model_setting = "orpheus_base_model_dir"
     download_size = "about 6.7 GB"
     download = download  # licence and Hub download (HubDownload)

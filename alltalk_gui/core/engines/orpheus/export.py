@@ -35,9 +35,6 @@ from alltalk_gui.core.engines.orpheus.files import TOKENIZER_FILES
 from alltalk_gui.core.voice import publish
 from alltalk_gui.core.voice.export import ExportError, ExportOptions, ExportResult, safe_name
 
-FORMATS = ("orpheus", "lora")
-FORMAT_TITLES = {"orpheus": "Hugging Face model folder (Orpheus, LoRA merged)",
-                 "lora": "LoRA adapter alone (peft), for the base model"}
 HEADROOM_BYTES = 16 << 20
 MERGE_IN_FP32_BELOW = 1_000_000_000   # parameters: small models merge in fp32; Orpheus 3B in bf16 (6.6 GB, not 13)
 _SETTING_KEYS = ("profile", "lora_rank", "lora_alpha", "lr", "epochs", "batch_size", "grad_accum_steps",
