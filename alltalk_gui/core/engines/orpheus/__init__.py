@@ -16,7 +16,7 @@ base-model files, check, download      :mod:`.files` (``validate_base_model``), 
 the codec                              :mod:`.codec` (load, facts, encode, decode)
 tokens                                 :mod:`.tokens` (special ids by name, frames as tokens, the prompt)
 dataset                                :mod:`.data` (clips checked against the context, sequences, batches),
-                                       :mod:`.codes_cache` (SNAC codes once per clip, by content)
+                                       :mod:`.codes` (SNAC codes once per clip, through the feature cache)
 model + loss, memory levers            :mod:`.model` (4-bit / bf16 / fp32 base, LoRA, checkpointing, the
                                        chunked cross-entropy), :mod:`.fsdp` (several GPUs)
 memory estimate                        :mod:`.memory_estimate`, profiles in ``resources/profiles/orpheus/``

@@ -3,7 +3,7 @@
 Each row of ``metadata_train.csv`` / ``metadata_eval.csv`` becomes one sequence (:mod:`.tokens`): the prompt
 ``"<speaker>: <text>"`` (the speaker is the row's ``speaker_name``, which the dataset export fills with the
 project's speaker name), then the clip's SNAC codes as audio tokens, repeated frames dropped as Orpheus does. The
-codes come from :class:`~.codes_cache.CodesCache`: the codec runs once per clip, at the first training run.
+codes come from :class:`~.codes.ClipCodes`: the codec runs once per clip, at the first training run.
 
 Limits (:func:`check_clip`): a clip must be at least ``min_seconds`` long and at most ``max_seconds``, and its
 whole sequence (prompt + the clip's frames x 7 + 2) must fit the model's context (:func:`.files.context_length`,

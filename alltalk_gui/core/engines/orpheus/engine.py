@@ -1,7 +1,7 @@
 """Orpheus-TTS 3B 0.1 behind the engine boundary (:class:`alltalk_gui.core.engine_api.engine.Engine`): ``ENGINE``.
 
 Each method hands over to the module that knows the part: :mod:`.files` (base folder and its checks),
-:mod:`.download`, :mod:`.data` (clips, sequences, batches) with :mod:`.codes_cache` (SNAC codes once per clip),
+:mod:`.download`, :mod:`.data` (clips, sequences, batches) with :mod:`.codes` (SNAC codes once per clip),
 :mod:`.model` (the Llama, its levers and the chunked loss), :mod:`.memory_estimate`, :mod:`.tuned` (a checkpoint's
 model), :mod:`.synthesis` and :mod:`.export`. torch and transformers are imported on first use, so importing this
 module (which the registry does) is cheap.
@@ -218,29 +218,20 @@ def _check_options(config) -> None:
 
 
 def _encode(config, info, special, train_clips, eval_clips):
-    """Both sets' samples, their SNAC codes from the cache (the codec loads only when a clip misses it); and notes
-    for the run's log."""
-    from alltalk_gui.core.engines.orpheus import codec as snac
-    from alltalk_gui.core.engines.orpheus.codes_cache import CodesCache
-    from alltalk_gui.core.engines.orpheus.data import load_audio, make_samples
+    """Both sets' samples, their SNAC codes from the feature cache (the codec loads only when a clip misses it);
+    and notes for the run's log."""
+    from alltalk_gui.core.engines.orpheus.codes import ClipCodes, codes_cache
+    from alltalk_gui.core.engines.orpheus.data import make_samples
 
-    root = Path(config.project_dir) if config.project_dir else config.dataset_path.parent
-    cache = CodesCache(root, info.codec_dir)
-    loaded: list[Any] = []
-
-    def encode(path: Path):
-        if not loaded:
-            loaded.append(snac.load_codec(info.codec_dir))
-        return snac.encode(loaded[0], load_audio(path, info.codec.sample_rate))
-
-    def codes(path: Path):
-        return cache.codes(path, encode)
-
+    cache = codes_cache(config, info.codec_dir)
+    codes = ClipCodes(cache, info.codec_dir, info.codec)
     samples = make_samples(train_clips, special, codes), make_samples(eval_clips, special, codes)
     frames = sum(info.codec.frames(round(c.seconds * info.codec.sample_rate)) for c in train_clips + eval_clips)
     kept = sum(int(s.input_ids.numel()) - s.scored_from - 2 for part in samples for s in part) // special.codes_per_frame
-    notes = [f"SNAC codes: {cache.misses} clip(s) encoded now, {cache.hits} read from {cache.folder}.",
-             f"{frames - kept} of {frames} frames repeated the one before and were left out, as Orpheus does."]
+    where = cache.folder if cache.folder is not None else "nowhere"
+    notes = [f"SNAC codes: {cache.computed} clip(s) encoded now, {cache.hits} read from {where}.",
+             f"{frames - kept} of {frames} frames repeated the one before and were left out, as Orpheus does.",
+             *cache.problems]
     return samples, notes
 
 

@@ -1,6 +1,6 @@
-"""SNAC through the engine: audio to codes at 24 kHz and back, and the codes cache beside the dataset - each clip
-is encoded once (the codec's calls are counted), its key is the clip's content, another codec has its own
-codes, and a damaged cache file is replaced."""
+"""SNAC through the engine: audio to codes at 24 kHz and back, and the codes kept in the app's feature cache beside
+the dataset - each clip is encoded once (the codec's calls are counted), its key is the clip's content, another
+codec has its own codes, and an entry whose codes do not fit the codec is encoded again."""
 
 from __future__ import annotations
 
@@ -10,10 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from alltalk_gui.core.audio.decode import write_wav
 from alltalk_gui.core.engines.orpheus import codec as snac
-from alltalk_gui.core.engines.orpheus.codes_cache import CACHE_DIR, CodesCache
+from alltalk_gui.core.engines.orpheus.codec import read_codec_facts
+from alltalk_gui.core.engines.orpheus.codes import ClipCodes, codes_cache, usable
 from alltalk_gui.core.engines.orpheus.data import load_audio
 from alltalk_gui.core.engines.orpheus.tiny_model import build_tiny_codec
+from alltalk_gui.core.training.feature_cache import CACHE_DIR
 
 
 @pytest.fixture(scope="module")
@@ -44,50 +47,70 @@ def test_weights_load_without_unpickling_code(tiny_orpheus, tmp_path):
         snac.load_codec(folder)
 
 
-def counting(calls: list[Path], codec):
-    def encode(path: Path):
+class Config:
+    """What cache_root reads of a run's config: the project folder."""
+
+    def __init__(self, project: Path) -> None:
+        self.project_dir, self.dataset_path = str(project), project / "dataset"
+
+
+def counted(calls: list[Path], cache, tiny_orpheus):
+    """The engine's clip codes with the codec's calls counted (the real codec runs)."""
+    codes = ClipCodes(cache, tiny_orpheus / "snac", read_codec_facts(tiny_orpheus / "snac"))
+    encode = codes._encode
+
+    def counting(path: Path):
         calls.append(path)
-        return snac.encode(codec, load_audio(path, 24000))
-    return encode
+        return encode(path)
+
+    codes._encode = counting
+    return codes
 
 
-def test_each_clip_is_encoded_once(codec, tiny_orpheus, project, tmp_path):
+def test_each_clip_is_encoded_once(tiny_orpheus, project, tmp_path):
     root = tmp_path / "project"
     shutil.copytree(project / "dataset", root / "dataset")
     clips = sorted((root / "dataset" / "wavs").glob("*.wav"))
     calls: list[Path] = []
-    first = CodesCache(root, tiny_orpheus / "snac")
-    codes = [first.codes(clip, counting(calls, codec)) for clip in clips]
-    assert len(calls) == len(clips) and first.misses == len(clips) and first.hits == 0
+    first = codes_cache(Config(root), tiny_orpheus / "snac")
+    codes = [counted(calls, first, tiny_orpheus)(clip) for clip in clips]
+    assert len(calls) == len(clips) and first.computed == len(clips) and first.hits == 0
     assert first.folder.parent == root / CACHE_DIR  # beside the dataset, not inside it
+    assert [len(level) for level in codes[0]][1] == 2 * len(codes[0][0])
 
-    again = CodesCache(root, tiny_orpheus / "snac")
-    assert [again.codes(clip, counting(calls, codec)) for clip in clips] == codes
+    again = codes_cache(Config(root), tiny_orpheus / "snac")
+    assert [counted(calls, again, tiny_orpheus)(clip) for clip in clips] == codes
     assert len(calls) == len(clips) and again.hits == len(clips)
 
     # The key is the content: a renamed clip hits, a changed one misses.
     clips[0].rename(clips[0].with_name("renamed.wav"))
-    assert again.codes(clips[0].with_name("renamed.wav"), counting(calls, codec)) == codes[0]
+    assert counted(calls, again, tiny_orpheus)(clips[0].with_name("renamed.wav")) == codes[0]
     shutil.copyfile(clips[2], clips[1])
-    assert again.codes(clips[1], counting(calls, codec)) == codes[2] and len(calls) == len(clips)
-    louder = load_audio(clips[3], 24000) * 0.5
-    from alltalk_gui.core.audio.decode import write_wav
-
-    write_wav(clips[3], louder, 24000)
-    again.codes(clips[3], counting(calls, codec))
+    assert counted(calls, again, tiny_orpheus)(clips[1]) == codes[2] and len(calls) == len(clips)
+    write_wav(clips[3], load_audio(clips[3], 24000) * 0.5, 24000)
+    counted(calls, again, tiny_orpheus)(clips[3])
     assert len(calls) == len(clips) + 1
 
 
-def test_another_codec_has_its_own_codes_and_damage_is_repaired(codec, tiny_orpheus, project, tmp_path):
+def test_another_codec_has_its_own_codes_and_bad_entries_are_encoded_again(tiny_orpheus, project, tmp_path):
     clip = project / "dataset" / "wavs" / "clip_000.wav"
     calls: list[Path] = []
-    mine = CodesCache(tmp_path, tiny_orpheus / "snac")
-    mine.codes(clip, counting(calls, codec))
-    other_dir = build_tiny_codec(tmp_path / "other_snac", seed=1)
-    other = CodesCache(tmp_path, other_dir)
+    mine = codes_cache(Config(tmp_path), tiny_orpheus / "snac")
+    levels = counted(calls, mine, tiny_orpheus)(clip)
+    other_base = Path(shutil.copytree(tiny_orpheus, tmp_path / "other_base"))
+    build_tiny_codec(other_base / "snac", seed=1)
+    other = codes_cache(Config(tmp_path), other_base / "snac")
     assert other.folder != mine.folder
-    other.codes(clip, counting(calls, snac.load_codec(other_dir)))
+    counted(calls, other, other_base)(clip)
     assert len(calls) == 2
-    mine.path(clip).write_bytes(b"damaged")
-    mine.codes(clip, counting(calls, codec))
-    assert len(calls) == 3 and mine.codes(clip, counting(calls, codec)) and len(calls) == 3
+    # An entry whose codes leave the codebook (or whose levels do not fit together) is not used.
+    entry = next(mine.folder.glob("*.npz"))
+    import numpy as np
+
+    with np.load(entry) as data:
+        arrays = {name: data[name] for name in data.files}
+    arrays["level0"] = arrays["level0"] + 1000
+    np.savez(entry, **arrays)
+    assert counted(calls, mine, tiny_orpheus)(clip) == levels and len(calls) == 3 and mine.rejected == 1
+    assert not usable({"level0": np.zeros(2), "level1": np.zeros(3), "level2": np.zeros(8)},
+                      read_codec_facts(tiny_orpheus / "snac"))

@@ -109,7 +109,7 @@ def test_each_clip_is_encoded_once(project, tiny_orpheus, tmp_path, monkeypatch)
     again = run(orpheus_config(root, tiny_orpheus, "again", max_steps=1))
     assert len(calls) == clips  # the second run reads every clip's codes from the cache
     assert any(isinstance(e, Log) and f"0 clip(s) encoded now, {clips} read" in e.message for e in again)
-    assert (root / "codec_cache").is_dir() and not (root / "dataset" / "codec_cache").exists()
+    assert (root / "feature_cache").is_dir() and not (root / "dataset" / "feature_cache").exists()
 
 
 def input_error(events: list) -> Error:
@@ -131,4 +131,4 @@ def test_clips_the_context_cannot_hold_are_listed(project, tiny_orpheus, tmp_pat
     write_metadata(dataset / TRAIN_CSV, rows + [MetadataRow("wavs/long.wav", "a very long one", "tester")])
     error = input_error(list(train(orpheus_config(root, tiny_orpheus, "long"))))
     assert error.kind == ErrorKind.DATASET and "model reads at most 2048" in error.message
-    assert not (root / "codec_cache").exists()  # refused before any clip was encoded
+    assert not (root / "feature_cache").exists()  # refused before any clip was encoded
