@@ -109,7 +109,8 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
         return TrainingSetup(
             model=model, train_set=train_set, eval_set=eval_set, lengths=train_set.lengths,
             eval_lengths=eval_set.lengths, collate=pad_collate, loss=loss, batch_size=batch_size, split=split_batch,
-            loss_parts=orpheus_model.LOSS_PARTS, parameters=sum(p.numel() for p in lm.parameters()),
+            # The configuration's count: a 4-bit weight is stored as half a byte, which numel() would count as half.
+            loss_parts=orpheus_model.LOSS_PARTS, parameters=info.parameters,
             trainable=trainable, longest_seconds=max(c.seconds for c in train_clips),
             notes=(*((note,) if (note := language_note(self, config.language)) else ()), *notes),
         )
