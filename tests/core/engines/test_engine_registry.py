@@ -1,4 +1,4 @@
-"""The engine boundary: the registry finds XTTS v2 and F5-TTS by name, refuses unknown names, and the engine's answers are the
+"""The engine boundary: the registry finds XTTS v2, F5-TTS and Orpheus-TTS by name, refuses unknown names, and the engine's answers are the
 ones its own modules give (base-model check, text check, memory estimate only for the real-size model)."""
 
 from __future__ import annotations
@@ -12,26 +12,29 @@ from alltalk_gui.core.training import cpu_estimate
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 
 
-def test_the_registry_finds_both_engines_by_name_or_alias_and_refuses_an_unknown_name():
-    assert DEFAULT_ENGINE == "xtts" and engine_names() == ("xtts", "f5")
+def test_the_registry_finds_the_engines_by_name_or_alias_and_refuses_an_unknown_name():
+    assert DEFAULT_ENGINE == "xtts" and engine_names() == ("xtts", "f5", "orpheus")
     engine = get_engine("xtts")
     assert engine is get_engine("xtts-v2") and engine.title == "XTTS v2"
     assert engine.sample_rate == 22050 and engine.output_sample_rate == 24000 and engine.max_clip_ms == 11609
     f5 = get_engine("f5")
     assert f5 is get_engine("f5-tts") and engine_name("f5-tts") == "f5" and f5.title == "F5-TTS v1"
     assert f5.sample_rate == f5.output_sample_rate == 24000 and f5.max_clip_ms == 30000
-    for each in (engine, f5):  # what the set-up pages and the settings file need, with no torch loaded
+    orpheus = get_engine("orpheus-tts")
+    assert orpheus.name == "orpheus" and orpheus.sample_rate == orpheus.output_sample_rate == 24000
+    assert orpheus.max_clip_ms == 30000
+    for each in (engine, f5, orpheus):  # what the set-up pages and the settings file need, with no torch loaded
         assert each.name in engine_names() and each.licence.url.startswith("https://")
         assert set(each.export_format_titles) == set(each.export_formats)
         assert each.base_model_setting and each.download_size.startswith("about")
         assert cpu_estimate._calibration(each.name)["mean_step_s"]["no"] > 0  # Auto's CPU case needs its speed
-    with pytest.raises(EngineError, match="Unknown engine 'vall-e'; the engines are xtts, f5"):
+    with pytest.raises(EngineError, match="Unknown engine 'vall-e'; the engines are xtts, f5, orpheus"):
         get_engine("vall-e")
 
 
 def test_a_config_naming_no_registered_engine_is_refused():
     config = TrainConfig(engine="vall-e", project_dir="p", base_model_dir="b")
-    with pytest.raises(ConfigError, match="engine must be one of xtts, f5"):
+    with pytest.raises(ConfigError, match="engine must be one of xtts, f5, orpheus"):
         config.validate(cuda_available=False)
 
 

@@ -73,10 +73,10 @@ def accept_licence() -> None:
     app_settings.accept_licence(LICENCE_ID)
 
 
-def download_base_model(folder: str | os.PathLike[str], model: str = DEFAULT_MODEL, revision: str = DEFAULT_REVISION,
-                        progress: Callable[[DownloadProgress], None] | None = None):
-    """Download (or finish downloading) an Orpheus model (a key of :data:`MODELS`) and SNAC into ``folder``, and
-    validate it.
+def download_base_model(folder: str | os.PathLike[str], repo_id: str = MODELS[DEFAULT_MODEL],
+                        revision: str = DEFAULT_REVISION, progress: Callable[[DownloadProgress], None] | None = None):
+    """Download (or finish downloading) an Orpheus model (``repo_id``: one of :data:`MODELS`' repositories, or
+    another of the same layout, such as canopylabs' multilingual ones) and SNAC into ``folder``, and validate it.
 
     Raises:
         LicenceNotAccepted: before any network access, when the licence has not been accepted.
@@ -85,13 +85,11 @@ def download_base_model(folder: str | os.PathLike[str], model: str = DEFAULT_MOD
     """
     if not licence_accepted():
         raise LicenceNotAccepted(LICENCE_SUMMARY)
-    if model not in MODELS:
-        raise DownloadError(f"There is no Orpheus model '{model}'; choose {' or '.join(MODELS)}.")
     from alltalk_gui.core.engines.orpheus.files import validate_base_model
 
     folder = Path(folder)
     (folder / CODEC_DIR).mkdir(parents=True, exist_ok=True)
-    repo = MODELS[model]
+    repo = repo_id
     plan = [(repo, name, name, True) for name in MODEL_FILES] + [(repo, name, name, False) for name in OPTIONAL_FILES]
     plan += [(CODEC_REPO, name, f"{CODEC_DIR}/{name}", True) for name in CODEC_FILES]
     fetched = _fetch_all(plan, folder, revision, progress, first=0, total=len(plan) + 1)

@@ -53,8 +53,18 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
     voice_files = (CONFIG_FILE, *TOKENIZER_FILES, *(f"{CODEC_DIR}/{n}" for n in CODEC_FILES))  # the weights: any name
     export_formats = tuple(EXPORT_FORMAT_TITLES)
     export_format_titles = EXPORT_FORMAT_TITLES
+    export_folders: dict[str, str] = {}  # AllTalk v2 has no Orpheus engine: neither format goes into its models/
     base_model_setting = "orpheus_base_model_dir"
     download_size = "about 6.7 GB"
+    download_repo = download.MODELS[download.DEFAULT_MODEL]
+    base_model_hint = ("Orpheus 3B 0.1 from the Hugging Face Hub (canopylabs/orpheus-3b-0.1-pretrained, or -ft for "
+                       "its 8 voices; gated: accept the Llama 3.2 licence on the model's page and log in), with the "
+                       "SNAC 24 kHz codec in snac/; any folder of that layout works, our exports included.")
+    export_training_files = ""  # an export holds everything: it is a base-model folder itself
+    languages = ("en",)
+    packages = (("transformers", "Orpheus's Llama: loading, generation, export"),
+                ("snac", "the SNAC 24 kHz audio codec (MIT)"), ("peft", "LoRA adapters"),
+                ("bitsandbytes", "the 4-bit base (Low) and 8-bit AdamW (High)"))
     download = download  # licence and Hub download (HubDownload)
     licence = Licence(download.LICENCE_ID, download.LICENCE_TITLE, download.LICENCE_URL, download.LICENCE_SUMMARY)
     train_options = OrpheusTrainOptions
@@ -68,9 +78,34 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
 
         return validate_base_model(folder)
 
+    def describe_base_model(self, folder: str | os.PathLike[str]) -> str:
+        info = self.validate_base_model(folder)
+        config = info.config
+        size = f"{info.parameters / 1e9:.2f} B" if info.parameters >= 1e9 else f"{info.parameters / 1e6:.2f} M"
+        return (f"Llama with {config['num_hidden_layers']} layers, width {config['hidden_size']}, "
+                f"{size} parameters, a vocabulary of {config['vocab_size']:,} and a context of "
+                f"{info.context:,} tokens; SNAC {info.codec.sample_rate // 1000} kHz codec "
+                f"({info.codec.codebook_size} codes a level, {info.codec.frame_rate:.1f} frames a second)")
+
+    def make_test_model(self, folder: str | os.PathLike[str], seed: int = 0) -> Path:
+        from alltalk_gui.core.engines.orpheus.tiny_model import build_tiny_orpheus
+
+        return build_tiny_orpheus(folder, seed=seed)
+
     # ----------------------------------------------------------------------------------------- dataset needs
     def text_checker(self, language: str, vocab_file: str | os.PathLike[str] | None = None):
         return ContextCheck(vocab_file)
+
+    def base_model_vocab(self) -> Path | None:
+        """The chosen base folder's ``tokenizer.json`` (what :class:`ContextCheck` counts tokens with)."""
+        from alltalk_gui.core import app_settings
+
+        try:
+            folder = app_settings.get(self.base_model_setting)
+        except app_settings.SettingsError:  # unreadable settings count as no choice: the check is approximate
+            return None
+        tokenizer = Path(str(folder)).expanduser() / TOKENIZER_FILES[0] if folder else None
+        return tokenizer if tokenizer is not None and tokenizer.is_file() else None
 
     def load_clips(self, config) -> tuple[list[Any], list[Any]]:
         """Every clip checked against its length limits and the model's context (nothing heavy loads)."""
@@ -148,6 +183,15 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
 
         return disk_needs(config)
 
+    def accelerate_config(self, config, processes: int) -> dict[str, Any] | None:
+        """Several processes training the whole model: FSDP (:mod:`.fsdp`), which shards the 3.3 B weights, their
+        gradients and AdamW's moments across the cards; LoRA runs fit one card each: accelerate's data parallel."""
+        if processes < 2 or config.lora_rank:
+            return None
+        from alltalk_gui.core.engines.orpheus.fsdp import fsdp_config
+
+        return fsdp_config(processes, config.mixed_precision)
+
     # ----------------------------------------------------------------------------------------- synthesis
     def load_voice(self, base_model_dir: Path, weights: Path | None, device: str):
         import torch
@@ -196,6 +240,11 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
         return None  # not measured on a CPU yet (a 3.3 B model speaks at a few codes a second there)
 
     # ----------------------------------------------------------------------------------------- export
+    def export_target(self, out_dir: str | os.PathLike[str], options, project_name: str = "") -> Path:
+        from alltalk_gui.core.engines.orpheus.export import export_target
+
+        return export_target(out_dir, options, project_name)
+
     def export(self, checkpoint, out_dir: str | os.PathLike[str], options, *, project_name: str = "",
                progress: Callable[[str, float], None] | None = None):
         from alltalk_gui.core.engines.orpheus.export import export_checkpoint

@@ -53,6 +53,15 @@ def generation_config(special) -> Any:
                             max_new_tokens=1200, eos_token_id=special.end_of_speech, pad_token_id=special.pad)
 
 
+def export_target(out_dir: str | os.PathLike[str], options: ExportOptions, project_name: str = "") -> Path:
+    """``out_dir/<name>``, the voice's name made a folder name (both formats).
+
+    Raises:
+        ExportError: no usable name.
+    """
+    return Path(out_dir).expanduser().absolute() / safe_name(options.name or project_name)
+
+
 def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: ExportOptions, *, project_name: str = "",
                       progress: Callable[[str, float], None] | None = None) -> ExportResult:
     """Write the voice of an Orpheus checkpoint into ``out_dir/<name>`` in ``options.format``.
@@ -68,9 +77,8 @@ def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: Expo
     if options.format == "lora" and not rank:
         raise OrpheusExportError("This run trained the whole model, not LoRA adapters: export it as a model folder "
                                  "(format orpheus).")
-    name = safe_name(options.name or project_name or checkpoint.run)
-    out_dir = Path(out_dir).expanduser().absolute()
-    target = out_dir / name
+    target = export_target(out_dir, options, project_name or checkpoint.run)
+    out_dir, name = target.parent, target.name
     publish.recover_interrupted(out_dir, name)
     publish.check_target(target, options.overwrite)
     base = checkpoint.base_model_dir

@@ -7,7 +7,8 @@ their linear layers, a tied 156,940 x 3,072 embedding of 482 M):
   scales: 0.516 bytes a weight), bf16 (2) or fp32 (4) - and the rest (embedding, norms) at bf16 or fp32 (NF4
   quantises only linear layers); LoRA adapters in fp32;
 * **gradients**: one per trainable value, in its own type (fp32 adapters; bf16 for High's bf16 weights);
-* **optimizer**: AdamW 8 bytes per trainable value, bitsandbytes' 8-bit AdamW 2;
+* **optimizer**: AdamW's two moments in each trainable value's own type (8 bytes for fp32 adapters, 4 for bf16
+  weights), bitsandbytes' 8-bit AdamW 2;
 * **activations**: what autograd saves for backward per token, from :func:`calibrate`, which counts the bytes
   of every tensor saved in a forward pass of a real-width decoder layer (random weights) at three lengths, with
   and without checkpointing, LoRA or not, in fp32 and under bf16 autocast (``resources/profiles/orpheus/
@@ -173,7 +174,8 @@ def estimate(setting: OrpheusSetting, shape: Shape = ORPHEUS_3B,
     else:
         trainable, grad_bytes = shape.parameters, storage
     gradients = trainable * grad_bytes
-    optimizer = trainable * (2.0 if setting.optimizer == "adamw8bit" else 8.0)
+    # 8-bit AdamW: two 1-byte moments; torch's AdamW: two moments in the parameters' own type.
+    optimizer = trainable * (2.0 if setting.optimizer == "adamw8bit" else 2 * grad_bytes)
     n = tokens(setting.max_clip_seconds)
     half = setting.mixed_precision in ("bf16", "fp16")
     coeff = per_token["lora" if setting.lora_rank else "full"]["bf16" if half else "fp32"]

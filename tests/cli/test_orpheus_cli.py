@@ -1,0 +1,84 @@
+"""An Orpheus-TTS voice from the command line, as real processes on the tiny Orpheus model: a new project for
+Orpheus, train with a profile (its engine option set by name), preview A/B as the run's speaker name with Orpheus's
+sampling flags, export both formats; and the refusals on the way."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from alltalk_gui.core.engines.orpheus.files import validate_base_model
+from alltalk_gui.core.engines.orpheus.tiny_model import build_tiny_orpheus
+from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.testing.speech import make_speech_dataset
+from tests.cli.test_train_cli import cli
+
+FAST = ["--set", "device=cpu", "--set", "lr=0.003", "--set", "lr_batch=0", "--set", "warmup_steps=0",
+        "--set", "base_weights=fp32", "--set", "checkpoint_every_epochs=1"]
+
+
+@pytest.fixture(scope="module")
+def tiny_orpheus(tmp_path_factory) -> Path:
+    return build_tiny_orpheus(tmp_path_factory.mktemp("tiny") / "orpheus_tiny")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("voice") / "voice"
+    result = cli("new", str(root), "--language", "en", "--engine", "orpheus")
+    assert result.returncode == 0, result.stderr
+    assert VoiceProject.open(root).engine == "orpheus"
+    make_speech_dataset(root / "dataset", n_train=3, n_eval=1, speaker="voice")
+    return root
+
+
+@pytest.fixture(scope="module")
+def trained(project, tiny_orpheus) -> Path:
+    result = cli("train", str(project), "--base-model", str(tiny_orpheus), "--profile", "low", "--epochs", "2",
+                 "--run", "orpheus", *FAST)
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "Profile low:" in result.stdout and "Done (finished) after step" in result.stdout
+    return project
+
+
+def test_train_uses_orpheus_profile_and_its_option(trained):
+    events = [json.loads(line) for line in (trained / "runs" / "orpheus" / "events.jsonl").read_text().splitlines()]
+    config = next(e for e in events if e["type"] == "started")["config"]
+    assert config["engine"] == "orpheus" and config["profile"] == "low" and config["lora_rank"] == 16
+    assert config["options"] == {"base_weights": "fp32"} and config["mixed_precision"] == "no"
+    steps = [e for e in events if e["type"] == "step"]
+    assert steps and all(set(s["parts"]) == {"audio_ce", "end_ce"} for s in steps)
+    assert (trained / "runs" / "orpheus" / "speakers.json").read_text().count("voice") == 1
+
+
+def test_preview_ab_as_the_speaker_name(trained, tmp_path):
+    out = tmp_path / "hello.wav"
+    result = cli("preview", str(trained), "--text", "Hello there.", "--out", str(out), "--ab",
+                 "--max-new-tokens", "70", "--temperature", "0.7", "--device", "cpu")
+    assert result.returncode == 0, result.stderr
+    assert out.is_file() and (tmp_path / "hello_base.wav").is_file()
+    info = json.loads(out.with_suffix(".json").read_text())
+    assert info["reference_text"] == "voice" and info["sample_rate"] == 24000  # the run's speaker, suggested
+    assert info["settings"]["options"]["temperature"] == 0.7 and info["references"] == []
+
+
+@pytest.mark.parametrize("fmt, files", [("orpheus", ("model.safetensors", "config.json", "snac/config.json")),
+                                        ("lora", ("adapter_model.safetensors", "adapter_config.json"))])
+def test_export_writes_both_formats(trained, tmp_path, fmt, files):
+    result = cli("export", str(trained), "--format", fmt, "--out", str(tmp_path), "--name", "voice")
+    assert result.returncode == 0, result.stderr
+    folder = tmp_path / "voice"
+    assert all((folder / name).is_file() for name in files)
+    assert "`voice`" in (folder / "README.md").read_text()
+    if fmt == "orpheus":
+        validate_base_model(folder)  # an exported voice is a base folder itself
+
+
+def test_refusals(trained, tiny_orpheus, tmp_path):
+    full = cli("train", str(trained), "--base-model", str(tiny_orpheus), "--profile", "low", "--run", "bad",
+               "--set", "lora_rank=0", "--set", "base_weights=nf4", "--set", "device=cpu")
+    assert full.returncode != 0 and "lora_rank" in full.stderr + full.stdout
+    unknown = cli("train", str(trained), "--base-model", str(tiny_orpheus), "--set", "ema_decay=0.9")
+    assert unknown.returncode != 0 and "ema_decay" in unknown.stderr
