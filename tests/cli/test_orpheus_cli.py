@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from alltalk_gui.core.engines.orpheus.files import validate_base_model
-from alltalk_gui.core.engines.orpheus.tiny_model import build_tiny_orpheus
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.testing.speech import make_speech_dataset
 from tests.cli.test_train_cli import cli
+from tests.orpheus_tiny import tiny_orpheus_folder
 
 FAST = ["--set", "device=cpu", "--set", "lr=0.003", "--set", "lr_batch=0", "--set", "warmup_steps=0",
         "--set", "base_weights=fp32", "--set", "checkpoint_every_epochs=1"]
@@ -21,7 +21,7 @@ FAST = ["--set", "device=cpu", "--set", "lr=0.003", "--set", "lr_batch=0", "--se
 
 @pytest.fixture(scope="module")
 def tiny_orpheus(tmp_path_factory) -> Path:
-    return build_tiny_orpheus(tmp_path_factory.mktemp("tiny") / "orpheus_tiny")
+    return tiny_orpheus_folder(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,8 @@ from alltalk_gui.core import app_settings
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.training.events import Done, Started, Step
 from tests.gui.test_preview_page import _wait_idle, open_page
-from tests.gui.test_train_engine import RUN_TIMEOUT_MS, _choose, _page, _project, _wait_exit
+from tests.gui.test_train_engine import _page, _project, _wait_exit
+from tests.orpheus_tiny import tiny_orpheus_folder
 
 ORPHEUS_KEY = "orpheus_base_model_dir"
 FAST = dict(device="cpu", lr=1e-3, warmup_steps=0, memory_interval_s=0.0, save_every_steps=1, keep_last=2,
@@ -37,9 +38,7 @@ def screenshot(qtbot, widget, name: str) -> None:
 
 @pytest.fixture(scope="module")
 def tiny_orpheus(tmp_path_factory) -> Path:
-    from alltalk_gui.core.engines.orpheus.tiny_model import build_tiny_orpheus
-
-    return build_tiny_orpheus(tmp_path_factory.mktemp("tiny_orpheus") / "orpheus_tiny")
+    return tiny_orpheus_folder(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +62,11 @@ def test_the_train_page_offers_orpheus_and_trains_it(qtbot, tmp_path, config_dir
                                                      monkeypatch):
     project = _project(tmp_path, dataset)
     page = _page(qtbot, project)
-    _choose(page, "orpheus")
+    page.setup.ask_switch = lambda change: True  # the switch rewrites the dataset at 24 kHz: the user goes ahead
+    page.setup.engine_choice.buttons["orpheus"].click()
+    qtbot.waitUntil(lambda: not page.setup.switcher.is_running() and page.setup.engine_choice.isEnabled(),
+                    timeout=120_000)  # the switch works in a worker
+    assert page.setup.engine == "orpheus"
     setup, picker = page.setup, page.setup.picker
     assert VoiceProject.open(project.root).engine == "orpheus"
     assert setup.base_label.text() == f"Orpheus-TTS 3B found in {tiny_orpheus}"

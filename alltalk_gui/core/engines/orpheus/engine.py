@@ -85,7 +85,7 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
         return (f"Llama with {config['num_hidden_layers']} layers, width {config['hidden_size']}, "
                 f"{size} parameters, a vocabulary of {config['vocab_size']:,} and a context of "
                 f"{info.context:,} tokens; SNAC {info.codec.sample_rate // 1000} kHz codec "
-                f"({info.codec.codebook_size} codes a level, {info.codec.frame_rate:.1f} frames a second)")
+                f"({info.codec.codebook_size} codes a level, {info.codec.frame_rate:.1f} frames a second).")
 
     def make_test_model(self, folder: str | os.PathLike[str], seed: int = 0) -> Path:
         from alltalk_gui.core.engines.orpheus.tiny_model import build_tiny_orpheus

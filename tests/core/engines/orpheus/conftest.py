@@ -1,5 +1,5 @@
-"""Fixtures of the Orpheus-TTS engine tests: the tiny random Orpheus base folder (one per test module) and a small
-espeak-ng dataset at 22,050 Hz (the engine resamples to SNAC's 24 kHz)."""
+"""Fixtures of the Orpheus-TTS engine tests: the tiny random Orpheus base folder (one per test session,
+tests/orpheus_tiny.py) and a small espeak-ng dataset at 22,050 Hz (the engine resamples to SNAC's 24 kHz)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from alltalk_gui.core.engines.orpheus.tiny_model import build_tiny_orpheus
 from alltalk_gui.testing.speech import make_speech_dataset, speech_available
+from tests.orpheus_tiny import tiny_orpheus_folder
 
 
 @pytest.fixture(scope="module")
 def tiny_orpheus(tmp_path_factory) -> Path:
-    return build_tiny_orpheus(tmp_path_factory.mktemp("tiny_orpheus") / "orpheus_tiny")
+    return tiny_orpheus_folder(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

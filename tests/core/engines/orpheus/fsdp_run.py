@@ -1,5 +1,5 @@
 """Two CPU processes (gloo) training the tiny Orpheus model under torch's FSDP, configured as the app's FSDP config
-file asks accelerate to: ``python -m tests.core.engines.orpheus.fsdp_run PHASE CONFIG BASE DATASET OUT``.
+file asks accelerate to: ``python -m tests.core.engines.orpheus.fsdp_run CONFIG BASE DATASET OUT``.
 
 accelerate runs FSDP only on GPU-type devices (its AcceleratorState leaves FSDP out for MULTI_CPU), so on the CPU
 this module does the one step ``Accelerator.prepare`` would: it wraps the model in ``FullyShardedDataParallel``
@@ -11,8 +11,9 @@ accelerate's launcher parsing, its plugin and wrap policy, its sharded checkpoin
 accelerate's FSDP1 load of a sharded optimizer fills only state the optimizer already holds: a resume must give
 a new optimizer its state first (``resume`` does, as torch's DCP API does before loading).
 
-Phases: ``straight`` trains 4 steps, saving a sharded checkpoint after step 2 and the gathered full weights after
-steps 2 and 4; ``resume`` loads the step-2 checkpoint and trains steps 3-4. Each rank trains on its own clip.
+Two phases in the same two processes (starting processes is most of the test's time): ``straight`` trains 4 steps,
+saving a sharded checkpoint after step 2 and the gathered full weights after steps 2 and 4; ``resume`` builds a new
+model and optimizer, loads the step-2 checkpoint from disk and trains steps 3-4. Each rank trains on its own clip.
 """
 
 from __future__ import annotations
@@ -35,20 +36,16 @@ def launcher_env(config_file: str) -> dict[str, str]:
     return prepare_multi_gpu_env(args)
 
 
-def worker(rank: int, world: int, phase: str, config_file: str, base: str, dataset: str, out: str, port: int) -> None:
+def worker(rank: int, world: int, config_file: str, base: str, dataset: str, out: str, port: int) -> None:
     import torch
     from accelerate import PartialState
     from accelerate.utils import FullyShardedDataParallelPlugin
-    from accelerate.utils.fsdp_utils import load_fsdp_model, load_fsdp_optimizer, save_fsdp_model, save_fsdp_optimizer
-    from torch.distributed.checkpoint.state_dict import _init_optim_state
-    from torch.distributed.fsdp import FullStateDictConfig, FullyShardedDataParallel as FSDP, StateDictType
 
-    from alltalk_gui.core.engines.orpheus.data import collate, load_dataset, make_samples
     from alltalk_gui.core.engines.orpheus import codec as snac
-    from alltalk_gui.core.engines.orpheus.data import load_audio
+    from alltalk_gui.core.engines.orpheus.data import collate, load_audio, load_dataset, make_samples
     from alltalk_gui.core.engines.orpheus.files import load_tokenizer, special_tokens, validate_base_model
-    from alltalk_gui.core.engines.orpheus.model import OrpheusLM, load_lm, loss
 
+    torch.set_num_threads(1)
     os.environ.update(launcher_env(config_file))
     os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1",
                       MASTER_PORT=str(port))
@@ -61,6 +58,19 @@ def worker(rank: int, world: int, phase: str, config_file: str, base: str, datas
     codec = snac.load_codec(info.codec_dir)
     samples = make_samples(train[rank:rank + 1], special, lambda p: snac.encode(codec, load_audio(p, 24000)))
     batch = collate(samples, special.pad)
+    for phase in ("straight", "resume"):
+        run_phase(phase, rank, state, plugin, base, special, batch, Path(out))
+    torch.distributed.destroy_process_group()
+
+
+def run_phase(phase: str, rank: int, state, plugin, base: str, special, batch, out_dir: Path) -> None:
+    """One phase on a new model and optimizer (see the module's docstring)."""
+    import torch
+    from accelerate.utils.fsdp_utils import load_fsdp_model, load_fsdp_optimizer, save_fsdp_model, save_fsdp_optimizer
+    from torch.distributed.checkpoint.state_dict import _init_optim_state
+    from torch.distributed.fsdp import FullStateDictConfig, FullyShardedDataParallel as FSDP, StateDictType
+
+    from alltalk_gui.core.engines.orpheus.model import OrpheusLM, load_lm, loss
 
     torch.manual_seed(0)
     model = OrpheusLM(load_lm(base, "fp32"), special)
@@ -71,7 +81,6 @@ def worker(rank: int, world: int, phase: str, config_file: str, base: str, datas
                 forward_prefetch=plugin.forward_prefetch, use_orig_params=plugin.use_orig_params,
                 limit_all_gathers=plugin.limit_all_gathers, device_id=torch.device("cpu"))
     optimizer = torch.optim.AdamW(fsdp.parameters(), lr=1e-2)
-    out_dir = Path(out)
     checkpoint = out_dir / "checkpoint"
     first = 1
     if phase == "resume":
@@ -100,7 +109,6 @@ def worker(rank: int, world: int, phase: str, config_file: str, base: str, datas
             if rank == 0:
                 torch.save({"state": full, "units": units, "loss": float(value)}, out_dir / f"{phase}_step{step}.pt")
         state.wait_for_everyone()
-    torch.distributed.destroy_process_group()
 
 
 def main() -> None:
@@ -108,11 +116,11 @@ def main() -> None:
 
     import torch.multiprocessing as mp
 
-    phase, config_file, base, dataset, out = sys.argv[1:6]
+    config_file, base, dataset, out = sys.argv[1:5]
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    mp.spawn(worker, args=(2, phase, config_file, base, dataset, out, port), nprocs=2)
+    mp.spawn(worker, args=(2, config_file, base, dataset, out, port), nprocs=2)
 
 
 if __name__ == "__main__":

@@ -8,13 +8,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import torch
 import yaml
 
+from alltalk_gui.core.engine_api.engine import get_engine
 from alltalk_gui.core.engines.orpheus.fsdp import fsdp_config, write_fsdp_config
+from alltalk_gui.core.training.config import TrainConfig
 from tests.core.engines.orpheus.fsdp_run import SAVE_AT, STEPS, launcher_env
 
 
@@ -29,11 +32,17 @@ def test_the_config_is_one_accelerate_reads(tmp_path):
     assert fsdp_config(2)["main_process_ip"] == "127.0.0.1"
     with pytest.raises(ValueError):
         fsdp_config(1)
+    # What the app writes into a run's folder (Engine.accelerate_config): FSDP for a full fine-tune on several
+    # processes; a LoRA run fits one card each and a single process needs none: accelerate's default.
+    engine, full = get_engine("orpheus"), TrainConfig(engine="orpheus", mixed_precision="bf16")
+    assert engine.accelerate_config(full, 2) == fsdp_config(2, "bf16")
+    assert engine.accelerate_config(full, 1) is None
+    assert engine.accelerate_config(replace(full, lora_rank=16), 2) is None
 
 
-def run(phase: str, config: Path, base: Path, dataset: Path, out: Path) -> None:
+def run(config: Path, base: Path, dataset: Path, out: Path) -> None:
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    result = subprocess.run([sys.executable, "-m", "tests.core.engines.orpheus.fsdp_run", phase, str(config),
+    result = subprocess.run([sys.executable, "-m", "tests.core.engines.orpheus.fsdp_run", str(config),
                              str(base), str(dataset), str(out)], env=env, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
 
@@ -47,8 +56,7 @@ def test_two_cpu_processes_train_resume_and_gather(tiny_orpheus, project, tmp_pa
     from alltalk_gui.core.engines.orpheus.tuned import FSDP_WEIGHTS, checkpoint_state
 
     config = write_fsdp_config(tmp_path / "fsdp.yaml", 2, "no")
-    run("straight", config, tiny_orpheus, project / "dataset", tmp_path)
-    run("resume", config, tiny_orpheus, project / "dataset", tmp_path)
+    run(config, tiny_orpheus, project / "dataset", tmp_path)  # a straight run, then a resume from its checkpoint
     straight = torch.load(tmp_path / f"straight_step{STEPS}.pt", weights_only=True)
     resumed = torch.load(tmp_path / f"resume_step{STEPS}.pt", weights_only=True)
     assert straight["units"] == 3  # the root (embedding, tied output, norm, loss) and one unit per decoder layer
