@@ -35,12 +35,12 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
+from alltalk_gui.core.engines.orpheus.options import BASE_WEIGHTS
 from alltalk_gui.core.engines.orpheus.tokens import IGNORE, SpecialTokens
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 DECODER_LAYER = "LlamaDecoderLayer"    # FSDP wraps these (transformer-based auto wrap)
 CE_CHUNK = 256                          # scored tokens projected to the vocabulary at a time
-BASE_WEIGHTS = ("nf4", "bf16", "fp32")
 LOSS_PARTS = ("audio_ce", "end_ce")
 
 

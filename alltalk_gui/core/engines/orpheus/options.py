@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from alltalk_gui.core.engine_api.options import EngineOptions, setting
-from alltalk_gui.core.engines.orpheus.model import BASE_WEIGHTS
+
+# How the base model's weights can be stored while it trains (model.load_lm). Here, not in model.py: the registry
+# imports this module, and it must not pull in torch (Help > About, the set-up pages).
+BASE_WEIGHTS = ("nf4", "bf16", "fp32")
 
 
 @dataclass
