@@ -1,6 +1,6 @@
 """An Orpheus-TTS voice from the command line, as real processes on the tiny Orpheus model: a new project for
 Orpheus, train with a profile (its engine option set by name), preview A/B as the run's speaker name with Orpheus's
-sampling flags, export both formats; and the refusals on the way."""
+sampling flags, export both formats; the refusals on the way; and ``make-test-model --engine orpheus``."""
 
 from __future__ import annotations
 
@@ -85,3 +85,10 @@ def test_refusals(trained, tiny_orpheus, capsys):
     assert "lora_rank" in said.err + said.out
     assert main(["train", str(trained), "--base-model", str(tiny_orpheus), "--set", "ema_decay=0.9"]) != 0
     assert "ema_decay" in capsys.readouterr().err
+
+
+def test_make_test_model_writes_a_tiny_orpheus(tmp_path, capsys):
+    assert main(["make-test-model", str(tmp_path / "tiny"), "--engine", "orpheus-tts"]) == 0
+    assert "tiny random Orpheus-TTS 3B test model" in capsys.readouterr().out
+    assert validate_base_model(tmp_path / "tiny").parameters < 1_000_000
+

@@ -78,9 +78,6 @@ def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: Expo
         raise OrpheusExportError("This run trained the whole model, not LoRA adapters: export it as a model folder "
                                  "(format orpheus).")
     target = export_target(out_dir, options, project_name or checkpoint.run)
-    out_dir, name = target.parent, target.name
-    publish.recover_interrupted(out_dir, name)
-    publish.check_target(target, options.overwrite)
     base = checkpoint.base_model_dir
     try:
         info = validate_base_model(base)
@@ -89,30 +86,22 @@ def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: Expo
     report("Reading the weights", 0.05)
     needed = HEADROOM_BYTES + (_lora_bytes(info, rank) if options.format == "lora" else
                                2 * info.parameters + sum((info.codec_dir / n).stat().st_size for n in CODEC_FILES))
-    publish.prepare_output(out_dir, needed)
-    warnings = publish.remove_stale_temporaries(out_dir, name)
-    tmp = publish.staging_folder(out_dir, name)
+    publish.prepare_output(target.parent, needed)
     try:
-        if options.format == "lora":
-            speakers, step = _write_adapter(tmp, checkpoint, info, report)
-        else:
-            speakers, step = _write_model(tmp, checkpoint, info, special_tokens(base), report)
-        facts = _export_info(checkpoint, options, name, speakers, step)
-        atomic.write_json(tmp / "export_info.json", facts)
-        atomic.write_text(tmp / "README.md", _readme(facts))
-        publish.readable_by_all(tmp)
-        report("Publishing", 0.95)
-        warnings += publish.publish(tmp, target)
-    except BaseModelError as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
+        with publish.staged_export(target, options.overwrite, needed, error=OrpheusExportError) as export:
+            if options.format == "lora":
+                speakers, step = _write_adapter(export.folder, checkpoint, info, report)
+            else:
+                speakers, step = _write_model(export.folder, checkpoint, info, special_tokens(base), report)
+            facts = _export_info(checkpoint, options, target.name, speakers, step)
+            atomic.write_json(export.folder / "export_info.json", facts)
+            atomic.write_text(export.folder / "README.md", _readme(facts))
+            report("Publishing", 0.95)
+    except BaseModelError as exc:  # the staging folder is gone already (staged_export)
         raise OrpheusExportError(str(exc)) from exc
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    files = sorted(str(p.relative_to(target)).replace(os.sep, "/") for p in target.rglob("*") if p.is_file())
     weights = sum(p.stat().st_size for p in target.rglob("*.safetensors"))
     report("Done", 1.0)
-    return ExportResult(folder=target, files=files, model_bytes=weights, warnings=warnings)
+    return ExportResult(folder=target, files=export.files, model_bytes=weights, warnings=export.warnings)
 
 
 def _write_model(folder: Path, checkpoint, info, special, report) -> tuple[list[str], int]:
