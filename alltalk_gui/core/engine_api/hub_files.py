@@ -1,7 +1,7 @@
 """What the engines' base-model downloads share: the errors, the progress values, and the checks of a file fetched
 from the Hugging Face Hub against the Hub's own size and SHA-256 (the ETag of LFS/Xet files).
 
-Each engine's ``download.py`` (XTTS v2, F5-TTS) lists its files and licence and fetches them with
+Each engine's ``download.py`` lists its files and licence and fetches them with
 ``huggingface_hub.hf_hub_download``; this module keeps the pieces they have in common in one place.
 """
 
@@ -52,6 +52,37 @@ def verify_download(path: Path, name: str, size: int | None, sha256: str | None)
             path.unlink(missing_ok=True)
             raise DownloadError(f"{name} does not match the Hub's SHA-256 (damaged download); it was deleted. "
                                 "Download again.")
+
+
+def already_downloaded(path: Path, size: int | None, sha256: str | None) -> bool:
+    """Whether ``path`` holds the Hub's file already (its size and SHA-256); a damaged one is deleted."""
+    if not path.is_file() or (size is not None and path.stat().st_size != size):
+        return False
+    try:
+        verify_download(path, path.name, size, sha256)
+    except DownloadError:
+        return False  # verify_download deleted it; download again
+    return True
+
+
+def fetch_verified(repo: str, name: str, revision: str, local_dir: Path, target: Path, size: int | None,
+                   sha256: str | None, tqdm_class) -> None:
+    """``hf_hub_download`` of ``repo``'s ``name`` into ``local_dir`` (which keeps its resume state under ``.cache``),
+    checked against the Hub's size and SHA-256, then moved to ``target``.
+
+    Raises:
+        DownloadError: the download failed (run it again to resume) or the file does not match the Hub's.
+    """
+    from huggingface_hub import hf_hub_download
+
+    try:
+        path = Path(hf_hub_download(repo, name, revision=revision, local_dir=local_dir, tqdm_class=tqdm_class))
+    except Exception as exc:
+        raise DownloadError(f"Downloading {name} from {repo} failed: {exc}. Run the download again to resume "
+                            "it.") from exc
+    verify_download(path, name, size, sha256)
+    if path != target:
+        os.replace(path, target)
 
 
 def progress_reporter(callback: Callable[[DownloadProgress], None], name: str, total: int, index: int, count: int):

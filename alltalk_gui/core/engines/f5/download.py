@@ -28,9 +28,10 @@ from alltalk_gui.core.engine_api.hub_files import (
     DownloadError,
     DownloadProgress,
     LicenceNotAccepted,
+    already_downloaded,
+    fetch_verified,
     progress_reporter,
     sha256_from_etag,
-    verify_download,
 )
 
 __all__ = ["DownloadError", "DownloadProgress", "LicenceNotAccepted", "download_base_model", "FILES"]
@@ -93,7 +94,7 @@ def download_base_model(folder: str | os.PathLike[str], revision: str = DEFAULT_
             raise DownloadError(f"Cannot reach {repo} for {name}: {exc}") from exc
         target = folder / local
         sha256 = sha256_from_etag(meta.etag)
-        if not _already_there(target, meta.size, sha256):
+        if not already_downloaded(target, meta.size, sha256):
             _fetch(repo, name, rev, folder, target, meta.size, sha256,
                    progress_reporter(progress, local, meta.size or 0, index, len(FILES)) if progress else None)
         if progress:
@@ -104,26 +105,9 @@ def download_base_model(folder: str | os.PathLike[str], revision: str = DEFAULT_
 
 def _fetch(repo: str, name: str, revision: str, folder: Path, target: Path, size: int | None,
            sha256: str | None, tqdm_class) -> None:
-    from huggingface_hub import hf_hub_download
-
     # Vocos files land in vocos/ directly; F5's sit in a subfolder of their repository and are moved up, so
-    # the folder has AllTalk's flat layout. hf_hub_download keeps its resume state under <local_dir>/.cache.
+    # the folder has AllTalk's flat layout.
     local_dir = target.parent if "/" not in name else folder
-    try:
-        path = Path(hf_hub_download(repo, name, revision=revision, local_dir=local_dir, tqdm_class=tqdm_class))
-    except Exception as exc:
-        raise DownloadError(f"Downloading {name} from {repo} failed: {exc}. Run the download again to resume "
-                            "it.") from exc
-    verify_download(path, name, size, sha256)
-    if path != target:
-        os.replace(path, target)
+    fetch_verified(repo, name, revision, local_dir, target, size, sha256, tqdm_class)
 
 
-def _already_there(path: Path, size: int | None, sha256: str | None) -> bool:
-    if not path.is_file() or (size is not None and path.stat().st_size != size):
-        return False
-    try:
-        verify_download(path, path.name, size, sha256)
-    except DownloadError:
-        return False  # verify_download deleted it; download again
-    return True

@@ -33,9 +33,10 @@ from alltalk_gui.core.engine_api.hub_files import (
     DownloadError,
     DownloadProgress,
     LicenceNotAccepted,
+    already_downloaded,
+    fetch_verified,
     progress_reporter,
     sha256_from_etag,
-    verify_download,
 )
 from alltalk_gui.core.engines.orpheus.codec import CODEC_DIR, CODEC_FILES
 
@@ -134,35 +135,11 @@ def _fetch_all(plan, folder: Path, revision: str, progress, *, first: int, total
         target = folder / local
         sha256 = sha256_from_etag(meta.etag)
         index = first + count
-        if not _already_there(target, meta.size, sha256):
-            _fetch(repo, name, rev, target, meta.size, sha256,
-                   progress_reporter(progress, local, meta.size or 0, index, total) if progress else None)
+        if not already_downloaded(target, meta.size, sha256):
+            # hf_hub_download keeps its resume state under <local_dir>/.cache.
+            fetch_verified(repo, name, rev, target.parent, target, meta.size, sha256,
+                           progress_reporter(progress, local, meta.size or 0, index, total) if progress else None)
         if progress:
             size = target.stat().st_size
             progress(DownloadProgress(local, size, size, index, total))
     return count
-
-
-def _fetch(repo: str, name: str, revision: str, target: Path, size: int | None, sha256: str | None,
-           tqdm_class) -> None:
-    from huggingface_hub import hf_hub_download
-
-    # hf_hub_download keeps its resume state under <local_dir>/.cache.
-    try:
-        path = Path(hf_hub_download(repo, name, revision=revision, local_dir=target.parent, tqdm_class=tqdm_class))
-    except Exception as exc:
-        raise DownloadError(f"Downloading {name} from {repo} failed: {exc}. Run the download again to resume "
-                            "it.") from exc
-    verify_download(path, name, size, sha256)
-    if path != target:
-        os.replace(path, target)
-
-
-def _already_there(path: Path, size: int | None, sha256: str | None) -> bool:
-    if not path.is_file() or (size is not None and path.stat().st_size != size):
-        return False
-    try:
-        verify_download(path, path.name, size, sha256)
-    except DownloadError:
-        return False  # verify_download deleted it; download again
-    return True
