@@ -10,12 +10,13 @@ hears no words (WER 1) and no voice (no likeness) in it, and the pictures show t
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 from pathlib import Path
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+from offscreen_screen import use_screen  # noqa: E402 (docs/, the script's folder, is on sys.path)
+
+use_screen()  # a screen as large as the pictures: offscreen Qt's own 800x800 one cuts the window
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 OUT = Path(__file__).parent / "images"

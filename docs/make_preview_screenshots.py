@@ -12,12 +12,13 @@ for F5-TTS (one reference clip with its words, the sampling steps with the CPU t
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 from pathlib import Path
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+from offscreen_screen import use_screen  # noqa: E402 (docs/, the script's folder, is on sys.path)
+
+use_screen()  # a screen as large as the pictures: offscreen Qt's own 800x800 one cuts the window
 OUT = Path(__file__).parent / "images"
 
 

@@ -6,7 +6,6 @@ the verdicts show), imports it through the real import page, and grabs the windo
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -14,7 +13,9 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+from offscreen_screen import use_screen  # noqa: E402 (docs/, the script's folder, is on sys.path)
+
+use_screen()  # a screen as large as the pictures: offscreen Qt's own 800x800 one cuts the window
 OUT = Path(__file__).parent / "images"
 
 SENTENCES = [

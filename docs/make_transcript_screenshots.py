@@ -8,12 +8,13 @@ edit that leaves a flagged clip, and grabs the main window: ``docs/images/transc
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 from pathlib import Path
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+from offscreen_screen import use_screen  # noqa: E402 (docs/, the script's folder, is on sys.path)
+
+use_screen()  # a screen as large as the pictures: offscreen Qt's own 800x800 one cuts the window
 OUT = Path(__file__).parent / "images"
 
 RECORDINGS = {
