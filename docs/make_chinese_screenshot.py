@@ -66,6 +66,8 @@ def main() -> int:
         editor = page.editor
         clips = page.segments.segments
         page.segments.set_text(clips[5].id, "奶奶做的饺子是世界上最好吃的 ☺")  # a symbol XTTS cannot read: flagged
+        # The text check answers from a child process: wait for its flag, or the picture shows the clip unflagged.
+        wait(app, lambda: not page.segments.text_checks_pending)
         editor.select(clips[2].id)
         app.processEvents()
         window.grab().save(str(OUT / "transcript_chinese.png"))
