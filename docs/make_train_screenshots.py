@@ -82,9 +82,20 @@ def settle(app) -> None:
         time.sleep(0.02)
 
 
+def choose_engine(app, page, name: str) -> None:
+    """Choose ``name`` on the Train page as a user who says yes to the switch's question (the switch may rewrite
+    the dataset at the engine's rate, in a worker), and wait until the page shows it."""
+    page.setup.ask_switch = lambda change: True  # offscreen nobody could answer the question box
+    page.setup.engine_choice.buttons[name].click()
+    wait(app, lambda: not page.setup.switcher.is_running() and page.setup.engine_choice.isEnabled())
+    assert page.setup.engine == name, f"the page shows {page.setup.engine}, not {name}"
+    page.scroll.verticalScrollBar().setValue(0)
+    settle(app)
+
+
 def render_xtts(app, window, page) -> list[Path]:
     """XTTS v2 before a run (Advanced open) and during a real run of the tiny model."""
-    page.setup.engine_choice.buttons["xtts"].click()
+    choose_engine(app, page, "xtts")
     page.setup.advanced.setChecked(True)
     settle(app)
     window.grab().save(str(OUT / "train_before.png"))
@@ -109,7 +120,7 @@ def render_xtts(app, window, page) -> list[Path]:
 
 def render_f5(app, window, page) -> list[Path]:
     """F5-TTS v1 chosen, before a run, with the Advanced settings open (EMA decay, missing characters)."""
-    page.setup.engine_choice.buttons["f5"].click()
+    choose_engine(app, page, "f5")
     page.setup.advanced.setChecked(True)
     page.scroll.verticalScrollBar().setValue(0)
     settle(app)
