@@ -117,12 +117,14 @@ def main(engines: list[str]) -> int:
     from alltalk_gui.gui.settings import use_settings_folder
 
     from alltalk_gui.gui.app import create_application
+    from alltalk_gui.gui.style import apply_style
 
     OUT.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         use_settings_folder(tmp_path / "settings")
         app = create_application()
+        apply_style(app, dark=False)  # the app's own look, as the other pages' pictures have it
         written = []
         if "xtts" in engines:
             written += render_xtts(app, tmp_path)
