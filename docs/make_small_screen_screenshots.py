@@ -19,6 +19,7 @@ from pathlib import Path
 from make_preview_screenshots import train_tiny_voice
 from make_screenshots import make_recordings
 from make_train_screenshots import choose_engine, settle, wait
+from make_transcript_screenshots import transcribe_on_cpu
 from offscreen_screen import use_screen
 
 SIZE = (1024, 600)
@@ -55,7 +56,6 @@ def main() -> int:
         from alltalk_gui.gui.settings import use_settings_folder
         from alltalk_gui.gui.start import system_checks
         from alltalk_gui.gui.style import apply_style
-        from alltalk_gui.gui.transcript.transcribe_panel import FASTER
         from alltalk_gui.testing.tiny_whisper import faster_tiny_en
 
         use_settings_folder(tmp_path / "settings")
@@ -82,10 +82,7 @@ def main() -> int:
 
         window.sidebar.setCurrentRow(1)
         page = window.stack.currentWidget()
-        page.panel.backend.setCurrentIndex(page.panel.backend.findData(FASTER))
-        page.panel.set_model(str(faster_tiny_en()))
-        page.panel.device.setCurrentIndex(page.panel.device.findData("cpu"))
-        page.panel.transcribe_button.click()
+        transcribe_on_cpu(page)
         wait(app, lambda: page.editor.model.rowCount() > 0 and not page.is_busy())
         page.editor.select(page.editor.model.segment(min(2, page.editor.model.rowCount() - 1)).id)
         written.append(grab(app, window, "transcript"))

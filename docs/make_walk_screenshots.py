@@ -64,9 +64,9 @@ def main() -> int:
         from alltalk_gui.gui.main_window import MainWindow
         from alltalk_gui.gui.start import system_checks
         from alltalk_gui.gui.style import apply_style
-        from alltalk_gui.gui.transcript.transcribe_panel import FASTER
         from alltalk_gui.testing.tiny_whisper import faster_tiny_en
         from make_screenshots import make_recordings
+        from make_transcript_screenshots import transcribe_on_cpu
 
         use_settings_folder(tmp_path / "settings")
         system_checks.set_base_model_folder(build_tiny_xtts(tmp_path / "xtts_tiny"))
@@ -91,10 +91,7 @@ def main() -> int:
 
         window.sidebar.setCurrentRow(1)
         page = window.stack.currentWidget()
-        page.panel.backend.setCurrentIndex(page.panel.backend.findData(FASTER))
-        page.panel.set_model(str(faster_tiny_en()))
-        page.panel.device.setCurrentIndex(page.panel.device.findData("cpu"))
-        page.panel.transcribe_button.click()
+        transcribe_on_cpu(page)
         wait(app, lambda: 0 < page.panel.overall_bar.value() < 900 or not page.is_busy())
         if page.is_busy():
             grab_sizes(app, window, out, "transcribing")
