@@ -152,6 +152,7 @@ def _build_config(args: argparse.Namespace):
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from alltalk_gui.core.engine_api.engine import get_engine
     from alltalk_gui.core.training.config import ConfigError
 
     try:
@@ -163,8 +164,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         print("alltalk-gui: --processes must be at least 1", file=sys.stderr)
         return EXIT_USAGE
     _show_disk_plan(config)
-    if args.processes == 1:
+    if args.processes == 1 and getattr(get_engine(config.engine), "environment", None) is None:
         return _train_here(config, args)
+    # Several processes, or an engine whose model code runs in an environment of its own: a child trains.
     return _train_launched(config, args)
 
 

@@ -2,11 +2,14 @@
 
 Three layouts exist: a source checkout or editable install (``resources/`` beside the package), a frozen
 PyInstaller build (``resources/`` in the bundle), and a wheel install (``share/alltalk-gui`` under the
-environment's prefix, from ``[tool.setuptools.data-files]``). The first place that has the file wins.
+environment's prefix, from ``[tool.setuptools.data-files]``). The first place that has the file wins. Code running
+in an engine's own environment (layered over the app's, see ``core/engine_api/environment.py``) looks under the
+app's prefix, which that environment names in ``ALLTALK_GUI_APP_PREFIX``.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -18,7 +21,8 @@ def resource_roots() -> list[Path]:
     if frozen_root:
         roots.append(Path(frozen_root) / "resources")
     roots.append(Path(__file__).resolve().parents[2] / "resources")  # source checkout / editable install
-    roots.append(Path(sys.prefix) / "share" / "alltalk-gui")  # wheel install (data-files)
+    prefix = os.environ.get("ALLTALK_GUI_APP_PREFIX") or sys.prefix
+    roots.append(Path(prefix) / "share" / "alltalk-gui")  # wheel install (data-files)
     return roots
 
 

@@ -4,6 +4,8 @@ The child is the runner (``python -u -m alltalk_gui.core.training.runner``) for 
 ``accelerate launch --multi_gpu`` (through :mod:`alltalk_gui.core.training.loopback_launcher`, which keeps the
 rendezvous on 127.0.0.1 and a free port) for N processes. ``sys.executable`` starts it, which in the frozen app
 is the app itself: its entry script runs ``-m alltalk_gui...`` and ``-m accelerate.commands.launch`` like Python.
+An engine with an environment of its own (:mod:`alltalk_gui.core.engine_api.environment`) is trained by that
+environment's interpreter instead (:func:`~alltalk_gui.core.engine_api.environment.python_for`).
 
 How the child is run, per OS:
 
@@ -135,7 +137,7 @@ def free_port() -> int:
 
 def launch_command(config_file: str | os.PathLike[str], events: str | os.PathLike[str], *, resume: bool,
                    processes: int = 1, mixed_precision: str = "no", accelerate_config: str | None = None,
-                   port: int | None = None) -> list[str]:
+                   port: int | None = None, python: str | None = None) -> list[str]:
     """The child's command line: the runner itself, or N of it under ``accelerate launch``.
 
     Args:
@@ -147,8 +149,9 @@ def launch_command(config_file: str | os.PathLike[str], events: str | os.PathLik
         mixed_precision: accelerate's ``--mixed_precision`` for N > 1.
         accelerate_config: an ``accelerate config`` file (e.g. one that switches on FSDP) instead of our options.
         port: the rendezvous port for N > 1 (default: a free one).
+        python: the interpreter (default ``sys.executable``; the engine's own for an engine with an environment).
     """
-    cmd = [sys.executable, "-u", "-m"]
+    cmd = [python or sys.executable, "-u", "-m"]
     if processes > 1:
         cmd += [LAUNCHER_MODULE]
         if accelerate_config:
@@ -353,9 +356,17 @@ def start_training(config: TrainConfig, *, resume: bool = False, processes: int 
 
     Raises:
         RunNameError: the run name is empty or not plain.
-        LaunchError: the process could not be started, or a training already runs in the project.
+        LaunchError: the process could not be started, a training already runs in the project, or the engine's
+            own environment is not set up.
     """
+    from alltalk_gui.core.engine_api.engine import get_engine
+    from alltalk_gui.core.engine_api.environment import EngineEnvironmentError, python_for
+
     check_run_name(config.run_name)
+    try:
+        python = python_for(get_engine(config.engine))
+    except EngineEnvironmentError as exc:
+        raise LaunchError(str(exc)) from exc
     run = config.run_dir
     project = run.parent.parent
     training = running_training(project)
@@ -368,7 +379,7 @@ def start_training(config: TrainConfig, *, resume: bool = False, processes: int 
     if processes > 1 and not accelerate_config:
         accelerate_config = engine_accelerate_config(config, processes)
     cmd = launch_command(config_file, events, resume=resume, processes=processes,
-                         mixed_precision=config.mixed_precision, accelerate_config=accelerate_config)
+                         mixed_precision=config.mixed_precision, accelerate_config=accelerate_config, python=python)
     cmd = priority_prefix(lower_priority) + cmd
     if output is subprocess.PIPE:
         piped = {"stderr": subprocess.STDOUT, "text": True, "errors": "replace", "bufsize": 1}
