@@ -1,0 +1,202 @@
+"""Parler-TTS v1 behind the engine boundary (:class:`alltalk_gui.core.engine_api.engine.Engine`): ``ENGINE``.
+
+What differs from XTTS v2 and F5-TTS, as the app sees it:
+
+* **Its own Python environment** (:attr:`ParlerEngine.environment`, :mod:`.environment`): Parler's classes need
+  transformers 4.46.1. The training child runs in that environment (the launcher asks
+  :func:`~alltalk_gui.core.engine_api.environment.python_for`); preview and export call :mod:`.worker` in a
+  child of it (:class:`~alltalk_gui.core.engine_api.engine_child.EngineChild`). This module and :mod:`.files`,
+  :mod:`.description`, :mod:`.download`, :mod:`.export` and :mod:`.memory_estimate` run in the app itself.
+* **44.1 kHz** clips of 1-30 s (DAC 44.1 kHz), whose codes are computed once and cached (:mod:`.codes`).
+* **The voice is described in words**, not given as a clip: the description (:mod:`.description`, saved in the
+  project, written into each run) conditions training and speech. The reference is a description.
+* **English only** (Parler-TTS v1 was trained on English).
+* One loss with 9 parts, one per DAC codebook.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from alltalk_gui.core.engine_api.engine import EngineError, HubDownload, Licence, Reference, ShippedProfiles, TrainingSetup
+from alltalk_gui.core.engines.parler import download
+from alltalk_gui.core.engines.parler.environment import ENVIRONMENT
+from alltalk_gui.core.engines.parler.files import CONFIG_FILE, SAMPLE_RATE, TOKENIZER_FILE, TOKENIZER_FILES
+
+WORKER = "alltalk_gui.core.engines.parler.worker"
+MAX_CLIP_MS = 30_000
+LANGUAGES_NOTE = ("Parler-TTS v1 was trained on English only: it reads other languages with English sounds, "
+                  "and a few minutes of recordings will not teach it a language. XTTS v2 speaks this language.")
+
+
+@dataclass
+class ParlerVoice:
+    """A loaded model in a child of the engine's environment, and what it was trained with."""
+
+    child: Any                # EngineChild; ends when the voice is dropped
+    key: str
+    description: str          # the description the checkpoint's run trained with ("" for the base model)
+    step: int
+
+
+class ParlerEngine(HubDownload, ShippedProfiles):
+    """Parler-TTS Mini v1 / Large v1 (huggingface/parler-tts): fine-tunes the decoder; Flan-T5 and DAC stay frozen."""
+
+    name = "parler"
+    aliases = ("parler-tts",)
+    title = "Parler-TTS v1"
+    summary = "English only · the voice is described in words, no reference clip · Apache-2.0"
+    sample_rate = SAMPLE_RATE
+    output_sample_rate = SAMPLE_RATE
+    max_clip_ms = MAX_CLIP_MS
+    base_model_files = (CONFIG_FILE, "model.safetensors", *TOKENIZER_FILES)
+    voice_files = (CONFIG_FILE, TOKENIZER_FILE)
+    export_formats = ("parler",)
+    export_format_titles = {"parler": "Parler-TTS model folder (from_pretrained) + description"}
+    base_model_setting = "parler_base_model_dir"
+    download_size = "about 3.5 GB (Mini v1)"
+    download = download
+    licence = Licence(download.LICENCE_ID, "Apache-2.0 (Parler-TTS, Flan-T5) and MIT (DAC)", download.LICENCE_URL,
+                      download.LICENCE_SUMMARY)
+    generation_settings = ("temperature", "top_k", "top_p", "seed", "max_new_tokens")
+    needs_reference_text = False
+    languages_note = {"en": "", "*": LANGUAGES_NOTE}
+    # XTTS v2's and F5-TTS's settings.
+    ignored_settings = ("freeze_conditioning", "max_text_tokens", "min_conditioning_seconds",
+                        "max_conditioning_seconds", "text_ce_weight", "mel_ce_weight", "ema_decay",
+                        "add_missing_characters")
+    environment = ENVIRONMENT
+
+    # ----------------------------------------------------------------------------------------- base model
+    def validate_base_model(self, folder: str | os.PathLike[str]):
+        from alltalk_gui.core.engines.parler.files import validate_base_model
+
+        return validate_base_model(folder)
+
+    # ----------------------------------------------------------------------------------------- dataset needs
+    def text_checker(self, language: str, vocab_file: str | os.PathLike[str] | None = None):
+        return TokenizerCheck(vocab_file)
+
+    def load_clips(self, config) -> tuple[list[Any], list[Any]]:
+        from alltalk_gui.core.engines.parler.data import load_dataset
+
+        return load_dataset(config.dataset_path, min_seconds=config.min_audio_seconds,
+                            max_seconds=config.max_audio_seconds,
+                            text_check=TokenizerCheck(Path(config.base_model_dir) / TOKENIZER_FILE))
+
+    # ----------------------------------------------------------------------------------------- model and loss
+    def training_setup(self, config, clips: tuple[list[Any], list[Any]], device) -> TrainingSetup:
+        """Runs in the engine's environment (the training child)."""
+        from alltalk_gui.core.engines.parler.training import training_setup
+
+        return training_setup(self, config, clips, device)
+
+    def apply_memory_levers(self, trainable, config) -> int:
+        """LoRA (with the frozen weights in bf16 under bf16 autocast) and checkpointing, in place; returns the
+        trainable parameter count."""
+        from alltalk_gui.core.engines.parler.model import (add_lora, set_checkpointing, store_frozen_in_bf16,
+                                                           trainable_parameters)
+
+        if config.lora_rank:
+            add_lora(trainable, config.lora_rank, config.lora_alpha, config.lora_dropout)
+            if config.mixed_precision == "bf16":
+                store_frozen_in_bf16(trainable)
+        set_checkpointing(trainable, config.gradient_checkpointing)
+        return trainable_parameters(trainable)
+
+    def estimate_memory(self, config, *, attention_scores: bool = False, parameters: int | None = None):
+        """The estimate for Mini v1 (or Large v1 when the config's base model is one); None for other sizes."""
+        from alltalk_gui.core.engines.parler.memory_estimate import estimate_for_config
+
+        return estimate_for_config(config, attention_scores=attention_scores, parameters=parameters)
+
+    # ----------------------------------------------------------------------------------------- synthesis
+    def load_voice(self, base_model_dir: Path, weights: Path | None, device: str) -> ParlerVoice:
+        from alltalk_gui.core.engine_api.engine_child import EngineChild
+        from alltalk_gui.core.engine_api.environment import EngineEnvironmentError, python_for
+
+        try:
+            child = EngineChild(python_for(self), WORKER)
+        except EngineEnvironmentError as exc:
+            raise EngineError(str(exc)) from exc
+        loaded = child.call("load_voice", base_model_dir=str(base_model_dir),
+                            checkpoint_dir=str(weights.parent) if weights is not None else None, device=device)
+        return ParlerVoice(child, loaded["key"], loaded["description"], loaded["step"])
+
+    def synthesize(self, voice: ParlerVoice, text: str, reference: Reference, language: str, settings) -> Any:
+        """Speak ``text`` as the description says (the reference's text, else what the voice trained with)."""
+        from dataclasses import asdict
+
+        from alltalk_gui.core.engine_api.languages import split_text
+        from alltalk_gui.core.engines.parler.synthesis import MAX_CHARACTERS, Sampling
+
+        if language != "en":
+            raise EngineError("Parler-TTS v1 speaks English only; " + LANGUAGES_NOTE.split(": ", 1)[-1])
+        description = " ".join((reference.text or voice.description).split())
+        if not description:
+            raise EngineError("Parler-TTS needs a description of the voice (who speaks, and how): write one, or "
+                              "pick a checkpoint, whose run kept the description it trained with.")
+        sampling = Sampling(temperature=settings.temperature, top_k=settings.top_k, top_p=settings.top_p,
+                            seed=settings.seed,
+                            max_seconds=settings.max_new_tokens / 86.13 if settings.max_new_tokens else 30.0)
+        return voice.child.call("synthesize", key=voice.key, description=description,
+                                pieces=split_text(text, "en", MAX_CHARACTERS), sampling=asdict(sampling))
+
+    # ----------------------------------------------------------------------------------------- export
+    def export(self, checkpoint, out_dir: str | os.PathLike[str], options, *, project_name: str = "",
+               progress: Callable[[str, float], None] | None = None):
+        from alltalk_gui.core.engine_api.environment import EngineEnvironmentError, python_for
+        from alltalk_gui.core.engines.parler.export import export_checkpoint
+        from alltalk_gui.core.voice.export import ExportError
+
+        try:
+            python = python_for(self)
+        except EngineEnvironmentError as exc:
+            raise ExportError(str(exc)) from exc
+        return export_checkpoint(checkpoint, out_dir, options, project_name=project_name, progress=progress,
+                                 python=python)
+
+    # ----------------------------------------------------------------------------------------- test model
+    def make_test_model(self, folder: str | os.PathLike[str], seed: int = 0) -> Path:
+        """Write the tiny random model (:mod:`.tiny_model`) with the engine's environment."""
+        from alltalk_gui.core.engine_api.engine_child import call_once
+        from alltalk_gui.core.engine_api.environment import python_for
+
+        return Path(call_once(python_for(self), WORKER, "make_tiny_model", folder=str(folder), seed=seed))
+
+
+class TokenizerCheck:
+    """Which characters of a transcript Flan-T5's tokenizer reads as unknown
+    (:class:`~alltalk_gui.core.engine_api.engine.TextCheck`). Exact with the base model's ``tokenizer.json`` (read
+    with the ``tokenizers`` library, no model); without one it only finds empty text."""
+
+    def __init__(self, tokenizer_file: str | os.PathLike[str] | None) -> None:
+        self.tokenizer_file = Path(tokenizer_file) if tokenizer_file else None
+        self._tokenizer = None
+        self._unknown: int | None = None
+
+    def warm_up(self) -> None:
+        if self._tokenizer is None and self.tokenizer_file is not None and self.tokenizer_file.is_file():
+            from tokenizers import Tokenizer
+
+            self._tokenizer = Tokenizer.from_file(str(self.tokenizer_file))
+            self._unknown = self._tokenizer.token_to_id("<unk>")
+
+    def problem(self, text: str) -> str | None:
+        if not text.strip():
+            return "The text is empty."
+        self.warm_up()
+        if self._tokenizer is None or self._unknown is None:
+            return None
+        unknown = [c for c in dict.fromkeys(text) if not c.isspace()
+                   and self._unknown in self._tokenizer.encode(c, add_special_tokens=False).ids]
+        if not unknown:
+            return None
+        return ("Parler-TTS's tokenizer (Flan-T5) cannot read " + ", ".join(f"'{c}'" for c in unknown[:8])
+                + "; spell them out or remove them.")
+
+
+ENGINE = ParlerEngine()
