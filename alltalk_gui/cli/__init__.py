@@ -38,6 +38,7 @@ COMMAND_MODULES = [
     "alltalk_gui.cli.train_cmds",
     "alltalk_gui.cli.preview_cmds",
     "alltalk_gui.cli.judge_cmds",
+    "alltalk_gui.cli.engine_env_cmds",
 ]
 
 

@@ -43,7 +43,7 @@ ENVIRONMENT = EngineEnvironment(
         "argbind==0.3.9",
         "docstring-parser==0.18.0",
     ),
-    imports=("parler_tts", "dac", "peft", "accelerate", "alltalk_gui.core.engines.parler.upstream"),
+    imports=("parler_tts", "dac", "peft", "accelerate", "alltalk_gui"),
     why="Parler-TTS's model code needs transformers 4.46.1, and the rest of the app needs transformers 5.",
     download_size="about 20 MB to download and 120 MB on disk",
 )

@@ -86,7 +86,7 @@ class ParlerTrainable(torch.nn.Module):
         states = states * description_mask[..., None].to(states.dtype)
         return self.parler(encoder_outputs=BaseModelOutput(last_hidden_state=states), attention_mask=description_mask,
                            prompt_input_ids=prompt_input_ids, prompt_attention_mask=prompt_attention_mask,
-                           labels=labels, loss_reduction="sum")
+                           labels=labels, loss_reduction="sum", use_cache=False)
 
 
 def trainable_view(model):
@@ -107,8 +107,12 @@ def drop_frozen_parts(model) -> None:
 
 
 def encode_descriptions(model, tokenizer, texts: list[str], device) -> dict[str, Any]:
-    """Flan-T5's last hidden states of each distinct description (fp32, on the CPU): text -> tokens x width."""
-    encoder = model.text_encoder.to(device)
+    """Flan-T5's last hidden states of each distinct description (fp32, on the CPU): text -> tokens x width.
+
+    In eval mode: the description's clean encoding, the same in every step. (Parler's script leaves the frozen
+    T5 in train mode, so its dropout, 0.1 in Flan-T5, adds noise to the conditioning each step; a fine-tune on one
+    fixed description has no use for that noise.)"""
+    encoder = model.text_encoder.to(device).eval()
     states = {}
     with torch.no_grad():
         for text in dict.fromkeys(texts):

@@ -104,7 +104,6 @@ def training_setup(engine, config, clips: tuple[list[Any], list[Any]], device) -
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     train_set = data.ClipSet(train_clips, train_codes, [tokenizer(c.text).input_ids for c in train_clips], states)
     eval_set = data.ClipSet(eval_clips, eval_codes, [tokenizer(c.text).input_ids for c in eval_clips], states)
-    longest = sorted(range(len(train_clips)), key=lambda i: train_clips[i].frames, reverse=True)
 
     def collate(samples):
         return data.collate(samples, pad_id)
@@ -118,6 +117,5 @@ def training_setup(engine, config, clips: tuple[list[Any], list[Any]], device) -
         lengths=[c.frames for c in train_clips], eval_lengths=[c.frames for c in eval_clips],
         collate=collate, loss=loss, batch_size=data.batch_size, split=data.split_batch, loss_parts=(),
         parameters=sum(p.numel() for p in trainable.parameters()), trainable=count,
-        longest_batch=lambda size: collate([train_set[longest[i % len(longest)]] for i in range(size)]),
-        longest_seconds=train_clips[longest[0]].frames * HOP_LENGTH / SAMPLE_RATE, notes=tuple(notes),
+        longest_seconds=max(c.frames for c in train_clips) * HOP_LENGTH / SAMPLE_RATE, notes=tuple(notes),
     )

@@ -1,0 +1,65 @@
+"""Fixtures of the Parler-TTS engine tests: the engine's own environment (made by ``alltalk-gui engine-env parler``,
+which the test command runs), the tiny random model (made once per session with that environment), and a voice
+project named Jenny with an espeak-ng dataset.
+
+Parler's classes run only in the engine's environment, so these tests drive them as the app does: training through
+the launcher's child, preview and export through the engine's worker, and the checks that need Parler's own code
+through :mod:`tests.core.engines.parler.engine_side`, called in a child of that environment.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SESSION_PREFIX
+
+REQUIRE_ENV = "ALLTALK_REQUIRE_ENGINE_ENVS"  # the test command sets it: a missing environment fails, never skips
+
+
+@pytest.fixture(scope="session")
+def parler_python() -> str:
+    from alltalk_gui.core.engine_api import environment
+    from alltalk_gui.core.engine_api.engine import get_engine
+
+    engine = get_engine("parler")
+    if not environment.is_ready(engine.environment):
+        message = (f"Parler-TTS's environment is not set up in {environment.environment_dir(engine.environment)}: "
+                   "run 'alltalk-gui engine-env parler'.")
+        if os.environ.get(REQUIRE_ENV) == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return environment.python_for(engine)
+
+
+@pytest.fixture(scope="session")
+def tiny_parler(parler_python, tmp_path_factory) -> Path:
+    from alltalk_gui.core.engine_api.engine import get_engine
+
+    return get_engine("parler").make_test_model(tmp_path_factory.mktemp(SESSION_PREFIX + "tiny_parler") / "tiny")
+
+
+@pytest.fixture(scope="module")
+def jenny(tmp_path_factory) -> Path:
+    """A project called Jenny (the speaker's name goes into the description) with 4 + 1 espeak-ng clips."""
+    from alltalk_gui.core.project.folder import VoiceProject
+    from alltalk_gui.testing.speech import make_speech_dataset, speech_available
+
+    if not speech_available():
+        pytest.skip("espeak-ng is not installed (Debian: espeak-ng)")
+    root = tmp_path_factory.mktemp("jenny") / "Jenny"
+    VoiceProject.create(root, name="Jenny", language="en")
+    make_speech_dataset(root / "dataset", n_train=4, n_eval=1)
+    return root
+
+
+@pytest.fixture(scope="module")
+def engine_side(parler_python):
+    """A child of the engine's environment running :mod:`tests.core.engines.parler.engine_side`."""
+    from alltalk_gui.core.engine_api.engine_child import EngineChild
+
+    child = EngineChild(parler_python, "tests.core.engines.parler.engine_side")
+    yield child
+    child.close()
