@@ -116,6 +116,10 @@ def pitch(samples, rate: int) -> tuple[float | None, float | None]:
     if len(voiced) < 20:
         return None, None
     voiced = np.asarray(voiced)
+    # YIN's octave errors (a period of two cycles, or half of one) land an octave away: keep the frames within
+    # 10 semitones of the median.
+    median = np.median(voiced)
+    voiced = voiced[np.abs(12.0 * np.log2(voiced / median)) < 10.0]
     semitones = 12.0 * np.log2(voiced / np.median(voiced))
     # The spread of the middle 80 % (as a standard deviation would be for a normal spread): YIN's octave errors
     # and the odd creak do not make a flat voice "expressive".

@@ -1,0 +1,59 @@
+"""The Parler-TTS memory estimate and profiles: measured coefficients, the profiles inside their targets on 10 s
+clips (Mini: Low <= 4, Medium <= 8, High <= 16 GiB; Large Low <= 8 GiB), Parler's own settings above High, and no
+estimate for a size it does not know (the tiny model)."""
+
+from __future__ import annotations
+
+import pytest
+
+from alltalk_gui.core.engine_api.engine import get_engine
+from alltalk_gui.core.engines.parler import memory_estimate as m
+from alltalk_gui.core.training.config import TrainConfig
+from alltalk_gui.core.training.profiles import load_profile
+
+
+def config_of(profile: str, **kw) -> TrainConfig:
+    return TrainConfig(engine="parler", **{**load_profile(profile, "parler").settings, **kw})
+
+
+@pytest.mark.parametrize("profile, size, target", [("low", "mini", 4.0), ("medium", "mini", 8.0),
+                                                   ("high", "mini", 16.0), ("low", "large", 8.0)])
+def test_each_profile_is_estimated_inside_its_target(profile, size, target):
+    settings = load_profile(profile, "parler").settings
+    setting = m.ParlerSetting(size=size, batch_size=settings["batch_size"], max_clip_seconds=10.0,
+                              mixed_precision=settings["mixed_precision"],
+                              gradient_checkpointing=settings["gradient_checkpointing"],
+                              optimizer=settings["optimizer"], lora_rank=settings["lora_rank"])
+    estimate = m.estimate(setting)
+    assert estimate.calibrated and estimate.total_gib <= target
+    # A 30 s clip (2,713 positions) fits the Mini profiles too.
+    if size == "mini":
+        assert m.estimate(m.ParlerSetting(**{**setting.__dict__, "max_clip_seconds": 30.0})).total_gib <= target
+
+
+def test_parlers_own_settings_need_more_than_high():
+    """Parler's README: 3 clips a micro-batch, no checkpointing, bf16, AdamW (before counting its T5 and DAC)."""
+    own = m.estimate(m.ParlerSetting(size="mini", batch_size=3, mixed_precision="bf16", optimizer="adamw"))
+    high = m.estimate(m.ParlerSetting(size="mini", batch_size=1, mixed_precision="bf16", optimizer="adamw"))
+    assert own.total_gib > high.total_gib and own.activations_gib > 2.5 * high.activations_gib
+
+
+def test_the_parts_follow_the_levers():
+    full = m.estimate(m.ParlerSetting(size="mini", lora_rank=0, optimizer="adamw"))
+    eight_bit = m.estimate(m.ParlerSetting(size="mini", lora_rank=0, optimizer="adamw8bit"))
+    lora = m.estimate(m.ParlerSetting(size="mini", lora_rank=16))
+    checkpointed = m.estimate(m.ParlerSetting(size="mini", gradient_checkpointing=True))
+    assert eight_bit.optimizer_gib == pytest.approx(full.optimizer_gib / 4)
+    assert lora.gradients_gib < 0.05 and lora.weights_gib < 0.6 * full.weights_gib  # frozen weights in bf16
+    assert checkpointed.activations_gib < 0.3 * full.activations_gib
+    assert m.lora_parameters(16, "mini") == 24 * 16 * (8 * 2048 + 2 * (1024 + 4096)) == 10_223_616
+
+
+def test_the_engine_estimates_the_published_sizes_only(tiny_parler):
+    engine = get_engine("parler")
+    assert engine.estimate_memory(config_of("low")).total_gib == pytest.approx(
+        m.estimate(m.ParlerSetting(size="mini", batch_size=2, max_clip_seconds=30.0, gradient_checkpointing=True,
+                                   lora_rank=16)).total_gib)
+    assert engine.estimate_memory(config_of("low"), parameters=m.TRAINABLE_PARAMETERS["large"]).weights_gib > 3
+    tiny = engine.validate_base_model(tiny_parler).parameters
+    assert engine.estimate_memory(config_of("low"), parameters=tiny) is None
