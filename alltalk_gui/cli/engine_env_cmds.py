@@ -31,7 +31,7 @@ def cmd_engine_env(args: argparse.Namespace) -> int:
     except EngineError as exc:
         print(f"alltalk-gui: {exc}", file=sys.stderr)
         return 2
-    env = getattr(engine, "environment", None)
+    env = engine.environment
     if env is None:
         print(f"{engine.title} runs in the app's own environment: nothing to set up.")
         return EXIT_OK

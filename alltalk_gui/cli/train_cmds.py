@@ -164,7 +164,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         print("alltalk-gui: --processes must be at least 1", file=sys.stderr)
         return EXIT_USAGE
     _show_disk_plan(config)
-    if args.processes == 1 and getattr(get_engine(config.engine), "environment", None) is None:
+    if args.processes == 1 and get_engine(config.engine).environment is None:
         return _train_here(config, args)
     # Several processes, or an engine whose model code runs in an environment of its own: a child trains.
     return _train_launched(config, args)

@@ -110,7 +110,7 @@ def test_the_engine_is_remembered_per_project_and_an_unknown_one_refused(trained
     assert no_base.returncode == 2 and "F5-TTS v1 folder" in no_base.stderr  # no --engine: the project's
     assert "download-base-model DIR --engine f5" in no_base.stderr
     unknown = cli("train", str(trained), "--engine", "tortoise", "--base-model", str(tiny_f5))
-    assert unknown.returncode == 2 and "Unknown engine 'tortoise'; the engines are xtts, f5" in unknown.stderr
+    assert unknown.returncode == 2 and "Unknown engine 'tortoise'; the engines are xtts, f5, parler" in unknown.stderr
 
 
 def test_download_base_model_for_f5_after_the_licence(tiny_f5, tmp_path):

@@ -247,6 +247,9 @@ class Engine(Protocol):
     reference_kind: ReferenceKind    # what synthesis speaks from: clips, a clip and its words, a speaker, a description
     languages_note: dict[str, str]   # language code -> a caveat shown when a project in it picks this engine;
                                      # "*" for every language not listed
+    # None: its model code runs in the app's own Python environment. An EngineEnvironment (engine_api/environment.py):
+    # its packages conflict with the app's, so training, preview and export run with that environment's interpreter.
+    environment: Any
 
     def profiles_dir(self) -> Path:
         """The folder of its memory profiles (``low.toml``, ``medium.toml``, ``high.toml``: TrainConfig values,

@@ -126,7 +126,7 @@ def python_for(engine: Any) -> str:
     Raises:
         EngineEnvironmentError: the engine has an environment and it is not ready (make it with :func:`create`).
     """
-    env = getattr(engine, "environment", None)
+    env = engine.environment
     if env is None:
         return sys.executable
     if not is_ready(env):

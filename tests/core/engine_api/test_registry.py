@@ -58,7 +58,7 @@ def test_a_broken_plugin_is_left_out_with_its_reason_and_the_others_still_load(b
         "xtts": "alltalk_gui.core.engines.xtts.engine:ENGINE",  # a second package declaring a taken name
     })
     with caplog.at_level(logging.WARNING), installed(site):
-        assert engine_names() == ("xtts", "f5", "orpheus")
+        assert engine_names() == ("xtts", "f5", "orpheus", "parler")
         assert get_engine("xtts").title == "XTTS v2"  # one of the two, the other left out
         skipped = skipped_engines()
         assert "RuntimeError: needs a GPU driver" in skipped["crashes"]
@@ -70,9 +70,9 @@ def test_a_broken_plugin_is_left_out_with_its_reason_and_the_others_still_load(b
             get_engine("crashes")
     logged = caplog.text
     assert "'crashes'" in logged and "needs a GPU driver" in logged and "'partial'" in logged
-    assert skipped_engines() == {} and engine_names() == ("xtts", "f5", "orpheus")  # gone with the site
+    assert skipped_engines() == {} and engine_names() == ("xtts", "f5", "orpheus", "parler")  # gone with the site
 
 
 def test_an_unknown_name_is_refused_naming_the_engines():
-    with pytest.raises(EngineError, match="Unknown engine 'vall-e'; the engines are xtts, f5"):
+    with pytest.raises(EngineError, match="Unknown engine 'vall-e'; the engines are xtts, f5, parler"):
         get_engine("vall-e")

@@ -13,7 +13,7 @@ from alltalk_gui.core.training.config import ConfigError, TrainConfig
 
 
 def test_the_registry_finds_the_engines_by_name_or_alias_and_refuses_an_unknown_name():
-    assert DEFAULT_ENGINE == "xtts" and engine_names() == ("xtts", "f5", "orpheus")
+    assert DEFAULT_ENGINE == "xtts" and engine_names() == ("xtts", "f5", "orpheus", "parler")
     engine = get_engine("xtts")
     assert engine is get_engine("xtts-v2") and engine.title == "XTTS v2"
     assert engine.sample_rate == 22050 and engine.output_sample_rate == 24000 and engine.max_clip_ms == 11609
@@ -23,18 +23,21 @@ def test_the_registry_finds_the_engines_by_name_or_alias_and_refuses_an_unknown_
     orpheus = get_engine("orpheus-tts")
     assert orpheus.name == "orpheus" and orpheus.sample_rate == orpheus.output_sample_rate == 24000
     assert orpheus.max_clip_ms == 30000
-    for each in (engine, f5, orpheus):  # what the set-up pages and the settings file need, with no torch loaded
+    parler = get_engine("parler-tts")
+    assert parler.name == "parler" and parler.sample_rate == parler.output_sample_rate == 44_100
+    assert engine.environment is None and f5.environment is None and parler.environment is not None
+    for each in (engine, f5, orpheus, parler):  # what the set-up pages and the settings file need, with no torch loaded
         assert each.name in engine_names() and each.licence.url.startswith("https://")
         assert set(each.export_format_titles) == set(each.export_formats)
         assert each.base_model_setting and each.download_size.startswith("about")
         assert cpu_estimate._calibration(each.name)["mean_step_s"]["no"] > 0  # Auto's CPU case needs its speed
-    with pytest.raises(EngineError, match="Unknown engine 'vall-e'; the engines are xtts, f5, orpheus"):
+    with pytest.raises(EngineError, match="Unknown engine 'vall-e'; the engines are xtts, f5, orpheus, parler"):
         get_engine("vall-e")
 
 
 def test_a_config_naming_no_registered_engine_is_refused():
     config = TrainConfig(engine="vall-e", project_dir="p", base_model_dir="b")
-    with pytest.raises(ConfigError, match="engine must be one of xtts, f5, orpheus"):
+    with pytest.raises(ConfigError, match="engine must be one of xtts, f5, orpheus, parler"):
         config.validate(cuda_available=False)
 
 

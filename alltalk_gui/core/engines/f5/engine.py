@@ -76,6 +76,7 @@ class F5Engine(HubDownload, ShippedProfiles):
     languages = ("en", "zh-cn")
     languages_note = {"en": "", "zh-cn": "", "*": LANGUAGES_NOTE}
     packages = (("f5-tts", "F5-TTS model code"), ("vocos", "F5-TTS's vocoder"))
+    environment = None  # f5-tts runs in the app's own environment (installed without its dependencies)
 
     # ----------------------------------------------------------------------------------------- base model
     def validate_base_model(self, folder: str | os.PathLike[str]):

@@ -17,11 +17,13 @@ _voices: dict[str, Any] = {}
 
 def quiet() -> None:
     """transformers' and Parler's advice about deprecated arguments is not for the app's users."""
+    import logging
     import warnings
 
     import transformers
 
     transformers.logging.set_verbosity_error()
+    logging.getLogger("parler_tts").setLevel(logging.ERROR)  # Parler's loggers are not under transformers' root
     warnings.filterwarnings("ignore", category=FutureWarning)
     warnings.filterwarnings("ignore", category=UserWarning)
 

@@ -58,6 +58,7 @@ class XttsEngine(HubDownload, ShippedProfiles):
     languages = CODES  # all 17 of the app's languages are XTTS v2's own
     languages_note: dict[str, str] = {}
     packages = (("coqui-tts", "XTTS v2 model code"), ("coqui-tts-trainer", "coqui-tts training helpers"))
+    environment = None  # coqui-tts runs in the app's own environment
 
     # ----------------------------------------------------------------------------------------- base model
     def validate_base_model(self, folder: str | os.PathLike[str]):
