@@ -71,3 +71,16 @@ def test_two_processes_train_in_step_over_gloo(jenny, tiny_parler):
     assert len(of(events, "done")) == 1  # only the main process reports
     saved = checkpoint_state(jenny / "runs" / "ddp")
     assert any(not torch.equal(saved[n], base_state(tiny_parler)[n]) for n in saved)
+
+
+def test_ddp_in_one_process_over_gloo(jenny, tiny_parler, monkeypatch):
+    """The CPU twin of the GPU kit's DDP-in-one-process test: the child sees a process group's variables (as under
+    ``accelerate launch``), so accelerate makes a gloo group of one and wraps the model in DDP."""
+    from alltalk_gui.core.training.launch import LOOPBACK, free_port
+
+    for key, value in {"LOCAL_RANK": "0", "RANK": "0", "WORLD_SIZE": "1", "LOCAL_WORLD_SIZE": "1",
+                       "MASTER_ADDR": LOOPBACK, "MASTER_PORT": str(free_port())}.items():
+        monkeypatch.setenv(key, value)
+    events = train(parler_config(jenny, tiny_parler, "ddp1", batch_size=2, max_steps=2, lora_rank=4))
+    assert events[-1]["reason"] == "max_steps", events[-3:]
+    assert of(events, "started")[0]["processes"] == 1 and len(of(events, "step")) == 2
