@@ -6,13 +6,13 @@ anything."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
 from tests.benchmarks.scripts import BENCHMARKS, load_script
+from tests.engine_envs import parler_python  # noqa: F401  (a fixture)
 
 
 @pytest.fixture(scope="module")
@@ -30,15 +30,7 @@ def test_quick_and_full_settings(pmp):
         pmp.parse_args(["--profiles", "huge"])
 
 
-def test_a_profile_and_parlers_own_settings_run_on_the_tiny_architecture(tmp_path):
-    from tests.core.engines.parler.conftest import REQUIRE_ENV
-    from alltalk_gui.core.engine_api import environment
-    from alltalk_gui.core.engine_api.engine import get_engine
-
-    if not environment.is_ready(get_engine("parler").environment):
-        if os.environ.get(REQUIRE_ENV) == "1":
-            pytest.fail("Parler-TTS's environment is not set up: run 'alltalk-gui engine-env parler'.")
-        pytest.skip("Parler-TTS's environment is not set up: run 'alltalk-gui engine-env parler'.")
+def test_a_profile_and_parlers_own_settings_run_on_the_tiny_architecture(parler_python, tmp_path):
     out = tmp_path / "tiny.json"
     result = subprocess.run([sys.executable, str(BENCHMARKS / "parler_memory_profiles.py"), "--size", "tiny",
                              "--quick", "--device", "cpu", "--clip-seconds", "2", "--profiles",

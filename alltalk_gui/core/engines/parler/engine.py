@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from alltalk_gui.core.engine_api.engine import EngineError, HubDownload, Licence, Reference, ShippedProfiles, TrainingSetup
+from alltalk_gui.core.engine_api.engine import (BaseModelError, DiskNeeds, EngineError, HubDownload, Licence, Reference,
+                                               ShippedProfiles, TrainingSetup)
 from alltalk_gui.core.engines.parler import download
 from alltalk_gui.core.engines.parler.environment import ENVIRONMENT
 from alltalk_gui.core.engines.parler.files import CONFIG_FILE, SAMPLE_RATE, TOKENIZER_FILE, TOKENIZER_FILES
@@ -56,6 +57,7 @@ class ParlerEngine(HubDownload, ShippedProfiles):
     voice_files = (CONFIG_FILE, TOKENIZER_FILE)
     export_formats = ("parler",)
     export_format_titles = {"parler": "Parler-TTS model folder (from_pretrained) + description"}
+    export_folders: dict[str, str] = {}  # AllTalk loads Parler-TTS from the Hub by name, not fine-tuned folders
     base_model_setting = "parler_base_model_dir"
     download_size = "about 3.5 GB (Mini v1)"
     download = download
@@ -79,6 +81,17 @@ class ParlerEngine(HubDownload, ShippedProfiles):
     # ----------------------------------------------------------------------------------------- dataset needs
     def text_checker(self, language: str, vocab_file: str | os.PathLike[str] | None = None):
         return TokenizerCheck(vocab_file)
+
+    def base_model_vocab(self) -> Path | None:
+        """The chosen base model's ``tokenizer.json`` (Flan-T5's), for the exact text check."""
+        from alltalk_gui.core import app_settings
+
+        try:
+            folder = app_settings.get(self.base_model_setting)
+        except app_settings.SettingsError:  # unreadable settings count as no choice: the check is approximate
+            return None
+        tokenizer = Path(str(folder)).expanduser() / TOKENIZER_FILE if folder else None
+        return tokenizer if tokenizer is not None and tokenizer.is_file() else None
 
     def load_clips(self, config) -> tuple[list[Any], list[Any]]:
         from alltalk_gui.core.engines.parler.data import load_dataset
@@ -113,6 +126,25 @@ class ParlerEngine(HubDownload, ShippedProfiles):
 
         return estimate_for_config(config, attention_scores=attention_scores, parameters=parameters)
 
+    def disk_needs(self, config) -> DiskNeeds | None:
+        """A checkpoint holds the trainable view (decoder, prompt embedding, projection: fp32, or bf16 for the frozen
+        weights under LoRA with bf16) and AdamW's moments per trainable parameter; an export writes the whole model
+        (with Flan-T5 and DAC) and the tokenizer. From the folder's config and headers only."""
+        from alltalk_gui.core.engines.parler.files import validate_base_model
+        from alltalk_gui.core.engines.parler.memory_estimate import lora_parameters
+
+        try:
+            info = validate_base_model(config.base_model_dir)
+        except BaseModelError:
+            return None
+        adapters = lora_parameters(config.lora_rank, info.decoder) if config.lora_rank else 0
+        frozen_bytes = 2 if config.lora_rank and config.mixed_precision == "bf16" else 4
+        moments = 2 if "8bit" in config.optimizer else 8
+        checkpoint = info.parameters * frozen_bytes + adapters * 4 + moments * (adapters or info.parameters)
+        weights = sum(p.stat().st_size for p in info.weights)
+        tokenizer = sum(p.stat().st_size for p in info.folder.glob("*token*") if p.is_file())
+        return DiskNeeds(checkpoint_bytes=checkpoint + (1 << 20), export_bytes=weights + tokenizer)
+
     # ----------------------------------------------------------------------------------------- synthesis
     def load_voice(self, base_model_dir: Path, weights: Path | None, device: str) -> ParlerVoice:
         from alltalk_gui.core.engine_api.engine_child import EngineChild
@@ -146,6 +178,11 @@ class ParlerEngine(HubDownload, ShippedProfiles):
                                 pieces=split_text(text, "en", MAX_CHARACTERS), sampling=asdict(sampling))
 
     # ----------------------------------------------------------------------------------------- export
+    def export_target(self, out_dir: str | os.PathLike[str], options, project_name: str = "") -> Path:
+        from alltalk_gui.core.engines.parler.export import export_target
+
+        return export_target(out_dir, options, project_name)
+
     def export(self, checkpoint, out_dir: str | os.PathLike[str], options, *, project_name: str = "",
                progress: Callable[[str, float], None] | None = None):
         from alltalk_gui.core.engine_api.environment import EngineEnvironmentError, python_for
@@ -172,6 +209,8 @@ class TokenizerCheck:
     """Which characters of a transcript Flan-T5's tokenizer reads as unknown
     (:class:`~alltalk_gui.core.engine_api.engine.TextCheck`). Exact with the base model's ``tokenizer.json`` (read
     with the ``tokenizers`` library, no model); without one it only finds empty text."""
+
+    max_chars = None  # the clip's 30 s limit is what bounds the text (Parler's own training keeps up to 400 tokens)
 
     def __init__(self, tokenizer_file: str | os.PathLike[str] | None) -> None:
         self.tokenizer_file = Path(tokenizer_file) if tokenizer_file else None

@@ -35,6 +35,11 @@ _SETTING_KEYS = ("epochs", "max_steps", "batch_size", "grad_accum_steps", "lr", 
                  "min_audio_seconds", "seed", "language")
 
 
+def export_target(out_dir: str | os.PathLike[str], options: ExportOptions, project_name: str = "") -> Path:
+    """The folder :func:`export_checkpoint` writes: ``out_dir/<name>`` (the name made a safe folder name)."""
+    return Path(out_dir).expanduser().absolute() / safe_name(options.name or project_name or "parler_voice")
+
+
 def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: ExportOptions, *, project_name: str = "",
                       progress: Callable[[str, float], None] | None = None, python: str,
                       description: str = "") -> ExportResult:
@@ -50,11 +55,8 @@ def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: Expo
     from alltalk_gui.core.engine_api.engine import BaseModelError
 
     report = progress or (lambda _what, _fraction: None)
-    name = safe_name(options.name or project_name or checkpoint.run)
-    out_dir = Path(out_dir).expanduser().absolute()
-    target = out_dir / name
-    if options.references:
-        raise ExportError("Parler-TTS speaks from a description, not from reference clips: export without them.")
+    target = export_target(out_dir, options, project_name or checkpoint.run)
+    out_dir, name = target.parent, target.name
     try:
         base = validate_base_model(checkpoint.base_model_dir)
     except BaseModelError as exc:
@@ -64,6 +66,9 @@ def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: Expo
     publish.recover_interrupted(out_dir, name)
     publish.check_target(target, options.overwrite)
     warnings = publish.remove_stale_temporaries(out_dir, name)
+    if options.references:
+        warnings.append("Parler-TTS speaks from a description, not from reference clips: the clips were not "
+                        "exported.")
     tmp = publish.staging_folder(out_dir, name)
     try:
         written = call_once(python, "alltalk_gui.core.engines.parler.worker", "write_model",

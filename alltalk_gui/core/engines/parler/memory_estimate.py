@@ -57,9 +57,10 @@ def trainable_parameters(size: str) -> int:
     return TRAINABLE_PARAMETERS[size]
 
 
-def lora_parameters(rank: int, size: str) -> int:
-    """LoRA on self- and cross-attention q/k/v/out (h x h) and fc1/fc2 (h <-> ffn), every layer."""
-    s = SIZES[size]
+def lora_parameters(rank: int, size: str | dict[str, int]) -> int:
+    """LoRA on self- and cross-attention q/k/v/out (h x h) and fc1/fc2 (h <-> ffn), every layer, of a published size
+    or of a decoder config (``hidden_size``, ``ffn_dim``, ``num_hidden_layers``)."""
+    s = SIZES[size] if isinstance(size, str) else size
     h, f = s["hidden_size"], s["ffn_dim"]
     return s["num_hidden_layers"] * rank * (8 * (h + h) + 2 * (h + f))
 

@@ -9,29 +9,12 @@ through :mod:`tests.core.engines.parler.engine_side`, called in a child of that 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import SESSION_PREFIX
-
-REQUIRE_ENV = "ALLTALK_REQUIRE_ENGINE_ENVS"  # the test command sets it: a missing environment fails, never skips
-
-
-@pytest.fixture(scope="session")
-def parler_python() -> str:
-    from alltalk_gui.core.engine_api import environment
-    from alltalk_gui.core.engine_api.engine import get_engine
-
-    engine = get_engine("parler")
-    if not environment.is_ready(engine.environment):
-        message = (f"Parler-TTS's environment is not set up in {environment.environment_dir(engine.environment)}: "
-                   "run 'alltalk-gui engine-env parler'.")
-        if os.environ.get(REQUIRE_ENV) == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return environment.python_for(engine)
+from tests.engine_envs import parler_python  # noqa: F401  (a fixture)
 
 
 @pytest.fixture(scope="session")

@@ -57,3 +57,16 @@ def test_the_engine_estimates_the_published_sizes_only(tiny_parler):
     assert engine.estimate_memory(config_of("low"), parameters=m.TRAINABLE_PARAMETERS["large"]).weights_gib > 3
     tiny = engine.validate_base_model(tiny_parler).parameters
     assert engine.estimate_memory(config_of("low"), parameters=tiny) is None
+
+
+def test_disk_needs_come_from_the_folders_headers(tiny_parler, tmp_path):
+    engine = get_engine("parler")
+    info = engine.validate_base_model(tiny_parler)
+    full = engine.disk_needs(TrainConfig(engine="parler", base_model_dir=str(tiny_parler)))
+    assert full.checkpoint_bytes == info.parameters * (4 + 8) + (1 << 20)
+    assert full.export_bytes >= (tiny_parler / "model.safetensors").stat().st_size
+    lora = engine.disk_needs(TrainConfig(engine="parler", base_model_dir=str(tiny_parler), lora_rank=4,
+                                         mixed_precision="bf16"))
+    adapters = m.lora_parameters(4, info.decoder)
+    assert lora.checkpoint_bytes == info.parameters * 2 + adapters * (4 + 8) + (1 << 20) < full.checkpoint_bytes
+    assert engine.disk_needs(TrainConfig(engine="parler", base_model_dir=str(tmp_path))) is None

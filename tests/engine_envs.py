@@ -1,0 +1,33 @@
+"""The engines' own Python environments in tests: ``parler_python``, the interpreter of Parler-TTS's environment.
+
+The test command makes it first (``alltalk-gui engine-env parler``, in ``packaging/test.sh``) and sets
+``ALLTALK_REQUIRE_ENGINE_ENVS=1``, so there a missing environment fails the tests that need it; elsewhere (a
+checkout without it) they are skipped with the command to run. Import the fixture where it is used."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+REQUIRE_ENV = "ALLTALK_REQUIRE_ENGINE_ENVS"
+
+
+def require_environment(name: str) -> str:
+    """The interpreter of engine ``name``'s environment; skips (or, under the test command, fails) without it."""
+    from alltalk_gui.core.engine_api import environment
+    from alltalk_gui.core.engine_api.engine import get_engine
+
+    engine = get_engine(name)
+    if not environment.is_ready(engine.environment):
+        message = (f"{engine.title}'s environment is not set up in {environment.environment_dir(engine.environment)}: "
+                   f"run 'alltalk-gui engine-env {name}'.")
+        if os.environ.get(REQUIRE_ENV) == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return environment.python_for(engine)
+
+
+@pytest.fixture(scope="session")
+def parler_python() -> str:
+    return require_environment("parler")
