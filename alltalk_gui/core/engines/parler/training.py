@@ -7,8 +7,8 @@ In order, each step freeing what the next does not need:
    project's, else one measured now from the dataset; written to ``runs/<run>/description.txt`` before the first
    step, so preview and export speak with what the model learnt;
 3. Flan-T5 encodes it once (it is frozen: its output never changes), on the training device;
-4. the DAC codes of every clip, from the cache or encoded once on the training device (:mod:`.codes`); with
-   several processes the main one encodes and the others read what it cached;
+4. the DAC codes of every clip, from the app's feature cache or encoded once on the training device
+   (:mod:`.codes`); with several processes the main one encodes and the others read what it cached;
 5. T5 and DAC leave the model; what is left (decoder, prompt embedding, projection) gets the memory levers
    (:meth:`ParlerEngine.apply_memory_levers`) and is what the loop trains and checkpoints.
 """
@@ -67,6 +67,7 @@ def training_setup(engine, config, clips: tuple[list[Any], list[Any]], device) -
 
     from alltalk_gui.core import atomic
     from alltalk_gui.core.engines.parler import codes as codec_cache
+    from alltalk_gui.core.training.feature_cache import FeatureCache, cache_root
     from alltalk_gui.core.engines.parler import data
     from alltalk_gui.core.engines.parler import model as parler_model
     from alltalk_gui.core.engines.parler.worker import quiet
@@ -85,14 +86,12 @@ def training_setup(engine, config, clips: tuple[list[Any], list[Any]], device) -
     states = parler_model.encode_descriptions(full, tokenizer, [description], device)[description]
 
     codec = full.audio_encoder.to(device).eval()
-    cache = codec_cache.CodeCache(config.dataset_path, codec_cache.codec_fingerprint(codec))
-    before = codec_cache.ENCODED["clips"]
+    cache = FeatureCache(cache_root(config), codec_cache.KIND, codec_cache.codec_fingerprint(codec))
     with main_process_first():
         train_codes = codec_cache.dataset_codes(train_clips, codec, cache, device)
         eval_codes = codec_cache.dataset_codes(eval_clips, codec, cache, device)
-    encoded = codec_cache.ENCODED["clips"] - before
-    notes.append(f"DAC codes: {encoded} clip(s) encoded, {len(train_clips) + len(eval_clips) - encoded} read from "
-                 f"the cache in {cache.root}.")
+    notes.append(f"DAC codes: {cache.computed} clip(s) encoded, {cache.hits} read from the cache in {cache.folder}.")
+    notes.extend(cache.problems)
     parler_model.drop_frozen_parts(full)
     del codec
     if device.type == "cuda":

@@ -28,7 +28,7 @@ def test_a_full_fine_tune_lowers_the_eval_loss_and_keeps_its_description(jenny, 
 
 def test_codes_come_from_the_cache_and_lora_trains_only_the_adapters(jenny, tiny_parler):
     train(parler_config(jenny, tiny_parler, "codes-first", max_steps=1))  # the cache is filled (or was already)
-    cache = list((jenny / "dataset" / "codec_cache").glob("dac44k-*/*.npy"))
+    cache = list((jenny / "feature_cache").glob("parler-dac44k-*/*.npz"))
     assert len(cache) == 5  # one file per clip
     stamps = {p: p.stat().st_mtime_ns for p in cache}
     events = train(parler_config(jenny, tiny_parler, "lora", lora_rank=4, lora_alpha=8.0, epochs=2, lr=1e-2))
