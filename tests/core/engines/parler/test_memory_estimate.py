@@ -70,3 +70,22 @@ def test_disk_needs_come_from_the_folders_headers(tiny_parler, tmp_path):
     adapters = m.lora_parameters(4, info.decoder)
     assert lora.checkpoint_bytes == info.parameters * 2 + adapters * (4 + 8) + (1 << 20) < full.checkpoint_bytes
     assert engine.disk_needs(TrainConfig(engine="parler", base_model_dir=str(tmp_path))) is None
+
+
+def test_the_cpu_time_is_calibrated_by_the_measured_medium_step():
+    """A machine without a CUDA GPU is told how long a Parler run takes (the Train page's Auto, ``alltalk-gui gpu``):
+    from the benchmark's real-size Medium step on 2 cores, which recomputed its forward pass."""
+    import json
+    from pathlib import Path
+
+    from alltalk_gui.core.training import cpu_estimate
+
+    rows = json.loads((Path(__file__).parents[4] / "benchmarks" / "results" /
+                       "parler_memory_profiles_mini_2026-11-26_cpu.json").read_text(encoding="utf-8"))
+    medium = next(r for r in rows if r["profile"] == "medium")
+    assert medium["gradient_checkpointing"] and medium["precision"] == "no" and medium["threads"] == 2
+    measured = medium["step_s"] / (medium["micro_batch"] * medium["clip_s"])
+    assert cpu_estimate.seconds_per_audio_second(2, "no", True, engine="parler") == pytest.approx(measured, rel=1e-4)
+    run = cpu_estimate.estimate_cpu(TrainConfig(engine="parler", epochs=10, eval_each_epoch=False),
+                                    cpu_estimate.DatasetSize(100, 360.0), cores=2)
+    assert run.hours == pytest.approx(10 * 360 * measured / 1.33 / 3600, rel=1e-3)  # TrainConfig: no checkpointing
