@@ -5,4 +5,11 @@ cd "$(dirname "$0")/.."
 bash packaging/setup_env.sh test
 export QT_QPA_PLATFORM=offscreen
 .venv/bin/lint-imports
+# Engines that run in a Python environment of their own (Parler-TTS): made once for this test session, from the
+# Package Index, in a temporary folder removed at the end (~120 MB); the tests then fail instead of skipping
+# without it, and never reach the network themselves.
+ALLTALK_GUI_ENGINE_ENVS="$(mktemp -d "${TMPDIR:-/tmp}/alltalk-engine-envs.XXXXXX")"
+export ALLTALK_GUI_ENGINE_ENVS ALLTALK_REQUIRE_ENGINE_ENVS=1
+trap 'rm -rf "$ALLTALK_GUI_ENGINE_ENVS"' EXIT
+.venv/bin/alltalk-gui engine-env parler
 .venv/bin/python -m pytest "$@"
