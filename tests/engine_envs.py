@@ -2,7 +2,8 @@
 
 The test command makes it first (``alltalk-gui engine-env parler``, in ``packaging/test.sh``) and sets
 ``ALLTALK_REQUIRE_ENGINE_ENVS=1``, so there a missing environment fails the tests that need it; elsewhere (a
-checkout without it) they are skipped with the command to run. Import the fixture where it is used."""
+checkout without it) they are skipped with the command to run. ``tiny_parler``: the tiny random Parler model, made once per session with that environment. Import the fixtures
+where they are used."""
 
 from __future__ import annotations
 
@@ -31,3 +32,12 @@ def require_environment(name: str) -> str:
 @pytest.fixture(scope="session")
 def parler_python() -> str:
     return require_environment("parler")
+
+
+@pytest.fixture(scope="session")
+def tiny_parler(parler_python, tmp_path_factory):
+    """The tiny random Parler-TTS model (its real architecture, a few MB), made once per session."""
+    from alltalk_gui.core.engine_api.engine import get_engine
+    from tests.conftest import SESSION_PREFIX
+
+    return get_engine("parler").make_test_model(tmp_path_factory.mktemp(SESSION_PREFIX + "tiny_parler") / "tiny")

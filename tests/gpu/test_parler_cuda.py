@@ -105,14 +105,14 @@ def test_preview_and_export_of_a_cuda_checkpoint(gpu_project, parler_gpu, tmp_pa
     assert_trained_on_cuda(train_parler(gpu_project, parler_gpu, "parler_voice", "low"), steps=3)
     checkpoint = resolve_checkpoint(gpu_project, "latest", run="parler_voice")
     engine = PreviewEngine(device="cuda", engine="parler")
-    clip = sorted((gpu_project / "dataset" / "wavs").glob("*.wav"))[0]
+    settings = GenerationSettings.for_engine(engine.engine).with_values({"max_seconds": 0.5})
     result = generate_preview(engine, base_model_dir=checkpoint.base_model_dir, checkpoint=checkpoint,
-                              text="Hello there.", references=[clip], language="en",
-                              settings=GenerationSettings(max_new_tokens=40), out_dir=tmp_path)
+                              text="Hello there.", references=[], language="en", settings=settings, out_dir=tmp_path,
+                              reference_text=engine.engine.reference_suggestion(checkpoint))
     audio, rate = sf.read(result.wav, dtype="float32")
     assert rate == 44_100 and audio.size > 0 and np.isfinite(audio).all()
-    spoken = engine.synthesize(checkpoint.base_model_dir, None, "Hello.", Reference(np.zeros(0), "Anna speaks."), "en",
-                               GenerationSettings(max_new_tokens=40))
+    spoken = engine.synthesize(checkpoint.base_model_dir, None, "Hello.", Reference.description("Anna speaks."), "en",
+                               settings)
     assert spoken.size > 0
     engine._models.clear()
     exported = export_voice(checkpoint, tmp_path / "out", ExportOptions(format="parler", name="gpu_voice"))

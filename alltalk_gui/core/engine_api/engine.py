@@ -373,6 +373,20 @@ class Engine(Protocol):
         clips are used)."""
         ...
 
+    def voice_prompt(self, project: Any, suggest: bool = False) -> str:
+        """The words a SPEAKER or DESCRIPTION engine's fine-tune learns the voice under, as ``project`` (a
+        VoiceProject) keeps them, or else (and with ``suggest`` always) a suggestion made from the project (its
+        name, its recordings): may take seconds, so front ends call it in a worker. "" for the clip kinds."""
+        ...
+
+    def save_voice_prompt(self, project: Any, text: str) -> None:
+        """Keep ``text`` as ``project``'s voice prompt (in its settings; the caller holds the project and saves it).
+
+        Raises:
+            EngineError: the text cannot be used (empty); nothing is changed.
+        """
+        ...
+
     def generation_estimate(self, settings: Any, text: str, reference_seconds: float, reference_text: str
                             ) -> float | None:
         """About how many seconds one take of ``text`` needs on a small CPU (2 cores), before anything is loaded,

@@ -149,6 +149,9 @@ class TrainPage(QWidget):
         if is_read_only(self.project):  # two runs of one project would write the same checkpoints
             self.status_message.emit(read_only_message(self.project))
             return
+        if not self.setup.environment.is_ready():  # the engine's own environment: set it up first
+            self.setup.environment.offer()
+            return
         config = self.checked_config()
         if config is not None and self._room_for(config):
             self.run.start(config, processes=self.setup.processes)

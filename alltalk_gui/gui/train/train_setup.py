@@ -31,6 +31,8 @@ from alltalk_gui.gui.train.setup_facts import dataset_facts
 from alltalk_gui.gui.train.advanced_panel import AdvancedPanel
 from alltalk_gui.gui.train.base_model_choice import BaseModelChoice
 from alltalk_gui.gui.train.engine_choice import EngineChoice
+from alltalk_gui.gui.train.engine_environment import EngineEnvironmentBar
+from alltalk_gui.gui.train.voice_prompt_editor import VoicePromptEditor
 from alltalk_gui.gui.train.engine_switch_dialog import EngineSwitcher, ask as ask_switch
 from alltalk_gui.gui.train.gpu_card import GpuCard
 from alltalk_gui.gui.train.profile_picker import ProfilePicker
@@ -80,6 +82,9 @@ class SetupPanel(QWidget):
         self.switch_note.setStyleSheet("#engineSwitchNote { border: none; border-left: 3px solid #b26a00; "
                                        "padding: 2px 0 2px 8px; }")
         self.switch_note.hide()
+        self.environment = EngineEnvironmentBar()  # the chosen engine's own Python environment, when it is missing
+        self.environment.ready.connect(self.changed)
+        self.voice_prompt = VoicePromptEditor()  # the words a speaker/description engine learns the voice under
         self.base = BaseModelChoice(self)
         self.base.changed.connect(self.refresh_facts)
         self.dataset_label = QLabel()
@@ -114,7 +119,9 @@ class SetupPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.engine_choice)  # the first choice, across the page: each engine's line on one line
         layout.addWidget(self.switch_note)
+        layout.addWidget(self.environment)
         layout.addLayout(top)
+        layout.addWidget(self.voice_prompt)
         layout.addWidget(self.picker)
         layout.addWidget(self.profile_notes)
         layout.addWidget(self.advanced)
@@ -140,6 +147,8 @@ class SetupPanel(QWidget):
         self.picker.set_engine(engine.name)
         self.advanced.set_engine(engine)
         self.base.set_engine(engine.name)
+        self.environment.set_engine(engine)
+        self.voice_prompt.set_context(engine, self.project)
         if self.devices:
             self.picker.set_devices(self.devices, self.base_config())  # Auto's pick for this engine
         self.refresh_facts()

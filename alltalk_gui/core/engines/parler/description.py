@@ -9,7 +9,8 @@ features on the project's clips with the app's own tools and writes such a sente
     Jenny speaks at a moderate speed with a slightly low-pitched voice, slightly expressive. The recording is
     very clear and very close-sounding.
 
-The user edits it freely (the Train page); the project keeps it (:func:`saved_description`). Training uses the
+The user edits it freely (the Train page, through ``Engine.voice_prompt`` / ``save_voice_prompt``); the project
+keeps it (:func:`saved_description`). Training uses the
 same sentence for every clip, preview and export offer it as the voice's description.
 
 How each feature is measured (numpy and librosa, which the app has; no model):
@@ -216,23 +217,22 @@ def save_description(settings: dict[str, Any], text: str, measures: VoiceMeasure
     settings[SETTING] = entry
 
 
-def project_description(project_dir: str | os.PathLike[str], dataset_dir: str | os.PathLike[str] | None = None) -> str:
-    """The project's description: the saved one, or one measured now from its dataset (and saved)."""
-    from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, read_metadata
-    from alltalk_gui.core.project.folder import VoiceProject
-
-    project = VoiceProject.open(project_dir)
+def suggested_description(project, dataset_dir: str | os.PathLike[str] | None = None) -> str:
+    """The description ``project`` keeps, or one measured now from its dataset (not saved: the caller decides)."""
     text = saved_description(project.settings)
     if text:
         return text
+    return describe(project.name, measure_project(project, dataset_dir))
+
+
+def measure_project(project, dataset_dir: str | os.PathLike[str] | None = None) -> VoiceMeasures:
+    """The measures of a project's dataset clips, with its recordings' SNR from the import analysis."""
+    from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, read_metadata
+
     dataset = Path(dataset_dir) if dataset_dir else project.dataset_dir
     clips = [(dataset / row.audio_file, row.text) for csv in (TRAIN_CSV, EVAL_CSV) if (dataset / csv).is_file()
              for row in read_metadata(dataset / csv)]
-    measures = measure(clips, snr_db=sources_snr(project))
-    text = describe(project.name, measures)
-    save_description(project.settings, text, measures)
-    project.save()
-    return text
+    return measure(clips, snr_db=sources_snr(project))
 
 
 def sources_snr(project) -> float | None:

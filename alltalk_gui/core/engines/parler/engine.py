@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from alltalk_gui.core.engine_api.engine import (BaseModelError, DiskNeeds, EngineError, HubDownload, Licence, Reference,
-                                               ShippedProfiles, TrainingSetup)
+                                               ReferenceKind, ShippedProfiles, TrainingSetup)
 from alltalk_gui.core.engines.parler import download
 from alltalk_gui.core.engines.parler.environment import ENVIRONMENT
 from alltalk_gui.core.engines.parler.files import CONFIG_FILE, SAMPLE_RATE, TOKENIZER_FILE, TOKENIZER_FILES
+from alltalk_gui.core.engines.parler.options import ParlerGenerationOptions, ParlerTrainOptions
 
 WORKER = "alltalk_gui.core.engines.parler.worker"
 MAX_CLIP_MS = 30_000
@@ -63,13 +64,10 @@ class ParlerEngine(HubDownload, ShippedProfiles):
     download = download
     licence = Licence(download.LICENCE_ID, "Apache-2.0 (Parler-TTS, Flan-T5) and MIT (DAC)", download.LICENCE_URL,
                       download.LICENCE_SUMMARY)
-    generation_settings = ("temperature", "top_k", "top_p", "seed", "max_new_tokens")
-    needs_reference_text = False
+    train_options = ParlerTrainOptions
+    generation_options = ParlerGenerationOptions
+    reference_kind = ReferenceKind.DESCRIPTION  # the voice is described in words
     languages_note = {"en": "", "*": LANGUAGES_NOTE}
-    # XTTS v2's and F5-TTS's settings.
-    ignored_settings = ("freeze_conditioning", "max_text_tokens", "min_conditioning_seconds",
-                        "max_conditioning_seconds", "text_ce_weight", "mel_ce_weight", "ema_decay",
-                        "add_missing_characters")
     environment = ENVIRONMENT
 
     # ----------------------------------------------------------------------------------------- base model
@@ -171,11 +169,48 @@ class ParlerEngine(HubDownload, ShippedProfiles):
         if not description:
             raise EngineError("Parler-TTS needs a description of the voice (who speaks, and how): write one, or "
                               "pick a checkpoint, whose run kept the description it trained with.")
-        sampling = Sampling(temperature=settings.temperature, top_k=settings.top_k, top_p=settings.top_p,
-                            seed=settings.seed,
-                            max_seconds=settings.max_new_tokens / 86.13 if settings.max_new_tokens else 30.0)
+        options: ParlerGenerationOptions = settings.engine_options(self)
+        sampling = Sampling(temperature=options.temperature, top_k=options.top_k, top_p=options.top_p,
+                            repetition_penalty=options.repetition_penalty, seed=settings.seed,
+                            max_seconds=options.max_seconds)
         return voice.child.call("synthesize", key=voice.key, description=description,
                                 pieces=split_text(text, "en", MAX_CHARACTERS), sampling=asdict(sampling))
+
+    def voice_prompt(self, project, suggest: bool = False) -> str:
+        """The project's description, or one measured from its dataset (not saved until the user keeps it);
+        ``suggest``: measured anew whatever the project keeps."""
+        from alltalk_gui.core.engines.parler.description import describe, measure_project, suggested_description
+
+        if suggest:
+            return describe(project.name, measure_project(project))
+        return suggested_description(project)
+
+    def save_voice_prompt(self, project, text: str) -> None:
+        from alltalk_gui.core.engines.parler.description import save_description
+
+        try:
+            save_description(project.settings, text, edited=True)
+        except ValueError as exc:
+            raise EngineError(str(exc)) from exc
+
+    def reference_suggestion(self, checkpoint) -> str:
+        """The description the checkpoint's run trained with (its ``description.txt``), else its project's."""
+        from alltalk_gui.core.engines.parler.description import saved_description
+        from alltalk_gui.core.engines.parler.tuned import run_description
+
+        found = run_description(checkpoint.path.parent.parent) if checkpoint is not None else ""
+        if found or checkpoint is None:
+            return found
+        project = checkpoint.config.get("project_dir") or ""
+        try:
+            from alltalk_gui.core.project.folder import VoiceProject
+
+            return saved_description(VoiceProject.open(project).settings) if project else ""
+        except Exception:  # a moved or unreadable project: no suggestion, the user writes one
+            return ""
+
+    def generation_estimate(self, settings, text: str, reference_seconds: float, reference_text: str) -> None:
+        return None  # not measured at real size: Parler's decoder samples 86 steps a second of speech
 
     # ----------------------------------------------------------------------------------------- export
     def export_target(self, out_dir: str | os.PathLike[str], options, project_name: str = "") -> Path:
@@ -194,7 +229,7 @@ class ParlerEngine(HubDownload, ShippedProfiles):
         except EngineEnvironmentError as exc:
             raise ExportError(str(exc)) from exc
         return export_checkpoint(checkpoint, out_dir, options, project_name=project_name, progress=progress,
-                                 python=python)
+                                 python=python, description=options.voice_prompt)
 
     # ----------------------------------------------------------------------------------------- test model
     def make_test_model(self, folder: str | os.PathLike[str], seed: int = 0) -> Path:

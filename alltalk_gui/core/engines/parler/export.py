@@ -45,8 +45,8 @@ def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: Expo
                       description: str = "") -> ExportResult:
     """Write the voice of a Parler training checkpoint into ``out_dir/<name>``.
 
-    ``python``: the engine environment's interpreter (the model files are written there). ``description``: the
-    one to ship when the run kept none (runs always do; this is for checkpoints copied without their run folder).
+    ``python``: the engine environment's interpreter (the model files are written there). ``description``: the one
+    to ship (the Preview page's, as the user left it); empty: the one the run trained with.
     Arguments and errors otherwise as :func:`alltalk_gui.core.voice.export.export_voice`.
     """
     from alltalk_gui.core.engine_api.engine import EngineError
@@ -75,7 +75,7 @@ def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: Expo
                             progress=lambda what, fraction: report(what, 0.1 + 0.7 * fraction),
                             base_model_dir=str(base.folder), checkpoint_dir=str(checkpoint.path), folder=str(tmp),
                             half=options.half)
-        spoken = written["description"] or description
+        spoken = " ".join(description.split()) or written["description"]
         if not spoken:
             raise ExportError(f"The run of {checkpoint.path} kept no description ({DESCRIPTION_FILE}) and none was "
                               "given: the voice cannot be described.")

@@ -4,7 +4,7 @@ In order, each step freeing what the next does not need:
 
 1. the base model (Parler's ``from_pretrained``, fp32 on the CPU) and its tokenizer;
 2. the description the run trains with (:func:`run_description`): the run's own when it is resumed, else the
-   project's, else one measured now from the dataset; written to ``runs/<run>/description.txt`` before the first
+   run's ``description`` option, else the project's, else one measured now from the dataset; written to ``runs/<run>/description.txt`` before the first
    step, so preview and export speak with what the model learnt;
 3. Flan-T5 encodes it once (it is frozen: its output never changes), on the training device;
 4. the DAC codes of every clip, from the app's feature cache or encoded once on the training device
@@ -51,6 +51,9 @@ def run_description(config, clips: list[Any]) -> tuple[str, list[str]]:
     text = saved_run_description(config.run_dir)
     if text:
         return text, [f"Description (kept by this run): {text}"]
+    text = " ".join(config.engine_options().description.split())
+    if text:
+        return text, [f"Description (this run's setting): {text}"]
     project = None
     if config.project_dir and (Path(config.project_dir) / PROJECT_FILE).is_file():
         project = VoiceProject.open(config.project_dir)
@@ -114,7 +117,8 @@ def training_setup(engine, config, clips: tuple[list[Any], list[Any]], device) -
     return TrainingSetup(
         model=trainable, train_set=train_set, eval_set=eval_set,
         lengths=[c.frames for c in train_clips], eval_lengths=[c.frames for c in eval_clips],
-        collate=collate, loss=loss, batch_size=data.batch_size, split=data.split_batch, loss_parts=(),
+        collate=collate, loss=loss, batch_size=data.batch_size, split=data.split_batch,
+        loss_parts=parler_model.CODEBOOK_PARTS,
         parameters=sum(p.numel() for p in trainable.parameters()), trainable=count,
         longest_seconds=max(c.frames for c in train_clips) * HOP_LENGTH / SAMPLE_RATE, notes=tuple(notes),
     )

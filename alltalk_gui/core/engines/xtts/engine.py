@@ -204,6 +204,12 @@ class XttsEngine(HubDownload, ShippedProfiles):
                  for piece in split_text(text, language, limit)]
         return np.concatenate([x for part in parts for x in (part, pause)][:-1]) if parts else np.zeros(0, np.float32)
 
+    def voice_prompt(self, project, suggest: bool = False) -> str:
+        return ""  # the GPT conditions on clips: nothing to learn the voice under
+
+    def save_voice_prompt(self, project, text: str) -> None:
+        return None
+
     def reference_suggestion(self, checkpoint) -> str:
         return ""  # the dataset's cleanest clips
 

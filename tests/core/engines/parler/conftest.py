@@ -13,20 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SESSION_PREFIX
-from tests.engine_envs import parler_python  # noqa: F401  (a fixture)
+from tests.engine_envs import parler_python, tiny_parler  # noqa: F401  (fixtures)
 
 
 @pytest.fixture(scope="session")
-def tiny_parler(parler_python, tmp_path_factory) -> Path:
-    from alltalk_gui.core.engine_api.engine import get_engine
-
-    return get_engine("parler").make_test_model(tmp_path_factory.mktemp(SESSION_PREFIX + "tiny_parler") / "tiny")
-
-
-@pytest.fixture(scope="module")
 def jenny(tmp_path_factory) -> Path:
-    """A project called Jenny (the speaker's name goes into the description) with 4 + 1 espeak-ng clips."""
+    """A project called Jenny (the speaker's name goes into the description) with 4 + 1 espeak-ng clips, shared by
+    the session's Parler tests (each run has its own name under runs/)."""
     from alltalk_gui.core.project.folder import VoiceProject
     from alltalk_gui.testing.speech import make_speech_dataset, speech_available
 
@@ -38,7 +31,16 @@ def jenny(tmp_path_factory) -> Path:
     return root
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
+def full_run(jenny, tiny_parler) -> list[dict]:
+    """The session's one full fine-tune of Jenny (3 epochs, 6 steps, an eval after each): its events. It fills the
+    codec cache, the loop tests read its losses and the preview/export tests speak with its checkpoint."""
+    from tests.core.engines.parler.training_runs import parler_config, train
+
+    return train(parler_config(jenny, tiny_parler, "full", epochs=3))
+
+
+@pytest.fixture(scope="session")
 def engine_side(parler_python):
     """A child of the engine's environment running :mod:`tests.core.engines.parler.engine_side`."""
     from alltalk_gui.core.engine_api.engine_child import EngineChild

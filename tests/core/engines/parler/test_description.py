@@ -92,21 +92,27 @@ def test_syllables_of_english_words():
 
 
 def test_the_project_keeps_the_description(tmp_path, monkeypatch):
+    """The Train page asks the engine for the voice prompt (measured when the project has none, not saved), and the
+    user's text is kept in the project."""
+    from alltalk_gui.core.engine_api.engine import EngineError, get_engine
     from alltalk_gui.core.project.folder import VoiceProject
     from alltalk_gui.testing.speech import make_speech_dataset
 
     if not speech_available():
         pytest.skip("espeak-ng is not installed (Debian: espeak-ng)")
-    project = VoiceProject.create(tmp_path / "Anna", name="Anna", language="en")
+    engine = get_engine("parler")
+    project = VoiceProject.create(tmp_path / "Anna", name="Anna", language="en", engine="parler")
     make_speech_dataset(project.dataset_dir, n_train=2, n_eval=1)
-    text = d.project_description(project.root)
-    assert text.startswith("Anna speaks") and d.saved_description(VoiceProject.open(project.root).settings) == text
-    saved = VoiceProject.open(project.root).settings[d.SETTING]
-    assert saved["edited"] is False and saved["measures"]["seconds"] > 0
+    suggested = engine.voice_prompt(project)
+    assert suggested.startswith("Anna speaks") and d.SETTING not in project.settings  # a suggestion, not kept yet
+    engine.save_voice_prompt(project, "  Anna speaks   fast. ")
+    project.save()
+    again = VoiceProject.open(project.root)
+    assert again.settings[d.SETTING] == {"text": "Anna speaks fast.", "edited": True, "measures": None}
     monkeypatch.setattr(d, "measure", lambda *a, **k: pytest.fail("measured again"))
-    assert d.project_description(project.root) == text  # kept, not measured again
-    edited = VoiceProject.open(project.root)
-    d.save_description(edited.settings, "  Anna speaks   fast. ", edited=True)
-    assert edited.settings[d.SETTING] == {"text": "Anna speaks fast.", "edited": True, "measures": saved["measures"]}
-    with pytest.raises(ValueError, match="The description is empty"):
-        d.save_description(edited.settings, "   ")
+    assert engine.voice_prompt(again) == "Anna speaks fast."  # kept, not measured again
+    with pytest.raises(EngineError, match="The description is empty"):
+        engine.save_voice_prompt(again, "   ")
+    assert again.settings[d.SETTING]["text"] == "Anna speaks fast."
+    for other in ("xtts", "f5"):  # the clip engines learn no words for the voice
+        assert get_engine(other).voice_prompt(again) == "" and get_engine(other).save_voice_prompt(again, "x") is None

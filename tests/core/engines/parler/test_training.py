@@ -11,8 +11,8 @@ import torch
 from tests.core.engines.parler.training_runs import base_state, checkpoint_state, of, parler_config, train
 
 
-def test_a_full_fine_tune_lowers_the_eval_loss_and_keeps_its_description(jenny, tiny_parler):
-    events = train(parler_config(jenny, tiny_parler, "full", epochs=3))
+def test_a_full_fine_tune_lowers_the_eval_loss_and_keeps_its_description(jenny, full_run):
+    events = full_run
     assert events[-1]["reason"] == "finished", events[-3:]
     evals = [e["loss"] for e in of(events, "eval")]
     assert len(of(events, "step")) == 6 and len(evals) == 4
@@ -26,8 +26,8 @@ def test_a_full_fine_tune_lowers_the_eval_loss_and_keeps_its_description(jenny, 
     assert "5 clip(s) encoded, 0 read from the cache" in logs or "0 clip(s) encoded, 5 read" in logs
 
 
-def test_codes_come_from_the_cache_and_lora_trains_only_the_adapters(jenny, tiny_parler):
-    train(parler_config(jenny, tiny_parler, "codes-first", max_steps=1))  # the cache is filled (or was already)
+def test_codes_come_from_the_cache_and_lora_trains_only_the_adapters(jenny, tiny_parler, full_run):
+    # The session's full run filled the cache.
     cache = list((jenny / "feature_cache").glob("parler-dac44k-*/*.npz"))
     assert len(cache) == 5  # one file per clip
     stamps = {p: p.stat().st_mtime_ns for p in cache}

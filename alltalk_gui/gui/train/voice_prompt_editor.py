@@ -1,0 +1,115 @@
+"""The words an engine's fine-tune learns the voice under, edited on the Train page before a run.
+
+XTTS v2 and F5-TTS learn a voice from its clips alone. An engine whose reference is a speaker name or a description
+(``Engine.reference_kind``) learns the voice under words too: Parler-TTS under a description ("Jenny speaks at a
+moderate speed with a slightly low-pitched voice..."). This box shows the project's (``Engine.voice_prompt``: the
+kept one, or a suggestion the engine makes from the project, which may take seconds, so in a worker) and keeps it,
+keeps every edit in the project (``Engine.save_voice_prompt``, half a second after the typing stops), and "Suggest
+from the recordings" asks for a fresh suggestion. Hidden for the clip kinds.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+
+from alltalk_gui.core.engine_api.engine import EngineError, ReferenceKind
+from alltalk_gui.core.project.errors import ProjectError
+from alltalk_gui.gui.common.workers import Worker
+
+TITLES = {ReferenceKind.SPEAKER: "Speaker name", ReferenceKind.DESCRIPTION: "Voice description"}
+HINTS = {ReferenceKind.SPEAKER: "{engine} learns the voice under this name; previews and exports use it.",
+         ReferenceKind.DESCRIPTION: "{engine} learns the voice under this description, with the speaker's name in "
+                                    "it; previews and exports use it. Change the words to steer the voice."}
+SAVE_AFTER_MS = 500
+
+
+class VoicePromptEditor(QGroupBox):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.engine = None
+        self.project = None
+        self.job: Worker | None = None
+        self.text = QPlainTextEdit()
+        self.text.setMaximumHeight(self.fontMetrics().lineSpacing() * 4 + 12)
+        self.text.textChanged.connect(self._typed)
+        self.hint = QLabel()
+        self.hint.setWordWrap(True)
+        self.status = QLabel()
+        self.status.setStyleSheet("color: #666;")
+        self.suggest = QPushButton("Suggest from the recordings")
+        self.suggest.clicked.connect(lambda: self._load(fresh=True))
+        self._save_timer = QTimer(self)
+        self._save_timer.setSingleShot(True)
+        self._save_timer.setInterval(SAVE_AFTER_MS)
+        self._save_timer.timeout.connect(self.save)
+        self._filling = False
+        row = QHBoxLayout()
+        row.addWidget(self.status, 1)
+        row.addWidget(self.suggest)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.hint)
+        layout.addWidget(self.text)
+        layout.addLayout(row)
+        self.hide()
+
+    def set_context(self, engine, project) -> None:
+        """Show ``engine``'s voice prompt of ``project`` (hidden for the clip kinds or without a project)."""
+        self.save()  # what was typed for the previous engine or project is kept first
+        self.engine, self.project = engine, project
+        kind = engine.reference_kind if engine is not None else None
+        shown = project is not None and kind in TITLES
+        self.setVisible(shown)
+        if not shown:
+            return
+        self.setTitle(TITLES[kind])
+        self.hint.setText(HINTS[kind].format(engine=engine.title))
+        self._load(fresh=False)
+
+    def _load(self, fresh: bool) -> None:
+        engine, project = self.engine, self.project
+        self.suggest.setEnabled(False)
+        self.text.setReadOnly(True)
+        self.status.setText("Listening to the recordings…" if fresh else "Reading the project…")
+
+        def job(_j):
+            return engine.voice_prompt(project, suggest=fresh)
+
+        self.job = Worker(job, self)
+        self.job.finished.connect(lambda text, e=engine, p=project, f=fresh: self._loaded(e, p, text, f))
+        self.job.failed.connect(lambda trace: self._loaded(engine, project, None, fresh, trace))
+        self.job.start()
+
+    def _loaded(self, engine, project, text, fresh: bool, trace: str = "") -> None:
+        if (engine, project) != (self.engine, self.project):
+            return  # another engine or project was chosen meanwhile
+        self.suggest.setEnabled(True)
+        self.text.setReadOnly(False)
+        if text is None:
+            self.status.setText("No suggestion: " + (trace.strip().splitlines() or ["?"])[-1])
+            return
+        self._filling = True
+        self.text.setPlainText(text)
+        self._filling = False
+        if text:
+            self.save()  # what the page shows is what the project keeps (and what a run trains with)
+        else:
+            self.status.setText("Write it here.")
+
+    def _typed(self) -> None:
+        if not self._filling:
+            self.status.setText("")
+            self._save_timer.start()
+
+    def save(self) -> None:
+        """Keep the text in the project now (an empty text is not kept: the engine says why)."""
+        self._save_timer.stop()
+        if self.engine is None or self.project is None or self.isHidden() or self.text.isReadOnly():
+            return
+        try:
+            self.engine.save_voice_prompt(self.project, self.text.toPlainText())
+            self.project.save()
+        except (EngineError, ProjectError, OSError) as exc:  # empty, read-only project, disk
+            self.status.setText(str(exc))
+            return
+        self.status.setText("Kept in the project.")
