@@ -1,9 +1,9 @@
 """``engine-env NAME``: set up (or ``--remove``) the Python environment of an engine that runs in one of its own.
 
-Parler-TTS's model code needs a transformers the rest of the app cannot use, so it runs in a small environment
-layered over the app's (:mod:`alltalk_gui.core.engine_api.environment`). The app makes it on first use; this
-command makes it ahead of time (the test command does, before the tests), shows pip's progress, and says where it
-is and what it takes. For an engine that runs in the app's own environment there is nothing to do.
+An engine whose model code needs packages the rest of the app cannot use (Parler-TTS: transformers 4.46.1) runs in
+a small environment layered over the app's (:mod:`alltalk_gui.core.engine_api.environment`). The app makes it on
+first use; this command makes it ahead of time (the test command does, before the tests), shows pip's progress,
+and says where it is and what it takes. For an engine that runs in the app's own environment there is nothing to do.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from alltalk_gui.cli import EXIT_OK
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("engine-env", help="set up the Python environment of an engine that needs its own "
-                       "(Parler-TTS); the app otherwise does it on first use")
-    p.add_argument("engine", help="the engine's name (e.g. parler)")
+    p = sub.add_parser("engine-env", help="set up the Python environment of an engine whose packages conflict with "
+                       "the app's; the app otherwise does it on first use")
+    p.add_argument("engine", help="the engine's name")
     p.add_argument("--remove", action="store_true", help="delete the environment instead")
     p.set_defaults(func=cmd_engine_env)
 

@@ -59,7 +59,11 @@ class ParlerEngine(HubDownload, ShippedProfiles):
     export_formats = ("parler",)
     export_format_titles = {"parler": "Parler-TTS model folder (from_pretrained) + description"}
     export_folders: dict[str, str] = {}  # AllTalk loads Parler-TTS from the Hub by name, not fine-tuned folders
+    export_training_files = ""  # a Parler export is the whole model (with Flan-T5 and DAC) and its description
     base_model_setting = "parler_base_model_dir"
+    base_model_hint = (f"a download of https://huggingface.co/{download.REPOSITORIES['mini']} (or "
+                       f"{download.REPOSITORIES['large']}): config.json, model.safetensors and the tokenizer's files")
+    download_repo = ""  # Mini or Large, each from its own repository
     download_size = "about 3.5 GB (Mini v1)"
     download = download
     licence = Licence(download.LICENCE_ID, "Apache-2.0 (Parler-TTS, Flan-T5) and MIT (DAC)", download.LICENCE_URL,
@@ -67,7 +71,11 @@ class ParlerEngine(HubDownload, ShippedProfiles):
     train_options = ParlerTrainOptions
     generation_options = ParlerGenerationOptions
     reference_kind = ReferenceKind.DESCRIPTION  # the voice is described in words
+    languages = ("en",)
     languages_note = {"en": "", "*": LANGUAGES_NOTE}
+    # Parler's own packages (parler-tts, transformers 4.46.1, descript-audio-codec) live in its environment, not
+    # the app's, whose metadata Help > About reads: they are listed by environment.py's requirements instead.
+    packages: tuple[tuple[str, str], ...] = ()
     environment = ENVIRONMENT
 
     # ----------------------------------------------------------------------------------------- base model
@@ -75,6 +83,16 @@ class ParlerEngine(HubDownload, ShippedProfiles):
         from alltalk_gui.core.engines.parler.files import validate_base_model
 
         return validate_base_model(folder)
+
+    def describe_base_model(self, folder: str | os.PathLike[str]) -> str:
+        info = self.validate_base_model(folder)
+        decoder = info.decoder
+        return (f"{info.title}: decoder with {decoder.get('num_hidden_layers')} layers, width "
+                f"{decoder.get('hidden_size')}, {info.parameters / 1e6:,.1f} M parameters to train "
+                f"({info.total_parameters / 1e6:,.1f} M with Flan-T5 and DAC).")
+
+    def accelerate_config(self, config, processes: int) -> None:
+        return None  # the decoder (Mini 460 M, Large 1.9 B) trains data-parallel: accelerate's default (DDP)
 
     # ----------------------------------------------------------------------------------------- dataset needs
     def text_checker(self, language: str, vocab_file: str | os.PathLike[str] | None = None):
