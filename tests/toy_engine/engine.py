@@ -19,6 +19,7 @@ from tests.toy_engine import model as toy
 MODEL_FILE = "toy_model.safetensors"
 CONFIG_FILE = "toy_config.json"
 MAX_CLIP_MS = 8_000
+VOICE_SETTING = "toy_voice_description"  # in project.json's settings: the Train page's description
 
 
 @dataclass
@@ -103,6 +104,7 @@ class ToyEngine:
     languages = ("en",)
     languages_note = {"en": "", "*": "The toy engine speaks English only."}
     packages = (("torch", "the toy model"), ("safetensors", "its weights"))
+    environment = None  # it runs in the app's own Python environment
 
     # -- set-up -----------------------------------------------------------------------------------------------
     def profiles_dir(self) -> Path:
@@ -236,6 +238,17 @@ class ToyEngine:
 
     def reference_suggestion(self, checkpoint) -> str:
         return checkpoint.engine_options().voice_description
+
+    def voice_prompt(self, project, suggest: bool = False) -> str:
+        """The description the Train page shows and keeps in the project, else the option's default (the toy learns
+        nothing under it: its runs record the voice_description option, which its previews start from)."""
+        kept = "" if suggest else project.settings.get(VOICE_SETTING, "")
+        return kept or ToyTrainOptions().voice_description
+
+    def save_voice_prompt(self, project, text: str) -> None:
+        if not text.strip():
+            raise EngineError(f"{self.title} needs a description of the voice: it is empty.")
+        project.settings[VOICE_SETTING] = " ".join(text.split())
 
     def generation_estimate(self, settings, text: str, reference_seconds: float, reference_text: str) -> float:
         return 0.05 + 0.001 * len(text)  # a few numpy sines: a fraction of a second (not measured)
