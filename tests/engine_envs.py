@@ -34,10 +34,17 @@ def parler_python() -> str:
     return require_environment("parler")
 
 
+_MADE: dict[str, object] = {}  # what the session made once, whichever module's fixture asked first
+
+
 @pytest.fixture(scope="session")
 def tiny_parler(parler_python, tmp_path_factory):
-    """The tiny random Parler-TTS model (its real architecture, a few MB), made once per session."""
+    """The tiny random Parler-TTS model (its real architecture, a few MB), made once per session (pytest keeps one
+    value per place a fixture is imported into, so the value is kept here)."""
     from alltalk_gui.core.engine_api.engine import get_engine
     from tests.conftest import SESSION_PREFIX
 
-    return get_engine("parler").make_test_model(tmp_path_factory.mktemp(SESSION_PREFIX + "tiny_parler") / "tiny")
+    if "tiny_parler" not in _MADE:
+        folder = tmp_path_factory.mktemp(SESSION_PREFIX + "tiny_parler") / "tiny"
+        _MADE["tiny_parler"] = get_engine("parler").make_test_model(folder)
+    return _MADE["tiny_parler"]

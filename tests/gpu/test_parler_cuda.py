@@ -91,7 +91,7 @@ def test_ddp_in_one_process_on_cuda(gpu_project, parler_gpu):
            "MASTER_ADDR": LOOPBACK, "MASTER_PORT": str(free_port())}
     events = train_parler(gpu_project, parler_gpu, "parler_ddp1", "high", env=env)
     started = assert_trained_on_cuda(events, steps=3)
-    assert started["processes"] == 1  # one rank of a process group (its CPU twin: test_training.py, gloo)
+    assert started["processes"] == 1  # one rank of a process group (CPU twin: test_training.py, 2 ranks on gloo)
 
 
 def test_preview_and_export_of_a_cuda_checkpoint(gpu_project, parler_gpu, tmp_path):

@@ -63,24 +63,13 @@ def test_a_resume_equals_a_straight_run(jenny, tiny_parler):
     assert any(not torch.equal(a[n], base_state(tiny_parler)[n]) for n in a)  # the weights really moved
 
 
-def test_two_processes_train_in_step_over_gloo(jenny, tiny_parler):
-    events = train(parler_config(jenny, tiny_parler, "ddp", batch_size=1, max_steps=2), processes=2)
+def test_two_processes_train_lora_in_step_over_gloo(jenny, tiny_parler):
+    """DDP through ``accelerate launch`` on 2 CPU processes over gloo, with LoRA adapters (what the GPU kit's
+    DDP-in-one-process test runs over NCCL: this is its CPU twin, with a real second process)."""
+    events = train(parler_config(jenny, tiny_parler, "ddp", batch_size=1, max_steps=2, lora_rank=4), processes=2)
     assert events[-1]["reason"] == "max_steps", events[-3:]
     started = of(events, "started")
     assert len(started) == 1 and started[0]["processes"] == 2 and started[0]["steps_per_epoch"] == 2
-    assert len(of(events, "done")) == 1  # only the main process reports
+    assert len(of(events, "done")) == 1 and len(of(events, "step")) == 2  # only the main process reports
     saved = checkpoint_state(jenny / "runs" / "ddp")
-    assert any(not torch.equal(saved[n], base_state(tiny_parler)[n]) for n in saved)
-
-
-def test_ddp_in_one_process_over_gloo(jenny, tiny_parler, monkeypatch):
-    """The CPU twin of the GPU kit's DDP-in-one-process test: the child sees a process group's variables (as under
-    ``accelerate launch``), so accelerate makes a gloo group of one and wraps the model in DDP."""
-    from alltalk_gui.core.training.launch import LOOPBACK, free_port
-
-    for key, value in {"LOCAL_RANK": "0", "RANK": "0", "WORLD_SIZE": "1", "LOCAL_WORLD_SIZE": "1",
-                       "MASTER_ADDR": LOOPBACK, "MASTER_PORT": str(free_port())}.items():
-        monkeypatch.setenv(key, value)
-    events = train(parler_config(jenny, tiny_parler, "ddp1", batch_size=2, max_steps=2, lora_rank=4))
-    assert events[-1]["reason"] == "max_steps", events[-3:]
-    assert of(events, "started")[0]["processes"] == 1 and len(of(events, "step")) == 2
+    assert any(saved[k].abs().sum() > 0 for k in saved if "lora_B" in k)  # the adapters learnt (B starts at zero)
