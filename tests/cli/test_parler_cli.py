@@ -1,6 +1,7 @@
-"""Parler-TTS from the command line as real processes: its environment (``engine-env``), the tiny model
-(``make-test-model --engine parler``), a training that runs in the engine's environment although the CLI runs in
-the app's, and the export of its checkpoint."""
+"""Parler-TTS from the command line as real processes: its environment (``engine-env``), a training that runs in
+the engine's environment although the CLI runs in the app's, and the export of its checkpoint. (The session's tiny
+model is made by the engine's ``make_test_model``, which ``make-test-model --engine NAME`` calls for every engine:
+tests/core/engine_api/test_front_end_members.py.)"""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from alltalk_gui.core.engines.parler.files import validate_base_model
-from tests.engine_envs import parler_python  # noqa: F401  (a fixture)
+from tests.engine_envs import parler_python, tiny_parler  # noqa: F401  (fixtures)
 
 
 def cli(*args: str, timeout: float = 900, **env: str) -> subprocess.CompletedProcess:
@@ -44,13 +45,8 @@ def test_engine_env_says_it_is_ready_and_others_need_none(parler_python):
     assert unknown.returncode == 2 and "Unknown engine 'vall-e'" in unknown.stderr
 
 
-def test_make_test_model_train_and_export(jenny_parler, tmp_path):
-    made = cli("make-test-model", str(tmp_path / "tiny"), "--engine", "parler-tts")
-    assert made.returncode == 0, made.stderr[-2000:]
-    assert "tiny random Parler-TTS v1 test model" in made.stdout
-    assert validate_base_model(tmp_path / "tiny").decoder["num_codebooks"] == 9
-
-    trained = cli("train", str(jenny_parler), "--engine", "parler", "--base-model", str(tmp_path / "tiny"),
+def test_train_and_export(jenny_parler, tiny_parler, tmp_path):
+    trained = cli("train", str(jenny_parler), "--engine", "parler-tts", "--base-model", str(tiny_parler),
                   "--run", "cli", "--set", "device=cpu", "--set", "max_steps=2", "--set", "lr=0.003",
                   "--set", "max_audio_seconds=30", "--set", "min_audio_seconds=1", "--set", "memory_interval_s=0")
     assert trained.returncode == 0, trained.stdout[-2000:] + trained.stderr[-2000:]
@@ -63,4 +59,4 @@ def test_make_test_model_train_and_export(jenny_parler, tmp_path):
     assert exported.returncode == 0, exported.stderr[-2000:]
     folder = tmp_path / "out" / "Jenny"
     assert (folder / "model.safetensors").is_file() and (folder / "description.txt").is_file()
-    assert validate_base_model(folder).parameters == validate_base_model(tmp_path / "tiny").parameters
+    assert validate_base_model(folder).parameters == validate_base_model(tiny_parler).parameters
