@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from alltalk_gui.core import atomic, folders
+from alltalk_gui.core import atomic
 from alltalk_gui.core.engines.parler import download
 from alltalk_gui.core.voice import publish
 from alltalk_gui.core.voice.export import ExportError, ExportOptions, ExportResult, safe_name
@@ -61,20 +61,17 @@ def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: Expo
         base = validate_base_model(checkpoint.base_model_dir)
     except BaseModelError as exc:
         raise ExportError(str(exc)) from exc
-    bytes_per_parameter = 2 if options.half else 4
-    publish.prepare_output(out_dir, base.total_parameters * bytes_per_parameter + HEADROOM_BYTES)
-    publish.recover_interrupted(out_dir, name)
-    publish.check_target(target, options.overwrite)
-    warnings = publish.remove_stale_temporaries(out_dir, name)
-    if options.references:
-        warnings.append("Parler-TTS speaks from a description, not from reference clips: the clips were not "
-                        "exported.")
-    tmp = publish.staging_folder(out_dir, name)
-    try:
-        written = call_once(python, "alltalk_gui.core.engines.parler.worker", "write_model",
-                            progress=lambda what, fraction: report(what, 0.1 + 0.7 * fraction),
-                            base_model_dir=str(base.folder), checkpoint_dir=str(checkpoint.path), folder=str(tmp),
-                            half=options.half)
+    needed = base.total_parameters * (2 if options.half else 4) + HEADROOM_BYTES
+    publish.prepare_output(out_dir, needed)
+    with publish.staged_export(target, options.overwrite, needed) as export:
+        tmp = export.folder
+        try:
+            written = call_once(python, "alltalk_gui.core.engines.parler.worker", "write_model",
+                                progress=lambda what, fraction: report(what, 0.1 + 0.7 * fraction),
+                                base_model_dir=str(base.folder), checkpoint_dir=str(checkpoint.path), folder=str(tmp),
+                                half=options.half)
+        except EngineError as exc:  # the engine's child failed (its error, raised again here): nothing is kept
+            raise ExportError(f"The export to {target} failed and was undone: {exc}") from exc
         spoken = " ".join(description.split()) or written["description"]
         if not spoken:
             raise ExportError(f"The run of {checkpoint.path} kept no description ({DESCRIPTION_FILE}) and none was "
@@ -84,18 +81,11 @@ def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: Expo
         atomic.write_text(tmp / DESCRIPTION_FILE, spoken + "\n")
         atomic.write_text(tmp / "README.md", _readme(info))
         atomic.write_text(tmp / "export_info.json", json.dumps(info, indent=2) + "\n")
-        for path in tmp.rglob("*"):
-            if path.is_file():
-                atomic._fsync_file(path)
-        publish.readable_by_all(tmp)
-        warnings += publish.publish(tmp, target)
-    except BaseException as exc:
-        left = folders.remove_tree(tmp)
-        if isinstance(exc, (OSError, EngineError)):
-            raise ExportError(f"The export to {target} failed and was undone: {exc}"
-                              + (f" {left}" if left else "")) from exc
-        raise
-    files = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
+    warnings = export.warnings
+    if options.references:
+        warnings.append("Parler-TTS speaks from a description, not from reference clips: the clips were not "
+                        "exported.")
+    files = export.files
     weights = sum(p.stat().st_size for p in target.glob("model*.safetensors"))
     report("Done", 1.0)
     return ExportResult(folder=target, files=files, model_bytes=weights, warnings=warnings)
