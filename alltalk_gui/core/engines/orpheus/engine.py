@@ -70,6 +70,7 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
     train_options = OrpheusTrainOptions
     generation_options = OrpheusGenerationOptions
     reference_kind = ReferenceKind.SPEAKER
+    environment = None  # it runs in the app's own Python environment
     languages_note = {"en": "", "*": LANGUAGES_NOTE}
 
     # ----------------------------------------------------------------------------------------- base model
@@ -234,6 +235,17 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
 
         names = read_speakers(Path(checkpoint.path).parent.parent) if checkpoint is not None else []
         return names[0] if names else ""
+
+    def voice_prompt(self, project, suggest: bool = False) -> str:
+        """The speaker name a run learns: the dataset's ``speaker_name``, which the export fills with the project's
+        name."""
+        return project.name
+
+    def save_voice_prompt(self, project, text: str) -> None:
+        """The name comes from the project: kept as it is, refused when changed (the dataset would not follow)."""
+        if " ".join(text.split()) != project.name:
+            raise EngineError(f"{self.title} learns the speaker under the project's name ('{project.name}'), which "
+                              "the dataset export writes: rename the project to change it.")
 
     def generation_estimate(self, settings, text: str, reference_seconds: float, reference_text: str
                             ) -> float | None:
