@@ -64,7 +64,8 @@ class EngineChild:
             raise EngineError(f"Cannot start the engine's process ({python}): {exc}") from exc
         os.close(write_fd)
         self._answers = os.fdopen(read_fd, "r", encoding="utf-8", errors="replace")
-        threading.Thread(target=self._read_output, daemon=True).start()
+        self._reader = threading.Thread(target=self._read_output, daemon=True)
+        self._reader.start()
         self._finalizer = weakref.finalize(self, _shut, self.process, self._answers, self._tmp)
 
     def _read_output(self) -> None:
@@ -104,6 +105,7 @@ class EngineChild:
 
     def _died(self) -> str:
         self.process.poll()
+        self._reader.join(timeout=5)  # its last lines (the child's own error) are read once the pipe ends
         output = "\n".join(self._tail[-15:])
         return (f"The engine's process ended unexpectedly (exit code {self.process.returncode}).\n{output}").strip()
 

@@ -74,5 +74,5 @@ def test_a_broken_plugin_is_left_out_with_its_reason_and_the_others_still_load(b
 
 
 def test_an_unknown_name_is_refused_naming_the_engines():
-    with pytest.raises(EngineError, match="Unknown engine 'vall-e'; the engines are xtts, f5, parler"):
+    with pytest.raises(EngineError, match="Unknown engine 'vall-e'; the engines are xtts, f5, orpheus, parler"):
         get_engine("vall-e")
