@@ -6,6 +6,7 @@ emitted (in the GUI thread, through a queued connection) when it ends, whether i
 
 from __future__ import annotations
 
+import atexit
 import threading
 import traceback
 from typing import Any, Callable
@@ -75,6 +76,27 @@ class Worker(QObject):
     def _on_failed(self, message: str) -> None:
         self._stop_thread()
         self.failed.emit(message)
+
+
+_DETACHED: set[Worker] = set()
+
+
+def run_detached(worker: Worker) -> Worker:
+    """Start ``worker`` (made without a parent) and keep it until its job ends, whatever happens to the widget that
+    asked: a widget closed meanwhile would otherwise destroy a running QThread, and Qt aborts the process then.
+    The widget should connect bound methods (Qt drops those connections when it is destroyed)."""
+    _DETACHED.add(worker)
+    worker.finished.connect(lambda _result: _DETACHED.discard(worker))
+    worker.failed.connect(lambda _trace: _DETACHED.discard(worker))
+    worker.start()
+    return worker
+
+
+@atexit.register
+def _finish_detached() -> None:
+    """At exit, let detached jobs end before their QThreads are destroyed."""
+    for worker in list(_DETACHED):
+        worker._stop_thread()
 
 
 def adopt_worker(project: VoiceProject, orphans: Any, parent: QObject | None = None) -> Worker:

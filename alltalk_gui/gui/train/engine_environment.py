@@ -12,7 +12,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMessageBox, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
-from alltalk_gui.gui.common.workers import Worker
+from alltalk_gui.gui.common.workers import Worker, run_detached
 
 
 class EngineEnvironmentBar(QWidget):
@@ -27,7 +27,7 @@ class EngineEnvironmentBar(QWidget):
         self.button = QPushButton("Set up…")
         self.button.clicked.connect(self.offer)
         self.cancel = QPushButton("Cancel")
-        self.cancel.clicked.connect(lambda: self.job.cancel() if self.job is not None else None)
+        self.cancel.clicked.connect(self._cancel)
         self.cancel.hide()
         self.progress = QProgressBar()
         self.progress.setRange(0, 0)
@@ -46,6 +46,10 @@ class EngineEnvironmentBar(QWidget):
         layout.addWidget(self.line)
         self.setStyleSheet("EngineEnvironmentBar { border-left: 3px solid #1565c0; }")
         self.hide()
+
+    def _cancel(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
 
     def set_engine(self, engine) -> None:
         """Show the bar when ``engine`` needs an environment that is not set up (not while one is being made)."""
@@ -85,17 +89,21 @@ class EngineEnvironmentBar(QWidget):
         env = self.engine.environment
 
         def job(j):
-            return create(env, progress=lambda line: j.progress.emit(0, 0, line), cancelled=self.job.cancel_event.is_set)
+            return create(env, progress=lambda line: j.progress.emit(0, 0, line), cancelled=worker.cancel_event.is_set)
 
-        self.job = Worker(job, self)
-        self.job.progress.connect(lambda _d, _t, line: self.line.setText(line[:200]))
+        # No parent: a page closed meanwhile must not destroy the running thread (run_detached keeps it).
+        worker = self.job = Worker(job)
+        self.job.progress.connect(self._progress)
         self.job.finished.connect(self._done)
         self.job.failed.connect(self._failed)
         self.button.setEnabled(False)
         self.cancel.show()
         self.progress.show()
         self.line.show()
-        self.job.start()
+        run_detached(self.job)
+
+    def _progress(self, _done: int, _total: int, line: str) -> None:
+        self.line.setText(line[:200])
 
     def _done(self, _python) -> None:
         self._idle()

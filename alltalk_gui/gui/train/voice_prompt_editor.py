@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPlainTextEdit, QP
 
 from alltalk_gui.core.engine_api.engine import EngineError, ReferenceKind
 from alltalk_gui.core.project.errors import ProjectError
-from alltalk_gui.gui.common.workers import Worker
+from alltalk_gui.gui.common.workers import Worker, run_detached
 
 TITLES = {ReferenceKind.SPEAKER: "Speaker name", ReferenceKind.DESCRIPTION: "Voice description"}
 HINTS = {ReferenceKind.SPEAKER: "{engine} learns the voice under this name; previews and exports use it.",
@@ -30,6 +30,7 @@ class VoicePromptEditor(QGroupBox):
         self.engine = None
         self.project = None
         self.job: Worker | None = None
+        self._asked: tuple = (None, None, False)
         self.text = QPlainTextEdit()
         self.text.setMaximumHeight(self.fontMetrics().lineSpacing() * 4 + 12)
         self.text.textChanged.connect(self._typed)
@@ -71,16 +72,22 @@ class VoicePromptEditor(QGroupBox):
         self.suggest.setEnabled(False)
         self.text.setReadOnly(True)
         self.status.setText("Listening to the recordings…" if fresh else "Reading the project…")
+        self._asked = (engine, project, fresh)
+        # No parent: the job outlives this box if it is closed meanwhile (run_detached keeps it).
+        self.job = Worker(lambda _j: engine.voice_prompt(project, suggest=fresh))
+        self.job.finished.connect(self._answered)
+        self.job.failed.connect(self._not_answered)
+        run_detached(self.job)
 
-        def job(_j):
-            return engine.voice_prompt(project, suggest=fresh)
+    def _answered(self, text: str) -> None:
+        if self.sender() is self.job:
+            self._loaded(*self._asked, text)
 
-        self.job = Worker(job, self)
-        self.job.finished.connect(lambda text, e=engine, p=project, f=fresh: self._loaded(e, p, text, f))
-        self.job.failed.connect(lambda trace: self._loaded(engine, project, None, fresh, trace))
-        self.job.start()
+    def _not_answered(self, trace: str) -> None:
+        if self.sender() is self.job:
+            self._loaded(*self._asked, None, trace)
 
-    def _loaded(self, engine, project, text, fresh: bool, trace: str = "") -> None:
+    def _loaded(self, engine, project, fresh: bool, text, trace: str = "") -> None:
         if (engine, project) != (self.engine, self.project):
             return  # another engine or project was chosen meanwhile
         self.suggest.setEnabled(True)
