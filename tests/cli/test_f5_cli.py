@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from alltalk_gui.core.engine_api.engine import engine_names
 from alltalk_gui.core.engines.f5.files import validate_base_model
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.testing.speech import make_speech_dataset
@@ -110,7 +111,7 @@ def test_the_engine_is_remembered_per_project_and_an_unknown_one_refused(trained
     assert no_base.returncode == 2 and "F5-TTS v1 folder" in no_base.stderr  # no --engine: the project's
     assert "download-base-model DIR --engine f5" in no_base.stderr
     unknown = cli("train", str(trained), "--engine", "tortoise", "--base-model", str(tiny_f5))
-    assert unknown.returncode == 2 and "Unknown engine 'tortoise'; the engines are xtts, f5, parler" in unknown.stderr
+    assert unknown.returncode == 2 and f"Unknown engine 'tortoise'; the engines are {', '.join(engine_names())}" in unknown.stderr
 
 
 def test_download_base_model_for_f5_after_the_licence(tiny_f5, tmp_path):

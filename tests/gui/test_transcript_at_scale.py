@@ -99,10 +99,12 @@ def test_opening_a_project_readies_the_first_edit_off_the_gui_thread(qtbot, tmp_
     qtbot.waitUntil(lambda: not clips.text_checks_pending, timeout=180000)  # the page applies the answer
     assert clips["c00002"].flag_codes == ("unencodable",) and not clips["c00001"].flags
     check = clips.checker.text_checker
+    listening = len(check._listeners)  # this list, and any an earlier test of this process left open
     page.shutdown()
     page.set_project(None)  # closes the list: its journal is folded into segments.json
     assert not (project.root / "segments.json.journal").exists()
-    assert not check.listened  # the child stays for the next list of the same language (no second import)
+    assert len(check._listeners) == listening - 1  # this list stopped listening; the child stays for the next
+    assert check.alive                               # list of the same language (no second import)
     page.set_project(project)
     assert page.segments.checker.text_checker is check
     page.set_project(None)

@@ -215,8 +215,8 @@ class FirstRunPage(QWidget):
             layout.addWidget(card)
         others = [title for title in engine_titles() if title != self.engine.title]
         self.other_engines = QLabel(
-            f"{in_words(others, 'and')}: {'its' if len(others) == 1 else 'each one its own'} base model is chosen or "
-            "downloaded on the Train step, after accepting its licence, when you choose that engine there.",
+            f"{in_words(others, 'and')}: {'its base model is' if len(others) == 1 else 'their base models are'} chosen "
+            "or downloaded on the Train step, after accepting the engine's licence, when you choose that engine there.",
             wordWrap=True)
         self.other_engines.setVisible(bool(others))
         layout.addWidget(self.other_engines)
