@@ -1,7 +1,8 @@
 """Find a project's training checkpoints and pick one: ``latest``, ``best`` or a path.
 
 Training (:mod:`alltalk_gui.core.training.loop`) writes each checkpoint as ``runs/<run>/checkpoints/step_N/``: the GPT
-weights as ``model.safetensors`` (accelerate's ``save_state``), optimizer state, ``train_config.json`` and, last
+weights as ``model.safetensors`` (accelerate's ``save_state``; an FSDP run's sharded save writes the folder
+``pytorch_model_fsdp_0/`` instead, complete once torch's checkpoint writer put its ``.metadata`` there), optimizer state, ``train_config.json`` and, last
 of all, ``train_state.json``, whose presence marks the checkpoint complete. Preview and export only need the
 GPT weights plus the base model named in ``train_config.json``; this module reads those two JSON files and
 nothing else, so it needs neither torch nor the model.
@@ -30,6 +31,8 @@ CHECKPOINTS = "checkpoints"
 STATE_FILE = "train_state.json"
 CONFIG_FILE = "train_config.json"
 WEIGHTS_FILE = "model.safetensors"  # what accelerate's save_state names the (single) prepared model
+FSDP_WEIGHTS = "pytorch_model_fsdp_0"  # what it names that model's folder under FSDP's SHARDED_STATE_DICT
+FSDP_DONE = ".metadata"  # torch.distributed.checkpoint writes it after every shard: a sharded save is complete
 # A checkpoint folder holding this file is never pruned: the checkpoint judge marks its choice so (the loop keeps
 # only the newest checkpoints and the best by eval loss otherwise).
 KEEP_MARK = "keep"
@@ -87,7 +90,10 @@ def read_checkpoint(folder: str | os.PathLike[str]) -> CheckpointInfo:
     folder = Path(folder).expanduser().absolute()
     if not folder.is_dir():
         raise CheckpointError(f"{folder} is not a checkpoint folder (it does not exist).")
-    for name in (STATE_FILE, CONFIG_FILE, WEIGHTS_FILE):
+    # The weights: one file, or an FSDP run's sharded folder (whose .metadata is written after all its shards).
+    sharded = Path(FSDP_WEIGHTS, FSDP_DONE)
+    weights = sharded if (folder / FSDP_WEIGHTS).is_dir() else Path(WEIGHTS_FILE)
+    for name in (STATE_FILE, CONFIG_FILE, weights):
         if not (folder / name).is_file():
             raise CheckpointError(
                 f"{folder} is not a complete training checkpoint: {name} is missing. Pick a folder "

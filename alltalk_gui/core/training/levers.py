@@ -64,6 +64,18 @@ def make_optimizer(gpt, config: TrainConfig):
     return cls(groups, **kwargs)
 
 
+def init_optimizer_state(optimizer) -> None:
+    """Give a new optimizer its state (zero moments) without moving a weight, so a checkpoint can be loaded into it.
+
+    accelerate's FSDP (SHARDED_STATE_DICT) load fills only the state entries the optimizer already holds, and a
+    new AdamW holds none before its first step. torch's distributed-checkpoint API does the same before it loads
+    (zero gradients, learning rate 0, one step); this is its function.
+    """
+    from torch.distributed.checkpoint.state_dict import _init_optim_state
+
+    _init_optim_state(optimizer)
+
+
 def optimizer_state_bytes(gpt, config: TrainConfig) -> int:
     """Bytes of optimizer state for ``gpt``'s trainable parameters: two fp32 moments (AdamW) or two 8-bit ones."""
     per_param = 8 if config.optimizer == "adamw" else 2

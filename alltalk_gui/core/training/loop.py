@@ -55,7 +55,8 @@ from alltalk_gui.core.training.data import BucketBatchSampler, DatasetError
 from alltalk_gui.core.training.events import (Checkpoint, CheckpointReason, Done, Error, ErrorKind, Eval, Event,
                                               FinishReason, Log, LogLevel, Memory, MicroBatch, MicroBatchCause,
                                               Started, Step)
-from alltalk_gui.core.training.levers import OutOfMemory, OutOfMemoryRetry, out_of_memory_advice
+from alltalk_gui.core.training.levers import (OutOfMemory, OutOfMemoryRetry, init_optimizer_state,
+                                              out_of_memory_advice)
 from alltalk_gui.core.training.run_folders import EVENTS_FILE, MEMORY_FILE, STOP_FILE, new_run_name  # noqa: F401
 # Test hook for the crash-safety test: "STEP:SECONDS" makes the save at STEP wait SECONDS between writing the
 # checkpoint's files and publishing it, so a test can kill the process at exactly that moment.
@@ -340,6 +341,8 @@ class TrainingRun:
     def _setup(self, inputs: Inputs) -> Iterator[Event]:
         """Model, loss and data from the engine; optimiser, schedule and loaders; the checkpoint to resume.
         Returns :class:`Prepared`."""
+        from accelerate.utils import DistributedType
+
         from alltalk_gui.core.training.levers import make_optimizer
 
         cfg, acc = self.config, self.accelerator
@@ -373,6 +376,10 @@ class TrainingRun:
                                  sums=partial(_loss_sums, parts=parts.loss_parts))
 
         if inputs.resume_from is not None:
+            if acc.distributed_type == DistributedType.FSDP:
+                # accelerate's sharded FSDP load fills only the state the optimizer already holds, and a new one
+                # holds none before its first step: without this a resumed run restarts its Adam moments.
+                init_optimizer_state(optimizer.optimizer)
             acc.load_state(str(inputs.resume_from))
             saved = read_state(inputs.resume_from)  # type-checked in _check_inputs, before the model was built
             self.state = TrainState(**saved)

@@ -67,10 +67,10 @@ def run_phase(phase: str, rank: int, state, plugin, base: str, special, batch, o
     """One phase on a new model and optimizer (see the module's docstring)."""
     import torch
     from accelerate.utils.fsdp_utils import load_fsdp_model, load_fsdp_optimizer, save_fsdp_model, save_fsdp_optimizer
-    from torch.distributed.checkpoint.state_dict import _init_optim_state
     from torch.distributed.fsdp import FullStateDictConfig, FullyShardedDataParallel as FSDP, StateDictType
 
     from alltalk_gui.core.engines.orpheus.model import OrpheusLM, load_lm, loss
+    from alltalk_gui.core.training.levers import init_optimizer_state
 
     torch.manual_seed(0)
     model = OrpheusLM(load_lm(base, "fp32"), special)
@@ -87,8 +87,8 @@ def run_phase(phase: str, rank: int, state, plugin, base: str, special, batch, o
         load_fsdp_model(plugin, state, fsdp, str(checkpoint))
         # accelerate's FSDP1 sharded optimizer load reads only the state entries the optimizer already has, and a
         # new AdamW has none until its first step: without this the moments of the saved run are silently lost
-        # (measured here; torch's own DCP optimizer API initialises the state the same way before loading).
-        _init_optim_state(optimizer)
+        # (measured here). The training loop's resume does the same under FSDP, with this function.
+        init_optimizer_state(optimizer)
         load_fsdp_optimizer(plugin, state, optimizer, fsdp, str(checkpoint))
         assert optimizer.state  # the moments are back
         first = SAVE_AT + 1

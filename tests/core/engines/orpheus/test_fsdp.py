@@ -5,6 +5,7 @@ unsharded process trains, and the export gathers the shards into the full weight
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import yaml
 
 from alltalk_gui.core.engine_api.engine import get_engine
 from alltalk_gui.core.engines.orpheus.fsdp import fsdp_config, write_fsdp_config
+from alltalk_gui.core.training.checkpoints import CONFIG_FILE, STATE_FILE, read_checkpoint
 from alltalk_gui.core.training.config import TrainConfig
 from tests.core.engines.orpheus.fsdp_run import SAVE_AT, STEPS, launcher_env
 
@@ -63,6 +65,13 @@ def test_two_cpu_processes_train_resume_and_gather(tiny_orpheus, project, tmp_pa
     assert (tmp_path / "checkpoint" / FSDP_WEIGHTS).is_dir() and (tmp_path / "checkpoint" / "optimizer_0").is_dir()
     for key, value in straight["state"].items():
         torch.testing.assert_close(resumed["state"][key], value, msg=key)  # a resume equals the straight run
+
+    # With what the loop writes beside the shards, the sharded save is a complete checkpoint for preview, export
+    # and resume (accelerate writes no model.safetensors under FSDP).
+    saved = tmp_path / "checkpoint"
+    (saved / CONFIG_FILE).write_text(json.dumps(TrainConfig(engine="orpheus").to_dict()), encoding="utf-8")
+    (saved / STATE_FILE).write_text(json.dumps({"global_step": SAVE_AT, "epoch": 0}), encoding="utf-8")
+    assert read_checkpoint(saved).step == SAVE_AT
 
     # The export's gathering of the sharded checkpoint gives the weights FSDP itself gathers at that step.
     gathered = checkpoint_state(tmp_path / "checkpoint")
