@@ -3,7 +3,7 @@
 * :class:`DatasetError` lists every clip-level problem found at once; an engine's clip loader
   (``core/engines/<name>/data.py``) raises it, so a user fixes all of them in one go.
 * :func:`check_dataset_folder` checks that a dataset folder with both metadata CSVs exists, before an engine
-  reads its clips.
+  reads its clips; :func:`checked_clips` reads both CSVs and checks every row with the engine's own clip check.
 * :func:`read_audio` decodes with soundfile (coqui's ``load_audio`` needs a system FFmpeg and, without it, its
   dataset recurses forever) and resamples to the engine's rate with torchaudio's band-limited resampler.
 * :class:`BucketBatchSampler` visits every clip exactly once per epoch, grouping clips of similar length into
@@ -15,12 +15,12 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 from torch.utils.data import Sampler
 
-from alltalk_gui.core.dataset.metadata import EVAL_CSV
+from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV
 
 
 class DatasetError(ValueError):
@@ -63,6 +63,45 @@ def check_dataset_folder(dataset_dir: str | os.PathLike[str]) -> Path:
         raise DatasetError(f"{dataset_dir} has no {EVAL_CSV}. Training needs at least one eval clip to measure "
                            "progress; export the dataset with an eval share, or add one line to that file.")
     return dataset_dir
+
+
+# An engine's check of one metadata row: (dataset folder, row, "file line N (audio)") -> (a problem in plain
+# words, None) or (None, the engine's clip).
+ClipCheck = Callable[[Path, Any, str], "tuple[str | None, Any]"]
+
+
+def checked_clips(dataset_dir: str | os.PathLike[str], engine_title: str,
+                  check: ClipCheck) -> tuple[list[Any], list[Any]]:
+    """The training and eval clips of a dataset folder (the app's dataset export), each row checked by the engine's
+    ``check``; every problem is collected and raised together, so a user fixes all of them in one go.
+
+    Raises:
+        DatasetError: no folder or CSV, an unreadable or empty CSV, or any clip ``check`` refuses (all listed).
+    """
+    from alltalk_gui.core.dataset.metadata import MetadataError, read_metadata
+
+    dataset_dir = check_dataset_folder(dataset_dir)
+    problems: list[str] = []
+    loaded: dict[str, list[Any]] = {}
+    for csv_name in (TRAIN_CSV, EVAL_CSV):
+        try:
+            rows = read_metadata(dataset_dir / csv_name)
+        except MetadataError as exc:
+            raise DatasetError(f"The dataset in {dataset_dir} cannot be read: {exc}") from exc
+        if not rows:
+            raise DatasetError(f"{dataset_dir / csv_name} lists no clips. Training needs at least one training and "
+                               "one eval clip.")
+        loaded[csv_name] = clips = []
+        for number, row in enumerate(rows, start=2):  # line 1 is the header
+            problem, clip = check(dataset_dir, row, f"{csv_name} line {number} ({row.audio_file})")
+            if problem:
+                problems.append(problem)
+            else:
+                clips.append(clip)
+    if problems:
+        raise DatasetError(f"{len(problems)} clip(s) in {dataset_dir} cannot be used by {engine_title}; nothing was "
+                           "changed:", problems)
+    return loaded[TRAIN_CSV], loaded[EVAL_CSV]
 
 
 class BucketBatchSampler(Sampler[list[int]]):

@@ -63,34 +63,14 @@ def load_dataset(dataset_dir: str | os.PathLike[str], tokenizer: Any, special: S
     Raises:
         alltalk_gui.core.training.data.DatasetError
     """
-    from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataError, read_metadata
-    from alltalk_gui.core.training.data import DatasetError, check_dataset_folder
+    from alltalk_gui.core.training.data import checked_clips
 
-    dataset_dir = check_dataset_folder(dataset_dir)
-    problems: list[str] = []
-    loaded: dict[str, list[OrpheusClip]] = {}
-    for csv_name in (TRAIN_CSV, EVAL_CSV):
-        try:
-            rows = read_metadata(dataset_dir / csv_name)
-        except MetadataError as exc:
-            raise DatasetError(f"The dataset in {dataset_dir} cannot be read: {exc}") from exc
-        if not rows:
-            raise DatasetError(f"{dataset_dir / csv_name} lists no clips. Training needs at least one training and "
-                               "one eval clip.")
-        loaded[csv_name] = clips = []
-        for number, row in enumerate(rows, start=2):  # line 1 is the header
-            where = f"{csv_name} line {number} ({row.audio_file})"
-            prompt = tuple(prompt_ids(tokenizer, special, row.speaker_name, row.text))
-            problem, clip = check_clip(dataset_dir / row.audio_file, row.text, row.speaker_name, prompt, where,
-                                       codec, context, min_seconds, max_seconds)
-            if problem:
-                problems.append(problem)
-            else:
-                clips.append(clip)
-    if problems:
-        raise DatasetError(f"{len(problems)} clip(s) in {dataset_dir} cannot be used by Orpheus-TTS; nothing was "
-                           "changed:", problems)
-    return loaded[TRAIN_CSV], loaded[EVAL_CSV]
+    def check(folder: Path, row, where: str) -> tuple[str | None, OrpheusClip | None]:
+        prompt = tuple(prompt_ids(tokenizer, special, row.speaker_name, row.text))
+        return check_clip(folder / row.audio_file, row.text, row.speaker_name, prompt, where, codec, context,
+                          min_seconds, max_seconds)
+
+    return checked_clips(dataset_dir, "Orpheus-TTS", check)
 
 
 def check_clip(path: Path, text: str, speaker: str, prompt: tuple[int, ...], where: str, codec: CodecFacts,

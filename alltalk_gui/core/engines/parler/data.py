@@ -65,32 +65,10 @@ def load_dataset(dataset_dir: str | os.PathLike[str], *, min_seconds: float, max
     Raises:
         alltalk_gui.core.training.data.DatasetError
     """
-    from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataError, read_metadata
-    from alltalk_gui.core.training.data import DatasetError, check_dataset_folder
+    from alltalk_gui.core.training.data import checked_clips
 
-    dataset_dir = check_dataset_folder(dataset_dir)
-    problems: list[str] = []
-    loaded: dict[str, list[TrainClip]] = {}
-    for csv_name in (TRAIN_CSV, EVAL_CSV):
-        try:
-            rows = read_metadata(dataset_dir / csv_name)
-        except MetadataError as exc:
-            raise DatasetError(f"The dataset in {dataset_dir} cannot be read: {exc}") from exc
-        if not rows:
-            raise DatasetError(f"{dataset_dir / csv_name} lists no clips. Training needs at least one training and "
-                               "one eval clip.")
-        loaded[csv_name] = clips = []
-        for number, row in enumerate(rows, start=2):  # line 1 is the header
-            where = f"{csv_name} line {number} ({row.audio_file})"
-            problem, clip = _check_clip(dataset_dir, row, where, min_seconds, max_seconds, text_check)
-            if problem:
-                problems.append(problem)
-            else:
-                clips.append(clip)
-    if problems:
-        raise DatasetError(f"{len(problems)} clip(s) in {dataset_dir} cannot be used by Parler-TTS; nothing was "
-                           "changed:", problems)
-    return loaded[TRAIN_CSV], loaded[EVAL_CSV]
+    return checked_clips(dataset_dir, "Parler-TTS", lambda folder, row, where: _check_clip(
+        folder, row, where, min_seconds, max_seconds, text_check))
 
 
 def _check_clip(dataset_dir: Path, row, where: str, min_seconds: float, max_seconds: float,
