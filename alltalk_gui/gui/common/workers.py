@@ -1,7 +1,12 @@
 """QThread workers: long jobs run off the GUI thread and talk back only through signals.
 
-A worker never touches widgets. Each one owns a QThread; ``start()`` runs the job there and ``finished`` is
-emitted (in the GUI thread, through a queued connection) when it ends, whether it succeeded or not.
+A worker never touches widgets. Each one owns a QThread; ``start()`` runs the job there and ``finished`` (or
+``failed``) is emitted in the GUI thread, through a queued connection, when the job ends.
+
+The GUI thread never waits for a worker's thread to end: once the job has ended, the thread is asked to quit and
+is kept (:class:`_ThreadEnd`) until it has, so that nothing destroys it while it still runs. Waiting for it used
+to block the GUI thread inside Qt, where nothing can interrupt it, for as long as the thread took to end (a test
+run in CI of 2026-11-26 stalled there for good).
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ class Worker(QObject):
     def __init__(self, fn: Callable[[_Job], Any], parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.cancel_event = threading.Event()
+        self._working = False
         self._thread = QThread()
         self._job = _Job(fn)
         self._job.moveToThread(self._thread)
@@ -52,30 +58,66 @@ class Worker(QObject):
         self._job.failed.connect(self._on_failed)
 
     def start(self) -> None:
+        self._working = True
         self._thread.start()
 
     def cancel(self) -> None:
         self.cancel_event.set()
 
     def is_running(self) -> bool:
-        return self._thread.isRunning()
+        """Whether the job is still at work: False from the moment ``finished`` or ``failed`` is emitted (its
+        thread may need a moment more to end; nobody has to wait for that)."""
+        return self._working
 
-    def wait(self, ms: int = 30000) -> bool:
-        return self._thread.wait(ms)
+    def wait(self, ms: int | None = 30000) -> bool:
+        """Wait up to ``ms`` (None: for as long as it takes) for the job and its thread to end; for shutdown and
+        tests, never in answer to a GUI event."""
+        return self._thread.wait() if ms is None else self._thread.wait(ms)
 
-    def _stop_thread(self) -> None:
+    def _end_thread(self) -> None:
+        self._working = False
+        _ThreadEnd.keep(self._thread, self._job)
         self._thread.quit()
-        self._thread.wait()
 
     @Slot(object)
     def _on_done(self, result: object) -> None:
-        self._stop_thread()
+        self._end_thread()
         self.finished.emit(result)
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
-        self._stop_thread()
+        self._end_thread()
         self.failed.emit(message)
+
+
+class _ThreadEnd(QObject):
+    """Keeps a worker's QThread (and the job living in it) from the moment its job ended until the thread has
+    ended too: a QThread destroyed while still running aborts the process, and the Worker (or the page holding it)
+    may go first. Lives in the GUI thread, so the thread's ``finished`` reaches :meth:`release` queued."""
+
+    _kept: set["_ThreadEnd"] = set()
+
+    def __init__(self, thread: QThread, job: QObject) -> None:
+        super().__init__()
+        self.thread_, self.job = thread, job
+        thread.finished.connect(self.release)
+
+    @classmethod
+    def keep(cls, thread: QThread, job: QObject) -> None:
+        cls._kept.add(cls(thread, job))
+
+    @Slot()
+    def release(self) -> None:
+        # 'finished' is sent in the thread's last steps: the rest takes microseconds, and wait() covers that rest
+        # (it returns at once when the thread is gone already).
+        self.thread_.wait(5000)
+        _ThreadEnd._kept.discard(self)
+
+    @classmethod
+    def wait_all(cls, ms: int) -> None:
+        """At exit: let the threads that are ending end, before Python destroys them."""
+        for end in list(cls._kept):
+            end.thread_.wait(ms)
 
 
 _DETACHED: set[Worker] = set()
@@ -94,9 +136,11 @@ def run_detached(worker: Worker) -> Worker:
 
 @atexit.register
 def _finish_detached() -> None:
-    """At exit, let detached jobs end before their QThreads are destroyed."""
-    for worker in list(_DETACHED):
-        worker._stop_thread()
+    """At exit, let detached jobs end before their QThreads are destroyed, and the threads of ended jobs end."""
+    for worker in list(_DETACHED):  # a job still at work cannot be cut short safely: it ends first, as before
+        worker._thread.quit()  # takes effect once the job has returned (nobody is left to receive its result)
+        worker.wait(None)
+    _ThreadEnd.wait_all(5000)
 
 
 def adopt_worker(project: VoiceProject, orphans: Any, parent: QObject | None = None) -> Worker:
