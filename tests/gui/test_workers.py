@@ -69,3 +69,12 @@ def test_a_detached_job_is_let_go_when_it_ends_and_waited_for_at_exit(qtbot):
     workers._finish_detached()  # what the app does at exit: the job ends first
     assert not worker.is_running() or not worker._thread.isRunning()
     qtbot.waitUntil(lambda: ended == ["done"] and worker not in workers._DETACHED, timeout=30_000)
+
+
+def test_waiting_for_a_worker_returns_when_its_job_ends_without_the_event_loop():
+    """Closing a page or quitting waits for a running job in the GUI thread, which then handles no events: the
+    thread must end with its job, not when the GUI thread gets round to telling it to (it never would)."""
+    worker = Worker(lambda job: time.sleep(0.3) or "done")
+    worker.start()
+    started = time.monotonic()
+    assert worker.wait(20_000) and time.monotonic() - started < 10

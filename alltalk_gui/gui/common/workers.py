@@ -3,10 +3,11 @@
 A worker never touches widgets. Each one owns a QThread; ``start()`` runs the job there and ``finished`` (or
 ``failed``) is emitted in the GUI thread, through a queued connection, when the job ends.
 
-The GUI thread never waits for a worker's thread to end: once the job has ended, the thread is asked to quit and
-is kept (:class:`_ThreadEnd`) until it has, so that nothing destroys it while it still runs. Waiting for it used
-to block the GUI thread inside Qt, where nothing can interrupt it, for as long as the thread took to end (a test
-run in CI of 2026-11-26 stalled there for good).
+A worker's thread ends by itself when its job ends, so :meth:`Worker.wait` (closing a page, quitting) returns then,
+without the GUI thread's event loop. In answer to an event the GUI thread never waits for a thread: the thread is
+kept (:class:`_ThreadEnd`) until it has ended, so that nothing destroys it while it still runs. Waiting there used
+to block the GUI thread inside Qt, where nothing can interrupt it (a test run in CI of 2026-11-26 stalled for good
+in the Preview page's tests).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import threading
 import traceback
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from alltalk_gui.core.project.folder import VoiceProject
 
@@ -36,6 +37,10 @@ class _Job(QObject):
             self.done.emit(self._fn(self))
         except Exception:  # shown to the user in full rather than lost in a thread
             self.failed.emit(traceback.format_exc())
+        finally:
+            # The thread ends by itself once its job has (its event loop then returns at once). Were it to wait for
+            # the GUI thread to tell it to, a GUI thread waiting for it (closing a page, quitting) would wait forever.
+            QThread.currentThread().quit()
 
 
 class Worker(QObject):
@@ -77,7 +82,6 @@ class Worker(QObject):
     def _end_thread(self) -> None:
         self._working = False
         _ThreadEnd.keep(self._thread, self._job)
-        self._thread.quit()
 
     @Slot(object)
     def _on_done(self, result: object) -> None:
@@ -92,26 +96,31 @@ class Worker(QObject):
 
 class _ThreadEnd(QObject):
     """Keeps a worker's QThread (and the job living in it) from the moment its job ended until the thread has
-    ended too: a QThread destroyed while still running aborts the process, and the Worker (or the page holding it)
-    may go first. Lives in the GUI thread, so the thread's ``finished`` reaches :meth:`release` queued."""
+    ended too: a QThread destroyed before it has ended aborts the process, and the Worker (or the page holding it)
+    may go first. Never blocks: it looks again every :attr:`LOOK_MS` while the thread is in its last steps (Qt says
+    ``isFinished()`` already then; only ``wait(0)`` tells that they are done)."""
 
+    LOOK_MS = 50
     _kept: set["_ThreadEnd"] = set()
 
     def __init__(self, thread: QThread, job: QObject) -> None:
         super().__init__()
         self.thread_, self.job = thread, job
-        thread.finished.connect(self.release)
+        thread.finished.connect(self.release)  # queued: this object lives in the GUI thread
 
     @classmethod
     def keep(cls, thread: QThread, job: QObject) -> None:
-        cls._kept.add(cls(thread, job))
+        end = cls(thread, job)
+        cls._kept.add(end)
+        if thread.isFinished():  # ended, or in its last steps, before 'finished' could be heard
+            end.release()
 
     @Slot()
     def release(self) -> None:
-        # 'finished' is sent in the thread's last steps: the rest takes microseconds, and wait() covers that rest
-        # (it returns at once when the thread is gone already).
-        self.thread_.wait(5000)
-        _ThreadEnd._kept.discard(self)
+        if self.thread_.wait(0):
+            _ThreadEnd._kept.discard(self)
+        else:
+            QTimer.singleShot(self.LOOK_MS, self, self.release)
 
     @classmethod
     def wait_all(cls, ms: int) -> None:
@@ -138,7 +147,6 @@ def run_detached(worker: Worker) -> Worker:
 def _finish_detached() -> None:
     """At exit, let detached jobs end before their QThreads are destroyed, and the threads of ended jobs end."""
     for worker in list(_DETACHED):  # a job still at work cannot be cut short safely: it ends first, as before
-        worker._thread.quit()  # takes effect once the job has returned (nobody is left to receive its result)
         worker.wait(None)
     _ThreadEnd.wait_all(5000)
 
