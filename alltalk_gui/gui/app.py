@@ -29,7 +29,24 @@ def create_application(argv: list[str] | None = None) -> QApplication:
     app.setApplicationDisplayName(APPLICATION)
     # Wayland compositors and desktop docks match the window to alltalk-gui.desktop (name and icon) by this.
     app.setDesktopFileName("alltalk-gui")
+    collect_garbage_in_the_gui_thread()
     return app
+
+
+_garbage_collector = None  # the one GarbageCollector (its timer) for the process
+
+
+def collect_garbage_in_the_gui_thread() -> None:
+    """Python's cyclic garbage collector runs in whichever thread happens to allocate. Run by a worker thread (a
+    preview building its model), it freed a garbage cycle that held a closed page's widget, so Qt destroyed the
+    widget in that thread: the worker then held Qt's signal lock and waited for the GIL, while the GUI thread held
+    the GIL and waited for that lock, forever (CI and a local run, 2026-11-26, found with gdb). pyqtgraph's
+    GarbageCollector turns the automatic collection off and collects from a timer in the GUI thread instead."""
+    global _garbage_collector
+    if _garbage_collector is None:
+        from pyqtgraph.util.garbage_collector import GarbageCollector
+
+        _garbage_collector = GarbageCollector(interval=1.0)
 
 
 def run_app(argv: list[str] | None = None) -> int:
