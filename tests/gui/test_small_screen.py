@@ -125,3 +125,16 @@ def test_every_page_shows_its_essential_controls_at_1024x600(qtbot, small_window
     for button in window.welcome.findChildren(QWidget):
         if hasattr(button, "text") and button.text() in ("New voice project…", "Open project…"):
             assert _fully_visible(window, button)
+
+
+def test_the_editors_columns_fit_and_a_flag_reads_whole_at_1024x600(qtbot, small_window):
+    from alltalk_gui.gui.transcript.segments_model import FLAG_LABEL, Column
+
+    small_window.sidebar.setCurrentRow(1)
+    qtbot.wait(100)
+    table = small_window.transcript_page.editor.table
+    header = table.horizontalHeader()
+    # The flags arrive after the rows; the column was sized before and cut "clipped" to "clip..." (walk at 1024 px).
+    longest = max(table.fontMetrics().horizontalAdvance(label) for label in FLAG_LABEL.values())
+    assert header.sectionSize(Column.FLAGS) > longest
+    assert header.length() <= table.viewport().width()  # and the text column gives way, not the window

@@ -11,7 +11,7 @@ from __future__ import annotations
 from enum import IntEnum
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QPalette
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPalette
 from PySide6.QtWidgets import QApplication
 
 from alltalk_gui.core.transcript.segments import Change, Segment, SegmentList
@@ -23,6 +23,13 @@ FLAG_LABEL = {
     "non_speech": "may not be speech",
     "clipped": "clipped", "unencodable": "bad characters", "empty_text": "no text", "duplicate_text": "duplicate",
 }
+
+
+def flags_column_width(metrics: QFontMetrics) -> int:
+    """Pixels for the Flags column: its longest single label (or its title), with the cell's margins."""
+    return max(metrics.horizontalAdvance(text) for text in [*FLAG_LABEL.values(), "deleted", "Flags"]) + 16
+
+
 BLOCKING_COLOUR = QColor("#c62828")
 WARNING_COLOUR = QColor("#b26a00")
 DELETED_COLOUR = QColor("#8a8a8a")

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 
 from alltalk_gui.core.project.duration_guidance import format_duration
 from alltalk_gui.core.transcript.segments import Change, Segment, SegmentEditError, SegmentList
-from alltalk_gui.gui.transcript.segments_model import SORTS, Column, SegmentsModel
+from alltalk_gui.gui.transcript.segments_model import SORTS, Column, SegmentsModel, flags_column_width
 from alltalk_gui.gui.transcript.transcript_text import TextDelegate, caret_for_time
 from alltalk_gui.gui.transcript.undo_commands import apply_edit
 from alltalk_gui.gui.transcript.clip_player import ClipPlayer
@@ -144,6 +144,11 @@ class TranscriptEditor(QWidget):
         header.setSectionResizeMode(Column.TEXT, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(Column.FILE, QHeaderView.ResizeMode.Interactive)
         self.table.setColumnWidth(Column.FILE, 110)
+        # Flags arrive after the rows (the text check answers later), which contents-sizing missed: at 1024 px the
+        # column kept the header's width and cut every flag. It fits the longest single flag; more show in full in
+        # the tooltip, and the user can widen it.
+        header.setSectionResizeMode(Column.FLAGS, QHeaderView.ResizeMode.Interactive)
+        self.table.setColumnWidth(Column.FLAGS, flags_column_width(self.table.fontMetrics()))
         header.setSectionsClickable(True)
         header.sectionClicked.connect(self._sort_by_column)
         self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
