@@ -24,8 +24,11 @@ dependencies (``packaging/no_deps_requirements.txt``: f5-tts, whose declared dep
 travel the same way, without theirs: what F5-TTS's model classes import is in ``pyproject.toml`` and resolved with
 the rest.
 
-Also in the bundle with the most room: the espeak-ng speech the GPU tests use (``ALLTALK_SPEECH_CACHE``, see
-``alltalk_gui.testing.speech``), rendered here because the machine has no espeak-ng.
+Also in the bundles with the most room: the espeak-ng speech the GPU tests use (``ALLTALK_SPEECH_CACHE``, see
+``alltalk_gui.testing.speech``), rendered here because the machine has no espeak-ng; and, in ``engine-wheels/``, the
+wheels of every engine that runs in a Python environment of its own (Parler-TTS: its transformers 4.46 and the rest
+of its pins, 14 MB), which the app's own ``environment.create`` installs from there without an index
+(``run.sh`` sets ``ALLTALK_GUI_ENGINE_PIP_ARGS``), as its GPU tests ask.
 
 This file uses the standard library only: the machine runs its ``install`` before anything else is there.
 """
@@ -70,7 +73,11 @@ KIT_MODULES = ("TTS.tts.models.xtts", "TTS.tts.layers.xtts.trainer.gpt_trainer",
                "f5_tts", "x_transformers", "einx", "torchdiffeq", "vocos", "encodec", "rjieba", "pypinyin",
                "librosa.filters", "yaml", "safetensors.torch", "alltalk_gui.core.engines.f5.engine",
                "alltalk_gui.core.engines.f5.model", "alltalk_gui.core.engines.f5.synthesis",
-               "alltalk_gui.core.engines.f5.export", "alltalk_gui.core.engines.f5.tuned")
+               "alltalk_gui.core.engines.f5.export", "alltalk_gui.core.engines.f5.tuned",
+               # Orpheus-TTS: the SNAC codec and the engine's modules (its LLM is transformers' Llama).
+               "snac", "alltalk_gui.core.engines.orpheus.engine", "alltalk_gui.core.engines.orpheus.model",
+               "alltalk_gui.core.engines.orpheus.codec", "alltalk_gui.core.engines.orpheus.synthesis",
+               "alltalk_gui.core.engines.orpheus.export")
 # Called after the imports: F5-TTS's CFM, DiT, mel and tokenizer modules load only through the engine's upstream
 # module (f5_tts.model's own __init__ imports its Trainer: wandb, datasets, ema_pytorch, which nothing here carries).
 KIT_CALLS = ("alltalk_gui.core.engines.f5.upstream:f5_model_package",)
@@ -195,6 +202,26 @@ def no_deps_packages(path: Path = NO_DEPS) -> list[tuple[str, str]]:
             raise BundleError(f"{path.name}: '{line}' is not pinned as name==version")
         packages.append((canonical(name), version.strip()))
     return packages
+
+
+ENGINE_WHEELS = "engine-wheels"  # a bundle's (and the installed kit's) folder of engine-environment wheels
+
+
+def engine_environment_packages() -> list[tuple[str, str]]:
+    """(name, version) of every package the engines' own Python environments pin (each exactly: the environment
+    installs them without dependencies), read from the engines themselves, so a new engine's environment travels
+    without an edit here. Run here only (``build``): it imports the app."""
+    from alltalk_gui.core.engine_api.engine import engine_names, get_engine
+
+    packages: dict[str, str] = {}
+    for name in engine_names():
+        env = getattr(get_engine(name), "environment", None)
+        for requirement in env.requirements if env is not None else ():
+            package, sep, version = requirement.partition("==")
+            if not sep:
+                raise BundleError(f"{name}'s environment pins '{requirement}' loosely: the kit carries exact pins")
+            packages[canonical(package)] = version.strip()
+    return sorted(packages.items())
 
 
 def pip_check_problems(output: str, without_deps: list[str]) -> list[str]:
@@ -329,9 +356,20 @@ def build(out: Path = KIT / "bundles") -> list[Path]:
             for wheel in bundle:
                 shutil.move(str(wheel), folder / wheel.name)
             folders.append(folder)
-    # The speech cache (about 1.5 MiB) goes with the bundle that has the most room.
+    # The engines' own environments' wheels (Parler: 14 MB), then the speech cache (about 1.5 MiB), each with the
+    # bundle that has the most room then.
+    engine_packages = engine_environment_packages()
+    if engine_packages:
+        with tempfile.TemporaryDirectory(prefix="kit_engine_wheels_") as tmp:
+            wheels = download(python, engine_packages, Path(tmp))
+            folder = min(folders, key=folder_bytes) / ENGINE_WHEELS
+            folder.mkdir()
+            for wheel in wheels:
+                shutil.move(str(wheel), folder / wheel.name)
     render_speech(min(folders, key=folder_bytes) / "speech")
-    manifest = {f.name: {"wheels": sorted(w.name for w in f.glob("*.whl")), "mib": round(folder_bytes(f) / MIB, 2),
+    manifest = {f.name: {"wheels": sorted(w.name for w in f.glob("*.whl")),
+                         "engine_wheels": sorted(w.name for w in f.glob(f"{ENGINE_WHEELS}/*.whl")),
+                         "mib": round(folder_bytes(f) / MIB, 2),
                          "call_mib": round((folder_bytes(f) + checkout) / MIB, 2)} for f in folders}
     manifest["checkout_mib"] = round(checkout / MIB, 2)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
@@ -364,9 +402,9 @@ def install(target: Path, bundle: Path, python: str = sys.executable) -> None:
         _run([python, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
               "--disable-pip-version-check", "--target", str(installed), *map(str, wheels)])
         shutil.copytree(installed, target, dirs_exist_ok=True)
-    speech = Path(bundle) / "speech"
-    if speech.is_dir():
-        shutil.copytree(speech, target / "speech", dirs_exist_ok=True)
+    for kept in ("speech", ENGINE_WHEELS):  # copied as they are: the tests read the one, pip the other
+        if (Path(bundle) / kept).is_dir():
+            shutil.copytree(Path(bundle) / kept, target / kept, dirs_exist_ok=True)
     print(f"installed {len(wheels)} wheels from {bundle} into {target}", file=sys.stderr)
 
 
@@ -387,6 +425,10 @@ def check(bundles: Path = KIT / "bundles") -> None:
             raise BundleError(f"{len(folders)} bundles in {bundles}: the kit has {MAX_BUNDLES} calls")
         for folder in folders:
             install(target, folder, python=str(python))
+        carried = {(wheel_name(w), w.name.split("-")[1]) for w in (target / ENGINE_WHEELS).glob("*.whl")}
+        lacking = [f"{n}=={v}" for n, v in engine_environment_packages() if (n, v) not in carried]
+        if lacking:
+            raise BundleError("the engines' environments lack wheels in the bundles: " + ", ".join(lacking))
         # pip check sees the bundles and the replica only: a checkout's own alltalk_gui.egg-info (an editable
         # install here, never carried there) would be checked against the app's pins for torch 2.9 and Qt.
         done = subprocess.run([str(python), "-m", "pip", "check"], text=True, capture_output=True,

@@ -199,3 +199,29 @@ def test_run_sh_refuses_a_machine_without_a_gpu(tmp_path):
     done = subprocess.run(["bash", str(ROOT / "benchmarks" / "gpu" / "run.sh"), str(tmp_path)], capture_output=True,
                           text=True, timeout=120, env={**os.environ, "PYTHON": sys.executable})
     assert done.returncode == 2 and "No CUDA GPU here" in done.stderr
+
+
+def test_engines_with_an_environment_of_their_own_send_their_pinned_wheels(bundles, tmp_path):
+    """Parler-TTS runs in its own environment, which the app makes with pip; the GPU machine has no index, so its
+    exact pins travel as wheels in engine-wheels/, which install copies beside the kit for run.sh to point pip at."""
+    from alltalk_gui.core.engines.parler.environment import ENVIRONMENT
+
+    pins = dict(bundles.engine_environment_packages())
+    assert pins["parler-tts"] == "0.2.3" and pins["transformers"] == "4.46.1"
+    assert len(pins) == len(ENVIRONMENT.requirements)  # every pin, read from the engines themselves
+    bundle = tmp_path / "02"
+    (bundle / bundles.ENGINE_WHEELS).mkdir(parents=True)
+    bundles.write_wheel(bundle, "alltalk-test-dep", "1.0", {"alltalk_test_dep.py": "X = 1\n"})
+    carried = bundles.write_wheel(bundle / bundles.ENGINE_WHEELS, "parler-tts", "0.2.3", {})
+    target = tmp_path / "kit"
+    bundles.install(target, bundle)
+    assert (target / "alltalk_test_dep.py").is_file()  # the kit's own wheels are installed
+    assert (target / bundles.ENGINE_WHEELS / carried.name).is_file()  # the engine's are only copied
+    assert bundles.wheel_name(carried) == "parler-tts" and carried.name.split("-")[1] == "0.2.3"
+    run_sh = (Path(bundles.__file__).parent / "run.sh").read_text()
+    assert 'ALLTALK_GUI_ENGINE_PIP_ARGS="--no-index --find-links $ALLTALK_KIT/engine-wheels"' in run_sh
+
+
+def test_the_kit_checks_orpheus_imports(bundles):
+    assert {"snac", "alltalk_gui.core.engines.orpheus.engine", "alltalk_gui.core.engines.orpheus.codec"} <= set(
+        bundles.KIT_MODULES)
