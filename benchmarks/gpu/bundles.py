@@ -24,11 +24,12 @@ dependencies (``packaging/no_deps_requirements.txt``: f5-tts, whose declared dep
 travel the same way, without theirs: what F5-TTS's model classes import is in ``pyproject.toml`` and resolved with
 the rest.
 
-Also in the bundles with the most room: the espeak-ng speech the GPU tests use (``ALLTALK_SPEECH_CACHE``, see
-``alltalk_gui.testing.speech``), rendered here because the machine has no espeak-ng; and, in ``engine-wheels/``, the
-wheels of every engine that runs in a Python environment of its own (Parler-TTS: its transformers 4.46 and the rest
-of its pins, 14 MB), which the app's own ``environment.create`` installs from there without an index
-(``run.sh`` sets ``ALLTALK_GUI_ENGINE_PIP_ARGS``), as its GPU tests ask.
+Also carried: the wheels of every engine that runs in a Python environment of its own (Parler-TTS: its
+transformers 4.46 and the rest of its pins, 13.4 MiB), packed with the rest but kept in each bundle's
+``engine-wheels/``, from where the app's own ``environment.create`` installs them without an index (``run.sh`` sets
+``ALLTALK_GUI_ENGINE_PIP_ARGS``), as its GPU tests ask; and, in the bundle with the most room, the espeak-ng speech
+the GPU tests use (``ALLTALK_SPEECH_CACHE``, see ``alltalk_gui.testing.speech``), rendered here because the machine
+has no espeak-ng.
 
 This file uses the standard library only: the machine runs its ``install`` before anything else is there.
 """
@@ -345,27 +346,22 @@ def build(out: Path = KIT / "bundles") -> list[Path]:
     python = replica()
     packages = missing_on_machine(python, kit_requirements()) + no_deps_packages()
     with tempfile.TemporaryDirectory(prefix="kit_wheels_") as tmp:
-        wheels = download(python, packages, Path(tmp)) + [engines_wheel(Path(tmp))]
-        bundles = pack(wheels, limit)
+        wheels = download(python, packages, Path(tmp) / "kit") + [engines_wheel(Path(tmp) / "kit")]
+        # The engines' own environments' wheels (Parler: 13.4 MiB) are packed with the rest, wheel by wheel, and
+        # kept apart in engine-wheels/ of whichever bundle they land in (install merges those folders).
+        engine_packages = engine_environment_packages()
+        engine_wheels = download(python, engine_packages, Path(tmp) / "engines") if engine_packages else []
+        bundles = pack(wheels + engine_wheels, limit)
         if out.exists():
             shutil.rmtree(out)
         folders = []
         for number, bundle in enumerate(bundles, start=1):
             folder = out / f"{number:02d}"
-            folder.mkdir(parents=True)
+            (folder / ENGINE_WHEELS).mkdir(parents=True)
             for wheel in bundle:
-                shutil.move(str(wheel), folder / wheel.name)
+                shutil.move(str(wheel), folder / (ENGINE_WHEELS if wheel in engine_wheels else ".") / wheel.name)
             folders.append(folder)
-    # The engines' own environments' wheels (Parler: 14 MB), then the speech cache (about 1.5 MiB), each with the
-    # bundle that has the most room then.
-    engine_packages = engine_environment_packages()
-    if engine_packages:
-        with tempfile.TemporaryDirectory(prefix="kit_engine_wheels_") as tmp:
-            wheels = download(python, engine_packages, Path(tmp))
-            folder = min(folders, key=folder_bytes) / ENGINE_WHEELS
-            folder.mkdir()
-            for wheel in wheels:
-                shutil.move(str(wheel), folder / wheel.name)
+    # The speech cache (about 1.5 MiB) goes with the bundle that has the most room.
     render_speech(min(folders, key=folder_bytes) / "speech")
     manifest = {f.name: {"wheels": sorted(w.name for w in f.glob("*.whl")),
                          "engine_wheels": sorted(w.name for w in f.glob(f"{ENGINE_WHEELS}/*.whl")),
