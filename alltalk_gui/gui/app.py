@@ -44,9 +44,16 @@ def collect_garbage_in_the_gui_thread() -> None:
     GarbageCollector turns the automatic collection off and collects from a timer in the GUI thread instead."""
     global _garbage_collector
     if _garbage_collector is None:
+        import gc
+
         from pyqtgraph.util.garbage_collector import GarbageCollector
 
-        _garbage_collector = GarbageCollector(interval=1.0)
+        class GuiThreadGarbageCollector(GarbageCollector):
+            def check(self) -> None:
+                gc.disable()  # again at each look: some libraries turn it back on when they are done (srsly's msgpack)
+                super().check()
+
+        _garbage_collector = GuiThreadGarbageCollector(interval=1.0)
 
 
 def run_app(argv: list[str] | None = None) -> int:

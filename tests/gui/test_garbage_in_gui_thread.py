@@ -41,3 +41,9 @@ def test_a_cycle_holding_a_widget_is_freed_in_the_gui_thread_not_in_a_busy_worke
     assert freed_in == []  # the worker allocated without collecting
     qtbot.waitUntil(lambda: bool(freed_in), timeout=10_000)  # the GUI thread's timer collects it
     assert freed_in == [threading.main_thread().name]
+
+
+def test_automatic_collection_turned_back_on_by_a_library_is_turned_off_again(qtbot):
+    create_application()
+    gc.enable()  # as srsly's msgpack loader does when it is done, whatever it found
+    qtbot.waitUntil(lambda: not gc.isenabled(), timeout=5_000)
