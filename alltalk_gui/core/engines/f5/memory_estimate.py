@@ -33,12 +33,12 @@ glibc's defaults it is 1.8-4 GiB higher, buffers glibc keeps after the step (see
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from alltalk_gui.core.engines.f5.data import frames
+from alltalk_gui.core.machine import activation_fit
 from alltalk_gui.core.machine.memory import ALLOCATOR_RESERVE, CPU_PROCESS_GIB, held_at_peak
 
 GIB = 1024**3
@@ -97,20 +97,8 @@ class F5MemoryEstimate:
 
 def load_calibration(path: Path | None = None) -> tuple[dict[str, Any], bool]:
     """The activation coefficients (measured when the calibration file exists)."""
-    from alltalk_gui.core.resources import resource_path
-
-    try:
-        path = path or resource_path(*CALIBRATION_PARTS)
-        return json.loads(path.read_text(encoding="utf-8"))["per_frame"], True
-    except (OSError, KeyError, ValueError):  # FileNotFoundError included
-        return _FALLBACK, False
-
-
-def _poly(coefficients: list[float], n: int) -> float:
-    # The constant term is the weights (and their autocast copies) that autograd also saves: they are
-    # counted under weights already, and an activation of a zero-length clip is zero.
-    _a, b, c = coefficients
-    return max(0.0, b * n + c * n * n)
+    measured = activation_fit.read(path, CALIBRATION_PARTS, "per_frame")
+    return (measured, True) if measured is not None else (_FALLBACK, False)
 
 
 def estimate(setting: F5Setting, parameters: int = V1_BASE_PARAMETERS, depth: int = V1_BASE_DEPTH,
@@ -130,9 +118,9 @@ def estimate(setting: F5Setting, parameters: int = V1_BASE_PARAMETERS, depth: in
     n = frames(setting.max_clip_seconds)
     coeff = per_frame["bf16" if half else "fp32"]
     if setting.gradient_checkpointing:
-        per_clip = _poly(coeff["other"], n) + depth * _poly(coeff["block_input"], n) + _poly(coeff["block"], n)
+        per_clip = activation_fit.at(coeff["other"], n) + depth * activation_fit.at(coeff["block_input"], n) + activation_fit.at(coeff["block"], n)
     else:
-        per_clip = _poly(coeff["other"], n) + depth * _poly(coeff["block"], n)
+        per_clip = activation_fit.at(coeff["other"], n) + depth * activation_fit.at(coeff["block"], n)
     activations = setting.batch_size * per_clip
     accumulates = setting.grad_accum_steps > 1
     tensors = (weights + optimizer + held_at_peak(gradients, activations, accumulates)) / GIB
@@ -185,8 +173,6 @@ def calibrate(lengths: tuple[int, ...] = (128, 256, 512)) -> dict[str, Any]:
     three lengths. The constant term (the weights autograd saves, ~58 MB per fp32 block) is kept in the file
     for reference; :func:`estimate` counts weights separately and uses only the per-frame terms.
     """
-    import numpy as np
-
     result: dict[str, Any] = {}
     for precision in ("fp32", "bf16"):
         series: dict[str, list[float]] = {"block": [], "block_input": [], "other": []}
@@ -197,35 +183,20 @@ def calibrate(lengths: tuple[int, ...] = (128, 256, 512)) -> dict[str, Any]:
             series["other"].append(one - (two - one))
             series["block_input"].append(saved_tensor_bytes(n, 2, precision, True)
                                          - saved_tensor_bytes(n, 1, precision, True))
-        result[precision] = {key: [float(c) for c in np.polyfit(lengths, values, 2)[::-1]]
-                             for key, values in series.items()}
-        result[precision]["measured_bytes"] = {key: dict(zip(map(str, lengths), values)) for key, values in series.items()}
+        result[precision] = activation_fit.fit(lengths, series)
     return result
 
 
 def write_calibration(path: Path) -> dict[str, Any]:
     """Run :func:`calibrate` and write the calibration file (atomically); returns what was written."""
-    import time
-
-    import torch
-
-    from alltalk_gui.core import atomic
-
-    start = time.perf_counter()
-    document = {
-        "date": time.strftime("%Y-%m-%d"),
+    return activation_fit.write(path, {
         "device": "cpu (saved-tensor bytes are device-independent; CPU sdpa saves no n^2 scores; bf16 counted under "
                   "CUDA's autocast rules)",
         "model": "F5TTS_v1_Base width (dim 1024, heads 16, dim_head 64, ff_mult 2, text_dim 512, conv_layers 4), "
                  "random weights, depth 1 and 2",
-        "torch": torch.__version__, "lengths_frames": [128, 256, 512],
+        "lengths_frames": [128, 256, 512],
         "written_by": "python -m alltalk_gui.core.engines.f5.memory_estimate PATH",
-        "per_frame": calibrate(),
-    }
-    document["seconds"] = round(time.perf_counter() - start, 1)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic.write_json(path, document)
-    return document
+    }, "per_frame", calibrate)
 
 
 if __name__ == "__main__":  # python -m alltalk_gui.core.engines.f5.memory_estimate resources/profiles/f5/activation_calibration.json

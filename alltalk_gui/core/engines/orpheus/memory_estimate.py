@@ -22,10 +22,11 @@ a 30 s clip is about 2,500 tokens.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from alltalk_gui.core.machine import activation_fit
 
 GIB = 1024**3
 FRAGMENTATION = 0.10
@@ -137,23 +138,13 @@ _FALLBACK = {
 
 def load_calibration(path: Path | None = None) -> tuple[dict[str, Any], bool]:
     """The activation coefficients (measured when the calibration file exists)."""
-    from alltalk_gui.core.resources import resource_path
-
-    try:
-        path = path or resource_path(*CALIBRATION_PARTS)
-        return json.loads(path.read_text(encoding="utf-8"))["per_token"], True
-    except (OSError, KeyError, ValueError):
-        return {"full": _FALLBACK, "lora": _FALLBACK}, False
+    measured = activation_fit.read(path, CALIBRATION_PARTS, "per_token")
+    return (measured, True) if measured is not None else ({"full": _FALLBACK, "lora": _FALLBACK}, False)
 
 
 def tokens(seconds: float) -> int:
     """The sequence of a clip of ``seconds`` (prompt and speech)."""
     return PROMPT_TOKENS + int(seconds * TOKENS_PER_SECOND) + 2
-
-
-def _poly(coefficients: list[float], n: int) -> float:
-    _a, b, c = coefficients  # the constant is weights autograd also saves: counted under weights already
-    return max(0.0, b * n + c * n * n)
 
 
 def estimate(setting: OrpheusSetting, shape: Shape = ORPHEUS_3B,
@@ -180,9 +171,9 @@ def estimate(setting: OrpheusSetting, shape: Shape = ORPHEUS_3B,
     half = setting.mixed_precision in ("bf16", "fp16")
     coeff = per_token["lora" if setting.lora_rank else "full"]["bf16" if half else "fp32"]
     if setting.gradient_checkpointing:
-        per_clip = shape.layers * _poly(coeff["layer_input"], n) + _poly(coeff["layer"], n)
+        per_clip = shape.layers * activation_fit.at(coeff["layer_input"], n) + activation_fit.at(coeff["layer"], n)
     else:
-        per_clip = shape.layers * _poly(coeff["layer"], n)
+        per_clip = shape.layers * activation_fit.at(coeff["layer"], n)
     logits_tokens = min(CE_CHUNK, n * setting.batch_size) if setting.chunked_loss else n * setting.batch_size
     logits = logits_tokens * shape.vocab * (4 + 4 + (2 if half else 0))  # fp32 logits, their gradient, bf16 product
     activations = setting.batch_size * per_clip + logits
@@ -236,8 +227,6 @@ def calibrate(lengths: tuple[int, ...] = (128, 256, 512)) -> dict[str, Any]:
     ``layer``: one decoder layer's saved bytes (depth 2 minus depth 1, no checkpointing); ``layer_input``: what a
     checkpointed layer keeps (the same difference with checkpointing); each fitted as a + b*n + c*n^2.
     """
-    import numpy as np
-
     result: dict[str, Any] = {}
     for kind in ("full", "lora"):
         result[kind] = {}
@@ -249,35 +238,19 @@ def calibrate(lengths: tuple[int, ...] = (128, 256, 512)) -> dict[str, Any]:
                                        - saved_tensor_bytes(n, 1, precision, False, lora))
                 series["layer_input"].append(saved_tensor_bytes(n, 2, precision, True, lora)
                                              - saved_tensor_bytes(n, 1, precision, True, lora))
-            result[kind][precision] = {key: [float(c) for c in np.polyfit(lengths, values, 2)[::-1]]
-                                       for key, values in series.items()}
-            result[kind][precision]["measured_bytes"] = {key: dict(zip(map(str, lengths), values))
-                                                         for key, values in series.items()}
+            result[kind][precision] = activation_fit.fit(lengths, series)
     return result
 
 
 def write_calibration(path: Path) -> dict[str, Any]:
     """Run :func:`calibrate` and write the calibration file (atomically); returns what was written."""
-    import time
-
-    import torch
-
-    from alltalk_gui.core import atomic
-
-    start = time.perf_counter()
-    document = {
-        "date": time.strftime("%Y-%m-%d"),
+    return activation_fit.write(path, {
         "device": "cpu (saved-tensor bytes are device-independent; CPU sdpa saves no n^2 scores)",
         "model": "Orpheus 3B width (hidden 3072, MLP 8192, 24 heads / 8 KV heads), random weights, depth 1 and 2; "
                  "LoRA rank 16 on the seven projections for 'lora'",
-        "torch": torch.__version__, "lengths_tokens": [128, 256, 512],
+        "lengths_tokens": [128, 256, 512],
         "written_by": "python -m alltalk_gui.core.engines.orpheus.memory_estimate PATH",
-        "per_token": calibrate(),
-    }
-    document["seconds"] = round(time.perf_counter() - start, 1)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic.write_json(path, document)
-    return document
+    }, "per_token", calibrate)
 
 
 if __name__ == "__main__":  # python -m alltalk_gui.core.engines.orpheus.memory_estimate resources/profiles/orpheus/activation_calibration.json

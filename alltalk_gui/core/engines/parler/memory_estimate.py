@@ -30,6 +30,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from alltalk_gui.core.machine import activation_fit
+
 GIB = 1024**3
 FRAGMENTATION = 0.10
 CONSTANT_OVERHEAD_GIB = 0.35
@@ -112,18 +114,11 @@ def _fallback(size: str) -> dict[str, Any]:
 
 
 def load_calibration(size: str, path: Path | None = None) -> tuple[dict[str, Any], bool]:
-    from alltalk_gui.core.resources import resource_path
-
-    try:
-        path = path or resource_path(*CALIBRATION_PARTS)
-        return json.loads(path.read_text(encoding="utf-8"))["per_position"][size], True
-    except (OSError, KeyError, ValueError):
-        return _fallback(size), False
-
-
-def _poly(coefficients: list[float], n: int) -> float:
-    _a, b, c = coefficients  # the constant term is weights autograd also saves: counted under weights
-    return max(0.0, b * n + c * n * n)
+    """The activation coefficients of decoder ``size`` (measured when the calibration file has them)."""
+    measured = activation_fit.read(path, CALIBRATION_PARTS, "per_position")
+    if isinstance(measured, dict) and size in measured:
+        return measured[size], True
+    return _fallback(size), False
 
 
 def estimate(setting: ParlerSetting, calibration: tuple[dict[str, Any], bool] | None = None) -> ParlerMemoryEstimate:
@@ -145,9 +140,9 @@ def estimate(setting: ParlerSetting, calibration: tuple[dict[str, Any], bool] | 
     n = positions(setting.max_clip_seconds)
     coeff = per_position["bf16" if half else "fp32"]
     if setting.gradient_checkpointing:
-        per_clip = _poly(coeff["other"], n) + depth * _poly(coeff["layer_input"], n) + _poly(coeff["layer"], n)
+        per_clip = activation_fit.at(coeff["other"], n) + depth * activation_fit.at(coeff["layer_input"], n) + activation_fit.at(coeff["layer"], n)
     else:
-        per_clip = _poly(coeff["other"], n) + depth * _poly(coeff["layer"], n)
+        per_clip = activation_fit.at(coeff["other"], n) + depth * activation_fit.at(coeff["layer"], n)
     activations = setting.batch_size * per_clip
     subtotal = (weights + gradients + optimizer + activations) / GIB
     return ParlerMemoryEstimate(weights / GIB, gradients / GIB, optimizer / GIB, activations / GIB,
@@ -229,8 +224,6 @@ def saved_tensor_bytes(size: str, tokens: int, depth: int, precision: str, check
 def calibrate(size: str, lengths: tuple[int, ...] = (128, 256, 512)) -> dict[str, Any]:
     """Per-position coefficients (a + b*n + c*n^2) of one layer (``layer``: depth 2 minus depth 1), of a
     checkpointed layer (``layer_input``) and of everything else (``other``: embeddings, the 9 heads, the loss)."""
-    import numpy as np
-
     result: dict[str, Any] = {}
     for precision in ("fp32", "bf16"):
         series: dict[str, list[float]] = {"layer": [], "layer_input": [], "other": []}
@@ -241,35 +234,19 @@ def calibrate(size: str, lengths: tuple[int, ...] = (128, 256, 512)) -> dict[str
             series["other"].append(one - (two - one))
             series["layer_input"].append(saved_tensor_bytes(size, n, 2, precision, True)
                                          - saved_tensor_bytes(size, n, 1, precision, True))
-        result[precision] = {key: [float(c) for c in np.polyfit(lengths, values, 2)[::-1]]
-                             for key, values in series.items()}
-        result[precision]["measured_bytes"] = {key: dict(zip(map(str, lengths), values))
-                                               for key, values in series.items()}
+        result[precision] = activation_fit.fit(lengths, series)
     return result
 
 
 def write_calibration(path: Path) -> dict[str, Any]:
     """Run :func:`calibrate` for both sizes and write the calibration file (atomically)."""
-    import time
-
-    import torch
-
-    from alltalk_gui.core import atomic
-
-    start = time.perf_counter()
-    document = {
-        "date": time.strftime("%Y-%m-%d"),
+    return activation_fit.write(path, {
         "device": "cpu (saved-tensor bytes are device-independent; SDPA saves no n^2 scores)",
         "model": "Parler-TTS decoder at Mini v1 and Large v1 widths (see SIZES), random weights, depth 1 and 2, "
                  f"{DESCRIPTION_TOKENS}-token description, 9-codebook loss",
-        "torch": torch.__version__, "lengths_positions": [128, 256, 512],
+        "lengths_positions": [128, 256, 512],
         "written_by": "python -m alltalk_gui.core.engines.parler.memory_estimate PATH (engine environment)",
-        "per_position": {size: calibrate(size) for size in SIZES},
-    }
-    document["seconds"] = round(time.perf_counter() - start, 1)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic.write_json(path, document)
-    return document
+    }, "per_position", lambda: {size: calibrate(size) for size in SIZES})
 
 
 if __name__ == "__main__":  # python -m alltalk_gui.core.engines.parler.memory_estimate resources/profiles/parler/activation_calibration.json
