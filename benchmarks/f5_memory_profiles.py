@@ -48,7 +48,6 @@ the EMA and six clips' activations); cases never overlap.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from pathlib import Path
@@ -60,6 +59,8 @@ from profile_cases import (  # noqa: E402, F401  (FIELDS: every record's keys, f
     GIB,
     breakdown,
     case_started,
+    check_steps,
+    choose_cases,
     complete,
     device_info,
     device_label,
@@ -67,8 +68,10 @@ from profile_cases import (  # noqa: E402, F401  (FIELDS: every record's keys, f
     loop_micro_step,
     no_phase,
     peaks,
+    profile_config,
     resolve_device,
     run_cases,
+    run_command,
     timed,
     to_device,
 )
@@ -177,31 +180,7 @@ def run_case(case: str, opts: argparse.Namespace) -> dict[str, Any]:
 
 
 def _profile_config(case: str, opts: argparse.Namespace, device, notes: list[str]):
-    """The profile's TrainConfig for ``device`` (auto: the profile ``choose_auto`` picks), at the run's clip
-    length, with the command line's micro-batch / accumulation if given. Returns (config, resolved profile)."""
-    import dataclasses
-
-    from alltalk_gui.core.machine.gpu import list_devices
-    from alltalk_gui.core.training.config import TrainConfig
-    from alltalk_gui.core.training.profiles import choose_auto, profile_settings
-
-    base = TrainConfig(engine=ENGINE, max_audio_seconds=opts.clip_seconds, device=device.kind)
-    name = case
-    if case == "auto":
-        choice = choose_auto(list_devices(), base)
-        name = choice.profile
-        notes.append(f"auto chose {name}: {choice.reason}")
-    settings, adapted = profile_settings(name, device, ENGINE)
-    notes.extend(adapted)
-    config = base.with_values({**settings, "profile": case, "auto_micro_batch": case == "auto"})
-    config = dataclasses.replace(config, max_audio_seconds=opts.clip_seconds)
-    if case != "auto" and (opts.micro_batch or opts.grad_accum):
-        micro = opts.micro_batch or config.batch_size
-        accum = opts.grad_accum or (math.ceil(EFFECTIVE_BATCH / micro) if opts.micro_batch else config.grad_accum_steps)
-        config = dataclasses.replace(config, batch_size=micro, grad_accum_steps=accum)
-        notes.append(f"micro-batch {micro} x {accum} in this run ({'--quick' if opts.quick else 'command line'}; "
-                     f"the profile has {settings['batch_size']} x {settings['grad_accum_steps']}).")
-    return config, name
+    return profile_config(ENGINE, case, opts, device, notes, EFFECTIVE_BATCH)
 
 
 def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> dict[str, Any]:
@@ -428,28 +407,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for key in ("clip_seconds", "steps", "warmup", "grad_accum"):
         if getattr(opts, key) is None:
             setattr(opts, key, defaults.get(key))
-    opts.profiles = [p.strip() for p in opts.profiles.split(",") if p.strip()]
-    unknown = [p for p in opts.profiles if p not in CASES]
-    if unknown:
-        parser.error(f"unknown case(s) {', '.join(unknown)}; choose from {', '.join(CASES)}")
-    if opts.steps < 1 or opts.warmup < 0 or opts.clip_seconds <= 0:
-        parser.error("--steps must be at least 1, --warmup at least 0 and --clip-seconds above 0")
-    if opts.clip_seconds > 30:
-        parser.error("--clip-seconds: F5-TTS trains on clips of at most 30 s")
-    if opts.micro_batch is not None and opts.micro_batch < 1 or opts.grad_accum is not None and opts.grad_accum < 1:
-        parser.error("--micro-batch and --grad-accum must be at least 1")
+    choose_cases(parser, opts, CASES)
+    check_steps(parser, opts, 30, "F5-TTS")
     return opts
 
 
 def main(argv: list[str] | None = None) -> int:
-    opts = parse_args(argv)
-    if opts.prepare:
-        print(json.dumps(prepare(opts)))
-    elif opts.one:
-        print(json.dumps(run_case(opts.one, opts)))
-    else:
-        print(f"wrote {run(opts)}")
-    return 0
+    return run_command(parse_args(argv), prepare, run_case, run)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,6 @@ The real model needs about 10 GiB of RAM per CPU case (AdamW state for 441 M par
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import subprocess  # noqa: F401  (the tests fake the case processes through this module's name)
 import sys
@@ -58,6 +57,8 @@ from profile_cases import (  # noqa: E402, F401  (FIELDS: the tests read it here
     GIB,
     breakdown,
     case_started,
+    check_steps,
+    choose_cases,
     complete,
     device_info,
     device_label,
@@ -67,6 +68,7 @@ from profile_cases import (  # noqa: E402, F401  (FIELDS: the tests read it here
     peaks,
     resolve_device,
     run_cases,
+    run_command,
     timed,
     to_device,
 )
@@ -429,28 +431,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for key, value in defaults.items():
         if getattr(opts, key) is None:
             setattr(opts, key, value)
-    opts.profiles = [p.strip() for p in opts.profiles.split(",") if p.strip()]
-    unknown = [p for p in opts.profiles if p not in CASES]
-    if unknown:
-        parser.error(f"unknown case(s) {', '.join(unknown)}; choose from {', '.join(CASES)}")
-    if opts.steps < 1 or opts.warmup < 0 or opts.clip_seconds <= 0:
-        parser.error("--steps must be at least 1, --warmup at least 0 and --clip-seconds above 0")
+    choose_cases(parser, opts, CASES)
+    check_steps(parser, opts)
     if opts.grad_accum and not opts.micro_batch:
         parser.error("--grad-accum goes with --micro-batch")
-    if opts.micro_batch is not None and opts.micro_batch < 1 or opts.grad_accum is not None and opts.grad_accum < 1:
-        parser.error("--micro-batch and --grad-accum must be at least 1")
     return opts
 
 
 def main(argv: list[str] | None = None) -> int:
-    opts = parse_args(argv)
-    if opts.prepare:
-        print(json.dumps(prepare(opts)))
-    elif opts.one:
-        print(json.dumps(run_case(opts.one, opts)))
-    else:
-        print(f"wrote {run(opts)}")
-    return 0
+    return run_command(parse_args(argv), prepare, run_case, run)
 
 
 if __name__ == "__main__":

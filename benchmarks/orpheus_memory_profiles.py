@@ -43,6 +43,8 @@ from profile_cases import (  # noqa: E402, F401  (FIELDS: every record's keys, f
     FIELDS,
     GIB,
     case_started,
+    check_steps,
+    choose_cases,
     complete,
     device_info,
     device_label,
@@ -50,6 +52,7 @@ from profile_cases import (  # noqa: E402, F401  (FIELDS: every record's keys, f
     peaks,
     resolve_device,
     run_cases,
+    run_command,
     timed,
     to_device,
 )
@@ -358,24 +361,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--prepare", help=argparse.SUPPRESS)  # internal: describe the device
     opts = parser.parse_args(argv)
     opts.quick = False
-    opts.profiles = [p.strip() for p in opts.profiles.split(",") if p.strip()]
-    unknown = [p for p in opts.profiles if p not in CASES]
-    if unknown:
-        parser.error(f"unknown case(s) {', '.join(unknown)}; choose from {', '.join(CASES)}")
-    if opts.steps < 1 or opts.warmup < 0 or not 0 < opts.clip_seconds <= 30:
-        parser.error("--steps must be at least 1, --warmup at least 0 and --clip-seconds in (0, 30]")
+    choose_cases(parser, opts, CASES)
+    check_steps(parser, opts, 30, "Orpheus-TTS")
     return opts
 
 
 def main(argv: list[str] | None = None) -> int:
-    opts = parse_args(argv)
-    if opts.prepare:
-        print(json.dumps(prepare(opts)))
-    elif opts.one:
-        print(json.dumps(run_case(opts.one, opts)))
-    else:
-        print(f"wrote {run(opts)}")
-    return 0
+    return run_command(parse_args(argv), prepare, run_case, run)
 
 
 if __name__ == "__main__":

@@ -43,11 +43,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from profile_cases import (  # noqa: E402
     GIB,
     case_started,
+    choose_cases,
     complete,
     device_info,
     device_label,
     device_slug,
     peaks,
+    profile_config,
     resolve_device,
     run_cases,
     timed,
@@ -166,29 +168,7 @@ def run_case(case: str, opts: argparse.Namespace) -> dict[str, Any]:
 
 
 def _profile_config(case: str, opts: argparse.Namespace, device, notes: list[str]):
-    import dataclasses
-
-    from alltalk_gui.core.machine.gpu import list_devices
-    from alltalk_gui.core.training.config import TrainConfig
-    from alltalk_gui.core.training.profiles import choose_auto, profile_settings
-
-    base = TrainConfig(engine=ENGINE, max_audio_seconds=opts.clip_seconds, device=device.kind)
-    name = case
-    if case == "auto":
-        choice = choose_auto(list_devices(), base)
-        name = choice.profile
-        notes.append(f"auto chose {name}: {choice.reason}")
-    settings, adapted = profile_settings(name, device, ENGINE)
-    notes.extend(adapted)
-    config = dataclasses.replace(base, **settings, profile=case, auto_micro_batch=case == "auto")
-    config = dataclasses.replace(config, max_audio_seconds=opts.clip_seconds)
-    if case != "auto" and (opts.micro_batch or opts.grad_accum):
-        micro = opts.micro_batch or config.batch_size
-        accum = opts.grad_accum or (math.ceil(EFFECTIVE_BATCH / micro) if opts.micro_batch else config.grad_accum_steps)
-        config = dataclasses.replace(config, batch_size=micro, grad_accum_steps=accum)
-        notes.append(f"micro-batch {micro} x {accum} in this run (the profile has {settings['batch_size']} x "
-                     f"{settings['grad_accum_steps']}).")
-    return config, name
+    return profile_config(ENGINE, case, opts, device, notes, EFFECTIVE_BATCH)
 
 
 def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> dict[str, Any]:
@@ -381,10 +361,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for key in ("clip_seconds", "steps", "warmup", "grad_accum"):
         if getattr(opts, key, None) is None and key in defaults:
             setattr(opts, key, defaults[key])
-    opts.profiles = [p for p in opts.profiles.split(",") if p]
-    unknown = sorted(set(opts.profiles) - set(CASES))
-    if unknown:
-        parser.error(f"unknown case(s) {', '.join(unknown)}; the cases are {', '.join(CASES)}")
+    choose_cases(parser, opts, CASES)
     opts.arch = opts.size  # the shared record's field
     return opts
 

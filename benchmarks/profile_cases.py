@@ -276,3 +276,68 @@ def summary(r: dict[str, Any]) -> str:
     peak = r["peak_reserved_gib"] if r["peak_reserved_gib"] is not None else r["peak_rss_gib"]
     return (f"{r['profile']}: peak {what} {peak} GiB (estimate {r['estimated_gib']}), {r['step_s']} s/step, "
             f"{r['samples_per_s']} samples/s, {r['micro_batch']} x {r['grad_accum']} clips of {r['clip_s']} s")
+
+
+# ------------------------------------------------------------------------------------------ the command line
+
+def choose_cases(parser: argparse.ArgumentParser, opts: argparse.Namespace, cases) -> None:
+    """``opts.profiles`` ("low,auto") as a list of the script's cases; an unknown one stops with the choices."""
+    opts.profiles = [p.strip() for p in opts.profiles.split(",") if p.strip()]
+    unknown = [p for p in opts.profiles if p not in cases]
+    if unknown:
+        parser.error(f"unknown case(s) {', '.join(unknown)}; choose from {', '.join(cases)}")
+
+
+def check_steps(parser: argparse.ArgumentParser, opts: argparse.Namespace, most_clip_seconds: float | None = None,
+                engine_title: str = "") -> None:
+    """Timed steps at least 1, warm-up at least 0, a clip above 0 s (and at most the engine's longest), and a
+    micro-batch or accumulation, when given, at least 1."""
+    if opts.steps < 1 or opts.warmup < 0 or opts.clip_seconds <= 0:
+        parser.error("--steps must be at least 1, --warmup at least 0 and --clip-seconds above 0")
+    if most_clip_seconds is not None and opts.clip_seconds > most_clip_seconds:
+        parser.error(f"--clip-seconds: {engine_title} trains on clips of at most {most_clip_seconds:g} s")
+    micro, accum = getattr(opts, "micro_batch", None), getattr(opts, "grad_accum", None)
+    if micro is not None and micro < 1 or accum is not None and accum < 1:
+        parser.error("--micro-batch and --grad-accum must be at least 1")
+
+
+def run_command(opts: argparse.Namespace, prepare: Callable, run_case: Callable, run: Callable) -> int:
+    """What every memory benchmark's ``main`` does with its options: describe the device (``--prepare``, for the
+    parent), run one case in this process (``--one``, as the parent's child), or run them all (the parent)."""
+    if opts.prepare:
+        print(json.dumps(prepare(opts)))
+    elif opts.one:
+        print(json.dumps(run_case(opts.one, opts)))
+    else:
+        print(f"wrote {run(opts)}")
+    return 0
+
+
+def profile_config(engine: str, case: str, opts: argparse.Namespace, device, notes: list[str],
+                   effective_batch: int):
+    """The ``engine``'s profile as a TrainConfig for ``device`` (auto: the profile ``choose_auto`` picks), at the
+    run's clip length, with the command line's micro-batch / accumulation if given (keeping ``effective_batch``
+    when only the micro-batch is). Returns (config, resolved profile)."""
+    import dataclasses
+
+    from alltalk_gui.core.machine.gpu import list_devices
+    from alltalk_gui.core.training.config import TrainConfig
+    from alltalk_gui.core.training.profiles import choose_auto, profile_settings
+
+    base = TrainConfig(engine=engine, max_audio_seconds=opts.clip_seconds, device=device.kind)
+    name = case
+    if case == "auto":
+        choice = choose_auto(list_devices(), base)
+        name = choice.profile
+        notes.append(f"auto chose {name}: {choice.reason}")
+    settings, adapted = profile_settings(name, device, engine)
+    notes.extend(adapted)
+    config = base.with_values({**settings, "profile": case, "auto_micro_batch": case == "auto"})
+    config = dataclasses.replace(config, max_audio_seconds=opts.clip_seconds)
+    if case != "auto" and (opts.micro_batch or opts.grad_accum):
+        micro = opts.micro_batch or config.batch_size
+        accum = opts.grad_accum or (math.ceil(effective_batch / micro) if opts.micro_batch else config.grad_accum_steps)
+        config = dataclasses.replace(config, batch_size=micro, grad_accum_steps=accum)
+        notes.append(f"micro-batch {micro} x {accum} in this run ({'--quick' if opts.quick else 'command line'}; "
+                     f"the profile has {settings['batch_size']} x {settings['grad_accum_steps']}).")
+    return config, name
