@@ -45,6 +45,7 @@ from profile_cases import (  # noqa: E402, F401  (FIELDS: every record's keys, f
     case_started,
     check_steps,
     choose_cases,
+    chosen_profile,
     complete,
     device_info,
     device_label,
@@ -178,20 +179,10 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
 
     from alltalk_gui.core.engine_api.engine import get_engine
     from alltalk_gui.core.engines.orpheus.model import OrpheusLM, load_lm, loss
-    from alltalk_gui.core.machine.gpu import list_devices
-    from alltalk_gui.core.training.config import TrainConfig
     from alltalk_gui.core.training.levers import make_optimizer
-    from alltalk_gui.core.training.profiles import choose_auto, profile_settings
 
     on_cuda = device.kind == "cuda"
-    base = TrainConfig(engine=ENGINE, max_audio_seconds=opts.clip_seconds, device=device.kind)
-    name = case
-    if case == "auto":
-        choice = choose_auto(list_devices(), base)
-        name = choice.profile
-        notes.append(f"auto chose {name}: {choice.reason}")
-    settings, adapted = profile_settings(name, device, ENGINE)
-    notes.extend(adapted)
+    base, settings, name = chosen_profile(ENGINE, case, opts, device, notes)
     config = base.with_values({**settings, "max_audio_seconds": opts.clip_seconds}).with_values({"profile": case})
     if opts.grad_accum:
         config = config.with_values({"grad_accum_steps": opts.grad_accum})

@@ -313,13 +313,10 @@ def run_command(opts: argparse.Namespace, prepare: Callable, run_case: Callable,
     return 0
 
 
-def profile_config(engine: str, case: str, opts: argparse.Namespace, device, notes: list[str],
-                   effective_batch: int):
-    """The ``engine``'s profile as a TrainConfig for ``device`` (auto: the profile ``choose_auto`` picks), at the
-    run's clip length, with the command line's micro-batch / accumulation if given (keeping ``effective_batch``
-    when only the micro-batch is). Returns (config, resolved profile)."""
-    import dataclasses
-
+def chosen_profile(engine: str, case: str, opts: argparse.Namespace, device, notes: list[str]):
+    """The base TrainConfig at the run's clip length on ``device``, the settings of the ``engine``'s profile for
+    ``case`` (auto: the profile ``choose_auto`` picks, said in ``notes`` with how it was adapted) and that
+    profile's name: (base, settings, name)."""
     from alltalk_gui.core.machine.gpu import list_devices
     from alltalk_gui.core.training.config import TrainConfig
     from alltalk_gui.core.training.profiles import choose_auto, profile_settings
@@ -332,6 +329,17 @@ def profile_config(engine: str, case: str, opts: argparse.Namespace, device, not
         notes.append(f"auto chose {name}: {choice.reason}")
     settings, adapted = profile_settings(name, device, engine)
     notes.extend(adapted)
+    return base, settings, name
+
+
+def profile_config(engine: str, case: str, opts: argparse.Namespace, device, notes: list[str],
+                   effective_batch: int):
+    """The ``engine``'s profile as a TrainConfig for ``device`` (auto: the profile ``choose_auto`` picks), at the
+    run's clip length, with the command line's micro-batch / accumulation if given (keeping ``effective_batch``
+    when only the micro-batch is). Returns (config, resolved profile)."""
+    import dataclasses
+
+    base, settings, name = chosen_profile(engine, case, opts, device, notes)
     config = base.with_values({**settings, "profile": case, "auto_micro_batch": case == "auto"})
     config = dataclasses.replace(config, max_audio_seconds=opts.clip_seconds)
     if case != "auto" and (opts.micro_batch or opts.grad_accum):
