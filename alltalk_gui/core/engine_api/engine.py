@@ -326,7 +326,9 @@ class Engine(Protocol):
         ...
 
     def estimate_memory(self, config: Any, *, attention_scores: bool = False) -> Any:
-        """Peak-memory estimate of ``config`` on the real-size model (``total_gib`` and its parts)."""
+        """Peak-memory estimate of ``config`` on the real-size model (``total_gib`` and its parts); None where the
+        engine has no figures for the base model's size (the tests' tiny model, a size it was never measured on):
+        Auto then picks without an estimate and the run records none."""
         ...
 
     def accelerate_config(self, config: Any, processes: int) -> dict[str, Any] | None:

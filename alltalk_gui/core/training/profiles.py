@@ -23,6 +23,9 @@ from alltalk_gui.core.training.toml import TOMLDecodeError, loads as toml_loads
 PROFILE_NAMES = ("low", "medium", "high")
 # auto leaves this share of the free memory unused: other programs, the desktop and allocator spikes need it.
 AUTO_HEADROOM = 0.90
+# Auto's pick for a base model the engine has no memory figures for: the middle profile, whose micro-batch the
+# probe then fits to the card (High could need more than any micro-batch saves; Low gives up speed for nothing known).
+UNSIZED_CHOICE = "medium"
 
 _PROFILE_KEYS = {"title", "summary", "target_gib", "settings"}
 
@@ -125,14 +128,22 @@ def choose_auto(devices: list[DeviceInfo], config: TrainConfig | None = None) ->
     gpu = max(gpus, key=lambda d: d.free_gib)
     budget = AUTO_HEADROOM * gpu.free_gib
     estimate = get_engine(base.engine).estimate_memory
-    for name in reversed(PROFILE_NAMES):  # high, medium, low
-        need = estimate(apply_profile(base, name, gpu)).total_gib
+    # An engine has no figures for a base model of a size it does not know (None): such a profile is not judged.
+    needs = {name: estimate(apply_profile(base, name, gpu)) for name in PROFILE_NAMES}
+    known = [name for name in reversed(PROFILE_NAMES) if needs[name] is not None]  # high, medium, low
+    if not known:
+        return AutoChoice(UNSIZED_CHOICE, f"There are no memory figures for this base model's size, so Auto cannot "
+                                          f"judge it ahead of training: {load_profile(UNSIZED_CHOICE, base.engine).title}"
+                                          f", with the micro-batch tried out on {gpu.name} before training starts.")
+    for name in known:
+        need = needs[name].total_gib
         if need <= budget:
             return AutoChoice(name, f"{load_profile(name, base.engine).title}: needs about {need:.1f} GiB; {gpu.name} has "
                                     f"{gpu.free_gib:.1f} GiB free (using at most {budget:.1f}).")
-    need = estimate(apply_profile(base, "low", gpu)).total_gib
-    return AutoChoice("low", f"Even Low VRAM needs about {need:.1f} GiB and {gpu.name} has only "
-                             f"{gpu.free_gib:.1f} GiB free: close other programs using the GPU, or train on the CPU.")
+    need = needs[known[-1]].total_gib
+    return AutoChoice(known[-1], f"Even {load_profile(known[-1], base.engine).title} needs about {need:.1f} GiB and "
+                                 f"{gpu.name} has only {gpu.free_gib:.1f} GiB free: close other programs using the GPU, "
+                                 "or train on the CPU.")
 
 
 def _check_settings(file: str, settings: Any, engine: str) -> None:

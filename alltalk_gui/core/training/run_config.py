@@ -9,6 +9,7 @@ either gets the same config for the same choices.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -91,7 +92,8 @@ def build_train_config(project: Any, base_model_dir: str | os.PathLike[str] | No
                             "judge after training (alltalk-gui judge).")
     result.config = _with_user_values(profiled, overrides, pairs)
     if device is not None and device.kind == "cuda":  # the profile's own need, before the user's changes
-        result.estimate_gib = float(get_engine(engine).estimate_memory(profiled).total_gib)
+        estimate = get_engine(engine).estimate_memory(profiled)  # None: a model size the engine has no figures for
+        result.estimate_gib = float(estimate.total_gib) if estimate is not None else None
     return result
 
 

@@ -55,3 +55,48 @@ def test_a_pick_made_elsewhere_counts_as_auto():
 def test_a_bad_key_value_pair_is_refused():
     with pytest.raises(ConfigError, match="Unknown training setting 'batch_sise'"):
         build_train_config(PROJECT, "/models/xtts", pairs=["batch_sise=2"])
+
+
+# CPU twins of the CUDA-only branches of build_train_config and choose_auto: both run only for a CUDA device, so
+# these pass DeviceInfo records of cards. The first GPU run on an H200 (2026-11-27) found both crashing.
+FOUR_GIB = DeviceInfo(kind="cuda", index=0, name="4 GB card", total_gib=4.0, free_gib=3.6, bf16=True, capability="8.6")
+
+
+@pytest.mark.parametrize("engine", ["xtts", "f5", "orpheus", "parler"])
+def test_low_on_a_card_under_8_gb_starts_with_the_judge_off_and_says_so(engine):
+    built = build_train_config(PROJECT, "", profile="low", devices=[FOUR_GIB, CPU], engine=engine)
+    assert built.profile == "low" and built.device == FOUR_GIB
+    assert built.config.judge is False
+    assert any("judge is off under Low on this 4 GB card" in note for note in built.notes)
+    assert built.estimate_gib is not None and built.estimate_gib > 0
+    roomy = build_train_config(PROJECT, "", profile="low", devices=[BIG], engine=engine)
+    assert roomy.config.judge is True and not any("judge is off" in note for note in roomy.notes)
+
+
+@pytest.fixture
+def unsized_parler(tmp_path) -> Path:
+    """A Parler-TTS folder whose decoder is of no published size (as the tests' tiny model): no memory figures."""
+    import json
+
+    folder = tmp_path / "parler_small"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"decoder": {"hidden_size": 64, "num_hidden_layers": 2}}))
+    return folder
+
+
+@pytest.mark.parametrize("profile", ["low", "medium", "high"])
+def test_a_base_model_without_memory_figures_builds_every_profile_on_a_card(unsized_parler, profile):
+    from alltalk_gui.core.engine_api.engine import get_engine
+
+    assert get_engine("parler").estimate_memory(TrainConfig(engine="parler", base_model_dir=str(unsized_parler))) \
+        is None
+    built = build_train_config(PROJECT, unsized_parler, profile=profile, devices=[BIG], engine="parler")
+    assert built.profile == profile and built.estimate_gib is None and built.config.profile == profile
+
+
+def test_auto_without_memory_figures_picks_medium_and_probes_the_micro_batch(unsized_parler):
+    built = build_train_config(PROJECT, unsized_parler, profile="auto", devices=[SMALL, CPU], engine="parler")
+    assert built.profile == "medium" and built.config.auto_micro_batch and built.estimate_gib is None
+    assert "no memory figures" in built.auto_reason and "Small GPU" in built.auto_reason
+    sized = build_train_config(PROJECT, "", profile="auto", devices=[SMALL, CPU], engine="parler")  # Mini's figures
+    assert sized.estimate_gib is not None and "needs about" in sized.auto_reason
