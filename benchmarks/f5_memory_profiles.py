@@ -77,6 +77,8 @@ from profile_cases import (  # noqa: E402, F401  (FIELDS: every record's keys, f
 )
 
 CASES = ("low", "medium", "high", "auto", "f5-baseline")
+# Imported while the case before runs (see profile_cases.wait_for_the_card): nothing that touches the GPU.
+PRELOAD = ("alltalk_gui.core.engines.f5.model",)
 BASELINE = "f5-baseline"
 ENGINE = "f5"
 EFFECTIVE_BATCH = 8  # what every F5 profile keeps (micro-batch x accumulation)
@@ -413,7 +415,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run_command(parse_args(argv), prepare, run_case, run)
+    return run_command(parse_args(argv), prepare, run_case, run, preload=PRELOAD)
 
 
 if __name__ == "__main__":

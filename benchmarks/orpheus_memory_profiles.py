@@ -59,6 +59,8 @@ from profile_cases import (  # noqa: E402, F401  (FIELDS: every record's keys, f
 )
 
 CASES = ("low", "medium", "high", "auto", "orpheus-full", "orpheus-lora")
+# Imported while the case before runs (see profile_cases.wait_for_the_card): nothing that touches the GPU.
+PRELOAD = ("alltalk_gui.core.engines.orpheus.model", "transformers.models.llama.modeling_llama")
 BASELINES = ("orpheus-full", "orpheus-lora")
 ENGINE = "orpheus"
 PROMPT_TOKENS = 40
@@ -178,6 +180,7 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     from accelerate import Accelerator
 
     from alltalk_gui.core.engine_api.engine import get_engine
+    from alltalk_gui.core.engines.orpheus.memory_estimate import Shape
     from alltalk_gui.core.engines.orpheus.model import OrpheusLM, load_lm, loss
     from alltalk_gui.core.training.levers import make_optimizer
 
@@ -196,7 +199,9 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     torch.manual_seed(0)
     model = OrpheusLM(load_lm(opts.base, weights, acc.device), special)
     trainable = get_engine(ENGINE).apply_memory_levers(model, config)
-    params = sum(p.numel() for n, p in model.named_parameters() if "lora_" not in n)
+    # The configuration's count, as the engine's training_setup gives it: numel() counts a 4-bit weight as half
+    # (two to a byte), so Low's NF4 base would look like another size and get no estimate.
+    params = Shape.of(model_config).parameters
     model.train()
     optimizer = make_optimizer(model, config)
     model, optimizer = acc.prepare(model, optimizer)
@@ -358,7 +363,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run_command(parse_args(argv), prepare, run_case, run)
+    return run_command(parse_args(argv), prepare, run_case, run, preload=PRELOAD)
 
 
 if __name__ == "__main__":

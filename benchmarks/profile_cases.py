@@ -8,6 +8,10 @@ JSON on stdout, and rewrites the JSON list after every case, so a run that is st
 case in its own process so its peak is its own (a child's ``ru_maxrss`` can include its parent's, so the parent
 stays small).
 
+The next case's process starts while a case runs, so its Python start and imports (seconds a case, a tenth of the
+GPU kit's benchmark time) overlap the running case; it then waits for the parent's word on stdin
+(:func:`wait_for_the_card`) before it touches the GPU, so every timed case still runs alone on the card.
+
 A record always has the keys of :data:`FIELDS` (None where a case was skipped or failed before measuring them).
 """
 
@@ -32,6 +36,12 @@ RESULTS = Path(__file__).resolve().parent / "results"
 FIELDS = ("date", "device", "profile", "peak_reserved_gib", "peak_allocated_gib", "peak_rss_gib", "estimated_gib",
           "samples_per_s", "step_s", "micro_batch", "grad_accum", "clip_s", "steps", "final_loss", "precision",
           "optimizer", "lora_rank", "gradient_checkpointing", "notes", "torch")
+# Set by the parent for a case's child that starts while another case runs: wait for a line on stdin first.
+QUEUED_ENV = "ALLTALK_BENCH_QUEUED"
+# What every case imports, whatever the engine, imported while waiting. None of it may touch the GPU or import
+# bitsandbytes (which asks the card about itself): a case sets its allocator before the GPU starts. peft imports
+# bitsandbytes, so it waits for the go.
+COMMON_PRELOAD = ("torch", "accelerate", "transformers", "alltalk_gui.core.training.levers")
 
 
 # ------------------------------------------------------------------------------------------------ inside a case
@@ -246,27 +256,80 @@ def run_cases(opts: argparse.Namespace, child: Callable[..., list[str]], stem: s
         out.parent.mkdir(parents=True, exist_ok=True)
         print(f"{info['device']}; writing {out}", file=sys.stderr, flush=True)
         records: list[dict[str, Any]] = []
+        measured = [case for case in opts.profiles if not (case == "auto" and opts.device == "cpu")]
+        queue = _CaseQueue(lambda case: child(opts, "--one", case, "--files", str(files)), measured)
         for case in opts.profiles:
-            if case == "auto" and opts.device == "cpu":
+            if case not in measured:
                 record = skipped_auto(opts, info)
             else:
-                started = time.time()
-                done = subprocess.run(child(opts, "--one", case, "--files", str(files)), stdout=subprocess.PIPE,
-                                      text=True)
-                record = last_json(done.stdout) if done.returncode == 0 else None
+                returncode, stdout, times = queue.run(case)
+                record = last_json(stdout) if returncode == 0 else None
                 if record is not None:
                     record = complete(record)
                 else:
-                    hint = " (killed: out of memory?)" if done.returncode in (-9, 137) else ""
+                    hint = " (killed: out of memory?)" if returncode in (-9, 137) else ""
                     record = complete({"date": date.today().isoformat(), "device": info["device"],
                                        "device_kind": opts.device, "profile": case, "arch": opts.arch,
                                        "quick": opts.quick, "torch": info["torch"], "clip_s": opts.clip_seconds,
-                                       "error": f"the case's process exited with status {done.returncode}{hint}"})
-                record["wall_s"] = round(time.time() - started, 1)
+                                       "error": f"the case's process exited with status {returncode}{hint}"})
+                record.update(times)
             records.append(record)
             out.write_text(json.dumps(records, indent=2) + "\n", encoding="utf-8")
             print(summary(record), file=sys.stderr, flush=True)
     return out
+
+
+class _CaseQueue:
+    """Runs the cases' processes one after the other on the card, each started one case early.
+
+    ``run(case)`` starts that case's process if it is not running yet and starts the next one's, which imports
+    while this one runs and then waits; it tells this one to go, waits for it to end, and returns its exit status,
+    its stdout and its times: ``wall_s`` from the go to its end (what the case cost the card) and ``waited_s``, how
+    long it had been started before (its start and imports, hidden behind the case before it)."""
+
+    def __init__(self, command: Callable[[str], list[str]], cases: list[str]) -> None:
+        self.command, self.cases = command, list(cases)
+        self.started: dict[str, tuple[subprocess.Popen, float]] = {}
+
+    def _start(self, case: str) -> None:
+        if case not in self.started:
+            process = subprocess.Popen(self.command(case), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                       env={**os.environ, QUEUED_ENV: "1"})
+            self.started[case] = (process, time.time())
+
+    def run(self, case: str) -> tuple[int, str, dict[str, float]]:
+        self._start(case)
+        following = self.cases[self.cases.index(case) + 1:]
+        if following:
+            self._start(following[0])
+        process, started = self.started.pop(case)
+        go = time.time()
+        with contextlib.suppress(BrokenPipeError):  # a child that died on import has closed its stdin
+            process.stdin.write("go\n")
+            process.stdin.close()
+        stdout = process.stdout.read()
+        returncode = process.wait()
+        return returncode, stdout, {"wall_s": round(time.time() - go, 1), "waited_s": round(go - started, 1)}
+
+
+def wait_for_the_card(preload: tuple[str, ...] = ()) -> float:
+    """In a case's child started while another case runs (``ALLTALK_BENCH_QUEUED``): import what the case needs
+    (:data:`COMMON_PRELOAD` and the engine's ``preload``; none of it touches the GPU), then wait for the parent's
+    go on stdin. Returns the seconds the imports took (0 when the child was not queued)."""
+    if not os.environ.pop(QUEUED_ENV, None):
+        return 0.0
+    import importlib
+
+    started = time.time()
+    for module in (*COMMON_PRELOAD, *preload):
+        with contextlib.suppress(ImportError):  # the case itself says what is missing, as it always did
+            importlib.import_module(module)
+    took = time.time() - started
+    if "bitsandbytes" in sys.modules or (sys.modules.get("torch") and sys.modules["torch"].cuda.is_initialized()):
+        raise RuntimeError(f"preloading {preload} touched the GPU or imported bitsandbytes: take it off the list")
+    if sys.stdin.readline().strip() != "go":  # the parent ended without starting this case
+        sys.exit(3)
+    return took
 
 
 def summary(r: dict[str, Any]) -> str:
@@ -301,13 +364,16 @@ def check_steps(parser: argparse.ArgumentParser, opts: argparse.Namespace, most_
         parser.error("--micro-batch and --grad-accum must be at least 1")
 
 
-def run_command(opts: argparse.Namespace, prepare: Callable, run_case: Callable, run: Callable) -> int:
+def run_command(opts: argparse.Namespace, prepare: Callable, run_case: Callable, run: Callable,
+                preload: tuple[str, ...] = ()) -> int:
     """What every memory benchmark's ``main`` does with its options: describe the device (``--prepare``, for the
-    parent), run one case in this process (``--one``, as the parent's child), or run them all (the parent)."""
+    parent), run one case in this process (``--one``, as the parent's child, after :func:`wait_for_the_card` with
+    the engine's ``preload``), or run them all (the parent)."""
     if opts.prepare:
         print(json.dumps(prepare(opts)))
     elif opts.one:
-        print(json.dumps(run_case(opts.one, opts)))
+        imports_s = wait_for_the_card(preload)
+        print(json.dumps({**run_case(opts.one, opts), "preload_s": round(imports_s, 1)}))
     else:
         print(f"wrote {run(opts)}")
     return 0

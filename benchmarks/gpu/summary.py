@@ -44,7 +44,10 @@ def _gib(value: Any) -> str:
 
 def lines(results: Path, day: str, phases: dict[str, float]) -> tuple[list[str], bool]:
     """The table's lines and whether everything passed."""
-    tests = test_results(results / f"gpu_tests_{day}.xml")
+    tests: dict[str, list[str]] = {"passed": [], "failed": [], "skipped": []}
+    for xml in sorted(results.glob(f"gpu_tests_{day}*.xml")):  # the suite's and the card rehearsal's, run side by side
+        for outcome, names in test_results(xml).items():
+            tests[outcome] += names
     rehearsal = _read(results / f"card_rehearsal_{day}.json")
     benchmarks = [("xtts", r) for r in _read(results / f"memory_profiles_{day}_gpu.json")]
     benchmarks += [("f5", r) for r in _read(results / f"f5_memory_profiles_{day}_gpu.json")]

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.benchmarks.scripts import load_script
+from tests.benchmarks.scripts import fake_case_processes, load_script
 
 
 pytest.importorskip("f5_tts", reason="f5-tts is not installed: pip install --no-deps f5-tts==1.1.22")
@@ -127,18 +127,20 @@ def test_run_records_each_case_and_skips_auto_on_cpu_with_the_reason(f5mp, tmp_p
     out = tmp_path / "result.json"
     ran = []
 
-    def fake_run(cmd, stdout=None, text=None, check=False):
-        if "--prepare" in cmd:
-            info = {"device_kind": "cpu", "device": "CPU: test, 2 cores", "slug": "cpu", "torch": "x",
-                    "auto_profile": None, "auto_reason": "FileNotFoundError: resources/profiles/f5/cpu_speed.json "
-                                                         "is missing."}
-            return subprocess.CompletedProcess(cmd, 0, json.dumps(info) + "\n")
+    def fake_prepare(cmd, stdout=None, text=None, check=False):
+        info = {"device_kind": "cpu", "device": "CPU: test, 2 cores", "slug": "cpu", "torch": "x",
+                "auto_profile": None, "auto_reason": "FileNotFoundError: resources/profiles/f5/cpu_speed.json "
+                                                     "is missing."}
+        return subprocess.CompletedProcess(cmd, 0, json.dumps(info) + "\n")
+
+    def fake_case(cmd):
         case = cmd[cmd.index("--one") + 1]
         ran.append(case)
         assert cmd[cmd.index("--clip-seconds") + 1] == "5.0" and cmd[cmd.index("--grad-accum") + 1] == "1"
-        return subprocess.CompletedProcess(cmd, 0, json.dumps({"profile": case, "step_s": 1.0}) + "\n")
+        return 0, json.dumps({"profile": case, "step_s": 1.0}) + "\n"
 
-    monkeypatch.setattr(subprocess, "run", fake_run)  # the case processes
+    monkeypatch.setattr(subprocess, "run", fake_prepare)  # the device's description
+    fake_case_processes(monkeypatch, subprocess, fake_case)  # the case processes
     monkeypatch.setattr(sys, "argv", ["f5_memory_profiles.py"])
     assert f5mp.main(["--quick", "--out", str(out)]) == 0
     records = json.loads(out.read_text())

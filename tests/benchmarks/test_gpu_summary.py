@@ -68,3 +68,15 @@ def test_a_failed_test_rehearsal_case_or_benchmark_case_fails_the_kit(summary, t
 
 def test_nothing_written_is_a_failure_not_a_pass(summary, tmp_path):
     assert summary.main([str(tmp_path), DAY]) == 1
+
+
+def test_the_rehearsal_s_own_junit_file_counts_with_the_suite_s(summary, tmp_path):
+    results = _results(tmp_path)
+    rehearsal = ('<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">'
+                 '<testcase classname="tests.gpu.test_card_rehearsal_cuda" name="test_auto_fits_every_card">'
+                 '<failure message="boom"/></testcase></testsuite></testsuites>')
+    (results / f"gpu_tests_{DAY}_rehearsal.xml").write_text(rehearsal, encoding="utf-8")
+    table, ok = summary.lines(results, DAY, {})
+    text = "\n".join(table)
+    assert "| GPU tests | 3 tests | 1 passed, 1 failed, 1 skipped |" in text
+    assert "| GPU tests | test_card_rehearsal_cuda::test_auto_fits_every_card | FAILED |" in text and not ok

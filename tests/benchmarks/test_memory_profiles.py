@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.benchmarks.scripts import load_script
+from tests.benchmarks.scripts import fake_case_processes, load_script
 
 
 @pytest.fixture(scope="module")
@@ -86,19 +86,21 @@ def test_run_writes_each_case_records_a_killed_one_and_skips_auto_on_cpu(mp, tmp
     out = tmp_path / "result.json"
     seen_before: dict[str, int] = {}
 
-    def fake_run(cmd, stdout=None, text=None, check=False):
-        if "--prepare" in cmd:
-            info = {"device_kind": "cpu", "device": "CPU: test, 2 cores", "slug": "cpu", "torch": "x",
-                    "auto_profile": "high", "auto_reason": "No CUDA GPU was found."}
-            return subprocess.CompletedProcess(cmd, 0, json.dumps(info) + "\n")
+    def fake_prepare(cmd, stdout=None, text=None, check=False):
+        info = {"device_kind": "cpu", "device": "CPU: test, 2 cores", "slug": "cpu", "torch": "x",
+                "auto_profile": "high", "auto_reason": "No CUDA GPU was found."}
+        return subprocess.CompletedProcess(cmd, 0, json.dumps(info) + "\n")
+
+    def fake_case(cmd):
         case = cmd[cmd.index("--one") + 1]
         seen_before[case] = len(json.loads(out.read_text())) if out.exists() else 0
         if case == "medium":
-            return subprocess.CompletedProcess(cmd, -9, "")
+            return -9, ""
         record = {"profile": case, "device": "CPU: test", "step_s": 1.0}
-        return subprocess.CompletedProcess(cmd, 0, "progress\n" + json.dumps(record) + "\n")
+        return 0, "progress\n" + json.dumps(record) + "\n"
 
-    monkeypatch.setattr(mp.subprocess, "run", fake_run)
+    monkeypatch.setattr(mp.subprocess, "run", fake_prepare)
+    fake_case_processes(monkeypatch, mp.subprocess, fake_case)
     monkeypatch.setattr(sys, "argv", ["memory_profiles.py"])
     assert mp.main(["--quick", "--out", str(out)]) == 0
 
