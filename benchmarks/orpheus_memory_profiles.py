@@ -196,7 +196,7 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     torch.manual_seed(0)
     model = OrpheusLM(load_lm(opts.base, weights, acc.device), special)
     trainable = get_engine(ENGINE).apply_memory_levers(model, config)
-    params = sum(p.numel() for n, p in model.named_parameters() if "lora_" not in n)
+    params = sum(_values(p) for n, p in model.named_parameters() if "lora_" not in n)
     model.train()
     optimizer = make_optimizer(model, config)
     model, optimizer = acc.prepare(model, optimizer)
@@ -220,6 +220,12 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
                    "gradient_checkpointing": config.gradient_checkpointing, "trainable_params": trainable,
                    "model_params": params, "tokens": int(batch["input_ids"].shape[1]), **_estimate(config, params)})
     return result
+
+
+def _values(parameter) -> int:
+    """A parameter's values; an NF4 one is stored two to a byte, and its quantisation state knows its shape."""
+    state = getattr(parameter, "quant_state", None)
+    return state.shape.numel() if state is not None else parameter.numel()
 
 
 def _baseline(case: str, opts: argparse.Namespace, device, notes: list[str]) -> dict[str, Any]:
