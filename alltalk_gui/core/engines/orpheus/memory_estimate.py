@@ -8,13 +8,31 @@ their linear layers, a tied 156,940 x 3,072 embedding of 482 M):
   quantises only linear layers); LoRA adapters in fp32;
 * **gradients**: one per trainable value, in its own type (fp32 adapters; bf16 for High's bf16 weights);
 * **optimizer**: AdamW's two moments in each trainable value's own type (8 bytes for fp32 adapters, 4 for bf16
-  weights), bitsandbytes' 8-bit AdamW 2;
+  weights); bitsandbytes' 8-bit AdamW 2, plus an fp32 scale per 256 values for each moment (block-wise);
 * **activations**: what autograd saves for backward per token, from :func:`calibrate`, which counts the bytes
   of every tensor saved in a forward pass of a real-width decoder layer (random weights) at three lengths, with
   and without checkpointing, LoRA or not, in fp32 and under bf16 autocast (``resources/profiles/orpheus/
-  activation_calibration.json``); plus the chunked cross-entropy's one chunk of logits (256 tokens x 156,940 in
-  fp32, with its gradient and the bf16 product: 0.37 GiB) and, for Orpheus's own settings, the whole logits;
-* **overhead**: allocator fragmentation and library workspaces, 10 % plus 0.35 GiB (the other engines' figures).
+  activation_calibration.json``): with checkpointing every layer's input all along, plus the larger of one
+  layer's recomputed activations and the chunked cross-entropy's one chunk of logits (256 tokens x 156,940 in
+  fp32, with its gradient and the bf16 product: 0.37 GiB; the whole logits for Orpheus's own settings) - the
+  loss's backward comes first and the layers' recomputation after, so the two never coexist;
+* **gradient buffers**: when the vocabulary matrix trains (a full fine-tune; ``embeddings_in_full``), the
+  gradients it gets from every chunk of the loss (and, tied, from the embedding lookup) are summed in a buffer
+  beside its ``.grad``, out of place:
+  three 0.90 GiB bf16 matrices at once (:func:`embedding_gradient_buffers`, counted on the CPU by
+  ``benchmarks/orpheus_embedding_gradient_transient.py``);
+* **overhead**: what the CUDA allocator reserves beyond what it hands out (expandable segments), with cuBLAS's
+  workspaces: 0.25 GiB plus 3 % of the rest.
+
+Fitted to the first GPU measurements (``benchmarks/results/orpheus_memory_profiles_10s_2026-11-27_gpu.json``: one
+NVIDIA H200, torch 2.11+cu130, bitsandbytes 0.50.2, real-size Orpheus 3B with random weights, 10 s clips of 860
+tokens, micro-batch 1 x 8, expandable segments). The sum of the first five parts against the peak *allocated*
+memory: Low 3.25 / 3.28 GiB, Medium 7.16 / 7.18, High 21.51 / 21.46 (High's 2.3 GiB above its weights,
+gradients, moments and activations is the gradient buffers). Reserved was 0.19-0.20 GiB above allocated for the
+LoRA profiles and 0.93 GiB for High (holes the 0.9 GiB buffers leave as they come and go): the overhead gives
+0.35, 0.47 and 0.90. Totals against peak reserved: Low 3.59 / 3.49 GiB (+3.0 %), Medium 7.63 / 7.37 (+3.5 %),
+High 22.41 / 22.39 (+0.1 %). (The 10 % plus 0.35 GiB first borrowed from the other engines over-estimated the
+LoRA profiles by 13-16 %, and without the buffers High came out 4 % short.)
 
 The sequence a clip makes is its prompt (about 40 tokens for a sentence) plus 82 tokens a second of speech, so
 a 30 s clip is about 2,500 tokens.
@@ -29,8 +47,8 @@ from typing import Any
 from alltalk_gui.core.machine import activation_fit
 
 GIB = 1024**3
-FRAGMENTATION = 0.10
-CONSTANT_OVERHEAD_GIB = 0.35
+FRAGMENTATION = 0.03
+CONSTANT_OVERHEAD_GIB = 0.25
 CALIBRATION_PARTS = ("profiles", "orpheus", "activation_calibration.json")  # under resources/
 PROMPT_TOKENS = 40               # a sentence's prompt: speaker, words, 6 special tokens
 TOKENS_PER_SECOND = 24000 / 2048 * 7
@@ -117,12 +135,14 @@ class OrpheusMemoryEstimate:
     gradients_gib: float
     optimizer_gib: float
     activations_gib: float
+    gradient_buffers_gib: float  # the vocabulary matrices' gradients being summed (see embedding_gradient_buffers)
     overhead_gib: float
     calibrated: bool
 
     @property
     def total_gib(self) -> float:
-        return self.weights_gib + self.gradients_gib + self.optimizer_gib + self.activations_gib + self.overhead_gib
+        return (self.weights_gib + self.gradients_gib + self.optimizer_gib + self.activations_gib
+                + self.gradient_buffers_gib + self.overhead_gib)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(asdict(self), total_gib=self.total_gib)
@@ -154,32 +174,69 @@ def estimate(setting: OrpheusSetting, shape: Shape = ORPHEUS_3B,
     linear = shape.layers * shape.layer_linear
     rest = shape.parameters - linear
     storage = {"nf4": NF4_BYTES, "bf16": 2.0, "fp32": 4.0}[setting.base_weights]
-    weights = linear * storage + rest * (4.0 if setting.base_weights == "fp32" else 2.0)
+    dense = 4.0 if setting.base_weights == "fp32" else 2.0  # what NF4 leaves unquantised: embedding, norms
+    weights = linear * storage + rest * dense
     if setting.lora_rank:
         trainable, grad_bytes = shape.lora(setting.lora_rank), 4.0
         weights += trainable * 4.0
-        if setting.embeddings_in_full:  # trainable copies of both matrices, in the base's type
+        gradients, moments = trainable * grad_bytes, trainable * 2 * grad_bytes
+        if setting.embeddings_in_full:  # trainable copies of both matrices, in the base's (unquantised) type
             copies = 2 * shape.embedding
-            weights += copies * (4.0 if setting.base_weights == "fp32" else 2.0)
+            weights += copies * dense
             trainable += copies
+            gradients += copies * dense
+            moments += copies * 2 * dense
     else:
         trainable, grad_bytes = shape.parameters, storage
-    gradients = trainable * grad_bytes
-    # 8-bit AdamW: two 1-byte moments; torch's AdamW: two moments in the parameters' own type.
-    optimizer = trainable * (2.0 if setting.optimizer == "adamw8bit" else 2 * grad_bytes)
+        gradients, moments = trainable * grad_bytes, trainable * 2 * grad_bytes
+    # 8-bit AdamW (bitsandbytes, block-wise): two 1-byte moments and an fp32 scale of each per 256 values.
+    optimizer = trainable * (2.0 + 2 * 4 / 256) if setting.optimizer == "adamw8bit" else moments
     n = tokens(setting.max_clip_seconds)
     half = setting.mixed_precision in ("bf16", "fp16")
     coeff = per_token["lora" if setting.lora_rank else "full"]["bf16" if half else "fp32"]
-    if setting.gradient_checkpointing:
-        per_clip = shape.layers * activation_fit.at(coeff["layer_input"], n) + activation_fit.at(coeff["layer"], n)
-    else:
-        per_clip = shape.layers * activation_fit.at(coeff["layer"], n)
+    layer = setting.batch_size * activation_fit.at(coeff["layer"], n)
+    if setting.gradient_checkpointing:  # the layers' inputs all along; one layer's activations while it recomputes
+        held = setting.batch_size * shape.layers * activation_fit.at(coeff["layer_input"], n)
+    else:  # every layer's activations, until the backward pass reaches it
+        held, layer = shape.layers * layer, 0.0
     logits_tokens = min(CE_CHUNK, n * setting.batch_size) if setting.chunked_loss else n * setting.batch_size
     logits = logits_tokens * shape.vocab * (4 + 4 + (2 if half else 0))  # fp32 logits, their gradient, bf16 product
-    activations = setting.batch_size * per_clip + logits
-    subtotal = (weights + gradients + optimizer + activations) / GIB
-    return OrpheusMemoryEstimate(weights / GIB, gradients / GIB, optimizer / GIB, activations / GIB,
+    # The loss's logits come first in the backward pass and the layers' recomputation after: they never coexist.
+    activations = held + max(layer, logits)
+    buffers = embedding_gradient_buffers(setting, shape, n, layer, logits)
+    subtotal = (weights + gradients + optimizer + activations + buffers) / GIB
+    return OrpheusMemoryEstimate(weights / GIB, gradients / GIB, optimizer / GIB, activations / GIB, buffers / GIB,
                                  FRAGMENTATION * subtotal + CONSTANT_OVERHEAD_GIB, calibrated)
+
+
+def embedding_gradient_buffers(setting: OrpheusSetting, shape: Shape, n: int, layer: float, logits: float) -> float:
+    """Bytes of the trainable vocabulary matrices' gradients live during the backward pass beyond their ``.grad``
+    (and beyond ``max(layer, logits)``, which the activations already count).
+
+    autograd sums the gradients one parameter receives from several places in a buffer beside its ``.grad``,
+    which lives until the last of them arrives, and each sum after the first is made out of place: the old sum,
+    the new gradient and their sum, three matrix-sized buffers at once (``benchmarks/
+    orpheus_embedding_gradient_transient.py`` counts them on the CPU: 3 at Orpheus's own 156,940 x 3,072 in bf16,
+    for each micro-batch, whether ``.grad`` exists yet or not). A gradient that arrives alone is added into an
+    existing ``.grad`` in place: one buffer (the estimate assumes accumulation, as every profile accumulates).
+
+    * A full fine-tune trains the tied embedding, which gets a gradient from every chunk of the loss (first in
+      the backward pass, beside the logits) and from the embedding lookup (last): the buffer is held through the
+      layers' recomputation, and three live while a chunk's gradient is added.
+    * ``embeddings_in_full`` trains two untied copies: the output projection's gradients come from every chunk
+      (three buffers while they are summed, none after: its ``.grad`` takes the sum before the layers), the
+      embedding's alone from the lookup at the end (one buffer, when the activations are gone).
+    """
+    dense = 4.0 if setting.base_weights == "fp32" else 2.0
+    matrix = shape.embedding * dense
+    if not setting.lora_rank:
+        peak = max(logits + matrix, 3 * matrix, layer + matrix)
+    elif setting.embeddings_in_full:
+        chunks = -(-setting.batch_size * max(1, n - PROMPT_TOKENS) // CE_CHUNK) if setting.chunked_loss else 1
+        peak = max(logits + (matrix if chunks == 1 else 0), 3 * matrix if chunks > 1 else 0, layer, matrix)
+    else:
+        return 0.0
+    return max(0.0, peak - max(layer, logits))
 
 
 def saved_tensor_bytes(n: int, depth: int, precision: str, checkpointing: bool, lora: bool, seed: int = 0) -> int:
