@@ -127,8 +127,11 @@ def probe_micro_batch(model, longest_batch: Callable[[int], Any], loss: Callable
 
     Each try is a training step's pass (:func:`forward_backward`) on the prepared ``model``;
     ``longest_batch(size)`` gives a batch of the longest clips as the prepared training loader would (on the
-    device). The optimizer's moments only appear at its first step, so each try holds their size in memory too;
-    gradients are dropped after each try. No gradients are exchanged between processes: each probes its own card.
+    device). The optimizer's moments only appear at its first step, so each try holds their size in memory too.
+    A size that needs accumulation (below ``effective``) is tried as training runs it: two micro-batches, the
+    second while the first one's gradients are held, which is every later micro-step's peak (the H200's card
+    rehearsal of 2026-11-27 met out-of-memory errors in training after a one-pass probe had chosen such a size).
+    Gradients are dropped after each try. No gradients are exchanged between processes: each probes its own card.
     """
     import torch
 
@@ -139,7 +142,8 @@ def probe_micro_batch(model, longest_batch: Callable[[int], Any], loss: Callable
         held = torch.empty(moments, dtype=torch.uint8, device=accelerator.device)
         try:
             with accelerator.no_sync(model):
-                forward_backward(model, batch, loss, accelerator)
+                for _ in range(1 if size >= effective else 2):
+                    forward_backward(model, batch, loss, accelerator)
         finally:
             del held, batch
             model.zero_grad(set_to_none=True)

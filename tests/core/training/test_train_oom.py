@@ -110,11 +110,42 @@ def test_auto_sizing_probes_the_largest_micro_batch_and_keeps_the_effective_batc
     started = next(e for e in events if isinstance(e, Started))
     assert (started.config["batch_size"], started.config["grad_accum_steps"]) == (2, 2)
     assert sum(isinstance(e, MicroBatch) for e in events) == 1  # the probe's choice never ran out in training
-    assert oom.passed[0] == 2 and oom.passed[1:] == [2, 2, 2, 2]  # the probe's pass, then 2 steps x 2 x 2
+    # The probe's two passes (2 clips need accumulation: the second runs while the first's gradients are held),
+    # then 2 steps x 2 x 2.
+    assert oom.passed[:2] == [2, 2] and oom.passed[2:] == [2, 2, 2, 2]
 
     resumed = list(train(_config(project, tiny, "auto", auto_micro_batch=True, batch_size=4, grad_accum_steps=1,
                                  max_steps=3), resume=True))
     assert resumed[-1].reason == "max_steps" and not any(isinstance(e, MicroBatch) for e in resumed)
+
+
+class GradientsTakeRoom(InjectedOutOfMemory):
+    """A card on which ``max_clips`` clips fit a pass, but only ``max_clips_with_gradients`` while the gradients of
+    an earlier micro-batch are held (as with gradient accumulation): the error CUDA raises otherwise."""
+
+    def __init__(self, monkeypatch, *, max_clips: int, max_clips_with_gradients: int) -> None:
+        super().__init__(monkeypatch, max_clips=max_clips)
+        self.with_gradients = max_clips_with_gradients
+
+    def __call__(self, gpt, inputs, weights, **kw):
+        holding = any(p.grad is not None for p in gpt.parameters())
+        if holding and inputs["text_inputs"].shape[0] > self.with_gradients:
+            self.calls += 1
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (injected by the test)")
+        return super().__call__(gpt, inputs, weights, **kw)
+
+
+def test_auto_sizing_counts_the_gradients_an_accumulating_micro_step_holds(setup, monkeypatch):
+    """4 clips fit one pass but not beside the gradients of the micro-batch before: the probe tries sizes as
+    training runs them, so it picks 2 and training never runs out (a one-pass probe picked 4, and the first step
+    ran out and halved it: the H200's card rehearsal, 2026-11-27)."""
+    project, tiny = setup
+    GradientsTakeRoom(monkeypatch, max_clips=4, max_clips_with_gradients=2)
+    events = list(train(_config(project, tiny, "auto_gradients", auto_micro_batch=True, batch_size=8,
+                                grad_accum_steps=1, max_steps=2)))
+    assert events[-1].reason == "max_steps", events[-3:]
+    changes = [(e.cause, e.micro_batch, e.grad_accum) for e in events if isinstance(e, MicroBatch)]
+    assert changes == [("probe", 2, 4)]
 
 
 def test_auto_sizing_with_nothing_that_fits_says_what_to_change(setup, monkeypatch):
