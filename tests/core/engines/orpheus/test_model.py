@@ -24,6 +24,11 @@ def special(tiny_orpheus):
 
 @pytest.fixture(scope="module")
 def batch(special):
+    return make_batch(special)
+
+
+def make_batch(special):
+    """Two clips' batch: prompts of 5 and 8 tokens, 9 and 5 frames of random codes, the two end tokens."""
     generator = torch.Generator().manual_seed(0)
 
     def sample(prompt: int, frames: int) -> Sample:
