@@ -1,12 +1,17 @@
 """How many embedding-sized gradient buffers live at once while a full Orpheus fine-tune runs backward, on the CPU.
 
 Orpheus's embedding is tied to its output projection: in a full fine-tune it gets a gradient from the embedding
-lookup and one from every chunk of the chunked cross-entropy (``OrpheusLM``). This runs micro-batches of the
-engine's own ``OrpheusLM`` on a Llama with Orpheus's vocabulary (a narrower hidden size by default, so that the
-embedding dominates and the run is quick; ``--hidden 3072`` for the real width), bf16 weights, gradient accumulation
-as the High profile does (``.grad`` already there from the second micro-batch), and follows the CPU allocator's
-live bytes with ``torch.profiler`` (``profile_memory=True``). It prints, for each micro-batch, the peak of live
-bytes above the weights and existing gradients in units of the embedding's size, and what else was live then.
+lookup and from the loss. This runs micro-batches of the engine's own ``OrpheusLM`` on a Llama with Orpheus's
+vocabulary (a narrower hidden size by default, so that the embedding dominates and the run is quick; ``--hidden
+3072`` for the real width), bf16 weights, gradient accumulation as the High profile does (``.grad`` already there
+from the second micro-batch), and follows the CPU allocator's live bytes with ``torch.profiler``
+(``profile_memory=True``). It prints, for each micro-batch, the peak of live bytes above the weights and existing
+gradients in units of the embedding's size, and what else was live then.
+
+``--loss fused`` (the default) is the engine's loss (``linear_cross_entropy``: one weight gradient, summed in
+place); ``--loss checkpointed`` is the loss before it, kept here to compare with (:class:`CheckpointedOrpheusLM`:
+each chunk of the projection checkpointed apart, one full-size weight gradient per chunk, which autograd sums out
+of place; the H200 measurement of 2026-11-27 ran it).
 
     python benchmarks/orpheus_embedding_gradient_transient.py                # hidden 512
     flock /work/wt/.heavy.lock python benchmarks/orpheus_embedding_gradient_transient.py --hidden 3072 --tokens 600
@@ -16,6 +21,33 @@ from __future__ import annotations
 
 import argparse
 import json
+
+LOSSES = ("fused", "checkpointed")
+
+
+def checkpointed_token_losses(lm_head, states, wanted, chunk: int):
+    """The loss before ``linear_cross_entropy`` (until 2026-11-27): each chunk's ``lm_head(states).float()`` and
+    cross-entropy under non-reentrant activation checkpointing, recomputed in the backward pass."""
+    import torch
+    from torch import nn
+    from torch.utils.checkpoint import checkpoint
+
+    def chunk_losses(rows, targets):
+        return nn.functional.cross_entropy(lm_head(rows).float(), targets, reduction="none")
+
+    return torch.cat([checkpoint(chunk_losses, states[i:i + chunk], wanted[i:i + chunk], use_reentrant=False)
+                      for i in range(0, wanted.numel(), chunk)])
+
+
+def checkpointed_model(lm, special, chunk: int | None = None):
+    """An ``OrpheusLM`` whose token losses are :func:`checkpointed_token_losses` (everything else the engine's)."""
+    from alltalk_gui.core.engines.orpheus.model import CE_CHUNK, OrpheusLM
+
+    class CheckpointedOrpheusLM(OrpheusLM):
+        def token_losses(self, states, wanted):
+            return checkpointed_token_losses(self.lm.lm_head, states, wanted, self.chunk)
+
+    return CheckpointedOrpheusLM(lm, special, chunk or CE_CHUNK)
 
 
 def live_peak(prof, unit: int) -> tuple[int, int, int, int]:
@@ -42,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--micro-batches", type=int, default=3)
     parser.add_argument("--tied", choices=("yes", "no"), default="yes",
                         help="no: an untied output projection (as peft's modules_to_save copies are)")
+    parser.add_argument("--loss", choices=LOSSES, default="fused",
+                        help="fused: the engine's loss; checkpointed: the loss before it (see the docstring)")
     opts = parser.parse_args(argv)
 
     import torch
@@ -62,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     set_checkpointing(lm, True)
     special = SpecialTokens(128257, 128258, 128259, 128260, 128261, 128262, 128263, end_of_text=128009,
                             audio_base=128266, codebook_size=4096)
-    model = OrpheusLM(lm, special)
+    model = OrpheusLM(lm, special) if opts.loss == "fused" else checkpointed_model(lm, special)
     embedding = lm.model.embed_tokens.weight
     unit = embedding.numel() * embedding.element_size()
     ids = torch.randint(128266, 156940, (1, opts.tokens))
@@ -83,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(rows[-1]), flush=True)
     scored = opts.tokens - 40 - 1
     print(json.dumps({"hidden": opts.hidden, "vocab": config["vocab_size"], "tokens": opts.tokens,
-                      "chunks": -(-scored // 256), "tied": opts.tied, "embedding_mib": round(unit / 2**20, 1),
+                      "chunks": -(-scored // 256), "tied": opts.tied, "loss": opts.loss, "embedding_mib": round(unit / 2**20, 1),
                       "logits_chunk_fp32_mib": round(256 * config["vocab_size"] * 4 / 2**20, 1),
                       "torch": torch.__version__}))
     return 0

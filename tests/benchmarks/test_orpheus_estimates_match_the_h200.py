@@ -3,8 +3,15 @@ weights) on one NVIDIA H200 (2026-11-27, ``benchmarks/results/orpheus_memory_pro
 10 s clips, micro-batch 1 x 8, expandable segments), each within 10 % of its peak reserved memory, and Low never
 below it (a 6 GB card must not be promised too little).
 
-The estimate is asked through the engine (``Engine.estimate_memory``), with the settings each case ran with, as the
-profile picker, Auto and the run's ``memory.json`` ask it."""
+That run trained with the loss as it was then: each 256-token chunk of the output projection checkpointed apart,
+whose full-size gradients of the tied embedding autograd summed out of place (three 0.9 GiB matrices at once). The
+engine's loss now sums them in one buffer in place (``linear_cross_entropy``: two at once, counted on the CPU,
+``benchmarks/results/orpheus_embedding_gradient_transient_fused_vs_checkpointed_2026-11-27_cpu.json``), so the
+measurement is compared with the estimate of the loss it ran (``fused_loss=False``), made from the settings each case
+ran with as the engine makes it (``memory_estimate.setting_for``); the engine's own estimate (``Engine
+.estimate_memory``, which the profile picker, Auto and the run's ``memory.json`` ask) is that estimate with the new
+loss: the same for the LoRA profiles, one matrix less in High's gradient buffers. Until a GPU measures the new
+loss, High's new estimate rests on that CPU count."""
 
 from __future__ import annotations
 
@@ -15,6 +22,9 @@ from pathlib import Path
 import pytest
 
 from alltalk_gui.core.engine_api.engine import get_engine
+from alltalk_gui.core.engines.orpheus.memory_estimate import (
+    FRAGMENTATION, GIB, ORPHEUS_3B, estimate, setting_for,
+)
 from alltalk_gui.core.training.config import TrainConfig
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
@@ -31,11 +41,15 @@ def config_of(record: dict) -> TrainConfig:
         gradient_checkpointing=record["gradient_checkpointing"], options={"base_weights": record["base_weights"]})
 
 
+def measured_loss_estimate(record: dict):
+    """The estimate of the case with the loss the H200 run trained with (the checkpointed chunks)."""
+    return estimate(setting_for(config_of(record), fused_loss=False))
+
+
 @pytest.mark.parametrize("record", RECORDS, ids=[r["profile"] for r in RECORDS])
 def test_the_estimate_is_within_10_percent_of_the_peak_measured_on_the_h200(record):
     assert record["device"].startswith("NVIDIA H200") and record["date"] == "2026-11-27" and "error" not in record
-    # No ``parameters``: the benchmark counted Low's NF4 weights as stored (two to a byte), not the model's 3.3 B.
-    estimate = get_engine("orpheus").estimate_memory(config_of(record))
+    estimate = measured_loss_estimate(record)
     assert estimate.calibrated
     measured = record["peak_reserved_gib"]
     assert estimate.total_gib == pytest.approx(measured, rel=0.10), (record["profile"], estimate, measured)
@@ -45,7 +59,7 @@ def test_the_estimate_is_within_10_percent_of_the_peak_measured_on_the_h200(reco
 
 def test_the_estimate_explains_highs_gradient_buffers_and_nothing_else_has_them():
     """Full training's tied embedding: its gradient buffers are what High allocated beyond the other parts."""
-    parts = {r["profile"]: get_engine("orpheus").estimate_memory(config_of(r)) for r in RECORDS}
+    parts = {r["profile"]: measured_loss_estimate(r) for r in RECORDS}
     assert parts["low"].gradient_buffers_gib == parts["medium"].gradient_buffers_gib == 0.0
     high = next(r for r in RECORDS if r["profile"] == "high")
     rest = parts["high"].total_gib - parts["high"].overhead_gib - parts["high"].gradient_buffers_gib
@@ -58,3 +72,19 @@ def test_each_profile_was_measured_with_its_own_settings():
     assert (cases["low"]["base_weights"], cases["medium"]["base_weights"], cases["high"]["base_weights"]) == (
         "nf4", "bf16", "bf16")
     assert cases["high"]["lora_rank"] == 0 and cases["high"]["optimizer"] == "adamw8bit"
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=[r["profile"] for r in RECORDS])
+def test_the_engines_estimate_is_the_measured_one_with_the_new_loss(record):
+    """The engine asks about the loss it trains with: LoRA profiles as measured; High one bf16 embedding-sized
+    gradient buffer less (two at once instead of three), with the overhead's share of it."""
+    # No ``parameters``: the benchmark counted Low's NF4 weights as stored (two to a byte), not the model's 3.3 B.
+    engines = get_engine("orpheus").estimate_memory(config_of(record))
+    assert engines == estimate(setting_for(config_of(record)))
+    old = measured_loss_estimate(record)
+    matrix = ORPHEUS_3B.embedding * 2 / GIB
+    if record["profile"] == "high":
+        assert old.gradient_buffers_gib - engines.gradient_buffers_gib == pytest.approx(matrix)
+        assert old.total_gib - engines.total_gib == pytest.approx(matrix * (1 + FRAGMENTATION))
+    else:
+        assert engines == old

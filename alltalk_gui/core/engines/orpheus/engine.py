@@ -165,15 +165,11 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
     def estimate_memory(self, config, *, attention_scores: bool = False, parameters: int | None = None):
         """The estimate for Orpheus 3B; None for another size (the tiny model). ``attention_scores`` is not
         needed: SDPA keeps no n^2 scores for backward on either device."""
-        from alltalk_gui.core.engines.orpheus.memory_estimate import ORPHEUS_3B, OrpheusSetting, estimate
+        from alltalk_gui.core.engines.orpheus.memory_estimate import ORPHEUS_3B, estimate, setting_for
 
         if parameters is not None and abs(parameters - ORPHEUS_3B.parameters) > 0.01 * ORPHEUS_3B.parameters:
             return None
-        return estimate(OrpheusSetting(
-            batch_size=config.batch_size, max_clip_seconds=config.max_audio_seconds,
-            base_weights=config.engine_options().base_weights, mixed_precision=config.mixed_precision,
-            gradient_checkpointing=config.gradient_checkpointing,
-            optimizer="adamw8bit" if "8bit" in config.optimizer else "adamw", lora_rank=config.lora_rank))
+        return estimate(setting_for(config))
 
     def disk_needs(self, config) -> DiskNeeds | None:
         """From config.json's sizes (no torch): a LoRA checkpoint holds only the adapters (fp32) and their moments;

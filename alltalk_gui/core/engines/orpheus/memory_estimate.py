@@ -17,16 +17,17 @@ their linear layers, a tied 156,940 x 3,072 embedding of 482 M):
   fp32, with its gradient and the bf16 product: 0.37 GiB; the whole logits for Orpheus's own settings) - the
   loss's backward comes first and the layers' recomputation after, so the two never coexist;
 * **gradient buffers**: when the vocabulary matrix trains (a full fine-tune; ``embeddings_in_full``), the
-  gradients it gets from every chunk of the loss (and, tied, from the embedding lookup) are summed in a buffer
-  beside its ``.grad``, out of place:
-  three 0.90 GiB bf16 matrices at once (:func:`embedding_gradient_buffers`, counted on the CPU by
-  ``benchmarks/orpheus_embedding_gradient_transient.py``);
+  gradients it gets from the loss and, tied, from the embedding lookup are summed in a buffer beside its
+  ``.grad``: with the engine's loss (``linear_cross_entropy``) two 0.90 GiB bf16 matrices at once; with the loss
+  before it (each chunk checkpointed apart, ``fused_loss=False``), which the H200 run below measured, three
+  (:func:`embedding_gradient_buffers`, counted on the CPU by ``benchmarks/orpheus_embedding_gradient_transient.py``);
 * **overhead**: what the CUDA allocator reserves beyond what it hands out (expandable segments), with cuBLAS's
   workspaces: 0.25 GiB plus 3 % of the rest.
 
 Fitted to the first GPU measurements (``benchmarks/results/orpheus_memory_profiles_10s_2026-11-27_gpu.json``: one
 NVIDIA H200, torch 2.11+cu130, bitsandbytes 0.50.2, real-size Orpheus 3B with random weights, 10 s clips of 860
-tokens, micro-batch 1 x 8, expandable segments). The sum of the first five parts against the peak *allocated*
+tokens, micro-batch 1 x 8, expandable segments; the old checkpointed-chunk loss, so estimated here with
+``fused_loss=False``). The sum of the first five parts against the peak *allocated*
 memory: Low 3.25 / 3.28 GiB, Medium 7.16 / 7.18, High 21.51 / 21.46 (High's 2.3 GiB above its weights,
 gradients, moments and activations is the gradient buffers). Reserved was 0.19-0.20 GiB above allocated for the
 LoRA profiles and 0.93 GiB for High (holes the 0.9 GiB buffers leave as they come and go): the overhead gives
@@ -127,6 +128,10 @@ class OrpheusSetting:
     # modules_to_save: a trainable copy of each, untied).
     embeddings_in_full: bool = False
     chunked_loss: bool = True          # False: logits of every scored token at once (transformers' own loss)
+    # The chunked loss as the engine computes it (model.linear_cross_entropy: the chunks' weight gradient summed in
+    # one buffer, in place); False: the loss before it, each chunk checkpointed apart and its full-size weight
+    # gradient summed by autograd out of place (what the H200 run of 2026-11-27 measured).
+    fused_loss: bool = True
 
 
 @dataclass(frozen=True)
@@ -165,6 +170,15 @@ def load_calibration(path: Path | None = None) -> tuple[dict[str, Any], bool]:
 def tokens(seconds: float) -> int:
     """The sequence of a clip of ``seconds`` (prompt and speech)."""
     return PROMPT_TOKENS + int(seconds * TOKENS_PER_SECOND) + 2
+
+
+def setting_for(config, **changes: Any) -> OrpheusSetting:
+    """The setting of a ``TrainConfig`` (what the engine's ``estimate_memory`` asks about), with ``changes``."""
+    return OrpheusSetting(
+        batch_size=config.batch_size, max_clip_seconds=config.max_audio_seconds,
+        base_weights=config.engine_options().base_weights, mixed_precision=config.mixed_precision,
+        gradient_checkpointing=config.gradient_checkpointing,
+        optimizer="adamw8bit" if "8bit" in config.optimizer else "adamw", lora_rank=config.lora_rank, **changes)
 
 
 def estimate(setting: OrpheusSetting, shape: Shape = ORPHEUS_3B,
@@ -214,26 +228,36 @@ def embedding_gradient_buffers(setting: OrpheusSetting, shape: Shape, n: int, la
     (and beyond ``max(layer, logits)``, which the activations already count).
 
     autograd sums the gradients one parameter receives from several places in a buffer beside its ``.grad``,
-    which lives until the last of them arrives, and each sum after the first is made out of place: the old sum,
-    the new gradient and their sum, three matrix-sized buffers at once (``benchmarks/
-    orpheus_embedding_gradient_transient.py`` counts them on the CPU: 3 at Orpheus's own 156,940 x 3,072 in bf16,
-    for each micro-batch, whether ``.grad`` exists yet or not). A gradient that arrives alone is added into an
-    existing ``.grad`` in place: one buffer (the estimate assumes accumulation, as every profile accumulates).
+    which lives until the last of them arrives. It adds a new gradient into that buffer in place when the buffer
+    is a contiguous tensor of its own, and out of place otherwise: the old sum, the new gradient and their sum,
+    three matrix-sized buffers at once. A gradient that arrives alone is added into an existing ``.grad`` in place
+    (the estimate assumes accumulation, as every profile accumulates). ``benchmarks/
+    orpheus_embedding_gradient_transient.py`` counts them on the CPU at Orpheus's own 156,940 x 3,072 in bf16, for
+    each micro-batch, whether ``.grad`` exists yet or not (``benchmarks/results/
+    orpheus_embedding_gradient_transient_fused_vs_checkpointed_2026-11-27_cpu.json``):
 
-    * A full fine-tune trains the tied embedding, which gets a gradient from every chunk of the loss (first in
-      the backward pass, beside the logits) and from the embedding lookup (last): the buffer is held through the
-      layers' recomputation, and three live while a chunk's gradient is added.
-    * ``embeddings_in_full`` trains two untied copies: the output projection's gradients come from every chunk
-      (three buffers while they are summed, none after: its ``.grad`` takes the sum before the layers), the
-      embedding's alone from the lookup at the end (one buffer, when the activations are gone).
+    * The engine's loss (``fused_loss``, :mod:`..linear_cross_entropy`) hands autograd one weight gradient, summed
+      over the chunks in place and a tensor of its own; in a full fine-tune the tied embedding's lookup gradient,
+      last in the backward pass, is added into it: two matrices at once (CPU: 2 buffers, 2.00-2.20 embeddings
+      above the start). The loss's buffer is made beside one chunk's logits and held through the layers'
+      recomputation.
+    * The loss before it (each chunk checkpointed apart, ``fused_loss=False``; the H200 run of 2026-11-27) gave a
+      gradient per chunk, each a transposed view, summed out of place: three matrices at once (CPU: 3 buffers,
+      3.02 embeddings).
+    * ``embeddings_in_full`` trains two untied copies: the output projection's gradients come from the loss (three
+      buffers while several chunks' are summed out of place, one otherwise; its ``.grad`` takes the sum before the
+      layers), the embedding's alone from the lookup at the end (one buffer, when the activations are gone).
     """
     dense = 4.0 if setting.base_weights == "fp32" else 2.0
     matrix = shape.embedding * dense
+    summed_out_of_place = not (setting.chunked_loss and setting.fused_loss)
     if not setting.lora_rank:
-        peak = max(logits + matrix, 3 * matrix, layer + matrix)
+        at_once = 3 if summed_out_of_place else 2
+        peak = max(logits + matrix, at_once * matrix, layer + matrix)
     elif setting.embeddings_in_full:
         chunks = -(-setting.batch_size * max(1, n - PROMPT_TOKENS) // CE_CHUNK) if setting.chunked_loss else 1
-        peak = max(logits + (matrix if chunks == 1 else 0), 3 * matrix if chunks > 1 else 0, layer, matrix)
+        several = chunks > 1 and not setting.fused_loss
+        peak = max(logits + (0 if several else matrix), 3 * matrix if several else 0, layer, matrix)
     else:
         return 0.0
     return max(0.0, peak - max(layer, logits))

@@ -8,10 +8,13 @@ embedding for the output projection), and so that logits are never made for ever
 **The loss** is the cross-entropy of the answer only - the audio tokens, end of speech and end of AI - with the
 prompt masked (Orpheus's own scripts score the whole sequence). Orpheus's vocabulary has 156,940 tokens: logits
 for a 30 s clip (2,461 scored tokens) would be 1.4 GiB in fp32, more again for their gradient. The loss takes the
-final hidden states of the scored positions only and projects them :data:`CE_CHUNK` at a time, each chunk under
-activation checkpointing, so at most one chunk's logits (256 x 156,940 x 4 bytes = 154 MiB) exist at once in the
-forward pass and again in the backward pass. Its parts: ``audio_ce`` (the codes) and ``end_ce`` (the two end
-tokens: an untrained stop is what makes speech run on).
+final hidden states of the scored positions only and projects them :data:`CE_CHUNK` at a time through one autograd
+function (:mod:`.linear_cross_entropy`) that keeps no logits: at most one chunk's (256 x 156,940 x 4 bytes =
+154 MiB) exists at once in the forward pass and again in the backward pass, which recomputes each chunk and adds
+its gradient of the vocabulary matrix into one buffer in place. (Until 2026-11-27 each chunk was checkpointed
+apart, and autograd summed the chunks' full-size weight gradients out of place: three 0.9 GiB matrices at once in
+a full fine-tune; now the loss makes one, and the embedding lookup's is added into it.) Its parts: ``audio_ce``
+(the codes) and ``end_ce`` (the two end tokens: an untrained stop is what makes speech run on).
 
 **Levers**: the base in 4-bit NF4 with double quantisation (bitsandbytes, through transformers'
 ``BitsAndBytesConfig``; compute in bf16), in bf16, or in fp32; LoRA (peft) on the attention and MLP
@@ -33,8 +36,8 @@ from typing import Any
 
 import torch
 from torch import nn
-from torch.utils.checkpoint import checkpoint
 
+from alltalk_gui.core.engines.orpheus.linear_cross_entropy import linear_cross_entropy
 from alltalk_gui.core.engines.orpheus.options import BASE_WEIGHTS
 from alltalk_gui.core.engines.orpheus.tokens import IGNORE, SpecialTokens
 
@@ -145,17 +148,23 @@ class OrpheusLM(nn.Module):
         targets = labels[:, 1:]
         scored = targets != IGNORE
         states, wanted = hidden[:, :-1][scored], targets[scored]  # position t predicts the token at t + 1
-        # One chunk of logits at a time, recomputed in the backward pass instead of kept.
-        losses = torch.cat([
-            checkpoint(self._token_losses, states[i:i + self.chunk], wanted[i:i + self.chunk], use_reentrant=False)
-            for i in range(0, wanted.numel(), self.chunk)
-        ]) if wanted.numel() else hidden.new_zeros(0, dtype=torch.float32)
+        losses = self.token_losses(states, wanted) if wanted.numel() else hidden.new_zeros(0, dtype=torch.float32)
         ends = (wanted == self.end_tokens[0]) | (wanted == self.end_tokens[1])
         return {"loss": losses.mean(), "audio_ce": _mean(losses[~ends]), "end_ce": _mean(losses[ends])}
 
-    def _token_losses(self, states, wanted):
-        logits = self.lm.lm_head(states).float()
-        return nn.functional.cross_entropy(logits, wanted, reduction="none")
+    def token_losses(self, states, wanted):
+        """Each scored token's cross-entropy (fp32) from its final hidden state: one chunk of logits at a time,
+        recomputed in the backward pass instead of kept. The projection's weight is read here, inside forward,
+        where FSDP has gathered it (the tied embedding lives in the root)."""
+        return linear_cross_entropy(states, _projection_weight(self.lm.lm_head), wanted, self.chunk)
+
+
+def _projection_weight(lm_head) -> torch.Tensor:
+    """The output projection's matrix: a plain, unbiased ``nn.Linear`` in every profile (transformers' 4-bit
+    loading leaves the tied output projection unquantised; LoRA does not target it)."""
+    if type(lm_head) is not nn.Linear or lm_head.bias is not None:
+        raise TypeError(f"Orpheus's loss needs a plain unbiased nn.Linear output projection, not {lm_head!r}")
+    return lm_head.weight
 
 
 def _mean(values):
