@@ -104,15 +104,16 @@ def profile_settings(name: str, device: DeviceInfo | None = None, engine: str = 
             settings["mixed_precision"] = "no"
             notes.append("16-bit autocast is slower than fp32 on most CPUs: training in fp32.")
     if on_cuda and config is not None:
-        notes.extend(fill_micro_batch(profile, settings, config.with_values({"engine": engine})))
+        notes.extend(fill_micro_batch(profile, settings, config.with_values({"engine": engine}), device))
     return settings, notes
 
 
-def fill_micro_batch(profile: Profile, settings: dict[str, Any], config: TrainConfig) -> list[str]:
+def fill_micro_batch(profile: Profile, settings: dict[str, Any], config: TrainConfig, card: DeviceInfo
+                     ) -> list[str]:
     """On a GPU: the largest micro-batch that divides the profile's effective batch and whose estimated peak (the
-    engine's estimate at ``config``'s clip length) stays within :data:`FILL_SHARE` of the profile's target, with
-    the accumulation that keeps the effective batch; never smaller than the profile's own. In ``settings``, in
-    place; a note says so.
+    engine's estimate at ``config``'s clip length) stays within :data:`FILL_SHARE` of the profile's target and
+    within what Auto would use of the ``card``'s free memory, with the accumulation that keeps the effective batch;
+    never smaller than the profile's own. In ``settings``, in place; a note says so.
 
     A step's fixed cost is paid per micro-batch (the host's dispatch, the optimizer waits for the last), so fewer,
     fuller micro-batches train the same effective batch faster (the H100's and H200's runs: XTTS's Low took 2.1 and
@@ -122,6 +123,7 @@ def fill_micro_batch(profile: Profile, settings: dict[str, Any], config: TrainCo
     accum = int(settings.get("grad_accum_steps", config.grad_accum_steps))
     effective = micro * accum
     estimate = get_engine(config.engine).estimate_memory
+    limit = min(FILL_SHARE * profile.target_gib, AUTO_HEADROOM * card.free_gib)
     best, best_gib = micro, None
     for size in range(micro + 1, effective + 1):
         if effective % size:
@@ -129,14 +131,15 @@ def fill_micro_batch(profile: Profile, settings: dict[str, Any], config: TrainCo
         found = estimate(config.with_values({**settings, "batch_size": size, "grad_accum_steps": effective // size}))
         if found is None:  # no figures for this base model's size: the profile as written
             return []
-        if found.total_gib <= FILL_SHARE * profile.target_gib:
+        if found.total_gib <= limit:
             best, best_gib = size, found.total_gib
     if best == micro:
         return []
     settings["batch_size"], settings["grad_accum_steps"] = best, effective // best
     return [f"{best} clip(s) per micro-batch x {effective // best} (the profile has {micro} x {accum}, the same "
             f"{effective} per step): estimated {best_gib:.1f} GiB on clips of up to {config.max_audio_seconds:g} s, "
-            f"within the profile's {profile.target_gib:g} GiB, in fewer, faster micro-steps."]
+            f"within the profile's {profile.target_gib:g} GiB and what {card.name} has free, in fewer, faster "
+            "micro-steps."]
 
 
 def apply_profile(config: TrainConfig, name: str, device: DeviceInfo | None = None, *,
