@@ -170,7 +170,8 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
         choice = choose_auto(list_devices(), base)
         name = choice.profile
         notes.append(f"auto chose {name}: {choice.reason}")
-    settings, adapted = profile_settings(name, device)
+    # A profile chosen by hand fills its micro-batch up to its target; Auto's run probes it on the card instead.
+    settings, adapted = profile_settings(name, device, config=None if case == "auto" else base)
     notes.extend(adapted)
     config = base.with_values({**settings, "profile": case, "auto_micro_batch": case == "auto"})
     if case != "auto" and opts.micro_batch:

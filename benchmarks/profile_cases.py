@@ -393,7 +393,8 @@ def chosen_profile(engine: str, case: str, opts: argparse.Namespace, device, not
         choice = choose_auto(list_devices(), base)
         name = choice.profile
         notes.append(f"auto chose {name}: {choice.reason}")
-    settings, adapted = profile_settings(name, device, engine)
+    # A profile chosen by hand fills its micro-batch up to its target; Auto's run probes it on the card instead.
+    settings, adapted = profile_settings(name, device, engine, None if case == "auto" else base)
     notes.extend(adapted)
     return base, settings, name
 

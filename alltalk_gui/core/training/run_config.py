@@ -83,8 +83,9 @@ def build_train_config(project: Any, base_model_dir: str | os.PathLike[str] | No
         choice = choose_auto(list(devices), wanted)  # the user's values count (clip length, epochs for CPU time)
         name, result.auto_reason = choice.profile, choice.reason
     result.profile = name
-    result.notes = list(profile_settings(name, device, engine)[1])
-    profiled = apply_profile(base, name, device, auto=auto or profile == AUTO)
+    sized = auto or profile == AUTO  # the run sizes its micro-batch on the card: the profile is not filled
+    result.notes = list(profile_settings(name, device, engine, None if sized else base)[1])
+    profiled = apply_profile(base, name, device, auto=sized)
     if name == "low" and device is not None and device.kind == "cuda" and device.total_gib < JUDGE_MIN_GPU_GIB:
         profiled = dataclasses.replace(profiled, judge=False)
         result.notes.append(f"The checkpoint judge is off under Low on this {device.total_gib:.0f} GB card: it "

@@ -72,12 +72,13 @@ class ProfileSource:
     def all(self) -> list[ProfileView]:
         return list(self._views)
 
-    def settings(self, name: str, device=None) -> tuple[dict[str, Any], list[str]]:
-        """The settings ``name`` sets on ``device`` (adapted: no bf16 on an old GPU, no 8-bit on the CPU...)
-        and a note for each adaptation."""
+    def settings(self, name: str, device=None, config: TrainConfig | None = None) -> tuple[dict[str, Any], list[str]]:
+        """The settings ``name`` sets on ``device`` (adapted: no bf16 on an old GPU, no 8-bit on the CPU, the
+        micro-batch filled up to the profile's target for ``config``'s clips on a GPU...) and a note for each
+        adaptation."""
         if self.profiles is None or name not in self.profiles.PROFILE_NAMES:
             return {}, []
-        return self.profiles.profile_settings(name, device, self.engine.name)
+        return self.profiles.profile_settings(name, device, self.engine.name, config)
 
     def apply(self, config: TrainConfig, name: str, device=None, auto: bool = False) -> TrainConfig:
         """``config`` with profile ``name``; ``auto``: Auto picked it (on a GPU the run then sizes its micro-batch)."""

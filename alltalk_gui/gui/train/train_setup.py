@@ -308,7 +308,8 @@ class SetupPanel(QWidget):
 
     def profile_settings(self) -> dict:
         name = self.picker.resolved()
-        return self.picker.source.settings(name, self.training_device())[0] if name else {}
+        filled = None if self.picker.choice() == "auto" else self.base_config()  # Auto sizes on the card instead
+        return self.picker.source.settings(name, self.training_device(), filled)[0] if name else {}
 
     def build_config(self) -> TrainConfig:
         """The profile's config (adapted to the device) with the user's Advanced changes on top; not validated.

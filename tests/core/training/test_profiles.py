@@ -11,7 +11,8 @@ from alltalk_gui.core.training import profiles
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.machine.gpu import DeviceInfo
 from alltalk_gui.core.engines.xtts.memory_estimate import XTTS_V2, estimate, lora_full_params, lora_params
-from alltalk_gui.core.training.profiles import PROFILE_NAMES, ProfileError, apply_profile, choose_auto, load_profile
+from alltalk_gui.core.training.profiles import (PROFILE_NAMES, ProfileError, apply_profile, choose_auto, load_profile,
+                                               profile_settings)
 
 BASE = TrainConfig(project_dir="p", base_model_dir="b")
 
@@ -137,3 +138,68 @@ def test_auto_on_a_gpu_also_sizes_the_micro_batch_and_a_chosen_profile_does_not(
     assert apply_profile(TrainConfig(), "medium", gpu, auto=True).auto_micro_batch
     assert not apply_profile(TrainConfig(), "medium", gpu).auto_micro_batch
     assert not apply_profile(TrainConfig(), "high", cpu, auto=True).auto_micro_batch  # no probe on the CPU
+
+
+# The micro-batch filled up to the profile's target on a GPU (profiles.fill_micro_batch): a CUDA-only branch,
+# exercised here with a card's description.
+CARD = DeviceInfo(kind="cuda", index=0, name="Test card", total_gib=24.0, free_gib=23.0, bf16=True,
+                  capability="8.9")
+
+
+def _estimate(engine: str, config: TrainConfig) -> float:
+    from alltalk_gui.core.engine_api.engine import get_engine
+
+    return get_engine(engine).estimate_memory(config).total_gib
+
+
+@pytest.mark.parametrize("engine, seconds", [("xtts", 11.0), ("f5", 30.0), ("orpheus", 30.0), ("parler", 10.0)])
+@pytest.mark.parametrize("name", ["low", "medium", "high"])
+def test_a_profile_fills_its_micro_batch_up_to_its_target_and_keeps_the_effective_batch(engine, seconds, name):
+    profile = load_profile(name, engine)
+    written = profile.settings
+    config = apply_profile(TrainConfig(engine=engine, max_audio_seconds=seconds), name, CARD)
+    effective = written["batch_size"] * written["grad_accum_steps"]
+    assert config.batch_size * config.grad_accum_steps == effective
+    assert config.batch_size >= written["batch_size"] and effective % config.batch_size == 0
+    limit = min(profiles.FILL_SHARE * profile.target_gib, profiles.AUTO_HEADROOM * CARD.free_gib)
+    if config.batch_size > written["batch_size"]:
+        assert _estimate(engine, config) <= limit
+    # No larger divisor of the effective batch would have kept within the target.
+    for size in range(config.batch_size + 1, effective + 1):
+        if effective % size == 0:
+            bigger = config.with_values({"batch_size": size, "grad_accum_steps": effective // size})
+            assert _estimate(engine, bigger) > limit, (size, _estimate(engine, bigger))
+
+
+def test_filling_is_said_and_happens_only_on_a_gpu():
+    settings, notes = profile_settings("low", CARD, "xtts", TrainConfig(max_audio_seconds=11.0))
+    assert (settings["batch_size"], settings["grad_accum_steps"]) == (8, 1)  # XTTS Low: 1 x 8 as written
+    assert any("8 clip(s) per micro-batch x 1 (the profile has 1 x 8" in n and "within the profile's 3.5 GiB" in n
+               for n in notes)
+    small = DeviceInfo(kind="cuda", index=0, name="4 GB card", total_gib=4.0, free_gib=3.4, bf16=True,
+                       capability="8.6")  # F5's Low fills to 4 x 2 (3.4 GiB) where the card has room, not here
+    assert profile_settings("low", CARD, "f5", TrainConfig(engine="f5"))[0]["batch_size"] == 4
+    assert profile_settings("low", small, "f5", TrainConfig(engine="f5"))[0]["batch_size"] == 2
+    cpu = DeviceInfo(kind="cpu", index=0, name="CPU", total_gib=24.0, free_gib=20.0, bf16=True, cores=2)
+    on_cpu, _ = profile_settings("low", cpu, "xtts", TrainConfig(max_audio_seconds=11.0))
+    assert (on_cpu["batch_size"], on_cpu["grad_accum_steps"]) == (1, 8)
+    as_written, _ = profile_settings("low", CARD, "xtts")  # without the run's config: as written
+    assert (as_written["batch_size"], as_written["grad_accum_steps"]) == (1, 8)
+
+
+def test_longer_clips_fill_less():
+    """XTTS's High (2 x 4 as written, 12 GiB) on a dataset of clips up to 4, 6 and 11 s."""
+    sizes = [apply_profile(TrainConfig(engine="xtts", max_audio_seconds=s), "high", CARD).batch_size
+             for s in (4.0, 6.0, 11.0)]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] > sizes[-1] == 2
+
+
+def test_a_model_without_memory_figures_keeps_the_profile_as_written(tmp_path):
+    import json
+
+    folder = tmp_path / "parler_small"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"decoder": {"hidden_size": 64}}))
+    config = apply_profile(TrainConfig(engine="parler", base_model_dir=str(folder)), "low", CARD)
+    written = load_profile("low", "parler").settings
+    assert (config.batch_size, config.grad_accum_steps) == (written["batch_size"], written["grad_accum_steps"])
