@@ -89,3 +89,28 @@ def test_resume_on_cuda_equals_a_straight_run(gpu_project, tiny_gpu):
     # bf16 autocast and CUDA's non-deterministic reductions: equal to a few parts in a thousand, not bit for bit.
     assert b[-2:] == pytest.approx(a[-2:], rel=5e-3), (a, b)
     assert all(math.isfinite(x) for x in a + b)
+
+
+def test_a_micro_step_of_the_loop_never_waits_for_the_card(gpu_project, tiny_gpu):
+    """The loop's own code (core/training) syncs the host with the card once per optimizer step at most (the
+    gradient norm's check, the step's report), never per micro-batch: with 8 micro-batches a step it must sync no
+    more than with 2. A blocking copy to the card (a batch, a tensor made from a Python number) waits for every
+    micro-step queued before it, so the host could not run ahead of the card. torch's sync debug mode warns at
+    each synchronising call, from the Python line that made it."""
+    import warnings
+
+    import torch
+
+    def loop_syncs(accumulation: int) -> int:
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                _train_here(gpu_project, tiny_gpu, f"syncs_{accumulation}", batch_size=1,
+                            grad_accum_steps=accumulation, memory_interval_s=3600.0)
+        finally:
+            torch.cuda.set_sync_debug_mode(0)
+        return sum("core/training" in str(w.filename).replace("\\", "/") for w in caught
+                   if "synchroniz" in str(w.message))
+
+    assert loop_syncs(8) <= loop_syncs(2), "a micro-step of the loop waits for the card"

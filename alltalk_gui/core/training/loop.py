@@ -176,7 +176,7 @@ def setup_accelerator(config: TrainConfig):
     """The Accelerator for ``config`` (mixed precision, accumulation, CPU or GPU), with every RNG seeded."""
     import torch
     from accelerate import Accelerator
-    from accelerate.utils import InitProcessGroupKwargs, set_seed
+    from accelerate.utils import DataLoaderConfiguration, InitProcessGroupKwargs, set_seed
 
     from alltalk_gui.core.machine.memory import use_expandable_segments
     from alltalk_gui.core.training.launch import distributed_backend
@@ -189,6 +189,10 @@ def setup_accelerator(config: TrainConfig):
         cpu=config.device == "cpu" or not torch.cuda.is_available(),
         # Windows builds of PyTorch have no NCCL: several processes meet over gloo there.
         kwargs_handlers=[InitProcessGroupKwargs(backend=backend)] if (backend := distributed_backend()) else None,
+        # Batches go to the GPU without the host waiting: a blocking copy first waits for everything queued on the
+        # card, so the host could not prepare the next micro-step while the card ran this one (the loaders pin
+        # their batches on a GPU, which an asynchronous copy needs).
+        dataloader_config=DataLoaderConfiguration(non_blocking=True),
     )
     set_seed(config.seed)
     return accelerator
@@ -440,6 +444,7 @@ class TrainingRun:
 
         return torch.utils.data.DataLoader(dataset, batch_sampler=batch_sampler, collate_fn=collate,
                                            num_workers=self.config.num_workers,
+                                           pin_memory=self.accelerator.device.type == "cuda",
                                            generator=torch.Generator().manual_seed(self.config.seed))
 
     def _probe_micro_batch(self, parts: TrainingSetup, model) -> Iterator[Event]:
@@ -756,6 +761,8 @@ def _loss_sums(losses: dict[str, Any], clips: int, parts: tuple[str, ...]):
     import torch
 
     loss = losses["loss"].detach()
+    # The clip count is filled on the device (new_full): torch.tensor(..., device=) would copy it from the host,
+    # and a blocking copy to a GPU waits for the card to finish the micro-step first.
     return torch.stack([loss.float() * clips, *(losses[name].detach().float() * clips for name in parts),
-                        torch.tensor(float(clips), device=loss.device)])
+                        loss.new_full((), float(clips), dtype=torch.float32)])
 
