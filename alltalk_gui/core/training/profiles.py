@@ -136,10 +136,9 @@ def fill_micro_batch(profile: Profile, settings: dict[str, Any], config: TrainCo
     if best == micro:
         return []
     settings["batch_size"], settings["grad_accum_steps"] = best, effective // best
-    return [f"{best} clip(s) per micro-batch x {effective // best} (the profile has {micro} x {accum}, the same "
-            f"{effective} per step): estimated {best_gib:.1f} GiB on clips of up to {config.max_audio_seconds:g} s, "
-            f"within the profile's {profile.target_gib:g} GiB and what {card.name} has free, in fewer, faster "
-            "micro-steps."]
+    return [f"{profile.title} runs {best} clip(s) per micro-batch x {effective // best} on this card (written "
+            f"{micro} x {accum}, the same {effective} a step, faster): about {best_gib:.1f} GiB on clips up to "
+            f"{config.max_audio_seconds:g} s, within its {profile.target_gib:g} GiB."]
 
 
 def apply_profile(config: TrainConfig, name: str, device: DeviceInfo | None = None, *,

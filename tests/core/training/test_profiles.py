@@ -174,7 +174,7 @@ def test_a_profile_fills_its_micro_batch_up_to_its_target_and_keeps_the_effectiv
 def test_filling_is_said_and_happens_only_on_a_gpu():
     settings, notes = profile_settings("low", CARD, "xtts", TrainConfig(max_audio_seconds=11.0))
     assert (settings["batch_size"], settings["grad_accum_steps"]) == (8, 1)  # XTTS Low: 1 x 8 as written
-    assert any("8 clip(s) per micro-batch x 1 (the profile has 1 x 8" in n and "within the profile's 3.5 GiB" in n
+    assert any("runs 8 clip(s) per micro-batch x 1 on this card (written 1 x 8" in n and "within its 3.5 GiB" in n
                for n in notes)
     small = DeviceInfo(kind="cuda", index=0, name="4 GB card", total_gib=4.0, free_gib=3.4, bf16=True,
                        capability="8.6")  # F5's Low fills to 4 x 2 (3.4 GiB) where the card has room, not here
