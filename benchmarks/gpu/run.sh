@@ -17,19 +17,7 @@
 # summary's (0: all passed).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-results="${1:-benchmarks/results}"
-mkdir -p "$results"
-results="$(cd "$results" && pwd)"
-py="${PYTHON:-python3}"
-path="$PWD"
-if [ -n "${ALLTALK_KIT:-}" ]; then
-    path="$ALLTALK_KIT:$path"
-    [ -d "$ALLTALK_KIT/speech" ] && ! command -v espeak-ng >/dev/null && export ALLTALK_SPEECH_CACHE="$ALLTALK_KIT/speech"
-    # An engine's own environment (Parler-TTS) is made by the app from the kit's wheels: the machine has no index.
-    [ -d "$ALLTALK_KIT/engine-wheels" ] && [ -z "${ALLTALK_GUI_ENGINE_PIP_ARGS:-}" ] && \
-        export ALLTALK_GUI_ENGINE_PIP_ARGS="--no-index --find-links $ALLTALK_KIT/engine-wheels"
-fi
-export PYTHONPATH="$path${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 ALLTALK_KIT_RESULTS="$results"
+source benchmarks/gpu/kit_env.sh "${1:-}"  # results, py, and the kit's folder on the paths
 day="$(date -u +%Y-%m-%d)"
 log="$results/gpu_kit_${day}.log"
 

@@ -12,18 +12,8 @@
 # case once the random base is written); each writes its JSON as it goes, so a part cut short keeps its cases.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-results="${1:-benchmarks/results}"
+source benchmarks/gpu/kit_env.sh "${1:-}"  # results, py, and the kit's folder on the paths
 budget="${2:-300}"
-mkdir -p "$results"
-results="$(cd "$results" && pwd)"
-py="${PYTHON:-python3}"
-path="$PWD"
-if [ -n "${ALLTALK_KIT:-}" ]; then
-    path="$ALLTALK_KIT:$path"
-    [ -d "$ALLTALK_KIT/engine-wheels" ] && [ -z "${ALLTALK_GUI_ENGINE_PIP_ARGS:-}" ] && \
-        export ALLTALK_GUI_ENGINE_PIP_ARGS="--no-index --find-links $ALLTALK_KIT/engine-wheels"
-fi
-export PYTHONPATH="$path${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 log="$results/gpu_more_$(date -u +%Y-%m-%d).log"
 started=$(date +%s)
 left() { echo $(( budget - ($(date +%s) - started) )); }

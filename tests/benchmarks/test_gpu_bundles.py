@@ -218,10 +218,30 @@ def test_engines_with_an_environment_of_their_own_send_their_pinned_wheels(bundl
     assert (target / "alltalk_test_dep.py").is_file()  # the kit's own wheels are installed
     assert (target / bundles.ENGINE_WHEELS / carried.name).is_file()  # the engine's are only copied
     assert bundles.wheel_name(carried) == "parler-tts" and carried.name.split("-")[1] == "0.2.3"
-    run_sh = (Path(bundles.__file__).parent / "run.sh").read_text()
-    assert 'ALLTALK_GUI_ENGINE_PIP_ARGS="--no-index --find-links $ALLTALK_KIT/engine-wheels"' in run_sh
+    kit_env = (Path(bundles.__file__).parent / "kit_env.sh").read_text()  # what run.sh and run_more.sh source
+    assert 'ALLTALK_GUI_ENGINE_PIP_ARGS="--no-index --find-links $ALLTALK_KIT/engine-wheels"' in kit_env
 
 
 def test_the_kit_checks_orpheus_imports(bundles):
     assert {"snac", "alltalk_gui.core.engines.orpheus.engine", "alltalk_gui.core.engines.orpheus.codec"} <= set(
         bundles.KIT_MODULES)
+
+
+def test_the_third_call_runs_what_its_seconds_allow_most_wanted_first(tmp_path):
+    """run_more.sh with a stand-in interpreter that only says what it was asked: with 100 s, the parts planned at
+    more (Parler's environment, 150 s; its benchmark, 140 s) are skipped with the reason, the others run, in order,
+    with the kit's folder on PYTHONPATH."""
+    stand_in = tmp_path / "python"
+    stand_in.write_text('#!/usr/bin/env bash\necho "ran $* with PYTHONPATH=$PYTHONPATH"\n')
+    stand_in.chmod(0o755)
+    done = subprocess.run(["bash", str(ROOT / "benchmarks" / "gpu" / "run_more.sh"), str(tmp_path / "out"), "100"],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHON": str(stand_in), "ALLTALK_KIT": str(tmp_path / "kit")})
+    assert done.returncode == 0, done.stderr
+    ran = [line for line in done.stdout.splitlines() if line.startswith("ran ")]
+    assert [line.split()[1] for line in ran] == ["benchmarks/orpheus_memory_profiles.py"] * 4
+    assert "--clip-seconds 10" in ran[0] and "--profiles high" in ran[0] and "--clip-seconds 30" in ran[1]
+    assert all(f"PYTHONPATH={tmp_path / 'kit'}:" in line for line in ran)
+    skipped = [line for line in done.stdout.splitlines() if "skipped" in line]
+    assert len(skipped) == 2 and all("Parler" in line and "of 100" in line for line in skipped)
+    assert (tmp_path / "out").is_dir() and list((tmp_path / "out").glob("gpu_more_*.log"))

@@ -1,0 +1,17 @@
+# Sourced by the GPU kit's scripts (run.sh, run_more.sh) from the checkout's root, with the results folder as its
+# argument: sets `results` (made absolute), `py` (PYTHON, default python3) and the environment. With ALLTALK_KIT
+# (the folder bundles.py installed the kit into) that folder comes first on PYTHONPATH, its speech cache stands
+# in for a missing espeak-ng, and pip makes an engine's own environment (Parler-TTS) from the kit's wheels: the
+# machine has no package index.
+results="${1:-benchmarks/results}"
+mkdir -p "$results"
+results="$(cd "$results" && pwd)"
+py="${PYTHON:-python3}"
+path="$PWD"
+if [ -n "${ALLTALK_KIT:-}" ]; then
+    path="$ALLTALK_KIT:$path"
+    [ -d "$ALLTALK_KIT/speech" ] && ! command -v espeak-ng >/dev/null && export ALLTALK_SPEECH_CACHE="$ALLTALK_KIT/speech"
+    [ -d "$ALLTALK_KIT/engine-wheels" ] && [ -z "${ALLTALK_GUI_ENGINE_PIP_ARGS:-}" ] && \
+        export ALLTALK_GUI_ENGINE_PIP_ARGS="--no-index --find-links $ALLTALK_KIT/engine-wheels"
+fi
+export PYTHONPATH="$path${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 ALLTALK_KIT_RESULTS="$results"
