@@ -12,6 +12,10 @@ casts differently on each: 16-bit runs are counted under CUDA's autocast rules
 Activation checkpointing keeps only each block's input (plus one block's activations while it is recomputed):
 that figure is derived from the same measurement.
 
+The GPT is measured as training runs it, after ``streamline_for_training`` (GELU in one kernel, fused attention in
+the conditioning encoder), and as coqui builds it (``coqui``: what AllTalk's trainer and our runs measured before
+2026-11-27 trained, which their tests compare against).
+
     python benchmarks/activation_calibration.py [--out resources/profiles/xtts/activation_calibration.json]
 
 Needs about 4 GiB of RAM and a minute or two of CPU.
@@ -35,18 +39,23 @@ CLIP_SECONDS = (6.0, 11.6)
 MEASURED_LAYERS = 3
 
 
-def measure(precision: str, clip_s: float) -> dict:
+def measure(precision: str, clip_s: float, streamlined: bool = True) -> dict:
+    """What one clip of ``clip_s`` saves for backward, by part: the GPT as training runs it (``streamlined``) or as
+    coqui builds it."""
     import contextlib
 
     import torch
     from TTS.tts.configs.xtts_config import XttsArgs
 
     from alltalk_gui.core.engines.xtts.model import build_gpt_from_args, gpt_loss
+    from alltalk_gui.core.engines.xtts.streamline import streamline_for_training
     from alltalk_gui.core.machine.cuda_autocast import cuda_autocast_rules
 
     torch.manual_seed(0)
     gpt = build_gpt_from_args(XttsArgs(**{**XTTS_V2, "gpt_layers": MEASURED_LAYERS}), number_text_tokens=TEXT_TOKENS,
                               start_text_token=TEXT_TOKENS - 1, stop_text_token=0)
+    if streamlined:
+        streamline_for_training(gpt)
     gpt.train()
     blocks = list(gpt.gpt.h)
     region = {"name": "other"}
@@ -108,7 +117,7 @@ def measure(precision: str, clip_s: float) -> dict:
     element = 4 if dtype is None else 2
     # Sequence length through the blocks: conditioning latents + text + audio codes (+ start/stop tokens).
     seq = 32 + text_len + 2 + samples // 1024 + 1 + 2
-    return {"precision": precision, "clip_s": clip_s, "text_tokens": text_len, "sequence": seq,
+    return {"precision": precision, "streamlined": streamlined, "clip_s": clip_s, "text_tokens": text_len, "sequence": seq,
             "block_bytes": totals["blocks"], "attention_bytes": totals["attention"], "conditioning_bytes": totals["conditioning"],
             "other_bytes": totals["other"], "block_input_bytes": seq * hidden * element * len(blocks),
             "layers": len(blocks)}
@@ -123,11 +132,15 @@ def _line(points: list[tuple[float, float]]) -> dict:
 def fit(rows: list[dict]) -> dict:
     """Per clip, as bytes = a + b * clip_s: one block's saved tensors without and with only its attention
     scores, one block's input (what checkpointing keeps), everything outside the blocks, and the conditioning
-    front end (fixed 6 s prompt), per precision. Attention grows with the square of the length: the straight
+    front end (fixed 6 s prompt), per precision; and the block and the conditioning front end as coqui builds them
+    (``coqui``). Attention grows with the square of the length: the straight
     line through 6 s and 11.6 s is exact at those lengths and errs high between them."""
     out = {}
     for precision, label in (("fp32", "fp32"), ("bf16", "16bit")):
-        pts = sorted((r for r in rows if r["precision"] == precision), key=lambda r: r["clip_s"])
+        pts = sorted((r for r in rows if r["precision"] == precision and r["streamlined"]),
+                     key=lambda r: r["clip_s"])
+        coqui = sorted((r for r in rows if r["precision"] == precision and not r["streamlined"]),
+                       key=lambda r: r["clip_s"])
         out[label] = {
             "block": _line([(r["clip_s"], r["block_bytes"] / r["layers"]) for r in pts]),
             "attention": _line([(r["clip_s"], r["attention_bytes"] / r["layers"]) for r in pts]),
@@ -135,6 +148,9 @@ def fit(rows: list[dict]) -> dict:
             "other": _line([(r["clip_s"], r["other_bytes"]) for r in pts]),
             "conditioning_bytes": pts[-1]["conditioning_bytes"],
         }
+        if coqui:
+            out[label]["coqui"] = {"block": _line([(r["clip_s"], r["block_bytes"] / r["layers"]) for r in coqui]),
+                                   "conditioning_bytes": coqui[-1]["conditioning_bytes"]}
     return out
 
 
@@ -143,7 +159,7 @@ def main() -> int:
     parser.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "resources" / "profiles"
                                              / "xtts" / "activation_calibration.json"))
     args = parser.parse_args()
-    rows = [measure(p, s) for p in ("fp32", "bf16") for s in CLIP_SECONDS]
+    rows = [measure(p, s, streamlined) for streamlined in (True, False) for p in ("fp32", "bf16") for s in CLIP_SECONDS]
     result = {"date": date.today().isoformat(),
               "device": "cpu (saved-tensor bytes are device-independent; 16-bit counted under CUDA's autocast rules)",
               "measured_layers": MEASURED_LAYERS, "width": XTTS_V2["gpt_n_model_channels"],

@@ -158,6 +158,7 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     from alltalk_gui.core.training.config import TrainConfig
     from alltalk_gui.core.engines.xtts.data import gpt_inputs
     from alltalk_gui.core.engines.xtts.model import LossWeights, build_gpt_from_args, gpt_loss
+    from alltalk_gui.core.engines.xtts.streamline import is_streamlined
     from alltalk_gui.core.machine.gpu import list_devices
     from alltalk_gui.core.training.profiles import AUTO_HEADROOM, choose_auto, profile_settings
     from alltalk_gui.core.training.levers import (apply_memory_levers, cap_gpu_memory,
@@ -199,6 +200,7 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
                               start_text_token=arch["text_tokens"] - 1, stop_text_token=0)
     trainable = apply_memory_levers(gpt, config)
     params = sum(p.numel() for p in gpt.parameters())
+    streamlined = is_streamlined(gpt)
     gpt.train()
     weights = LossWeights(config.engine_options().text_ce_weight, config.engine_options().mel_ce_weight)
     result: dict[str, Any] = {}
@@ -239,10 +241,10 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     result.update(breakdown(micro_step, config.grad_accum_steps, on_cuda))
     result["front_end_once"] = once
     result.update({
-        "resolved_profile": name, "precision": config.mixed_precision, "optimizer": config.optimizer,
+        "resolved_profile": name, "streamlined": streamlined, "precision": config.mixed_precision, "optimizer": config.optimizer,
         "lora_rank": config.lora_rank, "gradient_checkpointing": config.gradient_checkpointing,
         "freeze_conditioning": config.engine_options().freeze_conditioning, "trainable_params": trainable, "model_params": params,
-        "estimated_gib": _estimate(config, opts, on_cuda),
+        "estimated_gib": _estimate(config, opts, on_cuda, streamlined),
     })
     return result
 
@@ -295,6 +297,7 @@ def _baseline(opts: argparse.Namespace, device) -> dict[str, Any]:
 
     from alltalk_gui.core.training.config import TrainConfig
     from alltalk_gui.core.engines.xtts.model import import_coqui_trainer
+    from alltalk_gui.core.engines.xtts.streamline import is_streamlined
 
     gpt_trainer = import_coqui_trainer()
     arch = _arch(opts.arch)
@@ -347,11 +350,12 @@ def _baseline(opts: argparse.Namespace, device) -> dict[str, Any]:
     estimate_config = dataclasses.replace(TrainConfig(), batch_size=micro, grad_accum_steps=accum,
                                           max_audio_seconds=opts.clip_seconds, mixed_precision="no", optimizer="adamw")
     result.update({
-        "resolved_profile": None, "precision": "no", "optimizer": "adamw", "lora_rank": 0,
+        "resolved_profile": None, "streamlined": is_streamlined(model.xtts.gpt), "precision": "no",
+        "optimizer": "adamw", "lora_rank": 0,
         "gradient_checkpointing": False, "freeze_conditioning": False,
         "trainable_params": sum(p.numel() for p in model.xtts.gpt.parameters()),
         "model_params": sum(p.numel() for p in model.parameters()),
-        "estimated_gib": _estimate(estimate_config, opts, dev.type == "cuda"),
+        "estimated_gib": _estimate(estimate_config, opts, dev.type == "cuda", is_streamlined(model.xtts.gpt)),
         "notes": ["coqui GPTTrainer.train_step, AllTalk's defaults: FP32, torch AdamW (weight decay on weights only, "
                   f"betas 0.9/0.96, lr {ALLTALK_LR}), batch {ALLTALK_BATCH}, no accumulation, no gradient clipping."
                   + (f" Run here with batch {micro} x {accum}." if (micro, accum) != (ALLTALK_BATCH, 1) else ""),
@@ -361,9 +365,10 @@ def _baseline(opts: argparse.Namespace, device) -> dict[str, Any]:
     return result
 
 
-def _estimate(config, opts: argparse.Namespace, on_cuda: bool) -> float | None:
+def _estimate(config, opts: argparse.Namespace, on_cuda: bool, streamlined: bool = True) -> float | None:
     """The estimator's peak for these settings: GPU memory on CUDA, resident memory (attention scores kept, as
-    CPU attention does) on the CPU. None for the tiny test model, which the estimator does not describe."""
+    CPU attention does) on the CPU; ``streamlined`` as the case ran the GPT. None for the tiny test
+    model, which the estimator does not describe."""
     import dataclasses
 
     from alltalk_gui.core.engines.xtts.memory_estimate import estimate
@@ -371,7 +376,7 @@ def _estimate(config, opts: argparse.Namespace, on_cuda: bool) -> float | None:
     if opts.arch != "xtts_v2":
         return None
     config = dataclasses.replace(config, max_audio_seconds=opts.clip_seconds)
-    return estimate(config, attention_scores=not on_cuda).total_gib
+    return estimate(config, attention_scores=not on_cuda, streamlined=streamlined).total_gib
 
 
 # ------------------------------------------------------------------------------------------------ the run (parent)

@@ -42,13 +42,15 @@ def test_each_profile_is_estimated_under_its_target_on_11_s_clips(name):
 
 
 def test_the_estimate_puts_alltalks_fp32_settings_near_the_14_gb_it_is_known_to_need():
+    """AllTalk trains with coqui's own trainer, whose GPT keeps the composite GELU's and attention's tensors."""
     alltalk = dataclasses.replace(BASE, batch_size=4, mixed_precision="no", optimizer="adamw",
                                   gradient_checkpointing=False, max_audio_seconds=11.0)
-    assert 11 < estimate(alltalk).total_gib < 20
+    assert 11 < estimate(alltalk, streamlined=False).total_gib < 20
+    assert estimate(alltalk).total_gib < estimate(alltalk, streamlined=False).total_gib - 2  # as our runs train
 
 
 def test_estimate_moves_the_right_way_with_each_lever():
-    high = apply_profile(BASE, "high", gpu(80))
+    high = apply_profile(BASE, "high")  # as written: 2 x 4
     parts = estimate(high)
     assert parts.trainable_params == XTTS_V2.gpt_params
     assert parts.optimizer_gib == pytest.approx(8 * XTTS_V2.gpt_params / 1024**3, rel=1e-3)
@@ -188,10 +190,11 @@ def test_filling_is_said_and_happens_only_on_a_gpu():
 
 
 def test_longer_clips_fill_less():
-    """XTTS's High (2 x 4 as written, 12 GiB) on a dataset of clips up to 4, 6 and 11 s."""
-    sizes = [apply_profile(TrainConfig(engine="xtts", max_audio_seconds=s), "high", CARD).batch_size
+    """XTTS's High (2 x 4 as written, 12 GiB) on a 12 GB card, on a dataset of clips up to 4, 6 and 11 s."""
+    card = gpu(11.5, total_gib=12.0)
+    sizes = [apply_profile(TrainConfig(engine="xtts", max_audio_seconds=s), "high", card).batch_size
              for s in (4.0, 6.0, 11.0)]
-    assert sizes == sorted(sizes, reverse=True) and sizes[0] > sizes[-1] == 2
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] == 8 > sizes[-1] >= 2, sizes
 
 
 def test_a_model_without_memory_figures_keeps_the_profile_as_written(tmp_path):

@@ -142,7 +142,9 @@ class XttsEngine(HubDownload, ShippedProfiles):
     def apply_memory_levers(self, gpt, config) -> int:
         """Switch on ``config``'s model-side levers in place; returns the number of trainable parameters."""
         from alltalk_gui.core.engines.xtts.model import add_lora_adapters, enable_activation_checkpointing
+        from alltalk_gui.core.engines.xtts.streamline import streamline_for_training
 
+        streamline_for_training(gpt)  # every profile: the same maths, in fewer kernels and less memory
         if config.lora_rank:
             # Only the adapters (and the mel head and final norm) train: no gradients or optimizer state for the
             # other 440 M base weights.

@@ -15,7 +15,8 @@ The estimate adds up what a fine-tune of the XTTS v2 GPT keeps:
   two 8-bit moments plus block scales (about 2 bytes);
 * **activations**: what autograd saves for the backward pass, per clip of the micro-batch, which grows with the
   clip length. The per-block figures come from measurements of the real-size GPT's blocks
-  (``resources/profiles/xtts/activation_calibration.json``, written by ``benchmarks/activation_calibration.py``),
+  (``resources/profiles/xtts/activation_calibration.json``, written by ``benchmarks/activation_calibration.py``) of
+  the GPT as training runs it (:mod:`.streamline`: half the saved tensors of coqui's own, whose figures it also keeps),
   which counts the bytes of every tensor saved for backward, with attention's (sequence x sequence) scores
   counted apart (the CPU saves them, CUDA's fused attention does not); the 16-bit figures under CUDA's autocast
   rules (layer norms and softmax in fp32: :mod:`alltalk_gui.core.machine.cuda_autocast`), as a card runs them;
@@ -111,13 +112,17 @@ def _calibration() -> dict[str, Any]:
 
 
 def activation_bytes_per_clip(config: TrainConfig, model: ModelSize = XTTS_V2,
-                              attention_scores: bool = False) -> float:
+                              attention_scores: bool = False, streamlined: bool = True) -> float:
     """Bytes saved for backward for one clip of ``max_audio_seconds`` (every batch is padded to its longest).
 
     ``attention_scores``: whether attention keeps its (sequence x sequence) scores for backward, as CPU
     attention does; CUDA's fused attention kernels do not, which is the default here.
+    ``streamlined``: the GPT as our training runs it (:mod:`.streamline`), or as coqui's own trainer does (AllTalk's
+    settings), whose GELU and conditioning attention keep about twice as much under autocast.
     """
     fits = _calibration()["per_clip"]["fp32" if config.mixed_precision == "no" else "16bit"]
+    if not streamlined:
+        fits = {**fits, **fits["coqui"]}
     clip_s = config.max_audio_seconds
 
     def at(name: str) -> float:
@@ -144,11 +149,13 @@ def cast_params(config: TrainConfig, model: ModelSize = XTTS_V2) -> int:
     return trainable_params(config, model)
 
 
-def estimate(config: TrainConfig, model: ModelSize = XTTS_V2, attention_scores: bool = False) -> MemoryEstimate:
+def estimate(config: TrainConfig, model: ModelSize = XTTS_V2, attention_scores: bool = False,
+             streamlined: bool = True) -> MemoryEstimate:
     """Peak memory (GiB) that ``config`` needs to fine-tune a GPT of ``model``'s size.
 
     For a CUDA GPU (peak reserved memory) leave ``attention_scores`` False; for the CPU (peak resident memory)
-    set it True: CPU attention keeps its scores, and the process's own memory is counted.
+    set it True: CPU attention keeps its scores, and the process's own memory is counted. ``streamlined``: see
+    :func:`activation_bytes_per_clip` (False for coqui's own trainer).
     """
     trainable = trainable_params(config, model)
     weights = 4 * model.gpt_params + 2 * cast_params(config, model)
@@ -156,7 +163,7 @@ def estimate(config: TrainConfig, model: ModelSize = XTTS_V2, attention_scores: 
         weights += 4 * lora_params(config.lora_rank, model)  # the adapters themselves
     gradients = 4 * trainable
     optimizer = (2 if config.optimizer in ("adamw8bit", "paged_adamw8bit") else 8) * trainable
-    activations = activation_bytes_per_clip(config, model, attention_scores) * config.batch_size
+    activations = activation_bytes_per_clip(config, model, attention_scores, streamlined) * config.batch_size
     tensors = (weights + optimizer + held_at_peak(gradients, activations, config.grad_accum_steps > 1)) / GIB
     overhead = CPU_PROCESS_GIB if attention_scores else ALLOCATOR_RESERVE * tensors
     return MemoryEstimate(
