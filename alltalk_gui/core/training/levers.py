@@ -30,8 +30,8 @@ def apply_memory_levers(model, config: TrainConfig) -> int:
 
 
 def make_optimizer(gpt, config: TrainConfig):
-    """AdamW (torch or bitsandbytes 8-bit) over the trainable parameters, weight decay on weight matrices only
-    (coqui's ``optimizer_wd_only_on_weights``).
+    """AdamW (torch's fused one, or bitsandbytes' 8-bit) over the trainable parameters, weight decay on weight
+    matrices only (coqui's ``optimizer_wd_only_on_weights``).
 
     Raises:
         ConfigError: an 8-bit optimizer without bitsandbytes installed.
@@ -52,7 +52,11 @@ def make_optimizer(gpt, config: TrainConfig):
     groups = [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
     kwargs = dict(lr=config.lr, betas=(config.beta1, config.beta2), eps=1e-8)
     if config.optimizer == "adamw":
-        return torch.optim.AdamW(groups, **kwargs)
+        # torch's fused AdamW: one kernel for all the parameters' update where the default (foreach) launches a
+        # dozen per group; the same update to float rounding. On the H200 the optimizer took 10 % of High's step
+        # at 8 x 1, waiting on the host like the rest of it. Fused runs on the CPU too, and takes the GradScaler's
+        # scale and inf checks inside its kernel under fp16.
+        return torch.optim.AdamW(groups, fused=True, **kwargs)
     try:
         import bitsandbytes as bnb
     except ImportError as exc:

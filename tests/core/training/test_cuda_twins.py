@@ -1,9 +1,11 @@
 """CPU twins of CUDA-only branches (docs/cuda_only.md lists them all): the arithmetic of auto's memory cap,
 bitsandbytes' 8-bit AdamW stepping the tiny model and surviving a checkpoint on the CPU (bitsandbytes 0.50 runs its
-8-bit optimizers there), and CUDA's autocast rules applied to a CPU forward pass."""
+8-bit optimizers there), the fused AdamW under fp16 loss scaling, and CUDA's autocast rules applied to a CPU forward
+pass."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from pathlib import Path
 
@@ -101,3 +103,58 @@ def test_cuda_autocast_rules_run_layer_norm_in_fp32_on_the_cpu():
     assert plain == (torch.bfloat16, torch.bfloat16)  # CPU autocast leaves the norm in bf16
     assert ruled == (torch.bfloat16, torch.float32, torch.float32)  # CUDA's: matmuls bf16, norms and softmax fp32
     assert layer(x).dtype == torch.float32  # no autocast: nothing changes
+
+
+def _tiny_regression():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.LayerNorm(16), torch.nn.Linear(16, 1))
+    data = torch.randn(32, 8), torch.randn(32, 1)
+    return model, data
+
+
+def test_adamw_is_torchs_fused_one_and_updates_as_the_default_does():
+    """On a card the default (foreach) AdamW launches a dozen kernels a group where the fused one launches one;
+    the update is the same to float rounding."""
+    model, (x, y) = _tiny_regression()
+    twin = copy.deepcopy(model)
+    config = dataclasses.replace(TrainConfig(), lr=1e-2)
+    fused = make_optimizer(model, config)
+    assert fused.defaults["fused"] is True and type(fused) is torch.optim.AdamW
+    groups = [{"params": g["params"], "weight_decay": g["weight_decay"]}
+              for g in make_optimizer(twin, config).param_groups]
+    plain = torch.optim.AdamW(groups, lr=1e-2, betas=(config.beta1, config.beta2), eps=1e-8, foreach=False)
+    assert plain.param_groups[0]["fused"] is None
+    for _ in range(5):
+        for net, opt in ((model, fused), (twin, plain)):
+            opt.zero_grad()
+            torch.nn.functional.mse_loss(net(x), y).backward()
+            opt.step()
+    for a, b in zip(model.parameters(), twin.parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_fp16_loss_scaling_steps_the_fused_adamw_as_an_unscaled_one():
+    """The CPU twin of the card's fp16 path with the fused AdamW (accelerate makes no GradScaler on the CPU, so the
+    loop's own fp16 path cannot run here: docs/cuda_only.md): torch's GradScaler hands the fused kernel its scale
+    and inf check; a step with an overflowed gradient is skipped, the others equal an unscaled step."""
+    model, (x, y) = _tiny_regression()
+    twin = copy.deepcopy(model)
+    config = dataclasses.replace(TrainConfig(), lr=1e-2)
+    fused = make_optimizer(model, config)
+    reference = torch.optim.AdamW([{"params": g["params"], "weight_decay": g["weight_decay"]}
+                                   for g in make_optimizer(twin, config).param_groups],
+                                  lr=1e-2, betas=(config.beta1, config.beta2), eps=1e-8, foreach=False)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**10)
+    for step in range(4):
+        fused.zero_grad()
+        scaler.scale(torch.nn.functional.mse_loss(model(x), y)).backward()
+        if step == 1:  # an overflow: the scaler must skip this step
+            next(model.parameters()).grad[0, 0] = float("inf")
+        scaler.step(fused)
+        scaler.update()
+        if step != 1:
+            reference.zero_grad()
+            torch.nn.functional.mse_loss(twin(x), y).backward()
+            reference.step()
+    for a, b in zip(model.parameters(), twin.parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
