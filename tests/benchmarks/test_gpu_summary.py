@@ -80,3 +80,25 @@ def test_the_rehearsal_s_own_junit_file_counts_with_the_suite_s(summary, tmp_pat
     text = "\n".join(table)
     assert "| GPU tests | 3 tests | 1 passed, 1 failed, 1 skipped |" in text
     assert "| GPU tests | test_card_rehearsal_cuda::test_auto_fits_every_card | FAILED |" in text and not ok
+
+
+def test_the_goals_say_met_or_missed_with_their_figures(summary, tmp_path):
+    """Each profile's peak against its file's target, and #28's speed goals against the baseline of the same run."""
+    results = _results(tmp_path)
+    xtts = [{"profile": "low", "micro_batch": 8, "grad_accum": 1, "peak_reserved_gib": 2.4, "samples_per_s": 9.1},
+            {"profile": "high", "micro_batch": 8, "grad_accum": 1, "peak_reserved_gib": 12.4, "samples_per_s": 50.0},
+            {"profile": "alltalk-baseline", "micro_batch": 4, "grad_accum": 1, "peak_reserved_gib": 13.7,
+             "samples_per_s": 24.0}]
+    (results / f"memory_profiles_{DAY}_gpu.json").write_text(json.dumps(xtts), encoding="utf-8")
+    f5 = [{"profile": "high", "micro_batch": 2, "grad_accum": 4, "peak_reserved_gib": 12.3, "samples_per_s": 11.0}]
+    (results / f"f5_memory_profiles_{DAY}_gpu.json").write_text(json.dumps(f5), encoding="utf-8")
+    table, ok = summary.lines(results, DAY, {})
+    text = "\n".join(table)
+    assert ok  # goals inform; the tests decide the kit's status
+    assert "| xtts low: peak <= 3.5 GiB | 2.40 GiB at 8 x 1 | met |" in text
+    assert "| xtts high: peak <= 12 GiB | 12.40 GiB at 8 x 1 | MISSED |" in text
+    assert "| f5 high: peak <= 16 GiB | 12.30 GiB at 2 x 4 | met |" in text
+    assert "| xtts high: >= 2x alltalk-baseline's samples/s | 50.00 / 24.00 = 2.08x | met |" in text
+    assert "| f5 high: >= 2x f5-baseline's samples/s | not measured in this run | - |" in text
+    assert "| xtts low: >= 7.8 samples/s | 9.10 | met |" in text
+    assert "alltalk-baseline: peak" not in text  # a baseline has no target
