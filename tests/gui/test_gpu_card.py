@@ -62,6 +62,12 @@ def test_cpu_only_says_so_and_auto_gives_the_hours(panel):
     assert "training runs on the CPU, about 12 hours for 10 epochs of 6 minutes of audio on 2 cores" in reason
 
 
+def test_auto_names_its_profile_once(panel):
+    panel.set_devices([IDLE, CPU])
+    reason = panel.picker.auto_reason.text()
+    assert reason.startswith("→ High: needs about") and reason.count("High") == 1, reason
+
+
 def test_the_devices_are_listed_by_the_gpu_command_in_a_child_process(panel, qtbot):
     """The real path: ``alltalk-gui gpu --json`` in a QProcess, read back into DeviceInfo (processes included)."""
     with qtbot.waitSignal(panel.devices_ready, timeout=180_000):

@@ -204,7 +204,8 @@ class ProfilePicker(QGroupBox):
         except (OSError, ValueError) as exc:  # the estimate Auto relies on cannot be made here
             self.auto_choice, reason = "low", f"the memory estimate is unavailable ({exc}); Low is the safe choice"
         title = self.buttons[self.auto_choice].text() if self.auto_choice in self.buttons else self.auto_choice
-        self.auto_reason.setText(f"→ {title}: {reason}")
+        # Most reasons begin with the profile's title ("High: needs about 8.9 GiB; ..."): say it once.
+        self.auto_reason.setText(f"→ {reason}" if reason.startswith(title) else f"→ {title}: {reason}")
         if self.choice() == "auto":
             self.changed.emit("auto")
 
