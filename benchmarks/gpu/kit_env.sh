@@ -2,7 +2,12 @@
 # argument: sets `results` (made absolute), `py` (PYTHON, default python3) and the environment. With ALLTALK_KIT
 # (the folder bundles.py installed the kit into) that folder comes first on PYTHONPATH, its speech cache stands
 # in for a missing espeak-ng, and pip makes an engine's own environment (Parler-TTS) from the kit's wheels: the
-# machine has no package index.
+# machine has no package index. `kit_left BUDGET` says how many of BUDGET seconds are left since it was sourced, and
+# `within SECONDS COMMAND...` runs a command for at most SECONDS (interrupted like Ctrl+C, so pytest and the
+# benchmarks write what they have; killed 10 s later if still running).
+kit_started=$(date +%s)
+kit_left() { echo $(( $1 - ($(date +%s) - kit_started) )); }
+within() { local seconds="$1"; shift; timeout --signal=INT --kill-after=10 "$seconds" "$@"; }
 results="${1:-benchmarks/results}"
 mkdir -p "$results"
 results="$(cd "$results" && pwd)"

@@ -13,13 +13,20 @@
 #
 # On a machine without a package index, first install the two wheel bundles (benchmarks/gpu/bundles.py) into a
 # folder and name it in ALLTALK_KIT, e.g. ALLTALK_KIT=/tmp/kit bash benchmarks/gpu/run.sh "$OUT". PYTHON picks the
-# interpreter (default python3), WORKERS the test processes beside the rehearsal (default 5). Exit status: the
-# summary's (0: all passed).
+# interpreter (default python3), WORKERS the test processes beside the rehearsal (default 5), KIT_SECONDS the time
+# the whole script may take (default 560: a device call's 600 less call 2's install and some slack). Each phase is
+# interrupted where it would leave the summary less than its 20 s, and one that finds under 10 s left is skipped,
+# so the summary always runs, with what the phases wrote (on 2026-11-27 the call's limit cut the last benchmark
+# and the summary never ran). Exit status: the summary's (0: all passed).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source benchmarks/gpu/kit_env.sh "${1:-}"  # results, py, and the kit's folder on the paths
 day="$(date -u +%Y-%m-%d)"
 log="$results/gpu_kit_${day}.log"
+budget="${KIT_SECONDS:-560}"
+summary_reserve=20
+# Seconds a phase may run: what is left of the budget less the summary's reserve.
+allowed() { echo $(( $(kit_left "$budget") - summary_reserve )); }
 
 if ! "$py" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
     echo "No CUDA GPU here (torch.cuda.is_available() is False): the GPU kit needs an NVIDIA GPU." >&2
@@ -31,32 +38,46 @@ fi
     "$py" -c "import sys, torch; print('python', sys.version.split()[0], '| torch', torch.__version__, '| CUDA', torch.version.cuda)"
 } | tee "$log"
 
-phase() { echo "## $1" | tee -a "$log"; started=$(date +%s); }
+# phase TITLE: start one, or say it is skipped (returning 1) when under 10 s are left for it.
+phase() {
+    if [ "$(allowed)" -lt 10 ]; then
+        echo "## $1: skipped, $(allowed) s left before the summary (KIT_SECONDS=$budget)" | tee -a "$log"
+        return 1
+    fi
+    echo "## $1 ($(allowed) s allowed)" | tee -a "$log"
+    started=$(date +%s)
+}
 took() { echo "$1=$(( $(date +%s) - started ))"; }
+timings=()
 
-phase "1. GPU tests (pytest -n ${WORKERS:-5}) and, beside them from the start, the card rehearsal"
-# The rehearsal is the longest single test (about 135 s on the H200): started first and on its own, it ends
-# with the rest instead of after them (on 2026-11-27 xdist gave it to a worker last, and the phase took 235 s).
-rehearsal="$results/gpu_rehearsal_${day}.log"
-"$py" -m pytest tests/gpu/test_card_rehearsal_cuda.py -m gpu -v -rs -p no:cacheprovider \
-    --junitxml="$results/gpu_tests_${day}_rehearsal.xml" >"$rehearsal" 2>&1 &
-rehearsing=$!
-"$py" -m pytest tests/gpu -m gpu -v -rs -p no:cacheprovider -n "${WORKERS:-5}" --dist loadfile \
-    --ignore=tests/gpu/test_card_rehearsal_cuda.py --junitxml="$results/gpu_tests_${day}.xml" 2>&1 | tee -a "$log"
-wait "$rehearsing"
-cat "$rehearsal" >>"$log" && rm -f "$rehearsal"
-timings=(--phase "$(took tests)")
+if phase "1. GPU tests (pytest -n ${WORKERS:-5}) and, beside them from the start, the card rehearsal"; then
+    # The rehearsal is the longest single test (about 135 s on the H200): started first and on its own, it ends
+    # with the rest instead of after them (on 2026-11-27 xdist gave it to a worker last, and the phase took 235 s).
+    rehearsal="$results/gpu_rehearsal_${day}.log"
+    within "$(allowed)" "$py" -m pytest tests/gpu/test_card_rehearsal_cuda.py -m gpu -v -rs -p no:cacheprovider \
+        --junitxml="$results/gpu_tests_${day}_rehearsal.xml" >"$rehearsal" 2>&1 &
+    rehearsing=$!
+    within "$(allowed)" "$py" -m pytest tests/gpu -m gpu -v -rs -p no:cacheprovider -n "${WORKERS:-5}" \
+        --dist loadfile --ignore=tests/gpu/test_card_rehearsal_cuda.py --junitxml="$results/gpu_tests_${day}.xml" \
+        2>&1 | tee -a "$log"
+    wait "$rehearsing"
+    cat "$rehearsal" >>"$log" && rm -f "$rehearsal"
+    timings+=(--phase "$(took tests)")
+fi
 
-phase "2a. XTTS v2 memory and speed per profile, alone on the card (real-size GPT, 11 s clips)"
-"$py" benchmarks/memory_profiles.py --device cuda --warmup 1 --steps 3 \
-    --out "$results/memory_profiles_${day}_gpu.json" 2>&1 | tee -a "$log"
-timings+=(--phase "$(took xtts-benchmark)")
+# Each benchmark rewrites its JSON after every case, so one cut short keeps the cases it finished.
+if phase "2a. XTTS v2 memory and speed per profile, alone on the card (real-size GPT, 11 s clips)"; then
+    within "$(allowed)" "$py" benchmarks/memory_profiles.py --device cuda --warmup 1 --steps 3 \
+        --out "$results/memory_profiles_${day}_gpu.json" 2>&1 | tee -a "$log"
+    timings+=(--phase "$(took xtts-benchmark)")
+fi
 
-phase "2b. F5-TTS memory and speed per profile, alone on the card (real-size DiT, 30 s clips)"
-"$py" benchmarks/f5_memory_profiles.py --device cuda --warmup 1 --steps 3 \
-    --out "$results/f5_memory_profiles_${day}_gpu.json" 2>&1 | tee -a "$log"
-timings+=(--phase "$(took f5-benchmark)")
+if phase "2b. F5-TTS memory and speed per profile, alone on the card (real-size DiT, 30 s clips)"; then
+    within "$(allowed)" "$py" benchmarks/f5_memory_profiles.py --device cuda --warmup 1 --steps 3 \
+        --out "$results/f5_memory_profiles_${day}_gpu.json" 2>&1 | tee -a "$log"
+    timings+=(--phase "$(took f5-benchmark)")
+fi
 
 echo "## 3. Summary" | tee -a "$log"
-"$py" benchmarks/gpu/summary.py "$results" "$day" "${timings[@]}" 2>&1 | tee -a "$log"
+"$py" benchmarks/gpu/summary.py "$results" "$day" ${timings[@]+"${timings[@]}"} 2>&1 | tee -a "$log"
 exit "${PIPESTATUS[0]}"

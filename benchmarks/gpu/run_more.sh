@@ -15,8 +15,7 @@ cd "$(dirname "$0")/../.."
 source benchmarks/gpu/kit_env.sh "${1:-}"  # results, py, and the kit's folder on the paths
 budget="${2:-300}"
 log="$results/gpu_more_$(date -u +%Y-%m-%d).log"
-started=$(date +%s)
-left() { echo $(( budget - ($(date +%s) - started) )); }
+left() { kit_left "$budget"; }
 
 # part NAME PLANNED_SECONDS COMMAND...: run it if PLANNED_SECONDS are left, never past the budget.
 part() {
@@ -27,7 +26,7 @@ part() {
         return
     fi
     echo "## $name ($(left) s left)" | tee -a "$log"
-    timeout --signal=INT "$(left)" "$@" 2>&1 | tee -a "$log"
+    within "$(left)" "$@" 2>&1 | tee -a "$log"
 }
 
 base=/tmp/orpheus_random_base  # written once (6.6 GB of random bf16 weights), read by every Orpheus case
@@ -46,4 +45,4 @@ part "Orpheus Low and Medium, 30 s clips" 80 "$py" benchmarks/orpheus_memory_pro
 part "Orpheus's own settings, 10 s clips" 90 "$py" benchmarks/orpheus_memory_profiles.py --device cuda \
     --clip-seconds 10 --warmup 1 --steps 2 --profiles orpheus-full,orpheus-lora,medium --base "$base" \
     --out "$results/orpheus_baselines_10s_gpu.json"
-echo "## done: $(( $(date +%s) - started )) s of $budget" | tee -a "$log"
+echo "## done: $(( budget - $(left) )) s of $budget" | tee -a "$log"

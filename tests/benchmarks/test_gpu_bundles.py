@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -245,3 +246,41 @@ def test_the_third_call_runs_what_its_seconds_allow_most_wanted_first(tmp_path):
     skipped = [line for line in done.stdout.splitlines() if "skipped" in line]
     assert len(skipped) == 2 and all("Parler" in line and "of 100" in line for line in skipped)
     assert (tmp_path / "out").is_dir() and list((tmp_path / "out").glob("gpu_more_*.log"))
+
+
+def _stand_in(tmp_path, slow: str) -> Path:
+    """An interpreter that says what it was asked, and takes a minute over commands that begin with ``slow``."""
+    stand_in = tmp_path / "python"
+    stand_in.write_text('#!/usr/bin/env bash\necho "ran $*"\n'
+                        f'case "$*" in "{slow}"*) sleep 60;; esac\n')
+    stand_in.chmod(0o755)
+    return stand_in
+
+
+def test_call_2_runs_its_phases_in_order_then_the_summary(tmp_path):
+    done = subprocess.run(["bash", str(ROOT / "benchmarks" / "gpu" / "run.sh"), str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHON": str(_stand_in(tmp_path, "nothing is slow"))})
+    assert done.returncode == 0, done.stderr
+    ran = [line.split()[1:3] for line in done.stdout.splitlines() if line.startswith("ran ") and "-c" not in line]
+    assert ran == [["-m", "pytest"], ["benchmarks/memory_profiles.py", "--device"],
+                   ["benchmarks/f5_memory_profiles.py", "--device"], ["benchmarks/gpu/summary.py", str(tmp_path / "out")]]
+    log = next((tmp_path / "out").glob("gpu_kit_*.log")).read_text()
+    assert "ran -m pytest tests/gpu/test_card_rehearsal_cuda.py" in log  # beside the suite, into the log
+    summary_line = next(line for line in done.stdout.splitlines() if "summary.py" in line)
+    assert "--phase tests=" in summary_line and "--phase f5-benchmark=" in summary_line
+
+
+def test_call_2_keeps_time_for_the_summary_when_a_phase_runs_long(tmp_path):
+    """KIT_SECONDS=32: the tests get 12 s (32 less the summary's 20), run long and are interrupted; the benchmarks
+    find no time left and are skipped with the reason; the summary still runs, well inside the budget."""
+    start = time.monotonic()
+    done = subprocess.run(["bash", str(ROOT / "benchmarks" / "gpu" / "run.sh"), str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHON": str(_stand_in(tmp_path, "-m pytest")), "KIT_SECONDS": "32"})
+    took = time.monotonic() - start
+    assert 10 < took < 32, took
+    assert "summary.py" in done.stdout
+    skipped = [line for line in done.stdout.splitlines() if ": skipped," in line]
+    assert len(skipped) == 2 and "2a. XTTS" in skipped[0] and "2b. F5-TTS" in skipped[1]
+    assert "ran benchmarks/memory_profiles.py" not in done.stdout and "ran benchmarks/f5_" not in done.stdout
