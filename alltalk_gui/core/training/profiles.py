@@ -136,9 +136,10 @@ def fill_micro_batch(profile: Profile, settings: dict[str, Any], config: TrainCo
     if best == micro:
         return []
     settings["batch_size"], settings["grad_accum_steps"] = best, effective // best
+    longest = settings.get("max_audio_seconds", config.max_audio_seconds)  # a profile may set it (F5's 30 s)
     return [f"{profile.title} runs {best} clip(s) per micro-batch x {effective // best} on this card (written "
             f"{micro} x {accum}, the same {effective} a step, faster): about {best_gib:.1f} GiB on clips up to "
-            f"{config.max_audio_seconds:g} s, within its {profile.target_gib:g} GiB."]
+            f"{longest:g} s, within its {profile.target_gib:g} GiB."]
 
 
 def apply_profile(config: TrainConfig, name: str, device: DeviceInfo | None = None, *,

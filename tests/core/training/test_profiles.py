@@ -180,7 +180,9 @@ def test_filling_is_said_and_happens_only_on_a_gpu():
                for n in notes)
     small = DeviceInfo(kind="cuda", index=0, name="4 GB card", total_gib=4.0, free_gib=3.4, bf16=True,
                        capability="8.6")  # F5's Low fills to 4 x 2 (3.4 GiB) where the card has room, not here
-    assert profile_settings("low", CARD, "f5", TrainConfig(engine="f5"))[0]["batch_size"] == 4
+    f5_low, f5_notes = profile_settings("low", CARD, "f5", TrainConfig(engine="f5", max_audio_seconds=11.6))
+    assert f5_low["batch_size"] == 4
+    assert "on clips up to 30 s" in f5_notes[0]  # the clip length the estimate used: F5's Low sets 30 s
     assert profile_settings("low", small, "f5", TrainConfig(engine="f5"))[0]["batch_size"] == 2
     cpu = DeviceInfo(kind="cpu", index=0, name="CPU", total_gib=24.0, free_gib=20.0, bf16=True, cores=2)
     on_cpu, _ = profile_settings("low", cpu, "xtts", TrainConfig(max_audio_seconds=11.0))
