@@ -40,6 +40,13 @@ def test_low_on_a_card_runs_8_clips_a_micro_batch_and_says_why(qtbot, monkeypatc
         qtbot.wait(200)  # the layout settles in the event loop
         page.grab().save(shot)
 
+    # The fixture's clips are 2-4 s: the estimates are for them, not for the 11.6 s XTTS allows.
+    setup.picker.choose("high")
+    qtbot.waitUntil(lambda: "High runs" in setup.profile_notes.text(), timeout=10_000)
+    longest = setup.facts["longest_s"]
+    assert 1.5 < longest < 5 and f"on clips up to {longest:.3g} s" in setup.profile_notes.text()
+    assert setup.picker.source.longest_clip_s == longest
+
     setup.picker.choose("auto")
     qtbot.waitUntil(lambda: "per micro-batch" not in setup.profile_notes.text(), timeout=10_000)
     auto = setup.build_config()

@@ -81,12 +81,24 @@ def all_profiles(engine: str = DEFAULT_ENGINE) -> list[Profile]:
     return [load_profile(name, engine) for name in PROFILE_NAMES]
 
 
+def sized_for(config: TrainConfig, longest_clip_s: float | None) -> TrainConfig:
+    """``config`` as a memory estimate should see it: its ``max_audio_seconds`` lowered to the dataset's longest
+    training clip when that is known and shorter (every micro-batch is padded to its longest clip, and clips above
+    the limit are left out: :mod:`alltalk_gui.core.dataset.clip_lengths`). Only for estimating: the run keeps its
+    limit."""
+    if longest_clip_s is None or longest_clip_s >= config.max_audio_seconds:
+        return config
+    return config.with_values({"max_audio_seconds": longest_clip_s})
+
+
 def profile_settings(name: str, device: DeviceInfo | None = None, engine: str = DEFAULT_ENGINE,
-                     config: TrainConfig | None = None) -> tuple[dict[str, Any], list[str]]:
+                     config: TrainConfig | None = None, longest_clip_s: float | None = None
+                     ) -> tuple[dict[str, Any], list[str]]:
     """The profile's settings adapted to ``device`` (None: as written), and a note for each adaptation.
 
     With ``config`` (the run's other settings, its clip length above all) on a CUDA device, the micro-batch is
-    also filled up to the profile's memory target (:func:`fill_micro_batch`)."""
+    also filled up to the profile's memory target (:func:`fill_micro_batch`), for the dataset's longest training
+    clip where ``longest_clip_s`` gives it."""
     profile = load_profile(name, engine)
     settings = dict(profile.settings)
     notes: list[str] = []
@@ -104,14 +116,16 @@ def profile_settings(name: str, device: DeviceInfo | None = None, engine: str = 
             settings["mixed_precision"] = "no"
             notes.append("16-bit autocast is slower than fp32 on most CPUs: training in fp32.")
     if on_cuda and config is not None:
-        notes.extend(fill_micro_batch(profile, settings, config.with_values({"engine": engine}), device))
+        notes.extend(fill_micro_batch(profile, settings, config.with_values({"engine": engine}), device,
+                                      longest_clip_s))
     return settings, notes
 
 
-def fill_micro_batch(profile: Profile, settings: dict[str, Any], config: TrainConfig, card: DeviceInfo
-                     ) -> list[str]:
+def fill_micro_batch(profile: Profile, settings: dict[str, Any], config: TrainConfig, card: DeviceInfo,
+                     longest_clip_s: float | None = None) -> list[str]:
     """On a GPU: the largest micro-batch that divides the profile's effective batch and whose estimated peak (the
-    engine's estimate at ``config``'s clip length) stays within :data:`FILL_SHARE` of the profile's target and
+    engine's estimate at the clip length the run keeps: the profile's or ``config``'s limit, or the dataset's
+    ``longest_clip_s`` where shorter) stays within :data:`FILL_SHARE` of the profile's target and
     within what Auto would use of the ``card``'s free memory, with the accumulation that keeps the effective batch;
     never smaller than the profile's own. In ``settings``, in place; a note says so.
 
@@ -124,11 +138,12 @@ def fill_micro_batch(profile: Profile, settings: dict[str, Any], config: TrainCo
     effective = micro * accum
     estimate = get_engine(config.engine).estimate_memory
     limit = min(FILL_SHARE * profile.target_gib, AUTO_HEADROOM * card.free_gib)
+    run = sized_for(config.with_values(settings), longest_clip_s)
     best, best_gib = micro, None
     for size in range(micro + 1, effective + 1):
         if effective % size:
             continue
-        found = estimate(config.with_values({**settings, "batch_size": size, "grad_accum_steps": effective // size}))
+        found = estimate(run.with_values({"batch_size": size, "grad_accum_steps": effective // size}))
         if found is None:  # no figures for this base model's size: the profile as written
             return []
         if found.total_gib <= limit:
@@ -136,29 +151,31 @@ def fill_micro_batch(profile: Profile, settings: dict[str, Any], config: TrainCo
     if best == micro:
         return []
     settings["batch_size"], settings["grad_accum_steps"] = best, effective // best
-    longest = settings.get("max_audio_seconds", config.max_audio_seconds)  # a profile may set it (F5's 30 s)
     return [f"{profile.title} runs {best} clip(s) per micro-batch x {effective // best} on this card (written "
             f"{micro} x {accum}, the same {effective} a step, faster): about {best_gib:.1f} GiB on clips up to "
-            f"{longest:g} s, within its {profile.target_gib:g} GiB."]
+            f"{run.max_audio_seconds:.3g} s, within its {profile.target_gib:g} GiB."]
 
 
 def apply_profile(config: TrainConfig, name: str, device: DeviceInfo | None = None, *,
-                  auto: bool = False) -> TrainConfig:
-    """A copy of ``config`` with profile ``name``'s settings (adapted to ``device`` when given).
+                  auto: bool = False, longest_clip_s: float | None = None) -> TrainConfig:
+    """A copy of ``config`` with profile ``name``'s settings (adapted to ``device`` when given; on a GPU filled for
+    the dataset's ``longest_clip_s`` where given).
 
     ``auto``: the profile was picked by :func:`choose_auto`; on a GPU the run then also sizes its micro-batch
     itself (``auto_micro_batch``: at most 90 % of the free memory, the largest micro-batch that fits).
     """
     # Auto's run sizes its micro-batch on the card itself (up to the card, not the profile's target): no filling.
-    settings, _ = profile_settings(name, device, config.engine, None if auto else config)
+    settings, _ = profile_settings(name, device, config.engine, None if auto else config, longest_clip_s)
     sized = auto and device is not None and device.kind == "cuda"
     return config.with_values({**settings, "profile": name, "auto_micro_batch": sized})
 
 
-def choose_auto(devices: list[DeviceInfo], config: TrainConfig | None = None) -> AutoChoice:
+def choose_auto(devices: list[DeviceInfo], config: TrainConfig | None = None,
+                longest_clip_s: float | None = None) -> AutoChoice:
     """The profile for ``auto``: the fastest whose estimated peak fits 90 % of the best GPU's free memory.
 
-    ``config`` supplies the settings a profile does not set (clip length above all); defaults otherwise. With no
+    ``config`` supplies the settings a profile does not set (clip length above all); defaults otherwise. The
+    estimates are for the dataset's ``longest_clip_s`` where it is known and shorter than the limit. With no
     GPU it is High on the CPU, and the reason says how many hours that takes on the config's dataset (or on
     :data:`~alltalk_gui.core.training.cpu_estimate.REFERENCE_MINUTES` of audio when there is none yet).
     """
@@ -174,7 +191,8 @@ def choose_auto(devices: list[DeviceInfo], config: TrainConfig | None = None) ->
     estimate = get_engine(base.engine).estimate_memory
     # An engine has no figures for a base model of a size it does not know (None): such a profile is not judged.
     # Each profile as Auto would run it (its micro-batch then probed on the card): judged as written, not filled.
-    needs = {name: estimate(apply_profile(base, name, gpu, auto=True)) for name in PROFILE_NAMES}
+    needs = {name: estimate(sized_for(apply_profile(base, name, gpu, auto=True), longest_clip_s))
+             for name in PROFILE_NAMES}
     known = [name for name in reversed(PROFILE_NAMES) if needs[name] is not None]  # high, medium, low
     if not known:
         return AutoChoice(UNSIZED_CHOICE, f"There are no memory figures for this base model's size, so Auto cannot "

@@ -17,7 +17,10 @@ from typing import Any, Sequence
 from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, get_engine
 from alltalk_gui.core.machine.gpu import DeviceInfo
 from alltalk_gui.core.training.config import TrainConfig
-from alltalk_gui.core.training.profiles import PROFILE_NAMES, apply_profile, choose_auto, profile_settings
+from alltalk_gui.core.dataset.clip_lengths import longest_clip_seconds
+from alltalk_gui.core.training.profiles import (
+    PROFILE_NAMES, apply_profile, choose_auto, profile_settings, sized_for,
+)
 
 AUTO = "auto"
 # Under Low on a GPU with less memory than this, the checkpoint judge starts switched off: its models (the voice,
@@ -34,7 +37,8 @@ class RunConfig:
     auto_reason: str | None = None      # why auto picked it
     notes: list[str] = field(default_factory=list)  # how the profile was adapted to the device
     device: DeviceInfo | None = None    # the device the profile was adapted to
-    estimate_gib: float | None = None   # the engine's estimated peak GPU memory (on a CUDA device)
+    estimate_gib: float | None = None   # the engine's estimated peak GPU memory (on a CUDA device), for the
+                                        # dataset's longest training clip where it is shorter than the limit
 
 
 def training_device(devices: Sequence[DeviceInfo]) -> DeviceInfo | None:
@@ -47,11 +51,13 @@ def training_device(devices: Sequence[DeviceInfo]) -> DeviceInfo | None:
 
 def build_train_config(project: Any, base_model_dir: str | os.PathLike[str] | None, *, profile: str | None = None,
                        devices: Sequence[DeviceInfo] = (), overrides: dict[str, Any] | None = None,
-                       pairs: Sequence[str] = (), auto: bool = False, engine: str = DEFAULT_ENGINE) -> RunConfig:
+                       pairs: Sequence[str] = (), auto: bool = False, engine: str = DEFAULT_ENGINE,
+                       longest_clip_s: float | None = None) -> RunConfig:
     """The TrainConfig for a run of ``project``: project and base model, then ``profile``, then the user's values.
 
     Args:
-        project: the voice project (``root`` and ``language`` are read), or None before one is open.
+        project: the voice project (``root`` and ``language`` are read, and its dataset's clip lengths), or None
+            before one is open.
         base_model_dir: the engine's base-model folder ("" or None: not chosen yet; ``validate`` says so).
         profile: ``low`` / ``medium`` / ``high`` / ``auto``, or None for the TrainConfig defaults.
         devices: the machine's devices (:func:`alltalk_gui.core.machine.gpu.list_devices`); the profile is
@@ -62,6 +68,9 @@ def build_train_config(project: Any, base_model_dir: str | os.PathLike[str] | No
         auto: ``profile`` is what auto already picked (the Train page shows its pick before Start), so the run
             sizes its micro-batch as an auto run does.
         engine: the engine that trains.
+        longest_clip_s: the dataset's longest training clip, where the caller has read it (the Train page, with
+            the dataset's facts); None: read from ``project``'s dataset here. Memory estimates and the profiles'
+            filled micro-batches size for it where it is shorter than the run's limit.
 
     Returns:
         the config (not validated: :meth:`TrainConfig.validate` names a wrong field) and what was decided.
@@ -78,14 +87,19 @@ def build_train_config(project: Any, base_model_dir: str | os.PathLike[str] | No
         return RunConfig(wanted)
     device = training_device(devices)
     result = RunConfig(base, device=device)
+    # Memory is sized for the dataset's longest training clip where it is shorter than the run's limit.
+    longest = longest_clip_s
+    if longest is None and getattr(project, "dataset_dir", None) is not None:
+        longest = longest_clip_seconds(project.dataset_dir)
     name = profile
     if profile == AUTO:
-        choice = choose_auto(list(devices), wanted)  # the user's values count (clip length, epochs for CPU time)
+        # The user's values count (clip length, epochs for CPU time).
+        choice = choose_auto(list(devices), wanted, longest)
         name, result.auto_reason = choice.profile, choice.reason
     result.profile = name
     sized = auto or profile == AUTO  # the run sizes its micro-batch on the card: the profile is not filled
-    result.notes = list(profile_settings(name, device, engine, None if sized else base)[1])
-    profiled = apply_profile(base, name, device, auto=sized)
+    result.notes = list(profile_settings(name, device, engine, None if sized else base, longest)[1])
+    profiled = apply_profile(base, name, device, auto=sized, longest_clip_s=longest)
     if name == "low" and device is not None and device.kind == "cuda" and device.total_gib < JUDGE_MIN_GPU_GIB:
         profiled = dataclasses.replace(profiled, judge=False)
         result.notes.append(f"The checkpoint judge is off under Low on this {device.total_gib:.0f} GB card: it "
@@ -93,7 +107,8 @@ def build_train_config(project: Any, base_model_dir: str | os.PathLike[str] | No
                             "judge after training (alltalk-gui judge).")
     result.config = _with_user_values(profiled, overrides, pairs)
     if device is not None and device.kind == "cuda":  # the profile's own need, before the user's changes
-        estimate = get_engine(engine).estimate_memory(profiled)  # None: a model size the engine has no figures for
+        # None: a model size the engine has no figures for.
+        estimate = get_engine(engine).estimate_memory(sized_for(profiled, longest))
         result.estimate_gib = float(estimate.total_gib) if estimate is not None else None
     return result
 

@@ -47,6 +47,9 @@ class ProfileSource:
     def __init__(self, engine: str = DEFAULT_ENGINE) -> None:
         self.profiles = self.engine = None
         self.problem = ""
+        # The dataset's longest training clip (seconds; None: no dataset yet): estimates and fills size for it
+        # where it is shorter than the run's limit, as build_train_config does. The Train page sets it.
+        self.longest_clip_s: float | None = None
         self._views: list[ProfileView] = []
         self.set_engine(engine)
 
@@ -78,25 +81,26 @@ class ProfileSource:
         adaptation."""
         if self.profiles is None or name not in self.profiles.PROFILE_NAMES:
             return {}, []
-        return self.profiles.profile_settings(name, device, self.engine.name, config)
+        return self.profiles.profile_settings(name, device, self.engine.name, config, self.longest_clip_s)
 
     def apply(self, config: TrainConfig, name: str, device=None, auto: bool = False) -> TrainConfig:
         """``config`` with profile ``name``; ``auto``: Auto picked it (on a GPU the run then sizes its micro-batch)."""
         if self.profiles is None or name not in self.profiles.PROFILE_NAMES:
             return config
-        return self.profiles.apply_profile(config, name, device, auto=auto)
+        return self.profiles.apply_profile(config, name, device, auto=auto, longest_clip_s=self.longest_clip_s)
 
     def auto(self, devices: list, config: TrainConfig | None = None) -> tuple[str, str]:
         """Auto's profile for ``devices`` and why (each engine ships its CPU speed calibration for the CPU case)."""
-        choice = self.profiles.choose_auto(devices, config)
+        choice = self.profiles.choose_auto(devices, config, self.longest_clip_s)
         return choice.profile, choice.reason
 
     def estimate_gib(self, config: TrainConfig) -> float | None:
-        """Estimated peak GPU memory of ``config``; None when the estimate cannot be made here."""
+        """Estimated peak GPU memory of ``config`` (for the dataset's longest clip); None when the estimate cannot
+        be made here."""
         if self.engine is None:
             return None
         try:
-            estimate = self.engine.estimate_memory(config)
+            estimate = self.engine.estimate_memory(self.profiles.sized_for(config, self.longest_clip_s))
         except (OSError, ValueError):  # e.g. the calibration data file missing from a broken install
             return None
         return float(estimate.total_gib) if estimate is not None else None

@@ -7,17 +7,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from alltalk_gui.core.engine_api.engine import Engine
+from alltalk_gui.core.dataset.clip_lengths import longest_clip_seconds
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataError, read_metadata
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentsError, read_file
 
 
 def dataset_facts(project: VoiceProject) -> dict:
-    """Clips and minutes of the exported dataset, eval clips, and how many of its clips are still flagged in the
-    transcript (``flagged``; None when the transcript cannot be read)."""
+    """Clips and minutes of the exported dataset, eval clips, its longest training clip (``longest_s``, which the
+    memory estimates size for; None: none readable), and how many of its clips are still flagged in the transcript
+    (``flagged``; None when the transcript cannot be read)."""
     import soundfile
 
-    facts = {"train": 0, "eval": 0, "minutes": 0.0, "flagged": None, "error": None}
+    facts = {"train": 0, "eval": 0, "minutes": 0.0, "longest_s": None, "flagged": None, "error": None}
     folder = project.dataset_dir
     try:
         rows = {name: read_metadata(folder / name) for name in (TRAIN_CSV, EVAL_CSV)}
@@ -33,6 +35,7 @@ def dataset_facts(project: VoiceProject) -> dict:
             except (RuntimeError, OSError):
                 pass  # a missing clip is training's to report, with its name
     facts["minutes"] = seconds / 60
+    facts["longest_s"] = longest_clip_seconds(folder)
     in_dataset = {Path(row.audio_file).stem for items in rows.values() for row in items}  # wavs/<clip id>.wav
     if project.segments_file.is_file():
         try:

@@ -196,6 +196,10 @@ class SetupPanel(QWidget):
         if self.project is None:
             return
         f = self.facts = dataset_facts(self.project)
+        if f["longest_s"] != self.picker.source.longest_clip_s:
+            self.picker.source.longest_clip_s = f["longest_s"]  # what the profiles' estimates size for
+            if self.devices:
+                self.picker.set_devices(self.devices, self.base_config())  # Auto's pick for these clips
         if f["error"] or not f["train"]:
             self.dataset_label.setText("<span style='color:#c62828'>No dataset yet: export it on the Transcribe "
                                        "&amp; Edit step first.</span>")
@@ -330,7 +334,7 @@ class SetupPanel(QWidget):
         usable = self.picker.source.available and name in PROFILE_NAMES  # a broken install trains with defaults
         return build_train_config(self.project, self.base_model_dir(), profile=name if usable else None,
                                   devices=self.devices, overrides=overrides, auto=self.picker.choice() == "auto",
-                                  engine=self.engine)
+                                  engine=self.engine, longest_clip_s=self.facts.get("longest_s"))
 
     def _refresh_config(self) -> None:
         base = self.base_config()

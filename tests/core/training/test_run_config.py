@@ -100,3 +100,28 @@ def test_auto_without_memory_figures_picks_medium_and_probes_the_micro_batch(uns
     assert "no memory figures" in built.auto_reason and "Small GPU" in built.auto_reason
     sized = build_train_config(PROJECT, "", profile="auto", devices=[SMALL, CPU], engine="parler")  # Mini's figures
     assert sized.estimate_gib is not None and "needs about" in sized.auto_reason
+
+
+def test_a_dataset_of_short_clips_fills_the_micro_batch_and_lowers_the_estimate(tmp_path):
+    """The project's dataset is read for its longest training clip: F5's High, sized for 30 s clips (2 x 4), runs
+    8 x 1 on clips of 3 s, and the estimate shown is for 3 s clips; a caller that has read the length passes it."""
+    import numpy as np
+    import soundfile
+
+    from alltalk_gui.core.dataset.metadata import TRAIN_CSV, MetadataRow, write_metadata
+
+    dataset = tmp_path / "dataset"
+    (dataset / "wavs").mkdir(parents=True)
+    soundfile.write(dataset / "wavs" / "a.wav", np.zeros(3 * 24000, dtype=np.float32), 24000)
+    write_metadata(dataset / TRAIN_CSV, [MetadataRow("wavs/a.wav", "Words.", "anna")])
+    project = SimpleNamespace(root=tmp_path, language="en", dataset_dir=dataset)
+    unread = SimpleNamespace(root=tmp_path, language="en", dataset_dir=tmp_path / "no dataset")
+    short = build_train_config(project, "/models/f5", profile="high", devices=[BIG], engine="f5")
+    long = build_train_config(unread, "/models/f5", profile="high", devices=[BIG], engine="f5")
+    assert (short.config.batch_size, short.config.grad_accum_steps) == (8, 1)
+    assert (long.config.batch_size, long.config.grad_accum_steps) == (2, 4)
+    assert short.config.max_audio_seconds == long.config.max_audio_seconds == 30.0  # the run keeps its limit
+    assert short.estimate_gib < long.estimate_gib
+    assert any("on clips up to 3 s" in note for note in short.notes)
+    given = build_train_config(unread, "/models/f5", profile="high", devices=[BIG], engine="f5", longest_clip_s=3.0)
+    assert given.config == short.config and given.estimate_gib == short.estimate_gib
