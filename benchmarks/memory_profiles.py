@@ -58,6 +58,7 @@ from profile_cases import (  # noqa: E402, F401  (FIELDS: the tests read it here
     breakdown,
     case_started,
     check_steps,
+    chosen_profile,
     choose_cases,
     complete,
     device_info,
@@ -155,25 +156,15 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     from accelerate import Accelerator
     from TTS.tts.configs.xtts_config import XttsArgs, XttsConfig
 
-    from alltalk_gui.core.training.config import TrainConfig
     from alltalk_gui.core.engines.xtts.data import gpt_inputs
     from alltalk_gui.core.engines.xtts.model import LossWeights, build_gpt_from_args, gpt_loss
     from alltalk_gui.core.engines.xtts.streamline import is_streamlined
-    from alltalk_gui.core.machine.gpu import list_devices
-    from alltalk_gui.core.training.profiles import AUTO_HEADROOM, choose_auto, profile_settings
+    from alltalk_gui.core.training.profiles import AUTO_HEADROOM
     from alltalk_gui.core.training.levers import (apply_memory_levers, cap_gpu_memory,
                                                   make_optimizer, probe_micro_batch)
 
     on_cuda = device.kind == "cuda"
-    base = TrainConfig(max_audio_seconds=opts.clip_seconds, device=device.kind)
-    name = case
-    if case == "auto":
-        choice = choose_auto(list_devices(), base)
-        name = choice.profile
-        notes.append(f"auto chose {name}: {choice.reason}")
-    # A profile chosen by hand fills its micro-batch up to its target; Auto's run probes it on the card instead.
-    settings, adapted = profile_settings(name, device, config=None if case == "auto" else base)
-    notes.extend(adapted)
+    base, settings, name = chosen_profile("xtts", case, opts, device, notes)
     config = base.with_values({**settings, "profile": case, "auto_micro_batch": case == "auto"})
     if case != "auto" and opts.micro_batch:
         config = dataclasses.replace(config, batch_size=opts.micro_batch,

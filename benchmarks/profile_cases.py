@@ -381,20 +381,22 @@ def run_command(opts: argparse.Namespace, prepare: Callable, run_case: Callable,
 
 def chosen_profile(engine: str, case: str, opts: argparse.Namespace, device, notes: list[str]):
     """The base TrainConfig at the run's clip length on ``device``, the settings of the ``engine``'s profile for
-    ``case`` (auto: the profile ``choose_auto`` picks, said in ``notes`` with how it was adapted) and that
-    profile's name: (base, settings, name)."""
+    ``case`` (auto: the profile ``choose_auto`` picks, said in ``notes`` with how it was adapted; both sized for
+    clips of the run's length, as the app sizes for a dataset whose longest clip it is) and that profile's name:
+    (base, settings, name)."""
     from alltalk_gui.core.machine.gpu import list_devices
     from alltalk_gui.core.training.config import TrainConfig
     from alltalk_gui.core.training.profiles import choose_auto, profile_settings
 
     base = TrainConfig(engine=engine, max_audio_seconds=opts.clip_seconds, device=device.kind)
     name = case
+    # Every clip is opts.clip_seconds long: the dataset's longest clip, which the app sizes memory for.
     if case == "auto":
-        choice = choose_auto(list_devices(), base)
+        choice = choose_auto(list_devices(), base, opts.clip_seconds)
         name = choice.profile
         notes.append(f"auto chose {name}: {choice.reason}")
     # A profile chosen by hand fills its micro-batch up to its target; Auto's run probes it on the card instead.
-    settings, adapted = profile_settings(name, device, engine, None if case == "auto" else base)
+    settings, adapted = profile_settings(name, device, engine, None if case == "auto" else base, opts.clip_seconds)
     notes.extend(adapted)
     return base, settings, name
 
