@@ -58,6 +58,7 @@ from alltalk_gui.core.training.events import (Checkpoint, CheckpointReason, Done
 from alltalk_gui.core.training.levers import (OutOfMemory, OutOfMemoryRetry, init_optimizer_state,
                                               out_of_memory_advice)
 from alltalk_gui.core.training.run_folders import EVENTS_FILE, MEMORY_FILE, STOP_FILE, new_run_name  # noqa: F401
+from alltalk_gui.core.training.profiles import sized_for
 # Test hook for the crash-safety test: "STEP:SECONDS" makes the save at STEP wait SECONDS between writing the
 # checkpoint's files and publishing it, so a test can kill the process at exactly that moment.
 SLOW_SAVE_ENV = "ALLTALK_GUI_TEST_SLOW_SAVE"
@@ -724,8 +725,11 @@ class TrainingRun:
         acc, cfg = self.accelerator, self.config
         on_gpu = acc.device.type == "cuda"
         peak = self.peaks.get("cuda_peak_reserved" if on_gpu else "rss_peak")
-        # The estimator describes the real-size model; a run on another size (the tests' tiny model) gets none.
-        estimate = self.engine.estimate_memory(cfg, attention_scores=not on_gpu, parameters=self.parameters)
+        # The estimator describes the real-size model; a run on another size (the tests' tiny model) gets none. It
+        # is asked, as the profiles were, for the longest clip this run trains on.
+        longest = self.prepared.engine.longest_seconds if self.prepared is not None else None
+        estimate = self.engine.estimate_memory(sized_for(cfg, longest), attention_scores=not on_gpu,
+                                               parameters=self.parameters)
         predicted = estimate.total_gib if estimate is not None else None
         retry = self.prepared.retry if self.prepared is not None else None
         if acc.is_main_process:

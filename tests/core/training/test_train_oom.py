@@ -169,6 +169,27 @@ def test_the_measured_peak_is_recorded_for_each_session(setup):
     assert sessions[0]["measure"] == "peak RSS" and sessions[0]["micro_batch"] == 4
 
 
+def test_the_recorded_estimate_is_for_the_longest_clip_the_run_trains_on(setup, monkeypatch):
+    """As the profiles' estimates: memory.json's prediction is asked for the run's longest training clip (the
+    espeak clips here are 2-4 s), not for the 11.6 s limit (the tiny model gets no figure; the question is seen)."""
+    from alltalk_gui.core.dataset.clip_lengths import longest_clip_seconds
+    from alltalk_gui.core.engine_api.engine import get_engine
+
+    project, tiny = setup
+    engine = type(get_engine("xtts"))
+    asked, real = [], engine.estimate_memory
+
+    def estimate_memory(self, config, **kw):
+        asked.append(config.max_audio_seconds)
+        return real(self, config, **kw)
+
+    monkeypatch.setattr(engine, "estimate_memory", estimate_memory)
+    config = _config(project, tiny, "sized", max_steps=1)
+    list(train(config))
+    longest = longest_clip_seconds(project / "dataset")
+    assert config.max_audio_seconds > 5 and asked and asked[-1] == pytest.approx(longest, abs=0.01)
+
+
 def test_a_nan_loss_skips_that_update_and_training_goes_on(setup, monkeypatch):
     project, tiny = setup
     real, calls = xtts_model.gpt_loss, []
