@@ -184,3 +184,16 @@ def test_the_trained_weights_load_for_inference_which_keeps_coquis_gelu(tiny, tm
     torch.testing.assert_close(model.gpt.mel_head.weight, gpt.mel_head.weight, rtol=0, atol=0)
     assert isinstance(model.gpt.gpt.h[0].mlp.act, NewGELUActivation)
     assert isinstance(model.gpt.conditioning_encoder.attn[0].attention, QKVAttentionLegacy)
+
+
+def test_parts_a_gpt_builds_otherwise_are_left_as_they_are(tiny):
+    """A coqui that already fuses its GELU, or builds no conditioning encoder of tortoise's kind: nothing to swap,
+    and nothing breaks."""
+    from transformers.activations import ACT2FN
+
+    gpt, _, _ = load_gpt(tiny)
+    for block in gpt.gpt.h:
+        block.mlp.act = ACT2FN["gelu_pytorch_tanh"]
+    del gpt.conditioning_encoder
+    assert streamline_for_training(gpt) == {"gelu": 0, "attention": 0}
+    assert gpt.gpt.config.use_cache is False

@@ -65,8 +65,9 @@ def streamline_for_training(gpt: nn.Module) -> dict[str, int]:
         if isinstance(block.mlp.act, NewGELUActivation):
             block.mlp.act = ACT2FN["gelu_pytorch_tanh"]
             swapped["gelu"] += 1
-    for block in gpt.conditioning_encoder.attn:
-        if isinstance(block.attention, QKVAttentionLegacy) and block.relative_pos_embeddings is None:
+    for block in getattr(getattr(gpt, "conditioning_encoder", None), "attn", ()):
+        if (isinstance(getattr(block, "attention", None), QKVAttentionLegacy)
+                and getattr(block, "relative_pos_embeddings", None) is None):
             block.attention = FusedQKVAttention(block.attention)
             swapped["attention"] += 1
     gpt.gpt.config.use_cache = False
