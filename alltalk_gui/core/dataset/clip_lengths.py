@@ -12,24 +12,27 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from alltalk_gui.core.dataset.metadata import TRAIN_CSV, MetadataError, read_metadata
+from alltalk_gui.core.dataset.metadata import TRAIN_CSV, MetadataError, MetadataRow, read_metadata
+
+
+def clip_seconds(folder: str | os.PathLike[str], rows: list[MetadataRow]) -> list[float]:
+    """The lengths of ``rows``' clips in the dataset ``folder`` that can be read, in seconds (from the headers)."""
+    import soundfile
+
+    found = []
+    for row in rows:
+        try:
+            found.append(soundfile.info(str(Path(folder) / row.audio_file)).duration)
+        except (RuntimeError, OSError):
+            continue  # a missing or broken clip is training's to report, with its name
+    return found
 
 
 def longest_clip_seconds(dataset_dir: str | os.PathLike[str]) -> float | None:
     """The longest training clip of the dataset in ``dataset_dir`` (``metadata_train.csv``'s wavs), in seconds;
     None when there is no dataset there or none of its clips can be read (a run then sizes for its limit)."""
-    import soundfile
-
-    folder = Path(dataset_dir)
     try:
-        rows = read_metadata(folder / TRAIN_CSV)
+        rows = read_metadata(Path(dataset_dir) / TRAIN_CSV)
     except (MetadataError, OSError, ValueError):  # none there, unreadable, or not text
         return None
-    longest = None
-    for row in rows:
-        try:
-            seconds = soundfile.info(str(folder / row.audio_file)).duration
-        except (RuntimeError, OSError):
-            continue  # a missing or broken clip is training's to report, with its name
-        longest = seconds if longest is None else max(longest, seconds)
-    return longest
+    return max(clip_seconds(dataset_dir, rows), default=None)

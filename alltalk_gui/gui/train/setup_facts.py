@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from alltalk_gui.core.engine_api.engine import Engine
-from alltalk_gui.core.dataset.clip_lengths import longest_clip_seconds
+from alltalk_gui.core.dataset.clip_lengths import clip_seconds, longest_clip_seconds
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataError, read_metadata
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentsError, read_file
@@ -17,8 +17,6 @@ def dataset_facts(project: VoiceProject) -> dict:
     """Clips and minutes of the exported dataset, eval clips, its longest training clip (``longest_s``, which the
     memory estimates size for; None: none readable), and how many of its clips are still flagged in the transcript
     (``flagged``; None when the transcript cannot be read)."""
-    import soundfile
-
     facts = {"train": 0, "eval": 0, "minutes": 0.0, "longest_s": None, "flagged": None, "error": None}
     folder = project.dataset_dir
     try:
@@ -29,13 +27,13 @@ def dataset_facts(project: VoiceProject) -> dict:
     seconds = 0.0
     for name, items in rows.items():
         facts["train" if name == TRAIN_CSV else "eval"] = len(items)
-        for row in items:
-            try:
-                seconds += soundfile.info(str(folder / row.audio_file)).duration
-            except (RuntimeError, OSError):
-                pass  # a missing clip is training's to report, with its name
+        lengths = clip_seconds(folder, items)  # a missing clip is training's to report, with its name
+        seconds += sum(lengths)
+        if name == TRAIN_CSV:
+            facts["longest_s"] = max(lengths, default=None)
     facts["minutes"] = seconds / 60
-    facts["longest_s"] = longest_clip_seconds(folder)
+    if not rows:  # the eval list unreadable: the training clips still say what a run would size for
+        facts["longest_s"] = longest_clip_seconds(folder)
     in_dataset = {Path(row.audio_file).stem for items in rows.values() for row in items}  # wavs/<clip id>.wav
     if project.segments_file.is_file():
         try:
