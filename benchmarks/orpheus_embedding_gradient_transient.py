@@ -8,10 +8,12 @@ from the second micro-batch), and follows the CPU allocator's live bytes with ``
 (``profile_memory=True``). It prints, for each micro-batch, the peak of live bytes above the weights and existing
 gradients in units of the embedding's size, and what else was live then.
 
-``--loss fused`` (the default) is the engine's loss (``linear_cross_entropy``: one weight gradient, summed in
-place); ``--loss checkpointed`` is the loss before it, kept here to compare with (:class:`CheckpointedOrpheusLM`:
-each chunk of the projection checkpointed apart, one full-size weight gradient per chunk, which autograd sums out
-of place; the H200 measurement of 2026-11-27 ran it).
+``--loss fused`` (the default) is the engine's loss and lookup (``linear_cross_entropy``: one weight gradient,
+summed in place, into which the embedding lookup adds its rows: ``tied_gradient``); ``--loss unshared`` is the
+same loss with torch's lookup, whose own dense gradient autograd adds to the loss's (the engine until
+2026-11-27's ``tied_gradient``); ``--loss checkpointed`` is the loss before both, kept here to compare with
+(:class:`CheckpointedOrpheusLM`: each chunk of the projection checkpointed apart, one full-size weight gradient
+per chunk, which autograd sums out of place; the H200 measurement of 2026-11-27 ran it).
 
     python benchmarks/orpheus_embedding_gradient_transient.py                # hidden 512
     flock /work/wt/.heavy.lock python benchmarks/orpheus_embedding_gradient_transient.py --hidden 3072 --tokens 600
@@ -22,7 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 
-LOSSES = ("fused", "checkpointed")
+LOSSES = ("fused", "unshared", "checkpointed")
 
 
 def checkpointed_token_losses(lm_head, states, wanted, chunk: int):
@@ -39,12 +41,28 @@ def checkpointed_token_losses(lm_head, states, wanted, chunk: int):
                       for i in range(0, wanted.numel(), chunk)])
 
 
+def unshared_model(lm, special, chunk: int | None = None):
+    """An ``OrpheusLM`` whose tied matrix gets its two gradients apart, summed by autograd (the engine's model
+    until ``tied_gradient``: torch's embedding lookup, the loss's gradient handed to autograd)."""
+    from alltalk_gui.core.engines.orpheus.model import CE_CHUNK, OrpheusLM
+
+    class UnsharedOrpheusLM(OrpheusLM):
+        def _shared_gradient(self):
+            return None
+
+    return UnsharedOrpheusLM(lm, special, chunk or CE_CHUNK)
+
+
 def checkpointed_model(lm, special, chunk: int | None = None):
-    """An ``OrpheusLM`` whose token losses are :func:`checkpointed_token_losses` (everything else the engine's)."""
+    """An ``OrpheusLM`` whose token losses are :func:`checkpointed_token_losses`, its tied matrix's gradients
+    summed by autograd (the engine's model before ``linear_cross_entropy``)."""
     from alltalk_gui.core.engines.orpheus.model import CE_CHUNK, OrpheusLM
 
     class CheckpointedOrpheusLM(OrpheusLM):
-        def token_losses(self, states, wanted):
+        def _shared_gradient(self):
+            return None
+
+        def token_losses(self, states, wanted, shared=None):
             return checkpointed_token_losses(self.lm.lm_head, states, wanted, self.chunk)
 
     return CheckpointedOrpheusLM(lm, special, chunk or CE_CHUNK)
@@ -75,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tied", choices=("yes", "no"), default="yes",
                         help="no: an untied output projection (as peft's modules_to_save copies are)")
     parser.add_argument("--loss", choices=LOSSES, default="fused",
-                        help="fused: the engine's loss; checkpointed: the loss before it (see the docstring)")
+                        help="fused: the engine's loss and lookup; unshared: its loss, the tied matrix's gradients summed "
+                             "by autograd; checkpointed: the loss before it (see the docstring)")
     opts = parser.parse_args(argv)
 
     import torch
@@ -96,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     set_checkpointing(lm, True)
     special = SpecialTokens(128257, 128258, 128259, 128260, 128261, 128262, 128263, end_of_text=128009,
                             audio_base=128266, codebook_size=4096)
-    model = OrpheusLM(lm, special) if opts.loss == "fused" else checkpointed_model(lm, special)
+    model = {"fused": OrpheusLM, "unshared": unshared_model, "checkpointed": checkpointed_model}[opts.loss](lm, special)
     embedding = lm.model.embed_tokens.weight
     unit = embedding.numel() * embedding.element_size()
     ids = torch.randint(128266, 156940, (1, opts.tokens))

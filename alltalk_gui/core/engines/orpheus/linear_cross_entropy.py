@@ -8,9 +8,9 @@ it cannot be added into): three 0.9 GiB bf16 matrices at once in a full fine-tun
 in the forward pass and, in the backward pass, recomputes each chunk's logits and adds the chunk's weight gradient
 into ONE preallocated matrix in place (``addmm_``), writing the hidden states' gradient a chunk at a time beside
 it: at most one chunk of fp32 logits (and their gradient, made from them in place) exists at once, and the loss
-hands autograd one weight-sized gradient, which is contiguous and its own, so the embedding lookup's gradient is
-then added to it in place (two matrices at once, not three). A frozen matrix (LoRA) gets no gradient, and none is
-allocated.
+makes one weight-sized gradient. Autograd would add the embedding lookup's own dense gradient to it in place (two
+matrices at once, not three); with ``shared`` the lookup adds just its rows into it instead (:mod:`.tied_gradient`:
+one matrix). A frozen matrix (LoRA) gets no gradient, and none is allocated.
 
 Why in the backward pass and not in the forward (as Liger-kernel's fused linear cross-entropy does, keeping the
 gradients and scaling them by the incoming gradient later): that way the weight's gradient would be allocated in
@@ -27,14 +27,16 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from alltalk_gui.core.engines.orpheus.tied_gradient import SharedGradient
 from alltalk_gui.core.engines.orpheus.tokens import IGNORE
 
 
 def linear_cross_entropy(states: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor,
-                         chunk: int) -> torch.Tensor:
+                         chunk: int, shared: SharedGradient | None = None) -> torch.Tensor:
     """Per-token cross-entropy (fp32, ``reduction="none"``, :data:`IGNORE` scores 0) of ``states @ weight.T``
     against ``targets``, computed ``chunk`` tokens at a time; ``states`` is (tokens, hidden), ``weight``
-    (vocabulary, hidden)."""
+    (vocabulary, hidden). With ``shared``, the weight's gradient is handed to it instead of to autograd: the tied
+    embedding lookup's backward adds its rows into it and returns it (:mod:`.tied_gradient`)."""
     if states.dim() != 2 or targets.shape != states.shape[:1] or weight.shape[1:] != states.shape[1:]:
         raise ValueError(f"states {tuple(states.shape)}, weight {tuple(weight.shape)} and targets "
                          f"{tuple(targets.shape)} do not fit")
@@ -42,14 +44,14 @@ def linear_cross_entropy(states: torch.Tensor, weight: torch.Tensor, targets: to
         raise ValueError(f"chunk must be at least 1, not {chunk}")
     device = states.device.type
     compute = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else states.dtype
-    return LinearCrossEntropy.apply(states, weight, targets, chunk, compute)
+    return LinearCrossEntropy.apply(states, weight, targets, chunk, compute, shared)
 
 
 class LinearCrossEntropy(torch.autograd.Function):
     """See the module docstring; call it through :func:`linear_cross_entropy`."""
 
     @staticmethod
-    def forward(ctx, states, weight, targets, chunk, compute):
+    def forward(ctx, states, weight, targets, chunk, compute, shared):
         with torch.autocast(states.device.type, enabled=False):
             projection = weight.to(compute)
             losses = torch.cat([
@@ -57,7 +59,7 @@ class LinearCrossEntropy(torch.autograd.Function):
                                             targets[i:i + chunk], reduction="none", ignore_index=IGNORE)
                 for i in range(0, targets.numel(), chunk)])
         ctx.save_for_backward(states, weight, targets)
-        ctx.chunk, ctx.compute = chunk, compute
+        ctx.chunk, ctx.compute, ctx.shared = chunk, compute, shared
         return losses
 
     @staticmethod
@@ -89,7 +91,10 @@ class LinearCrossEntropy(torch.autograd.Function):
                         grad_weight.addmm_(grad_logits.t(), inputs)
                     else:  # fp32 weights under bf16 autocast: the chunk's bf16 values, summed in fp32
                         grad_weight.addmm_(grad_logits.t().to(grad_weight.dtype), inputs.to(grad_weight.dtype))
-        return grad_states, grad_weight, None, None, None
+        if grad_weight is not None and ctx.shared is not None:
+            ctx.shared.put(grad_weight)  # the lookup's backward, last in the pass, returns it with its rows added
+            grad_weight = None
+        return grad_states, grad_weight, None, None, None, None
 
 
 def _logits(rows: torch.Tensor, projection: torch.Tensor, compute: torch.dtype) -> torch.Tensor:

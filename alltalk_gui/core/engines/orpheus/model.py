@@ -11,9 +11,10 @@ for a 30 s clip (2,461 scored tokens) would be 1.4 GiB in fp32, more again for t
 final hidden states of the scored positions only and projects them :data:`CE_CHUNK` at a time through one autograd
 function (:mod:`.linear_cross_entropy`) that keeps no logits: at most one chunk's (256 x 156,940 x 4 bytes =
 154 MiB) exists at once in the forward pass and again in the backward pass, which recomputes each chunk and adds
-its gradient of the vocabulary matrix into one buffer in place. (Until 2026-11-27 each chunk was checkpointed
-apart, and autograd summed the chunks' full-size weight gradients out of place: three 0.9 GiB matrices at once in
-a full fine-tune; now the loss makes one, and the embedding lookup's is added into it.) Its parts: ``audio_ce``
+its gradient of the vocabulary matrix into one buffer in place; in a full fine-tune the embedding lookup then adds
+its rows into that same buffer (:mod:`.tied_gradient`). (Until 2026-11-27 each chunk was checkpointed apart, and
+autograd summed the chunks' full-size weight gradients out of place, then the lookup's dense gradient: three
+0.9 GiB matrices at once in a full fine-tune; now one.) Its parts: ``audio_ce``
 (the codes) and ``end_ce`` (the two end tokens: an untrained stop is what makes speech run on).
 
 **Levers**: the base in 4-bit NF4 with double quantisation (bitsandbytes, through transformers'
@@ -39,6 +40,7 @@ from torch import nn
 
 from alltalk_gui.core.engines.orpheus.linear_cross_entropy import linear_cross_entropy
 from alltalk_gui.core.engines.orpheus.options import BASE_WEIGHTS
+from alltalk_gui.core.engines.orpheus.tied_gradient import SharedGradient, tied_lookup
 from alltalk_gui.core.engines.orpheus.tokens import IGNORE, SpecialTokens
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -144,19 +146,34 @@ class OrpheusLM(nn.Module):
         self.register_load_state_dict_post_hook(_forgive_frozen_on_load)
 
     def forward(self, input_ids, attention_mask, labels) -> dict[str, Any]:
-        hidden = self.lm.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state
+        shared = self._shared_gradient()
+        if shared is None:
+            inputs = {"input_ids": input_ids}
+        else:  # the lookup whose backward adds into the loss's gradient of the same matrix
+            embedding = self.lm.get_input_embeddings()
+            inputs = {"inputs_embeds": tied_lookup(input_ids, embedding.weight, shared, embedding.padding_idx)}
+        hidden = self.lm.model(**inputs, attention_mask=attention_mask, use_cache=False).last_hidden_state
         targets = labels[:, 1:]
         scored = targets != IGNORE
         states, wanted = hidden[:, :-1][scored], targets[scored]  # position t predicts the token at t + 1
-        losses = self.token_losses(states, wanted) if wanted.numel() else hidden.new_zeros(0, dtype=torch.float32)
+        losses = (self.token_losses(states, wanted, shared) if wanted.numel()
+                  else hidden.new_zeros(0, dtype=torch.float32))
         ends = (wanted == self.end_tokens[0]) | (wanted == self.end_tokens[1])
         return {"loss": losses.mean(), "audio_ce": _mean(losses[~ends]), "end_ce": _mean(losses[ends])}
 
-    def token_losses(self, states, wanted):
+    def token_losses(self, states, wanted, shared: SharedGradient | None = None):
         """Each scored token's cross-entropy (fp32) from its final hidden state: one chunk of logits at a time,
         recomputed in the backward pass instead of kept. The projection's weight is read here, inside forward,
         where FSDP has gathered it (the tied embedding lives in the root)."""
-        return linear_cross_entropy(states, _projection_weight(self.lm.lm_head), wanted, self.chunk)
+        return linear_cross_entropy(states, _projection_weight(self.lm.lm_head), wanted, self.chunk, shared)
+
+    def _shared_gradient(self) -> SharedGradient | None:
+        """A fresh buffer-passer for this forward pass when the output projection IS the embedding's matrix and it
+        trains (a full fine-tune of the tied model; :mod:`.tied_gradient`); None otherwise (LoRA, untied)."""
+        weight = self.lm.get_input_embeddings().weight
+        if torch.is_grad_enabled() and weight.requires_grad and self.lm.lm_head.weight is weight:
+            return SharedGradient()
+        return None
 
 
 def _projection_weight(lm_head) -> torch.Tensor:

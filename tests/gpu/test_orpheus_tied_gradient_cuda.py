@@ -1,0 +1,66 @@
+"""Orpheus's tied vocabulary matrix on the card (``engines/orpheus/tied_gradient.py``; its CPU tests are
+``tests/core/engines/orpheus/test_tied_gradient.py``): in a full bf16 fine-tune with gradient accumulation, the
+embedding lookup that adds its rows into the loss's gradient gives the gradients torch's lookup gives (CUDA's
+``index_add_`` sums with atomics, so to bf16's precision), and the card's allocator peaks at least 0.8 of a
+matrix lower: the second matrix-sized buffer the High profile's estimate no longer counts."""
+
+from __future__ import annotations
+
+import torch
+
+from alltalk_gui.core.engines.orpheus.memory_estimate import ORPHEUS_3B_CONFIG
+from alltalk_gui.core.engines.orpheus.model import OrpheusLM, set_checkpointing
+from alltalk_gui.core.engines.orpheus.tokens import IGNORE, SpecialTokens
+from tests.benchmarks.scripts import load_script
+
+BENCHMARK = load_script("orpheus_embedding_gradient_transient.py")
+SPECIAL = SpecialTokens(128257, 128258, 128259, 128260, 128261, 128262, 128263, end_of_text=128009,
+                        audio_base=128266, codebook_size=4096)
+
+
+def _narrow_orpheus():
+    """One decoder layer 192 wide, Orpheus's 156,940-token vocabulary (a 57 MiB bf16 matrix), tied, on the card."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = dict(ORPHEUS_3B_CONFIG, hidden_size=192, intermediate_size=384, num_hidden_layers=1,
+                  num_attention_heads=1, num_key_value_heads=1, head_dim=128)
+    lm = LlamaForCausalLM(LlamaConfig(**config)).to(torch.bfloat16).cuda().train()
+    lm.config._attn_implementation = "sdpa"
+    set_checkpointing(lm, True)
+    return lm
+
+
+def _accumulate(make) -> tuple[list[int], dict[str, torch.Tensor], int]:
+    """Peak bytes above the start of each of two micro-batches, the gradients, and the matrix's bytes."""
+    model = make(_narrow_orpheus(), SPECIAL)
+    matrix = model.lm.get_input_embeddings().weight
+    generator = torch.Generator().manual_seed(1)
+    peaks = []
+    for _ in range(2):
+        ids = torch.randint(SPECIAL.audio_base, 156940, (1, 600), generator=generator).cuda()
+        labels = ids.clone()
+        labels[:, :40] = IGNORE
+        torch.cuda.synchronize()
+        start = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            out = model(ids, torch.ones_like(ids), labels)
+        out["loss"].backward()
+        torch.cuda.synchronize()
+        peaks.append(torch.cuda.max_memory_allocated() - start)
+        del out
+    grads = {name: p.grad.float().cpu() for name, p in model.named_parameters() if p.requires_grad}
+    return peaks, grads, matrix.numel() * matrix.element_size()
+
+
+def test_the_shared_buffer_gives_torchs_gradients_with_one_matrix_less_on_the_card():
+    shared_peaks, shared, matrix = _accumulate(OrpheusLM)
+    torch.cuda.empty_cache()
+    apart_peaks, apart, _ = _accumulate(BENCHMARK.unshared_model)
+    assert shared.keys() == apart.keys()
+    for name in apart:
+        torch.testing.assert_close(shared[name], apart[name], rtol=2e-2, atol=2e-3 * apart[name].abs().max().item(),
+                                   msg=name)
+    for with_shared, without in zip(shared_peaks, apart_peaks):
+        assert without - with_shared >= 0.8 * matrix, (shared_peaks, apart_peaks, matrix)
