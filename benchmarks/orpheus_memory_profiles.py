@@ -82,7 +82,12 @@ def special_tokens(config: dict[str, Any]):
 
 
 def write_random_base(folder: Path, arch: str) -> Path:
-    """A base folder with random weights: the real config (bf16 shards of at most 2 GB), or the tiny test model."""
+    """A base folder with random weights: the real config (bf16 shards of at most 2 GB), or the tiny test model.
+
+    Written beside it under a ``.partial`` name and renamed when complete, so a write that is stopped (the GPU kit
+    starts it during call 2's tests, whose time limit may cut it) never leaves a folder that looks whole."""
+    import shutil
+
     import torch
     from safetensors.torch import save_file
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -93,7 +98,9 @@ def write_random_base(folder: Path, arch: str) -> Path:
         from alltalk_gui.core.engines.orpheus.tiny_model import build_tiny_orpheus
 
         return build_tiny_orpheus(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    final, folder = folder, folder.with_name(folder.name + ".partial")
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
     (folder / "config.json").write_text(json.dumps(dict(ORPHEUS_3B_CONFIG, torch_dtype="bfloat16")))
     with torch.device("meta"):
         shapes = {k: v.shape for k, v in LlamaForCausalLM(LlamaConfig(**ORPHEUS_3B_CONFIG)).state_dict().items()
@@ -117,7 +124,8 @@ def write_random_base(folder: Path, arch: str) -> Path:
     if shard:
         flush()
     (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": index}))
-    return folder
+    folder.rename(final)
+    return final
 
 
 def random_batch(special, seconds: float, vocab_text: int, seed: int = 0) -> dict[str, Any]:
@@ -348,6 +356,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--profiles", default=",".join(CASES), help=f"comma-separated cases ({','.join(CASES)})")
     parser.add_argument("--base", default="", help="the random base folder (written when missing; default: a "
                                                    "temporary folder)")
+    parser.add_argument("--write-base", action="store_true", help="only write the --base folder (when missing) "
+                                                                  "and stop: the GPU kit does so during its tests")
     parser.add_argument("--out", help="JSON file (default benchmarks/results/orpheus_memory_profiles_<s>s_<date>_"
                                       "<device>.json)")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
@@ -357,13 +367,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--prepare", help=argparse.SUPPRESS)  # internal: describe the device
     opts = parser.parse_args(argv)
     opts.quick = False
+    if opts.write_base and not opts.base:
+        parser.error("--write-base needs --base (the folder to write)")
     choose_cases(parser, opts, CASES)
     check_steps(parser, opts, 30, "Orpheus-TTS")
     return opts
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run_command(parse_args(argv), prepare, run_case, run, preload=PRELOAD)
+    opts = parse_args(argv)
+    if opts.write_base:
+        if not (Path(opts.base) / "config.json").is_file():
+            write_random_base(Path(opts.base), opts.arch)
+        print(f"random base ready in {opts.base}", flush=True)
+        return 0
+    return run_command(opts, prepare, run_case, run, preload=PRELOAD)
 
 
 if __name__ == "__main__":

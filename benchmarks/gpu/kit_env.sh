@@ -20,3 +20,6 @@ if [ -n "${ALLTALK_KIT:-}" ]; then
         export ALLTALK_GUI_ENGINE_PIP_ARGS="--no-index --find-links $ALLTALK_KIT/engine-wheels"
 fi
 export PYTHONPATH="$path${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 ALLTALK_KIT_RESULTS="$results"
+# The real-size Orpheus 3B with random weights (6.6 GB) that run_more.sh's cases load: run.sh writes it during its
+# tests, on the CPU, so that call 3's seconds go to the card (the machine keeps /tmp while it is warm).
+orpheus_base="${ALLTALK_ORPHEUS_BASE:-/tmp/orpheus_random_base}"

@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # The GPU kit's optional third call: what the kit's 8 minutes leave out, most wanted first, within a time budget.
-# Run it right after call 2, on the same warm machine (the kit's folder and Parler's environment are still there):
+# Run it right after call 2, on the same warm machine (the kit's folder, Parler's environment and the random
+# Orpheus base that call 2 wrote during its tests are still there):
 #
 #   ALLTALK_KIT=/tmp/kit bash benchmarks/gpu/run_more.sh RESULTS_DIR SECONDS
 #
-#   1. Orpheus-TTS 3B High at 10 s and 30 s clips (its 22 GiB target, with the loss that sums the vocabulary
-#      matrix's gradients in place), then Low and Medium at 30 s;
-#   2. Parler-TTS Mini, every profile and Parler's own settings, 10 s clips (issue 26's table);
-#   3. Orpheus's own full and LoRA settings at 10 s (the baseline of Medium's speed goal).
-# A part starts only while at least its planned seconds are left (measured on the H200, 2026-11-27: 30-40 s a
-# case once the random base is written); each writes its JSON as it goes, so a part cut short keeps its cases.
+#   1. Orpheus-TTS 3B High at 10 s and 30 s clips (its 22 GiB target, with the loss and lookup that keep one
+#      gradient buffer for the vocabulary matrix);
+#   2. Orpheus Medium and Orpheus's own full fine-tune at 10 s (Medium's speed goal: 1.5x the baseline);
+#   3. Parler-TTS Mini, every profile and Parler's own settings, 10 s clips (issue 26's table);
+#   4. Orpheus Low and Medium at 30 s, and Orpheus's own LoRA settings at 10 s (the rest of issue 25's table);
+#   5. XTTS v2's and F5-TTS's Medium and Auto (call 2 measures their Low, High and baselines).
+# A part starts only while at least its planned seconds are left (measured on the H200, 2026-11-27: 30-40 s an
+# Orpheus case once the random base is written; writing it took about a minute more, now done in call 2); each
+# writes its JSON as it goes, so a part cut short keeps its cases.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source benchmarks/gpu/kit_env.sh "${1:-}"  # results, py, and the kit's folder on the paths
+source benchmarks/gpu/kit_env.sh "${1:-}"  # results, py, orpheus_base, and the kit's folder on the paths
 budget="${2:-300}"
 log="$results/gpu_more_$(date -u +%Y-%m-%d).log"
 left() { kit_left "$budget"; }
@@ -29,20 +33,36 @@ part() {
     within "$(left)" "$@" 2>&1 | tee -a "$log"
 }
 
-base=/tmp/orpheus_random_base  # written once (6.6 GB of random bf16 weights), read by every Orpheus case
-part "Orpheus High, 10 s clips" 80 "$py" benchmarks/orpheus_memory_profiles.py --device cuda --clip-seconds 10 \
-    --warmup 1 --steps 2 --profiles high --base "$base" --out "$results/orpheus_high_10s_gpu.json"
-part "Orpheus High, 30 s clips" 45 "$py" benchmarks/orpheus_memory_profiles.py --device cuda --clip-seconds 30 \
-    --warmup 1 --steps 2 --profiles high --base "$base" --out "$results/orpheus_high_30s_gpu.json"
-part "Parler-TTS's environment (call 2's tests made it; else from the kit's wheels)" 150 \
-    "$py" -m alltalk_gui engine-env parler
+# orpheus CLIP PROFILES PLANNED TITLE: Orpheus's benchmark on the random base; a minute more where call 2 did not
+# leave the base written.
+orpheus() {
+    local planned="$3"
+    [ -f "$orpheus_base/config.json" ] || planned=$(( planned + 60 ))
+    part "$4" "$planned" "$py" benchmarks/orpheus_memory_profiles.py --device cuda --clip-seconds "$1" \
+        --warmup 1 --steps 2 --profiles "$2" --base "$orpheus_base" \
+        --out "$results/orpheus_${2//,/_}_${1}s_gpu.json"
+}
+
+# Parler's environment takes minutes to make from the kit's wheels where call 2's tests did not leave it ready.
+parler_ready() {
+    "$py" -c "import sys
+from alltalk_gui.core.engine_api import environment
+from alltalk_gui.core.engine_api.engine import get_engine
+sys.exit(0 if environment.is_ready(get_engine('parler').environment) else 1)" >/dev/null 2>&1
+}
+
+orpheus 10 high 45 "Orpheus High, 10 s clips"
+orpheus 30 high 45 "Orpheus High, 30 s clips"
+orpheus 10 medium,orpheus-full 80 "Orpheus Medium and Orpheus's own full fine-tune, 10 s clips"
+if parler_ready; then planned=10; else planned=150; fi
+part "Parler-TTS's environment" "$planned" "$py" -m alltalk_gui engine-env parler
 part "Parler-TTS Mini, each profile and Parler's own, 10 s clips" 140 \
     "$py" benchmarks/parler_memory_profiles.py --device cuda --size mini \
     --clip-seconds 10 --warmup 1 --steps 2 --out "$results/parler_memory_profiles_mini_gpu.json"
-part "Orpheus Low and Medium, 30 s clips" 80 "$py" benchmarks/orpheus_memory_profiles.py --device cuda \
-    --clip-seconds 30 --warmup 1 --steps 2 --profiles low,medium --base "$base" \
-    --out "$results/orpheus_low_medium_30s_gpu.json"
-part "Orpheus's own settings, 10 s clips" 90 "$py" benchmarks/orpheus_memory_profiles.py --device cuda \
-    --clip-seconds 10 --warmup 1 --steps 2 --profiles orpheus-full,orpheus-lora,medium --base "$base" \
-    --out "$results/orpheus_baselines_10s_gpu.json"
+orpheus 30 low,medium 80 "Orpheus Low and Medium, 30 s clips"
+orpheus 10 orpheus-lora 45 "Orpheus's own LoRA settings, 10 s clips"
+part "XTTS v2 Medium and Auto, 11 s clips" 70 "$py" benchmarks/memory_profiles.py --device cuda --warmup 1 \
+    --steps 3 --profiles medium,auto --out "$results/memory_profiles_medium_auto_gpu.json"
+part "F5-TTS Medium and Auto, 30 s clips" 70 "$py" benchmarks/f5_memory_profiles.py --device cuda --warmup 1 \
+    --steps 3 --profiles medium,auto --out "$results/f5_memory_profiles_medium_auto_gpu.json"
 echo "## done: $(( budget - $(left) )) s of $budget" | tee -a "$log"

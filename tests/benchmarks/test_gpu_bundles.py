@@ -228,24 +228,53 @@ def test_the_kit_checks_orpheus_imports(bundles):
         bundles.KIT_MODULES)
 
 
-def test_the_third_call_runs_what_its_seconds_allow_most_wanted_first(tmp_path):
-    """run_more.sh with a stand-in interpreter that only says what it was asked: with 100 s, the parts planned at
-    more (Parler's environment, 150 s; its benchmark, 140 s) are skipped with the reason, the others run, in order,
-    with the kit's folder on PYTHONPATH."""
+def _run_more(tmp_path, *, base_written: bool, parler_ready: bool, seconds: int = 100):
+    """run_more.sh with a stand-in interpreter that only says what it was asked (and answers the check of Parler's
+    environment as told): (the commands it ran, the lines of the parts it skipped)."""
     stand_in = tmp_path / "python"
-    stand_in.write_text('#!/usr/bin/env bash\necho "ran $* with PYTHONPATH=$PYTHONPATH"\n')
+    stand_in.write_text('#!/usr/bin/env bash\nif [ "$1" = "-c" ]; then exit ' + ("0" if parler_ready else "1")
+                        + '; fi\necho "ran $* with PYTHONPATH=$PYTHONPATH"\n')
     stand_in.chmod(0o755)
-    done = subprocess.run(["bash", str(ROOT / "benchmarks" / "gpu" / "run_more.sh"), str(tmp_path / "out"), "100"],
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHON": str(stand_in), "ALLTALK_KIT": str(tmp_path / "kit")})
+    base = tmp_path / "orpheus_base"
+    if base_written:
+        base.mkdir(exist_ok=True)
+        (base / "config.json").write_text("{}")
+    done = subprocess.run(["bash", str(ROOT / "benchmarks" / "gpu" / "run_more.sh"), str(tmp_path / "out"),
+                           str(seconds)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHON": str(stand_in), "ALLTALK_KIT": str(tmp_path / "kit"),
+                               "ALLTALK_ORPHEUS_BASE": str(base)})
     assert done.returncode == 0, done.stderr
-    ran = [line for line in done.stdout.splitlines() if line.startswith("ran ")]
-    assert [line.split()[1] for line in ran] == ["benchmarks/orpheus_memory_profiles.py"] * 4
-    assert "--clip-seconds 10" in ran[0] and "--profiles high" in ran[0] and "--clip-seconds 30" in ran[1]
-    assert all(f"PYTHONPATH={tmp_path / 'kit'}:" in line for line in ran)
-    skipped = [line for line in done.stdout.splitlines() if "skipped" in line]
-    assert len(skipped) == 2 and all("Parler" in line and "of 100" in line for line in skipped)
     assert (tmp_path / "out").is_dir() and list((tmp_path / "out").glob("gpu_more_*.log"))
+    lines = done.stdout.splitlines()
+    return [line for line in lines if line.startswith("ran ")], [line for line in lines if "skipped" in line]
+
+
+def test_the_third_call_runs_what_its_seconds_allow_most_wanted_first(tmp_path):
+    """With 100 s, call 2's Orpheus base written and Parler's environment not ready: Orpheus's High at 10 s and
+    30 s, its Medium beside its own full fine-tune, the rest of its table, then XTTS's and F5's Medium and Auto, in
+    that order with the kit's folder on PYTHONPATH; Parler's parts, planned at more (its environment 150 s, its
+    benchmark 140 s), are skipped with the reason."""
+    ran, skipped = _run_more(tmp_path, base_written=True, parler_ready=False)
+    scripts = [line.split()[1] for line in ran]
+    assert scripts == ["benchmarks/orpheus_memory_profiles.py"] * 5 + ["benchmarks/memory_profiles.py",
+                                                                     "benchmarks/f5_memory_profiles.py"]
+    assert "--clip-seconds 10" in ran[0] and "--profiles high" in ran[0] and "--clip-seconds 30" in ran[1]
+    assert "--profiles medium,orpheus-full" in ran[2] and f"--base {tmp_path / 'orpheus_base'}" in ran[2]
+    assert "--profiles medium,auto" in ran[5] and "--profiles medium,auto" in ran[6]
+    assert all(f"PYTHONPATH={tmp_path / 'kit'}:" in line for line in ran)
+    assert len(skipped) == 2 and all("Parler" in line and "of 100" in line for line in skipped)
+
+
+def test_a_ready_parler_environment_costs_the_third_call_no_planned_minutes(tmp_path):
+    ran, skipped = _run_more(tmp_path, base_written=True, parler_ready=True)
+    assert any("-m alltalk_gui engine-env parler" in line for line in ran)
+    assert len(skipped) == 1 and "Parler-TTS Mini" in skipped[0]  # its benchmark still needs 140 s
+
+
+def test_without_call_2s_orpheus_base_its_parts_plan_the_minute_of_writing_it(tmp_path):
+    ran, skipped = _run_more(tmp_path, base_written=False, parler_ready=True)
+    assert not any("orpheus_memory_profiles.py" in line for line in ran)
+    assert sum("Orpheus" in line for line in skipped) == 5
 
 
 def _stand_in(tmp_path, slow: str) -> Path:
@@ -267,6 +296,11 @@ def test_call_2_runs_its_phases_in_order_then_the_summary(tmp_path):
                    ["benchmarks/f5_memory_profiles.py", "--device"], ["benchmarks/gpu/summary.py", str(tmp_path / "out")]]
     log = next((tmp_path / "out").glob("gpu_kit_*.log")).read_text()
     assert "ran -m pytest tests/gpu/test_card_rehearsal_cuda.py" in log  # beside the suite, into the log
+    assert "ran benchmarks/orpheus_memory_profiles.py --base" in log and "--write-base" in log  # for call 3
+    cases = {args[0]: line for line in done.stdout.splitlines() if line.startswith("ran ")
+             for args in [line.split()[1:]]}
+    assert "--profiles low,high,alltalk-baseline" in cases["benchmarks/memory_profiles.py"]
+    assert "--profiles low,high,f5-baseline" in cases["benchmarks/f5_memory_profiles.py"]
     summary_line = next(line for line in done.stdout.splitlines() if "summary.py" in line)
     assert "--phase tests=" in summary_line and "--phase f5-benchmark=" in summary_line
 
