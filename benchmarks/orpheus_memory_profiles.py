@@ -251,12 +251,7 @@ def _baseline(case: str, opts: argparse.Namespace, device, notes: list[str]) -> 
     params = sum(p.numel() for p in lm.parameters())
     lora = case == "orpheus-lora"
     if lora:
-        from peft import LoraConfig, get_peft_model
-
-        lm = get_peft_model(lm, LoraConfig(
-            r=32, lora_alpha=64, lora_dropout=0.0, bias="none", task_type="CAUSAL_LM", use_rslora=True,
-            target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "down_proj", "up_proj"],
-            modules_to_save=["lm_head", "embed_tokens"]))
+        lm = orpheus_lora(lm)
     lm.train()
     trainable = sum(p.numel() for p in lm.parameters() if p.requires_grad)
     optimizer = torch.optim.AdamW([p for p in lm.parameters() if p.requires_grad], lr=ORPHEUS_LR, weight_decay=0.0,
@@ -291,6 +286,17 @@ def _baseline(case: str, opts: argparse.Namespace, device, notes: list[str]) -> 
                    "trainable_params": trainable, "model_params": params, "tokens": int(ids.shape[1]),
                    "estimated_gib": round(found.total_gib, 3)})
     return result
+
+
+def orpheus_lora(lm):
+    """Orpheus's ``finetune/lora.py`` adapters on ``lm``: peft's LoRA r32, alpha 64, rsLoRA, on the seven
+    projections, with ``lm_head`` and ``embed_tokens`` trained in full (peft's trainable copies)."""
+    from peft import LoraConfig, get_peft_model
+
+    return get_peft_model(lm, LoraConfig(
+        r=32, lora_alpha=64, lora_dropout=0.0, bias="none", task_type="CAUSAL_LM", use_rslora=True,
+        target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "down_proj", "up_proj"],
+        modules_to_save=["lm_head", "embed_tokens"]))
 
 
 def _estimate(config, params: int) -> dict[str, Any]:

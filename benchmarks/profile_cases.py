@@ -79,6 +79,29 @@ def timed(case: str, micro_step: Callable[[bool], Any], micro: int, accum: int, 
             "final_loss": round(loss, 4) if math.isfinite(loss) else None}  # JSON has no NaN
 
 
+def op_counter():
+    """A ``TorchDispatchMode`` that counts the aten operations dispatched below autograd while it is entered
+    (``.ops``; ``.names``: a Counter by operation): each one the host dispatches, and on a card most launch a
+    kernel, so a step that waits on the host waits about in proportion (the benchmarks that count them:
+    ``xtts_streamline.py``, ``orpheus_host_overhead.py``)."""
+    import collections
+
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Count(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ops = 0
+            self.names: collections.Counter = collections.Counter()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops += 1
+            self.names[func.overloadpacket.__name__] += 1
+            return func(*args, **(kwargs or {}))
+
+    return Count()
+
+
 def no_phase(name: str) -> contextlib.AbstractContextManager:
     """What a case's ``micro_step`` times its phases with outside :func:`breakdown`: nothing."""
     return contextlib.nullcontext()

@@ -23,6 +23,7 @@ from datetime import date
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from profile_cases import op_counter  # noqa: E402
 from real_size import TEXT_TOKENS, TEXT_TOKENS_PER_S, XTTS_V2, gpt_inputs  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -33,21 +34,11 @@ def micro_step(streamlined: bool, precision: str, clip_s: float, repeats: int) -
     import contextlib
 
     import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
     from TTS.tts.configs.xtts_config import XttsArgs
 
     from alltalk_gui.core.engines.xtts.model import build_gpt_from_args, gpt_loss
     from alltalk_gui.core.engines.xtts.streamline import streamline_for_training
     from alltalk_gui.core.machine.cuda_autocast import cuda_autocast_rules
-
-    class Count(TorchDispatchMode):
-        def __init__(self) -> None:
-            super().__init__()
-            self.ops = 0
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops += 1
-            return func(*args, **(kwargs or {}))
 
     torch.manual_seed(0)
     gpt = build_gpt_from_args(XttsArgs(**{**XTTS_V2, "gpt_use_masking_gt_prompt_approach": True}),
@@ -64,7 +55,7 @@ def micro_step(streamlined: bool, precision: str, clip_s: float, repeats: int) -
             return gpt_loss(gpt, inputs)["loss"]
 
     forward().backward()  # warm-up
-    with Count() as count:
+    with op_counter() as count:
         loss = forward()
         forward_ops = count.ops
         loss.backward()

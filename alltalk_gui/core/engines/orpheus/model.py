@@ -19,9 +19,9 @@ autograd summed the chunks' full-size weight gradients out of place, then the lo
 
 **Levers**: the base in 4-bit NF4 with double quantisation (bitsandbytes, through transformers'
 ``BitsAndBytesConfig``; compute in bf16), in bf16, or in fp32; LoRA (peft) on the attention and MLP
-projections of every decoder layer; transformers' activation checkpointing of the decoder layers
-(non-reentrant, so frozen embeddings need no input gradients). With LoRA nothing else trains: the embedding and
-the tied output projection stay as they are. Orpheus's vocabulary already holds every audio token and the
+projections of every decoder layer; transformers' activation checkpointing of the decoder layers (reentrant:
+fewer operations for the host to dispatch, see :func:`set_checkpointing`). With LoRA nothing else trains: the
+embedding and the tied output projection stay as they are. Orpheus's vocabulary already holds every audio token and the
 speaker name is ordinary text, so a fine-tune needs no new row (Orpheus's own LoRA script trains both 482 M
 matrices in full, which is most of its memory; the Low profile's test shows the adapters alone learn).
 
@@ -118,12 +118,23 @@ def merge_lora(lm):
     return lm
 
 
-def set_checkpointing(lm, enabled: bool) -> None:
-    """Recompute each decoder layer's activations in the backward pass (non-reentrant: no input gradients needed).
+def set_checkpointing(lm, enabled: bool, reentrant: bool = True) -> None:
+    """Recompute each decoder layer's activations in the backward pass.
+
+    torch's reentrant kind: each layer runs its forward pass under ``no_grad``, keeping only its input, and again
+    with autograd in the backward pass. The non-reentrant kind tracks every tensor a layer saves through Python
+    hooks instead; on the CPU it cost Medium's micro-step 18 % more host time and 19 % more operations, and High's
+    16 % and 29 % (``benchmarks/orpheus_host_overhead.py``, its JSON of 2026-11-27): time a card waits, since the
+    H200's micro-steps waited on the host. Reentrant recomputation needs the layers' input to require gradients, which a frozen
+    embedding's output does not (LoRA): ``enable_input_require_grads`` sees to it (transformers 5 does so itself,
+    4.57 only for peft's own models). It also passes gradients only to the hidden states, not to other tensors a
+    layer is given: Llama's layers are given the rotary embeddings and the mask, which need none.
     transformers 5 renamed the switch (``activation_checkpointing_*``); 4.57 has only the old name."""
     if enabled:
         enable = getattr(lm, "activation_checkpointing_enable", None) or lm.gradient_checkpointing_enable
-        enable({"use_reentrant": False})
+        enable({"use_reentrant": reentrant})
+        if reentrant and getattr(lm, "_require_grads_hook", None) is None:
+            lm.enable_input_require_grads()
         return
     on = getattr(lm, "is_activation_checkpointing", None)
     if on if on is not None else lm.is_gradient_checkpointing:

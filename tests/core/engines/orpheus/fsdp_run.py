@@ -69,11 +69,12 @@ def run_phase(phase: str, rank: int, state, plugin, base: str, special, batch, o
     from accelerate.utils.fsdp_utils import load_fsdp_model, load_fsdp_optimizer, save_fsdp_model, save_fsdp_optimizer
     from torch.distributed.fsdp import FullStateDictConfig, FullyShardedDataParallel as FSDP, StateDictType
 
-    from alltalk_gui.core.engines.orpheus.model import OrpheusLM, load_lm, loss
+    from alltalk_gui.core.engines.orpheus.model import OrpheusLM, load_lm, loss, set_checkpointing
     from alltalk_gui.core.training.levers import init_optimizer_state
 
     torch.manual_seed(0)
     model = OrpheusLM(load_lm(base, "fp32"), special)
+    set_checkpointing(model.lm, True)  # as the High profile, the full fine-tune FSDP is for, trains it
     plugin.set_auto_wrap_policy(model)
     fsdp = FSDP(model, sharding_strategy=plugin.sharding_strategy, cpu_offload=plugin.cpu_offload,
                 auto_wrap_policy=plugin.auto_wrap_policy, mixed_precision=plugin.mixed_precision_policy,
