@@ -492,6 +492,11 @@ class TrainingRun:
 
         cfg, acc, st = self.config, self.accelerator, self.state
         last_memory = 0.0
+        if cfg.max_steps and st.global_step >= cfg.max_steps:
+            # Resumed at the step limit (a stop that came during the last step checkpoints it as stopped): no
+            # step is left. The loop below checks the limit only after a step, so it would train one beyond it.
+            yield self._save(CheckpointReason.FINAL)
+            return FinishReason.MAX_STEPS
         if st.batches_done >= len(p.train_loader):  # the checkpoint was taken at the end of an epoch
             st.epoch, st.batches_done = st.epoch + 1, 0
         if cfg.eval_each_epoch and st.global_step == 0 and st.batches_done == 0 and not st.history:

@@ -74,6 +74,7 @@ class RunPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.supervisor: TrainingSupervisor | None = None
+        self._running = False  # from a launch until its child's exit is handled (see is_running)
         self.history = TrainingHistory()
         self.stop_timeout_s = STOP_TIMEOUT_S
         self.run_dir: Path | None = None
@@ -177,7 +178,10 @@ class RunPanel(QWidget):
 
     # -- state ----------------------------------------------------------------------------------------------
     def is_running(self) -> bool:
-        return self.supervisor is not None and self.supervisor.isRunning()
+        """Whether a run is on: from Start or Resume until the panel has handled its child's exit. Not the
+        supervisor's thread: the exit can be heard while that thread is in its last steps, and buttons set from
+        it then stayed as during the run (Resume and Start disabled after a stop). Nobody waits for those steps."""
+        return self._running
 
     def show_run(self, runs_dir: Path | None, engine: str = DEFAULT_ENGINE) -> None:
         """Show the newest earlier run of ``engine`` in a project (its curves and whether it can be resumed), or
@@ -294,6 +298,7 @@ class RunPanel(QWidget):
         self.output.close()
         self.output = ChildOutput(None)  # the child writes its output.log itself
         self.supervisor = TrainingSupervisor(config, resume=resume, processes=processes, parent=self)
+        self._running = True
         self.supervisor.event_received.connect(self.on_event)
         self.supervisor.output_line.connect(self._on_output)
         self.supervisor.child_exited.connect(self._on_exited)
@@ -324,6 +329,7 @@ class RunPanel(QWidget):
         self.stop_timer.stop()
         self.timer.stop()
         self.supervisor.wait(5000)
+        self._running = False  # a detached supervisor emits no child_exited
 
     def force_stop(self) -> None:
         if self.is_running():
@@ -393,6 +399,7 @@ class RunPanel(QWidget):
 
     # -- the end -------------------------------------------------------------------------------------------
     def _on_exited(self, code: int, done_seen: bool) -> None:
+        self._running = False
         self.output.close()
         self.stop_timer.stop()
         self.timer.stop()

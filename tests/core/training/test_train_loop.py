@@ -113,6 +113,30 @@ def test_stop_finishes_the_step_saves_and_keeps_going_later(project, tiny):
     assert rest[-1].reason == "finished"
 
 
+def test_a_stop_during_the_last_step_then_resume_trains_no_step_beyond_max_steps(project, tiny):
+    """Stop asked during step 2 of max_steps=2 (the race the Train page loses when Stop comes late): the stop is
+    honoured at step 2; the resume has no step left, so it trains none and ends the run there, as max_steps."""
+    calls = {"n": 0}
+
+    def stop() -> bool:
+        calls["n"] += 1
+        return calls["n"] >= 2  # polled once per step: asked during step 2
+
+    kw = dict(batch_size=1, epochs=3, max_steps=2, save_every_steps=100)
+    events = _run(_config(project, tiny, "stop_at_end", **kw), stop=stop)
+    assert [e.step for e in events if isinstance(e, Step)] == [1, 2]
+    assert events[-1].reason == "stopped" and events[-1].step == 2
+
+    rest = _run(_config(project, tiny, "stop_at_end", **kw), resume=True)
+    assert next(e for e in rest if isinstance(e, Started)).start_step == 2
+    assert [e.step for e in rest if isinstance(e, Step)] == []  # not a step 3, beyond the limit
+    assert rest[-1].reason == "max_steps" and rest[-1].step == 2
+    # The stop's checkpoint is the run's final one now (the judge, which leaves a stopped one, scores it).
+    assert [(e.step, e.reason) for e in rest if isinstance(e, Checkpoint)] == [(2, "final")]
+    assert rest[-1].last_checkpoint.endswith("step_0000002")
+    assert latest_checkpoint(project / "runs" / "stop_at_end").name == "step_0000002"
+
+
 def test_stop_file(project, tiny):
     config = _config(project, tiny, "stopfile", batch_size=1, epochs=2)
     config.run_dir.mkdir(parents=True)

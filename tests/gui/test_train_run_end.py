@@ -1,0 +1,65 @@
+"""The run panel when its training child exits: the panel's end of the run does not wait for the supervisor's
+thread to end, which may still be in its last steps when the panel hears of the exit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+
+from PySide6.QtCore import Qt
+
+from alltalk_gui.core.training.checkpoints import CONFIG_FILE, STATE_FILE, WEIGHTS_FILE
+from alltalk_gui.core.training.config import TrainConfig
+from alltalk_gui.core.training.events import Done, FinishReason, JsonlSink, Step
+from alltalk_gui.core.training.launch import TrainingProcess
+from alltalk_gui.gui.train import training_supervisor
+from alltalk_gui.gui.train.train_run import RunPanel
+
+
+def _stopped_child(connected: threading.Event):
+    """A start_training whose child has already stopped at step 1, with its checkpoint and events written. It waits
+    for ``connected`` first (in the supervisor's thread), so the test can hook the thread before it goes on."""
+
+    def start(config, *, events_path, **_kw) -> TrainingProcess:
+        assert connected.wait(30)
+        checkpoint = config.run_dir / "checkpoints" / "step_0000001"
+        checkpoint.mkdir(parents=True)
+        (checkpoint / WEIGHTS_FILE).write_bytes(b"w")
+        (checkpoint / CONFIG_FILE).write_text(json.dumps(config.to_dict()))
+        (checkpoint / STATE_FILE).write_text(json.dumps({"global_step": 1, "epoch": 0}))
+        with JsonlSink(events_path) as sink:
+            sink.write(Step(step=1, epoch=0, loss=1.0, lr=1e-5, grad_norm=1.0, samples_per_s=1.0, step_time_s=0.1,
+                            total_steps=10))
+            sink.write(Done(step=1, epoch=0, reason=FinishReason.STOPPED, final_loss=1.0, best_eval_loss=None,
+                            best_checkpoint=None, last_checkpoint=str(checkpoint), elapsed_s=1.0))
+        process = subprocess.Popen([sys.executable, "-c", ""])
+        process.wait()  # exited: the supervisor reads the events and says so at its first look
+        return TrainingProcess(process, config.run_dir, events_path, 1, [sys.executable, "-c", ""])
+
+    return start
+
+
+def test_the_buttons_after_a_stop_heard_while_the_thread_still_ends(qtbot, tmp_path, monkeypatch):
+    connected, release = threading.Event(), threading.Event()
+    monkeypatch.setattr(training_supervisor, "start_training", _stopped_child(connected))
+    panel = RunPanel()
+    qtbot.addWidget(panel)
+    panel.start(TrainConfig(project_dir=str(tmp_path / "project"), run_name="r"))
+    supervisor = panel.supervisor
+    # Holds the thread just after it emitted child_exited (a direct connection runs in the thread, after the
+    # panel's queued one was posted): the panel handles the exit while the thread has not ended, as a loaded
+    # CPU can make it happen.
+    supervisor.child_exited.connect(lambda *_: release.wait(30), Qt.ConnectionType.DirectConnection)
+    connected.set()
+    try:
+        qtbot.waitUntil(lambda: "Stopped at step 1" in panel.status.text(), timeout=10_000)
+        assert supervisor.isRunning()  # the thread is held: the order this test is about
+        assert panel.resume_button.isEnabled() and panel.start_button.isEnabled()
+        assert not panel.stop_button.isEnabled()
+        assert not panel.is_running()
+    finally:
+        release.set()
+        assert supervisor.wait(10_000)
+    assert not panel.is_running() and panel.resume_button.isEnabled()
