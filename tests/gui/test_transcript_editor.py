@@ -3,6 +3,7 @@ waveform drag, shortcuts; after each test the project is reopened from disk to c
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -343,10 +344,12 @@ def test_a_damaged_segments_file_is_reported_and_left_alone(qtbot, project):
     assert project.segments_file.read_text(encoding="utf-8") == '{"segments": ['
 
 
-def test_the_clip_players_temporary_files_go_with_it(qtbot):
+def test_the_clip_players_temporary_files_go_with_it(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where TemporaryDirectory makes its folders
     player = ClipPlayer()
+    assert not list(tmp_path.glob("alltalk-clip-*"))  # nothing until a clip plays
     player.play(np.zeros(2205, dtype=np.float32), 22050, 0, "c1")
-    folder = Path(player._tmp.name)
+    (folder,) = tmp_path.glob("alltalk-clip-*")
     assert any(folder.glob("clip*.wav"))
     player.stop()
     player.deleteLater()

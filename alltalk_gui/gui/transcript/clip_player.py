@@ -33,9 +33,9 @@ class ClipPlayer(QObject):
         self._audio = AudioPlayer(self)
         self._audio.playing_changed.connect(self._on_playing_changed)
         self._audio.error.connect(self.error)
-        self._tmp = tempfile.TemporaryDirectory(prefix="alltalk-clip-")
+        self._files = _ClipFolder()
         # Removed with the player, not whenever Python collects the wrapper (which may be never before exit).
-        self.destroyed.connect(functools.partial(_remove, self._tmp))
+        self.destroyed.connect(functools.partial(_ClipFolder.remove, self._files))
         self._count = 0
         self._offset_ms = 0
         self._timer = QTimer(self, interval=POLL_MS)
@@ -49,7 +49,7 @@ class ClipPlayer(QObject):
         """Play ``samples`` (which start ``offset_ms`` into the recording); ``key`` names what plays."""
         # A fresh name each time: the media back-end may still hold the previous file open.
         self._count += 1
-        path = Path(self._tmp.name) / f"clip{self._count % 4}.wav"
+        path = self._files.path() / f"clip{self._count % 4}.wav"
         sf.write(path, samples, rate, subtype="PCM_16")
         self._offset_ms = offset_ms
         self._audio.play(path, key)
@@ -69,5 +69,19 @@ class ClipPlayer(QObject):
         self.playing_changed.emit(key)
 
 
-def _remove(tmp: tempfile.TemporaryDirectory, *_: object) -> None:
-    tmp.cleanup()
+class _ClipFolder:
+    """The player's temporary folder for the clips it plays, made when the first clip plays: a page that never
+    plays one (most do not) leaves nothing behind, even from a process that ends without Python's clean-up."""
+
+    def __init__(self) -> None:
+        self._tmp: tempfile.TemporaryDirectory | None = None
+
+    def path(self) -> Path:
+        if self._tmp is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="alltalk-clip-")
+        return Path(self._tmp.name)
+
+    def remove(self, *_: object) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
