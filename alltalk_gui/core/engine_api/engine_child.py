@@ -30,6 +30,9 @@ from alltalk_gui.core.engine_api.engine import BaseModelError, EngineError
 
 ARRAY_KEY = "__npy__"
 PROTOCOL_FD_ENV = "ALLTALK_GUI_ENGINE_CHILD_FD"
+# The parent's temporary folder, in which the child writes the arrays it answers with: the parent removes it, so
+# nothing is left behind when the child dies (or is killed) before its own clean-up.
+FOLDER_ENV = "ALLTALK_GUI_ENGINE_CHILD_FOLDER"
 _ERRORS: dict[str, type[Exception]] = {"BaseModelError": BaseModelError, "EngineError": EngineError}
 
 
@@ -45,6 +48,7 @@ class EngineChild:
         read_fd, write_fd = os.pipe()  # the answers' own pipe: libraries printing to stdout cannot garble it
         child_env = dict(os.environ if env is None else env, PYTHONUNBUFFERED="1")
         child_env[PROTOCOL_FD_ENV] = str(write_fd)
+        child_env[FOLDER_ENV] = self._tmp.name
         options: dict[str, Any] = {}
         if os.name == "nt":  # a pipe handle must be marked inheritable explicitly on Windows
             import msvcrt
@@ -189,7 +193,7 @@ def serve(module_name: str) -> int:
 
         fd = str(msvcrt.open_osfhandle(int(fd[1:]), 0))
     answers = os.fdopen(int(fd), "w", encoding="utf-8")
-    tmp = Path(tempfile.mkdtemp(prefix="alltalk-engine-child-"))
+    tmp = Path(tempfile.mkdtemp(prefix="child-", dir=os.environ.get(FOLDER_ENV)))
 
     def send(message: dict[str, Any]) -> None:
         answers.write(json.dumps(message) + "\n")

@@ -5,6 +5,7 @@ child is reported with its output, and closing ends it."""
 from __future__ import annotations
 
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -48,13 +49,17 @@ def test_errors_keep_their_kind_and_message(child):
     assert child.call("divide", a=1.0, b=4.0) == 0.25  # the child goes on after an error
 
 
-def test_a_child_that_dies_is_reported_with_its_output():
+def test_a_child_that_dies_is_reported_with_its_output_and_leaves_no_files(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where both sides make their temporary folders:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the parent's, and the child's (which inherits the environment)
     child = EngineChild(sys.executable, MODULE)
+    child.call("scale", samples=np.zeros(8, dtype=np.float32), factor=1.0)  # the child has written an array
     with pytest.raises(EngineError, match=r"(?s)ended unexpectedly.*exit code 3.*dying now"):
         child.call("die")
     with pytest.raises(EngineError, match="ended unexpectedly"):
         child.call("echo", value=1)
     child.close()
+    assert not list(tmp_path.iterdir())  # the child's folder went with the parent's, though it died first
 
 
 def test_close_ends_the_child_and_call_once_runs_one_function():
