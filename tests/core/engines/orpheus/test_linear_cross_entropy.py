@@ -14,10 +14,10 @@ from torch import nn
 
 from alltalk_gui.core.engines.orpheus.files import special_tokens
 from alltalk_gui.core.engines.orpheus.linear_cross_entropy import linear_cross_entropy
-from alltalk_gui.core.engines.orpheus.model import OrpheusLM, add_lora, load_lm, loss
+from alltalk_gui.core.engines.orpheus.model import OrpheusLM, load_lm, loss
 from alltalk_gui.core.engines.orpheus.tokens import IGNORE
 from tests.benchmarks.scripts import load_script
-from tests.core.engines.orpheus.test_model import make_batch
+from tests.core.engines.orpheus.test_model import add_learning_lora, make_batch
 
 OLD = load_script("orpheus_embedding_gradient_transient.py")
 CHUNK = 16
@@ -133,11 +133,7 @@ def test_the_engines_model_gives_the_old_loss_parts_and_gradients(tiny_orpheus, 
         torch.manual_seed(0)
         model = make(load_lm(tiny_orpheus, "fp32"), special, CHUNK)
         if lora:
-            add_lora(model.lm, 4, 8.0)
-            generator = torch.Generator().manual_seed(1)
-            for name, p in model.named_parameters():
-                if "lora_B" in name:  # not zero, so that gradients reach the layers below
-                    p.data.normal_(std=0.02, generator=generator)
+            add_learning_lora(model.lm)
         out = loss(model, batch)
         out["loss"].backward()
         results.append((out, {n: p.grad for n, p in model.named_parameters() if p.requires_grad}))

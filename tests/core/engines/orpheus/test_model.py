@@ -1,7 +1,8 @@
 """Orpheus's model for training: the chunked loss equals transformers' full cross-entropy on the answer (value and
 gradients) with the prompt masked; LoRA trains only its adapters and checkpoints hold only them, under a wrapper
 too; the 4-bit NF4 base runs forward and backward on the CPU with the gradients of its dequantised weights; and
-activation checkpointing changes nothing but memory."""
+activation checkpointing (reentrant, or not) changes nothing but memory, LoRA's adapters behind the frozen
+embedding included."""
 
 from __future__ import annotations
 
@@ -133,13 +134,60 @@ def test_the_4bit_base_trains_lora_on_the_cpu(tiny_orpheus, special, batch):
         assert torch.isfinite(loss(quantised, batch)["loss"])
 
 
-def test_checkpointing_changes_nothing_but_memory(tiny_orpheus, special, batch):
-    grads = []
-    for checkpointing in (False, True):
-        model = OrpheusLM(load_lm(tiny_orpheus, "fp32"), special)
-        set_checkpointing(model.lm, checkpointing)
-        model.train()
-        loss(model, batch)["loss"].backward()
-        grads.append([p.grad for p in model.parameters()])
-    for plain, recomputed in zip(*grads):
-        torch.testing.assert_close(plain, recomputed)
+def add_learning_lora(lm, rank: int = 4, alpha: float = 8.0) -> None:
+    """LoRA adapters whose B does not start at zero, so that one step's gradients reach the layers below."""
+    add_lora(lm, rank, alpha)
+    generator = torch.Generator().manual_seed(1)
+    for name, p in lm.named_parameters():
+        if "lora_B" in name:
+            p.data.normal_(std=0.02, generator=generator)
+
+
+def _step_grads(base, special, batch, lora: bool, checkpointing: str):
+    torch.manual_seed(0)
+    model = OrpheusLM(load_lm(base, "fp32"), special, chunk=16).train()
+    if lora:
+        add_learning_lora(model.lm)
+    if checkpointing != "off":
+        set_checkpointing(model.lm, True, reentrant=checkpointing == "reentrant")
+    out = loss(model, batch)
+    out["loss"].backward()
+    return out["loss"].item(), {n: p.grad for n, p in model.named_parameters() if p.requires_grad}
+
+
+@pytest.mark.parametrize("lora", [False, True], ids=["full", "lora"])
+def test_checkpointing_changes_nothing_but_memory(tiny_orpheus, special, batch, lora):
+    """The engine's reentrant kind and the non-reentrant one recompute the same loss and every trainable gradient."""
+    plain, plain_grads = _step_grads(tiny_orpheus, special, batch, lora, "off")
+    for kind in ("reentrant", "non-reentrant"):
+        value, grads = _step_grads(tiny_orpheus, special, batch, lora, kind)
+        assert value == pytest.approx(plain, rel=1e-6), kind
+        assert grads.keys() == plain_grads.keys() and all(g is not None for g in grads.values()), kind
+        for name, grad in plain_grads.items():
+            torch.testing.assert_close(grads[name], grad, rtol=1e-5, atol=1e-7, msg=f"{kind}: {name}")
+    if lora:
+        first = [n for n in plain_grads if "layers.0." in n and "lora_A" in n]
+        assert first and all(plain_grads[n].abs().sum() > 0 for n in first)  # the first layer's adapters learn
+
+
+def test_adapters_behind_a_frozen_embedding_learn_where_transformers_adds_no_input_gradients(tiny_orpheus, special,
+                                                                                               batch):
+    """Reentrant recomputation passes gradients only when its input needs them; transformers 4.57 makes a frozen
+    embedding's output need them only for peft's own models, so set_checkpointing does."""
+    model = OrpheusLM(load_lm(tiny_orpheus, "fp32"), special, chunk=16).train()
+    add_learning_lora(model.lm)
+    lm = model.lm
+    switch = "activation_checkpointing_enable" if hasattr(lm, "activation_checkpointing_enable") else (
+        "gradient_checkpointing_enable")
+    original = getattr(lm, switch)
+
+    def as_transformers_4_57(kwargs):  # checkpointing on, no hook that makes the embedding's output need gradients
+        original(kwargs)
+        lm.disable_input_require_grads()
+        lm.__dict__.pop("_require_grads_hook", None)
+
+    setattr(lm, switch, as_transformers_4_57)
+    set_checkpointing(lm, True)
+    loss(model, batch)["loss"].backward()
+    first = [p.grad for n, p in model.named_parameters() if "layers.0." in n and "lora_A" in n]
+    assert first and all(g is not None and g.abs().sum() > 0 for g in first)
