@@ -8,10 +8,11 @@ from the second micro-batch), and follows the CPU allocator's live bytes with ``
 (``profile_memory=True``). It prints, for each micro-batch, the peak of live bytes above the weights and existing
 gradients in units of the embedding's size, and what else was live then.
 
-``--loss fused`` (the default) is the engine's loss and lookup (``linear_cross_entropy``: one weight gradient,
-summed in place, into which the embedding lookup adds its rows: ``tied_gradient``); ``--loss unshared`` is the
-same loss with torch's lookup, whose own dense gradient autograd adds to the loss's (the engine until
-2026-11-27's ``tied_gradient``); ``--loss checkpointed`` is the loss before both, kept here to compare with
+``--loss fused`` (the default) is the engine's loss and lookup in a process of its own (``linear_cross_entropy``
+and ``tied_gradient``: the chunks' weight gradients and the lookup's rows added straight into ``.grad``);
+``--loss handed`` the same as under torch.distributed (the loss's gradient handed to the lookup, which adds its
+rows and returns it to autograd: one buffer); ``--loss unshared`` the same loss with torch's lookup, whose own
+dense gradient autograd adds to the loss's (the engine until 2026-11-27's ``tied_gradient``); ``--loss checkpointed`` is the loss before both, kept here to compare with
 (:class:`CheckpointedOrpheusLM`: each chunk of the projection checkpointed apart, one full-size weight gradient
 per chunk, which autograd sums out of place; the H200 measurement of 2026-11-27 ran it).
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 
-LOSSES = ("fused", "unshared", "checkpointed")
+LOSSES = ("fused", "handed", "unshared", "checkpointed")
 
 
 def checkpointed_token_losses(lm_head, states, wanted, chunk: int):
@@ -39,6 +40,20 @@ def checkpointed_token_losses(lm_head, states, wanted, chunk: int):
 
     return torch.cat([checkpoint(chunk_losses, states[i:i + chunk], wanted[i:i + chunk], use_reentrant=False)
                       for i in range(0, wanted.numel(), chunk)])
+
+
+def handed_model(lm, special, chunk: int | None = None):
+    """An ``OrpheusLM`` whose tied matrix's gradient the loss hands to the lookup's backward, which returns it to
+    autograd with its rows added (the engine's way under torch.distributed: one buffer beside ``.grad``)."""
+    from alltalk_gui.core.engines.orpheus.model import CE_CHUNK, OrpheusLM
+    from alltalk_gui.core.engines.orpheus.tied_gradient import SharedGradient
+
+    class HandedOrpheusLM(OrpheusLM):
+        def _shared_gradient(self):
+            direct = super()._shared_gradient()
+            return None if direct is None else SharedGradient(direct.weight, direct=False)
+
+    return HandedOrpheusLM(lm, special, chunk or CE_CHUNK)
 
 
 def unshared_model(lm, special, chunk: int | None = None):
@@ -93,8 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tied", choices=("yes", "no"), default="yes",
                         help="no: an untied output projection (as peft's modules_to_save copies are)")
     parser.add_argument("--loss", choices=LOSSES, default="fused",
-                        help="fused: the engine's loss and lookup; unshared: its loss, the tied matrix's gradients summed "
-                             "by autograd; checkpointed: the loss before it (see the docstring)")
+                        help="fused: the engine's loss and lookup in one process; handed: as under torch.distributed; "
+                             "unshared: its loss, the tied matrix's gradients summed by autograd; checkpointed: the loss "
+                             "before it (see the docstring)")
     opts = parser.parse_args(argv)
 
     import torch
@@ -115,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     set_checkpointing(lm, True)
     special = SpecialTokens(128257, 128258, 128259, 128260, 128261, 128262, 128263, end_of_text=128009,
                             audio_base=128266, codebook_size=4096)
-    model = {"fused": OrpheusLM, "unshared": unshared_model, "checkpointed": checkpointed_model}[opts.loss](lm, special)
+    model = {"fused": OrpheusLM, "handed": handed_model, "unshared": unshared_model,
+             "checkpointed": checkpointed_model}[opts.loss](lm, special)
     embedding = lm.model.embed_tokens.weight
     unit = embedding.numel() * embedding.element_size()
     ids = torch.randint(128266, 156940, (1, opts.tokens))

@@ -7,11 +7,12 @@ That run trained with the loss as it was then: each 256-token chunk of the outpu
 whose full-size gradients of the tied embedding autograd summed out of place (three 0.9 GiB matrices at once). The
 engine's loss now sums them in one buffer in place (``linear_cross_entropy``: two at once, counted on the CPU,
 ``benchmarks/results/orpheus_embedding_gradient_transient_fused_vs_checkpointed_2026-11-27_cpu.json``), into which
-the embedding lookup adds its rows (``tied_gradient``: one in all, ``..._shared_vs_unshared_2026-11-27_cpu.json``), so the
+the embedding lookup adds its rows, or both add straight into ``.grad`` (``tied_gradient``: one, or none in a process of
+its own, ``..._tied_2026-11-27_cpu.json``), so the
 measurement is compared with the estimate of the loss it ran (``fused_loss=False``), made from the settings each case
 ran with as the engine makes it (``memory_estimate.setting_for``); the engine's own estimate (``Engine
 .estimate_memory``, which the profile picker, Auto and the run's ``memory.json`` ask) is that estimate with the new
-loss and lookup: the same for the LoRA profiles, one matrix in High's gradient buffers instead of three. Until a
+loss and lookup: the same for the LoRA profiles, no matrix in High's gradient buffers instead of three. Until a
 GPU measures them, High's new estimate rests on those CPU counts."""
 
 from __future__ import annotations
@@ -77,20 +78,21 @@ def test_each_profile_was_measured_with_its_own_settings():
 
 @pytest.mark.parametrize("record", RECORDS, ids=[r["profile"] for r in RECORDS])
 def test_the_engines_estimate_is_the_measured_one_with_the_new_loss(record):
-    """The engine asks about the loss and lookup it trains with: LoRA profiles as measured; High one bf16
-    embedding-sized gradient buffer less for the loss (two at once instead of three), and with the lookup adding
-    its rows into the loss's buffer one in all, the larger of a chunk's logits and a layer's recomputation
-    beside it."""
+    """The engine asks about the loss and lookup it trains with on one card: LoRA profiles as measured; High one
+    bf16 embedding-sized gradient buffer less for the loss (two at once instead of three), one with the lookup
+    adding its rows into the loss's buffer (under torch.distributed), and none where both add straight into
+    ``.grad``."""
     # No ``parameters``: the benchmark counted Low's NF4 weights as stored (two to a byte), not the model's 3.3 B.
     engines = get_engine("orpheus").estimate_memory(config_of(record))
     assert engines == estimate(setting_for(config_of(record)))
     old = measured_loss_estimate(record)
-    unshared = estimate(setting_for(config_of(record), shared_tied_gradient=False))
+    unshared = estimate(setting_for(config_of(record), tied_gradient="separate"))
+    handed = estimate(setting_for(config_of(record), tied_gradient="handed"))
     matrix = ORPHEUS_3B.embedding * 2 / GIB
     if record["profile"] == "high":
         assert old.gradient_buffers_gib - unshared.gradient_buffers_gib == pytest.approx(matrix)
         assert old.total_gib - unshared.total_gib == pytest.approx(matrix * (1 + FRAGMENTATION))
-        assert engines.gradient_buffers_gib == pytest.approx(matrix)
-        assert 0.3 < unshared.total_gib - engines.total_gib < matrix
+        assert handed.gradient_buffers_gib == pytest.approx(matrix) and engines.gradient_buffers_gib == 0.0
+        assert 0.3 < unshared.total_gib - handed.total_gib < matrix
     else:
-        assert engines == old == unshared
+        assert engines == old == unshared == handed

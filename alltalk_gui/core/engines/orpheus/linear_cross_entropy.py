@@ -9,8 +9,9 @@ in the forward pass and, in the backward pass, recomputes each chunk's logits an
 into ONE preallocated matrix in place (``addmm_``), writing the hidden states' gradient a chunk at a time beside
 it: at most one chunk of fp32 logits (and their gradient, made from them in place) exists at once, and the loss
 makes one weight-sized gradient. Autograd would add the embedding lookup's own dense gradient to it in place (two
-matrices at once, not three); with ``shared`` the lookup adds just its rows into it instead (:mod:`.tied_gradient`:
-one matrix). A frozen matrix (LoRA) gets no gradient, and none is allocated.
+matrices at once, not three); with ``shared`` (:mod:`.tied_gradient`) the chunks go straight into the matrix's
+``.grad`` (none beside it) or into one buffer the lookup adds just its rows to (under torch.distributed). A frozen
+matrix (LoRA) gets no gradient, and none is allocated.
 
 Why in the backward pass and not in the forward (as Liger-kernel's fused linear cross-entropy does, keeping the
 gradients and scaling them by the incoming gradient later): that way the weight's gradient would be allocated in
@@ -35,8 +36,8 @@ def linear_cross_entropy(states: torch.Tensor, weight: torch.Tensor, targets: to
                          chunk: int, shared: SharedGradient | None = None) -> torch.Tensor:
     """Per-token cross-entropy (fp32, ``reduction="none"``, :data:`IGNORE` scores 0) of ``states @ weight.T``
     against ``targets``, computed ``chunk`` tokens at a time; ``states`` is (tokens, hidden), ``weight``
-    (vocabulary, hidden). With ``shared``, the weight's gradient is handed to it instead of to autograd: the tied
-    embedding lookup's backward adds its rows into it and returns it (:mod:`.tied_gradient`)."""
+    (vocabulary, hidden). With ``shared``, the weight's gradient goes where it says instead of to autograd: into
+    ``.grad``, or to the tied embedding lookup's backward (:mod:`.tied_gradient`)."""
     if states.dim() != 2 or targets.shape != states.shape[:1] or weight.shape[1:] != states.shape[1:]:
         raise ValueError(f"states {tuple(states.shape)}, weight {tuple(weight.shape)} and targets "
                          f"{tuple(targets.shape)} do not fit")
@@ -68,7 +69,13 @@ class LinearCrossEntropy(torch.autograd.Function):
         chunk, compute = ctx.chunk, ctx.compute
         want_states, want_weight = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         grad_states = torch.empty_like(states) if want_states else None
-        grad_weight = torch.zeros_like(weight, memory_format=torch.contiguous_format) if want_weight else None
+        shared = ctx.shared
+        if not want_weight:
+            grad_weight = None
+        elif shared is not None:  # .grad itself, or a buffer the tied lookup's backward returns (.tied_gradient)
+            grad_weight = shared.loss_buffer()
+        else:
+            grad_weight = torch.zeros_like(weight, memory_format=torch.contiguous_format)
         with torch.autocast(states.device.type, enabled=False):
             projection = weight.to(compute)
             for i in range(0, targets.numel(), chunk):
@@ -91,8 +98,8 @@ class LinearCrossEntropy(torch.autograd.Function):
                         grad_weight.addmm_(grad_logits.t(), inputs)
                     else:  # fp32 weights under bf16 autocast: the chunk's bf16 values, summed in fp32
                         grad_weight.addmm_(grad_logits.t().to(grad_weight.dtype), inputs.to(grad_weight.dtype))
-        if grad_weight is not None and ctx.shared is not None:
-            ctx.shared.put(grad_weight)  # the lookup's backward, last in the pass, returns it with its rows added
+        if grad_weight is not None and shared is not None:
+            shared.loss_done(grad_weight)  # the lookup's backward, last in the pass, adds its rows
             grad_weight = None
         return grad_states, grad_weight, None, None, None, None
 

@@ -18,9 +18,10 @@ their linear layers, a tied 156,940 x 3,072 embedding of 482 M):
   loss's backward comes first and the layers' recomputation after, so the two never coexist;
 * **gradient buffers**: when the vocabulary matrix trains (a full fine-tune; ``embeddings_in_full``), the
   gradients it gets from the loss and, tied, from the embedding lookup are summed in a buffer beside its
-  ``.grad``: with the engine's loss and lookup (``linear_cross_entropy``, ``tied_gradient``) one 0.90 GiB bf16
-  matrix; with torch's lookup two at once (``shared_tied_gradient=False``); with the loss before both (each
-  chunk checkpointed apart, ``fused_loss=False``), which the H200 run below measured, three
+  ``.grad``: with the engine's loss and lookup (``linear_cross_entropy``, ``tied_gradient``) none in a process
+  of its own, one 0.90 GiB bf16 matrix under torch.distributed (``tied_gradient="handed"``); with torch's lookup
+  two at once (``"separate"``); with the loss before both (each chunk checkpointed apart, ``fused_loss=False``),
+  which the H200 run below measured, three
   (:func:`embedding_gradient_buffers`, counted on the CPU by ``benchmarks/orpheus_embedding_gradient_transient.py``);
 * **overhead**: what the CUDA allocator reserves beyond what it hands out (expandable segments), with cuBLAS's
   workspaces: 0.25 GiB plus 3 % of the rest.
@@ -133,10 +134,12 @@ class OrpheusSetting:
     # one buffer, in place); False: the loss before it, each chunk checkpointed apart and its full-size weight
     # gradient summed by autograd out of place (what the H200 run of 2026-11-27 measured).
     fused_loss: bool = True
-    # The tied embedding lookup adds its rows into the loss's gradient of the matrix in place (tied_gradient);
-    # False: torch's lookup makes a dense gradient of its own, which autograd adds to the loss's (until
-    # tied_gradient, 2026-11-27). Only with the fused loss.
-    shared_tied_gradient: bool = True
+    # Where the tied matrix's gradient goes with the fused loss (engines/orpheus/tied_gradient.py): "direct", the
+    # loss's chunks and the lookup's rows straight into .grad (a process of its own: the app on one card);
+    # "handed", the loss's gradient handed to the lookup, which adds its rows and returns it to autograd (under
+    # torch.distributed); "separate", torch's lookup with a dense gradient of its own, which autograd adds to the
+    # loss's (until tied_gradient, 2026-11-27).
+    tied_gradient: str = "direct"
 
 
 @dataclass(frozen=True)
@@ -241,13 +244,13 @@ def embedding_gradient_buffers(setting: OrpheusSetting, shape: Shape, n: int, la
     each micro-batch, whether ``.grad`` exists yet or not (``benchmarks/results/
     orpheus_embedding_gradient_transient_fused_vs_checkpointed_2026-11-27_cpu.json``):
 
-    * The engine's loss (``fused_loss``, :mod:`..linear_cross_entropy`) makes one weight gradient, summed over the
-      chunks in place, beside one chunk's logits, and it is held through the layers' recomputation. In a full
-      fine-tune the tied embedding's lookup (:mod:`..tied_gradient`, ``shared_tied_gradient``), last in the
-      backward pass, adds its rows into that buffer in place: one matrix at a time (CPU: 1 buffer, 1.36
-      embeddings above the start, ``benchmarks/results/
-      orpheus_embedding_gradient_transient_shared_vs_unshared_2026-11-27_cpu.json``). With torch's lookup, its
-      own dense gradient was added to the loss's: two matrices at once (CPU: 2 buffers, 2.00-2.20 embeddings).
+    * The engine's loss (``fused_loss``, :mod:`..linear_cross_entropy`) sums its chunks' weight gradients in place,
+      and the tied lookup (:mod:`..tied_gradient`) adds its rows where they went (``benchmarks/results/
+      orpheus_embedding_gradient_transient_tied_2026-11-27_cpu.json``, the second micro-batch): ``"direct"``
+      straight into ``.grad``, no matrix beside it (CPU: 0 buffers); ``"handed"`` into one buffer made beside one
+      chunk's logits and held through the layers' recomputation (CPU: 1 buffer); ``"separate"``, torch's lookup,
+      its own dense gradient added to the loss's: two at once (CPU: 2 buffers, 2.00-2.20 embeddings above the
+      start).
     * The loss before it (each chunk checkpointed apart, ``fused_loss=False``; the H200 run of 2026-11-27) gave a
       gradient per chunk, each a transposed view, summed out of place: three matrices at once (CPU: 3 buffers,
       3.02 embeddings).
@@ -259,8 +262,9 @@ def embedding_gradient_buffers(setting: OrpheusSetting, shape: Shape, n: int, la
     matrix = shape.embedding * dense
     summed_out_of_place = not (setting.chunked_loss and setting.fused_loss)
     if not setting.lora_rank:
-        at_once = 3 if summed_out_of_place else 1 if setting.shared_tied_gradient else 2
-        peak = max(logits + matrix, at_once * matrix, layer + matrix)
+        at_once = 3 if summed_out_of_place else {"direct": 0, "handed": 1, "separate": 2}[setting.tied_gradient]
+        beside = matrix if at_once else 0.0  # the buffer the loss makes, held to the end of the pass
+        peak = max(logits + beside, at_once * matrix, layer + beside)
     elif setting.embeddings_in_full:
         chunks = -(-setting.batch_size * max(1, n - PROMPT_TOKENS) // CE_CHUNK) if setting.chunked_loss else 1
         several = chunks > 1 and not setting.fused_loss

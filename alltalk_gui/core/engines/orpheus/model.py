@@ -11,11 +11,11 @@ for a 30 s clip (2,461 scored tokens) would be 1.4 GiB in fp32, more again for t
 final hidden states of the scored positions only and projects them :data:`CE_CHUNK` at a time through one autograd
 function (:mod:`.linear_cross_entropy`) that keeps no logits: at most one chunk's (256 x 156,940 x 4 bytes =
 154 MiB) exists at once in the forward pass and again in the backward pass, which recomputes each chunk and adds
-its gradient of the vocabulary matrix into one buffer in place; in a full fine-tune the embedding lookup then adds
-its rows into that same buffer (:mod:`.tied_gradient`). (Until 2026-11-27 each chunk was checkpointed apart, and
-autograd summed the chunks' full-size weight gradients out of place, then the lookup's dense gradient: three
-0.9 GiB matrices at once in a full fine-tune; now one.) Its parts: ``audio_ce``
-(the codes) and ``end_ce`` (the two end tokens: an untrained stop is what makes speech run on).
+its gradient of the vocabulary matrix in place; in a full fine-tune into the matrix's ``.grad`` itself, where the
+embedding lookup then adds its rows too (:mod:`.tied_gradient`). (Until 2026-11-27 each chunk was checkpointed
+apart, and autograd summed the chunks' full-size weight gradients out of place, then the lookup's dense gradient:
+three 0.9 GiB matrices at once beside ``.grad`` in a full fine-tune; now none, one under torch.distributed.) Its
+parts: ``audio_ce`` (the codes) and ``end_ce`` (the two end tokens: an untrained stop is what makes speech run on).
 
 **Levers**: the base in 4-bit NF4 with double quantisation (bitsandbytes, through transformers'
 ``BitsAndBytesConfig``; compute in bf16), in bf16, or in fp32; LoRA (peft) on the attention and MLP
@@ -179,11 +179,12 @@ class OrpheusLM(nn.Module):
         return linear_cross_entropy(states, _projection_weight(self.lm.lm_head), wanted, self.chunk, shared)
 
     def _shared_gradient(self) -> SharedGradient | None:
-        """A fresh buffer-passer for this forward pass when the output projection IS the embedding's matrix and it
-        trains (a full fine-tune of the tied model; :mod:`.tied_gradient`); None otherwise (LoRA, untied)."""
+        """Where this forward pass's gradient of the tied matrix goes, when the output projection IS the
+        embedding's matrix and it trains (a full fine-tune; :mod:`.tied_gradient`); None otherwise (LoRA,
+        untied, no gradients)."""
         weight = self.lm.get_input_embeddings().weight
         if torch.is_grad_enabled() and weight.requires_grad and self.lm.lm_head.weight is weight:
-            return SharedGradient()
+            return SharedGradient.for_this_process(weight)
         return None
 
 

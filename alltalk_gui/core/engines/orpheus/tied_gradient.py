@@ -1,22 +1,27 @@
-"""One gradient buffer for Orpheus's tied vocabulary matrix in a full fine-tune: the loss's, with the embedding
-lookup's rows added into it in place.
+"""The gradient of Orpheus's tied vocabulary matrix in a full fine-tune, with no matrix-sized buffer beside its
+``.grad`` (one under torch.distributed).
 
 The 156,940 x 3,072 matrix is both the embedding and the output projection. Its gradient from the loss is a full
 matrix (every row gets a share of the softmax); its gradient from the embedding lookup touches only the rows of
 the tokens in the batch (about 2,500 of 156,940 for a 30 s clip), yet torch's lookup backward makes a full dense
-matrix for it, which autograd then adds to the loss's. At the end of the backward pass two 0.9 GiB bf16 matrices
-live beside ``.grad``: the largest transient of the High profile (counted on the CPU by
-``benchmarks/orpheus_embedding_gradient_transient.py``).
+matrix for it, which autograd then adds to the loss's, and the sum to ``.grad``. Through the whole backward pass
+one 0.9 GiB bf16 matrix lives beside ``.grad``, and two at its end: the largest transient of the High profile
+(counted on the CPU by ``benchmarks/orpheus_embedding_gradient_transient.py``).
 
-Here the two share one buffer. The loss's backward (:mod:`.linear_cross_entropy`, which runs first) hands its
-gradient to a :class:`SharedGradient` instead of to autograd; the lookup's backward (:class:`TiedLookup`, which
-runs last: every loss depends on the lookup) takes that buffer, adds its rows into it in place and returns it
-as the matrix's one gradient, which autograd then adds into ``.grad`` in place (or makes ``.grad``). The matrix
-still receives exactly one gradient per backward pass through autograd, so gradient accumulation, loss scaling,
-DDP's and FSDP's hooks see what they saw before.
+A :class:`SharedGradient`, made for each forward pass, carries the matrix's gradient from the loss's backward
+(:mod:`.linear_cross_entropy`, first in the pass) to the lookup's (:class:`TiedLookup`, last: every loss depends on
+the lookup), in one of two ways:
 
-A fresh :class:`SharedGradient` is made for each forward pass, so each graph hands its own buffer along. Where the
-loss is not computed (no scored token), the lookup makes the buffer itself, as torch's lookup would.
+* **direct** (a process of its own, as the app trains on one card): the loss adds its chunks' gradients straight
+  into the matrix's ``.grad`` (making it, when there is none, as autograd would), the lookup adds its rows there
+  too, and neither hands autograd a gradient for the matrix. Nothing matrix-sized lives beside ``.grad``.
+  Accumulation over micro-batches, loss scaling, clipping and the optimizer read ``.grad`` as before.
+* **handed on** (under torch.distributed: DDP and FSDP learn of a parameter's gradient from autograd, through
+  hooks on its accumulation): the loss hands its gradient to the lookup instead of to autograd; the lookup adds
+  its rows into it in place and returns it as the matrix's one gradient, which autograd adds into ``.grad``. One
+  buffer beside ``.grad``.
+
+Where the loss is not computed (no scored token), the lookup alone gives the matrix its rows.
 """
 
 from __future__ import annotations
@@ -26,28 +31,53 @@ from torch import nn
 
 
 class SharedGradient:
-    """The loss's gradient of the tied matrix, waiting for the embedding lookup's backward (one forward pass)."""
+    """Where the tied ``weight``'s gradient goes in one forward pass's backward (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, weight: torch.Tensor, direct: bool) -> None:
+        self.weight, self.direct = weight, direct
         self._pending: torch.Tensor | None = None
 
-    def put(self, gradient: torch.Tensor) -> None:
+    @classmethod
+    def for_this_process(cls, weight: torch.Tensor) -> "SharedGradient":
+        """Direct in a process of its own; handed on where torch.distributed runs (DDP's and FSDP's hooks)."""
+        distributed = torch.distributed.is_available() and torch.distributed.is_initialized()
+        return cls(weight, direct=not distributed)
+
+    def loss_buffer(self) -> torch.Tensor:
+        """The matrix the loss adds its chunks' gradients into: ``.grad`` itself (direct) or a fresh one."""
+        if self.direct:
+            return self._grad()
+        return torch.zeros_like(self.weight, memory_format=torch.contiguous_format)
+
+    def loss_done(self, gradient: torch.Tensor) -> None:
+        """The loss's gradient, complete: kept for the lookup (handed on; direct: already in ``.grad``)."""
+        if self.direct:
+            return
         if self._pending is None:
             self._pending = gradient
         else:  # a second loss term through the same matrix: summed here as autograd would
             self._pending.add_(gradient)
 
-    def take(self) -> torch.Tensor | None:
-        """The buffer, given up: the caller returns it to autograd as the only reference, so it can become
-        ``.grad`` without a copy."""
+    def lookup_buffer(self) -> torch.Tensor:
+        """The matrix the lookup adds its rows into: ``.grad`` (direct), the loss's gradient given up (the caller
+        returns it to autograd as its only reference, so it can become ``.grad`` without a copy), or a fresh one
+        where no loss ran."""
+        if self.direct:
+            return self._grad()
         gradient, self._pending = self._pending, None
-        return gradient
+        return gradient if gradient is not None else torch.zeros_like(self.weight,
+                                                                      memory_format=torch.contiguous_format)
+
+    def _grad(self) -> torch.Tensor:
+        if self.weight.grad is None:
+            self.weight.grad = torch.zeros_like(self.weight, memory_format=torch.contiguous_format)
+        return self.weight.grad
 
 
 def tied_lookup(ids: torch.Tensor, weight: torch.Tensor, shared: SharedGradient,
                 padding_idx: int | None = None) -> torch.Tensor:
-    """``nn.functional.embedding(ids, weight, padding_idx)`` whose backward adds its rows into the loss's gradient
-    of ``weight`` (waiting in ``shared``) instead of making a matrix of its own."""
+    """``nn.functional.embedding(ids, weight, padding_idx)`` whose backward adds its rows into the matrix's gradient
+    where ``shared`` says, instead of making a matrix of its own."""
     return TiedLookup.apply(ids, weight, shared, padding_idx)
 
 
@@ -58,7 +88,6 @@ class TiedLookup(torch.autograd.Function):
     def forward(ctx, ids, weight, shared, padding_idx):
         ctx.save_for_backward(ids)
         ctx.shared, ctx.padding_idx = shared, padding_idx
-        ctx.weight_shape, ctx.weight_dtype = weight.shape, weight.dtype
         return nn.functional.embedding(ids, weight, padding_idx)
 
     @staticmethod
@@ -66,11 +95,9 @@ class TiedLookup(torch.autograd.Function):
         if not ctx.needs_input_grad[1]:
             return None, None, None, None
         (ids,) = ctx.saved_tensors
-        gradient = ctx.shared.take()
-        if gradient is None:
-            gradient = grad_rows.new_zeros(ctx.weight_shape, dtype=ctx.weight_dtype)
+        gradient = ctx.shared.lookup_buffer()
         add_rows_(gradient, ids, grad_rows, ctx.padding_idx)
-        return None, gradient, None, None
+        return None, None if ctx.shared.direct else gradient, None, None
 
 
 def add_rows_(matrix: torch.Tensor, ids: torch.Tensor, rows: torch.Tensor, padding_idx: int | None = None) -> None:
