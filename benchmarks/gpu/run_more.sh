@@ -10,7 +10,8 @@
 #   2. Orpheus Medium and Orpheus's own full fine-tune at 10 s (Medium's speed goal: 1.5x the baseline);
 #   3. Parler-TTS Mini, every profile and Parler's own settings, 10 s clips (issue 26's table);
 #   4. Orpheus Low and Medium at 30 s, and Orpheus's own LoRA settings at 10 s (the rest of issue 25's table);
-#   5. XTTS v2's and F5-TTS's Medium and Auto (call 2 measures their Low, High and baselines).
+#   5. XTTS v2's and F5-TTS's Medium and Auto (call 2 measures their Low, High and baselines);
+# then one summary of what it measured, with the goals (benchmarks/gpu/summary.py --more).
 # A part starts only while at least its planned seconds are left (measured on the H200, 2026-11-27: 30-40 s an
 # Orpheus case once the random base is written; writing it took about a minute more, now done in call 2); each
 # writes its JSON as it goes, so a part cut short keeps its cases.
@@ -66,3 +67,5 @@ part "XTTS v2 Medium and Auto, 11 s clips" 70 "$py" benchmarks/memory_profiles.p
 part "F5-TTS Medium and Auto, 30 s clips" 70 "$py" benchmarks/f5_memory_profiles.py --device cuda --warmup 1 \
     --steps 3 --profiles medium,auto --out "$results/f5_memory_profiles_medium_auto_gpu.json"
 echo "## done: $(( budget - $(left) )) s of $budget" | tee -a "$log"
+# The cases and the goals they judge (Orpheus's and Parler's targets, Medium's speed goal), met or missed.
+"$py" benchmarks/gpu/summary.py "$results" "$(date -u +%Y-%m-%d)" --more 2>&1 | tee -a "$log"

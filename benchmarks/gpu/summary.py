@@ -1,13 +1,14 @@
 """The GPU kit's one summary table, from what its run wrote into the results folder: the GPU tests (JUnit XML),
 the card rehearsal (``card_rehearsal_<day>.json``) and both memory benchmarks (``*memory_profiles_<day>_gpu.json``),
 one line per test outcome, rehearsal case and benchmark case, and the time each phase took; then the goals: each
-profile's peak against the memory target its profile file promises, and the speed goals of issue #28, each met or
-missed with the measured figures.
+profile's peak against the memory target its profile file promises, and the speed goals of issues #28 and #25,
+each met or missed with the measured figures.
 
     python benchmarks/gpu/summary.py RESULTS_DIR DAY [--phase NAME=SECONDS ...]
+    python benchmarks/gpu/summary.py RESULTS_DIR DAY --more     # the optional third call's (run_more.sh)
 
-Exit status 0 when every test passed (or skipped), every rehearsal case passed and no benchmark case failed.
-Standard library only, like the rest of the kit's glue.
+Exit status 0 when every test passed (or skipped), every rehearsal case passed and no benchmark case failed
+(``--more``: no benchmark case failed). Standard library only, like the rest of the kit's glue.
 """
 
 from __future__ import annotations
@@ -21,10 +22,15 @@ from pathlib import Path
 from typing import Any
 
 PROFILES = Path(__file__).resolve().parents[2] / "resources" / "profiles"
-BASELINES = {"xtts": "alltalk-baseline", "f5": "f5-baseline"}
-# Issue #28's speed goals, in the same run: (engine, profile, times the baseline's samples/s, or samples/s itself).
-SPEED_GOALS = (("xtts", "high", 2.0, None), ("f5", "high", 2.0, None),
-               ("xtts", "low", None, 2 * 3.9))  # Low: twice the 3.9 samples/s it had on the H100 on 2026-11-26
+BASELINES = {"xtts": "alltalk-baseline", "f5": "f5-baseline", "orpheus": "orpheus-full", "parler": "parler-baseline"}
+# The speed goals, in the same run and on clips of the same length: (engine, profile, times the baseline's
+# samples/s, or samples/s itself). Issue #28: XTTS and F5 High twice their baselines, XTTS Low twice the 3.9
+# samples/s it had on the H100 on 2026-11-26; issue #25: Orpheus Medium 1.5 times Orpheus's own full fine-tune.
+SPEED_GOALS = (("xtts", "high", 2.0, None), ("f5", "high", 2.0, None), ("xtts", "low", None, 2 * 3.9),
+               ("orpheus", "medium", 1.5, None))
+# What the optional third call (run_more.sh) writes: (engine, its files in the results folder).
+MORE = (("orpheus", "orpheus_*_gpu.json"), ("parler", "parler_memory_profiles_*_gpu.json"),
+        ("xtts", "memory_profiles_medium_auto_gpu.json"), ("f5", "f5_memory_profiles_medium_auto_gpu.json"))
 
 
 def test_results(xml: Path) -> dict[str, list[str]]:
@@ -51,8 +57,10 @@ def _gib(value: Any) -> str:
     return f"{value:.2f}" if isinstance(value, (int, float)) else "-"
 
 
-def lines(results: Path, day: str, phases: dict[str, float]) -> tuple[list[str], bool]:
-    """The table's lines and whether everything passed."""
+def lines(results: Path, day: str, phases: dict[str, float], more: bool = False) -> tuple[list[str], bool]:
+    """The table's lines and whether everything passed (``more``: the third call's benchmarks alone)."""
+    if more:
+        return more_lines(results)
     tests: dict[str, list[str]] = {"passed": [], "failed": [], "skipped": []}
     for xml in sorted(results.glob(f"gpu_tests_{day}*.xml")):  # the suite's and the card rehearsal's, run side by side
         for outcome, names in test_results(xml).items():
@@ -72,10 +80,7 @@ def lines(results: Path, day: str, phases: dict[str, float]) -> tuple[list[str],
         result = ("pass: " if r["ok"] else "FAIL: ") + r["outcome"][:120]
         out.append(f"| card rehearsal | {case} | {result} | {_gib(r['peak_reserved_gib'])} | "
                    f"{_gib(r['estimated_gib'])} | {_gib(r['samples_per_s'])} |")
-    for engine, r in benchmarks:
-        result = f"error: {r['error'][:120]}" if r.get("error") else f"{r.get('micro_batch')} x {r.get('grad_accum')}"
-        out.append(f"| {engine} memory benchmark | {r['profile']} | {result} | {_gib(r.get('peak_reserved_gib'))} | "
-                   f"{_gib(r.get('estimated_gib'))} | {_gib(r.get('samples_per_s'))} |")
+    out += benchmark_lines(benchmarks)
     out += goals(benchmarks)
     if phases:
         out.append("")
@@ -86,40 +91,75 @@ def lines(results: Path, day: str, phases: dict[str, float]) -> tuple[list[str],
     return out, ok
 
 
+def more_lines(results: Path) -> tuple[list[str], bool]:
+    """The third call's benchmark cases and goals, and whether none failed (and any ran)."""
+    benchmarks = [(engine, r) for engine, pattern in MORE for path in sorted(results.glob(pattern))
+                  for r in _read(path)]
+    out = ["| part | case | result | peak reserved GiB | estimate GiB | samples/s |",
+           "| --- | --- | --- | --- | --- | --- |"]
+    out += benchmark_lines(benchmarks)
+    out += goals(benchmarks, engines=("orpheus",))
+    return out, bool(benchmarks) and not any(r.get("error") for _, r in benchmarks)
+
+
+def benchmark_lines(benchmarks: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    out = []
+    for engine, r in benchmarks:
+        result = f"error: {r['error'][:120]}" if r.get("error") else f"{r.get('micro_batch')} x {r.get('grad_accum')}"
+        clip = f" ({r['clip_s']:g} s clips)" if isinstance(r.get("clip_s"), (int, float)) else ""
+        out.append(f"| {engine} memory benchmark | {r['profile']}{clip} | {result} | "
+                   f"{_gib(r.get('peak_reserved_gib'))} | {_gib(r.get('estimated_gib'))} | "
+                   f"{_gib(r.get('samples_per_s'))} |")
+    return out
+
+
 def _target(engine: str, profile: str) -> float | None:
     """The memory target (GiB) the profile's own file promises, or None (no such profile)."""
     path = PROFILES / engine / f"{profile}.toml"
     return float(tomllib.loads(path.read_text(encoding="utf-8"))["target_gib"]) if path.is_file() else None
 
 
-def goals(benchmarks: list[tuple[str, dict[str, Any]]]) -> list[str]:
+def goals(benchmarks: list[tuple[str, dict[str, Any]]], engines: tuple[str, ...] = ("xtts", "f5")) -> list[str]:
     """One line per goal the benchmarks can judge: each profile's peak against its target, and the speed goals.
-    A goal is said met or missed with its figures; none decides the kit's exit status (the tests do)."""
-    runs = {(engine, r["profile"]): r for engine, r in benchmarks if not r.get("error")}
+    A goal is said met or missed with its figures; none decides the kit's exit status (the tests do). The speed
+    goals of ``engines`` (the ones this call measures) are listed even when a case is missing."""
+    runs = {(engine, r["profile"], r.get("clip_s")): r for engine, r in benchmarks if not r.get("error")}
+    # An engine measured on clips of several lengths says which each goal is for.
+    lengths = {engine: {clip for e, _, clip in runs if e == engine} for engine, _, _ in runs}
+
+    def on(engine: str, clip: Any) -> str:
+        return f" ({clip:g} s clips)" if len(lengths.get(engine, ())) > 1 else ""
+
     out = ["", "| goal | measured | result |", "| --- | --- | --- |"]
-    for (engine, profile), r in runs.items():
+    for (engine, profile, clip), r in runs.items():
         target = _target(engine, profile)
         peak = r.get("peak_reserved_gib")
         if target is None or not isinstance(peak, (int, float)):
             continue
-        out.append(f"| {engine} {profile}: peak <= {target:g} GiB | {peak:.2f} GiB at {r.get('micro_batch')} x "
-                   f"{r.get('grad_accum')} | {'met' if peak <= target else 'MISSED'} |")
+        out.append(f"| {engine} {profile}{on(engine, clip)}: peak <= {target:g} GiB | {peak:.2f} GiB at "
+                   f"{r.get('micro_batch')} x {r.get('grad_accum')} | {'met' if peak <= target else 'MISSED'} |")
     for engine, profile, times, rate in SPEED_GOALS:
-        r, base = runs.get((engine, profile)), runs.get((engine, BASELINES[engine]))
+        if engine not in engines:
+            continue  # another call measures it
+        pairs = [(clip, r, runs.get((engine, BASELINES[engine], clip)))
+                 for (e, p, clip), r in runs.items() if (e, p) == (engine, profile)]
         if times is not None:
             goal = f"{engine} {profile}: >= {times:g}x {BASELINES[engine]}'s samples/s"
-            if r is None or base is None or not base.get("samples_per_s"):
+            measured = [(clip, r, base) for clip, r, base in pairs if base is not None and base.get("samples_per_s")]
+            if not measured:
                 out.append(f"| {goal} | not measured in this run | - |")
-                continue
-            ratio = r["samples_per_s"] / base["samples_per_s"]
-            out.append(f"| {goal} | {r['samples_per_s']:.2f} / {base['samples_per_s']:.2f} = {ratio:.2f}x | "
-                       f"{'met' if ratio >= times else 'MISSED'} |")
+            for clip, r, base in measured:
+                ratio = r["samples_per_s"] / base["samples_per_s"]
+                out.append(f"| {goal}{on(engine, clip)} | "
+                           f"{r['samples_per_s']:.2f} / {base['samples_per_s']:.2f} = {ratio:.2f}x | "
+                           f"{'met' if ratio >= times else 'MISSED'} |")
         else:
             goal = f"{engine} {profile}: >= {rate:g} samples/s"
-            if r is None:
+            if not pairs:
                 out.append(f"| {goal} | not measured in this run | - |")
-                continue
-            out.append(f"| {goal} | {r['samples_per_s']:.2f} | {'met' if r['samples_per_s'] >= rate else 'MISSED'} |")
+            for clip, r, _ in pairs:
+                out.append(f"| {goal}{on(engine, clip)} | {r['samples_per_s']:.2f} | "
+                           f"{'met' if r['samples_per_s'] >= rate else 'MISSED'} |")
     return out
 
 
@@ -128,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("results", type=Path)
     parser.add_argument("day")
     parser.add_argument("--phase", action="append", default=[], metavar="NAME=SECONDS")
+    parser.add_argument("--more", action="store_true", help="the optional third call's benchmarks (run_more.sh)")
     opts = parser.parse_args(argv)
     phases = {}
     for item in opts.phase:
@@ -136,9 +177,9 @@ def main(argv: list[str] | None = None) -> int:
             phases[name] = float(seconds)
         except ValueError:
             parser.error(f"--phase takes NAME=SECONDS (got {item!r})")
-    table, ok = lines(opts.results, opts.day, phases)
+    table, ok = lines(opts.results, opts.day, phases, more=opts.more)
     text = "\n".join(table) + "\n"
-    (opts.results / f"gpu_kit_{opts.day}_summary.md").write_text(text, encoding="utf-8")
+    (opts.results / f"gpu_{'more' if opts.more else 'kit'}_{opts.day}_summary.md").write_text(text, encoding="utf-8")
     print(text)
     print("Everything passed." if ok else "Something failed or did not run: see the lines above and the log.")
     return 0 if ok else 1

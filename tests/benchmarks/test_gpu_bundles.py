@@ -256,8 +256,9 @@ def test_the_third_call_runs_what_its_seconds_allow_most_wanted_first(tmp_path):
     benchmark 140 s), are skipped with the reason."""
     ran, skipped = _run_more(tmp_path, base_written=True, parler_ready=False)
     scripts = [line.split()[1] for line in ran]
-    assert scripts == ["benchmarks/orpheus_memory_profiles.py"] * 5 + ["benchmarks/memory_profiles.py",
-                                                                     "benchmarks/f5_memory_profiles.py"]
+    assert scripts == ["benchmarks/orpheus_memory_profiles.py"] * 5 + [
+        "benchmarks/memory_profiles.py", "benchmarks/f5_memory_profiles.py", "benchmarks/gpu/summary.py"]
+    assert "--more" in ran[-1]  # the summary of what the call measured, with its goals
     assert "--clip-seconds 10" in ran[0] and "--profiles high" in ran[0] and "--clip-seconds 30" in ran[1]
     assert "--profiles medium,orpheus-full" in ran[2] and f"--base {tmp_path / 'orpheus_base'}" in ran[2]
     assert "--profiles medium,auto" in ran[5] and "--profiles medium,auto" in ran[6]
@@ -273,7 +274,7 @@ def test_a_ready_parler_environment_costs_the_third_call_no_planned_minutes(tmp_
 
 def test_without_call_2s_orpheus_base_its_parts_plan_the_minute_of_writing_it(tmp_path):
     ran, skipped = _run_more(tmp_path, base_written=False, parler_ready=True)
-    assert not any("orpheus_memory_profiles.py" in line for line in ran)
+    assert not any("orpheus_memory_profiles.py" in line for line in ran) and "summary.py" in ran[-1]
     assert sum("Orpheus" in line for line in skipped) == 5
 
 

@@ -102,3 +102,33 @@ def test_the_goals_say_met_or_missed_with_their_figures(summary, tmp_path):
     assert "| f5 high: >= 2x f5-baseline's samples/s | not measured in this run | - |" in text
     assert "| xtts low: >= 7.8 samples/s | 9.10 | met |" in text
     assert "alltalk-baseline: peak" not in text  # a baseline has no target
+
+
+def test_the_third_calls_summary_judges_orpheus_and_parler_by_clip_length(summary, tmp_path, capsys):
+    """run_more.sh's files: Orpheus at 10 s and 30 s (each goal says which), Medium's speed against Orpheus's own
+    full fine-tune on the same clips, Parler's profiles against their targets; a case that failed fails it."""
+    def write(name, records):
+        (tmp_path / name).write_text(json.dumps(records), encoding="utf-8")
+
+    write("orpheus_high_10s_gpu.json", [{"profile": "high", "clip_s": 10.0, "micro_batch": 2, "grad_accum": 4,
+                                         "peak_reserved_gib": 20.4, "estimated_gib": 20.3, "samples_per_s": 5.0}])
+    write("orpheus_high_30s_gpu.json", [{"profile": "high", "clip_s": 30.0, "micro_batch": 1, "grad_accum": 8,
+                                         "peak_reserved_gib": 22.3, "estimated_gib": 20.6, "samples_per_s": 2.0}])
+    write("orpheus_medium_orpheus-full_10s_gpu.json", [
+        {"profile": "medium", "clip_s": 10.0, "micro_batch": 4, "grad_accum": 2, "peak_reserved_gib": 8.4,
+         "samples_per_s": 9.0},
+        {"profile": "orpheus-full", "clip_s": 10.0, "micro_batch": 1, "grad_accum": 1, "peak_reserved_gib": 60.0,
+         "samples_per_s": 5.0}])
+    write("parler_memory_profiles_mini_gpu.json", [{"profile": "low", "clip_s": 10.0, "micro_batch": 8,
+                                                    "grad_accum": 1, "peak_reserved_gib": 2.1, "samples_per_s": 30.0}])
+    assert summary.main([str(tmp_path), DAY, "--more"]) == 0
+    text = (tmp_path / f"gpu_more_{DAY}_summary.md").read_text()
+    assert "| orpheus memory benchmark | high (30 s clips) | 1 x 8 | 22.30 | 20.60 | 2.00 |" in text
+    assert "| orpheus high (10 s clips): peak <= 22 GiB | 20.40 GiB at 2 x 4 | met |" in text
+    assert "| orpheus high (30 s clips): peak <= 22 GiB | 22.30 GiB at 1 x 8 | MISSED |" in text
+    assert "| orpheus medium: >= 1.5x orpheus-full's samples/s (10 s clips) | 9.00 / 5.00 = 1.80x | met |" in text
+    assert "| parler low: peak <= 4 GiB | 2.10 GiB at 8 x 1 | met |" in text
+    assert "xtts" not in text  # nothing of XTTS was measured in this call: no goal of it is listed
+    assert "Everything passed." in capsys.readouterr().out
+    write("f5_memory_profiles_medium_auto_gpu.json", [{"profile": "auto", "error": "out of memory: boom"}])
+    assert summary.main([str(tmp_path), DAY, "--more"]) == 1
