@@ -79,7 +79,10 @@ def test_4bit_lora_learns_and_changes_only_its_adapters(project, tiny_orpheus):
 
 @pytest.mark.parametrize("lora_rank", [0, 4])
 def test_a_resume_equals_a_straight_run(project, tiny_orpheus, lora_rank):
-    settings = dict(epochs=2, batch_size=1, lora_rank=lora_rank, lora_alpha=8.0, save_every_steps=2)
+    """As the profiles train: checkpointing and two micro-batches a step (in full: the tied matrix's gradients
+    added straight into .grad across them, engines/orpheus/tied_gradient.py)."""
+    settings = dict(epochs=2, batch_size=1, lora_rank=lora_rank, lora_alpha=8.0, save_every_steps=2,
+                    gradient_checkpointing=True, grad_accum_steps=2)
     straight = run(orpheus_config(project, tiny_orpheus, f"straight{lora_rank}", max_steps=4, **settings))
     assert straight[-1].step == 4
     run(orpheus_config(project, tiny_orpheus, f"resumed{lora_rank}", max_steps=2, **settings))
