@@ -53,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="export the trained voice as a model folder for AllTalk or in its engine's "
                                       "own format")
     p.add_argument("dir", help="project folder")
-    p.add_argument("--format", choices=FORMATS, default="alltalk", help=_format_help())
+    p.add_argument("--format", choices=FORMATS, help=_format_help())
     p.add_argument("--out", required=True, metavar="FOLDER",
                    help="for a format AllTalk loads: the AllTalk folder (alltalk_tts, or any folder in it); the "
                         "model goes into the engine's own folder there (" + _alltalk_folders() + "). For the other "
@@ -85,7 +85,8 @@ def _format_help() -> str:
         engine = get_engine(name)
         formats = ", ".join(f"{key} ({engine.export_format_titles.get(key, key)})" for key in engine.export_formats)
         parts.append(f"{engine.title}: {formats}")
-    return ("the format, one of the checkpoint's engine's (default alltalk): " + "; ".join(parts)).replace("%", "%%")
+    return ("the format, one of the checkpoint's engine's (default: alltalk where the engine has it, else the "
+            "engine's own, the first listed): " + "; ".join(parts)).replace("%", "%%")
 
 
 def _alltalk_folders() -> str:
@@ -220,9 +221,11 @@ def cmd_preview(args: argparse.Namespace) -> int:
                 reference_text = transcript_of(references[0])
         elif not kind.uses_audio:
             reference_text = reference_text or engine.engine.reference_suggestion(checkpoint)
-        words = f' ("{reference_text}")' if reference_text else ""
-        print(f"Speaking with {checkpoint.label} ({language}), {_reference_words(kind)}: "
-              f"{', '.join(r.name for r in references)}{words}", flush=True)
+        if kind.uses_audio:
+            heard = ", ".join(r.name for r in references) + (f' ("{reference_text}")' if reference_text else "")
+        else:  # a speaker's name or a description: the words are the reference
+            heard = f'"{reference_text}"'
+        print(f"Speaking with {checkpoint.label} ({language}), {_reference_words(kind)}: {heard}", flush=True)
         results = []
         if args.ab:
             results.append(generate_preview(
@@ -261,6 +264,12 @@ def _settings(args: argparse.Namespace, engine, checkpoint: CheckpointInfo) -> G
     return settings
 
 
+def default_format(engine) -> str:
+    """What ``export`` writes without ``--format``: AllTalk's where the checkpoint's engine has it, else the
+    engine's own (its first format: Orpheus's Hugging Face folder, Parler's)."""
+    return "alltalk" if "alltalk" in engine.export_formats else engine.export_formats[0]
+
+
 def _reference_words(kind: ReferenceKind) -> str:
     return {ReferenceKind.CLIPS: "references", ReferenceKind.CLIP_WITH_WORDS: "reference",
             ReferenceKind.SPEAKER: "speaker", ReferenceKind.DESCRIPTION: "voice description"}[kind]
@@ -288,7 +297,8 @@ def cmd_export(args: argparse.Namespace) -> int:
             references = references[:1]
         text = " ".join((args.reference_text or "").split())
         words = {str(references[0]): text} if text and references else {}
-        options = ExportOptions(format=args.format, name=args.name or "", half=args.half,
+        fmt = args.format or default_format(engine)
+        options = ExportOptions(format=fmt, name=args.name or "", half=args.half,
                                 training_files=args.training_files, references=references, overwrite=args.overwrite,
                                 reference_texts=words, voice_prompt=text if not kind.uses_audio else "")
         # For a format AllTalk loads, --out is the AllTalk folder (or any folder in it): each engine's voice goes
@@ -296,7 +306,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         destination = export_destination(engine, args.out, options, project.name)
         if destination.warning:
             print(f"  warning: {destination.warning}", file=sys.stderr)
-        print(f"Exporting {checkpoint.label} as {args.format} format into {destination.folder}", flush=True)
+        print(f"Exporting {checkpoint.label} as {fmt} format into {destination.folder}", flush=True)
         result = export_voice(checkpoint, destination.out_dir, options, project_name=project.name,
                               progress=lambda what, _f: print(f"  {what}", flush=True))
     except _errors() as exc:

@@ -58,6 +58,7 @@ def test_preview_ab_as_the_speaker_name(trained, tmp_path):
     result = cli("preview", str(trained), "--text", "Hello there.", "--out", str(out), "--ab",
                  "--max-new-tokens", "70", "--temperature", "0.7", "--device", "cpu")
     assert result.returncode == 0, result.stderr
+    assert 'speaker: "voice"' in result.stdout  # the name it speaks as, not an empty list of clips
     assert out.is_file() and (tmp_path / "hello_base.wav").is_file()
     info = json.loads(out.with_suffix(".json").read_text())
     assert info["reference_text"] == "voice" and info["sample_rate"] == 24000  # the run's speaker, suggested
@@ -74,6 +75,13 @@ def test_export_writes_both_formats(trained, tmp_path, fmt, files):
     assert "`voice`" in (folder / "README.md").read_text()
     if fmt == "orpheus":
         validate_base_model(folder)  # an exported voice is a base folder itself
+
+
+def test_export_without_a_format_writes_the_engines_own(trained, tmp_path):
+    """Orpheus has no format AllTalk loads: the default is its Hugging Face folder, not a refusal."""
+    result = cli("export", str(trained), "--out", str(tmp_path), "--name", "plain")
+    assert result.returncode == 0, result.stderr
+    assert "as orpheus format" in result.stdout and (tmp_path / "plain" / "model.safetensors").is_file()
 
 
 def test_refusals(trained, tiny_orpheus, capsys):
