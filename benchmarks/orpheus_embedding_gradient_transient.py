@@ -12,9 +12,10 @@ gradients in units of the embedding's size, and what else was live then.
 and ``tied_gradient``: the chunks' weight gradients and the lookup's rows added straight into ``.grad``);
 ``--loss handed`` the same as under torch.distributed (the loss's gradient handed to the lookup, which adds its
 rows and returns it to autograd: one buffer); ``--loss unshared`` the same loss with torch's lookup, whose own
-dense gradient autograd adds to the loss's (the engine until 2026-11-27's ``tied_gradient``); ``--loss checkpointed`` is the loss before both, kept here to compare with
-(:class:`CheckpointedOrpheusLM`: each chunk of the projection checkpointed apart, one full-size weight gradient
-per chunk, which autograd sums out of place; the H200 measurement of 2026-11-27 ran it).
+dense gradient autograd adds to the loss's (the engine until 2026-11-27's ``tied_gradient``); ``--loss
+checkpointed`` the loss before both, kept here to compare with (:class:`CheckpointedOrpheusLM`: each chunk of the
+projection checkpointed apart, one full-size weight gradient per chunk, which autograd sums out of place; the
+H200 measurement of 2026-11-27 ran it).
 
     python benchmarks/orpheus_embedding_gradient_transient.py                # hidden 512
     flock /work/wt/.heavy.lock python benchmarks/orpheus_embedding_gradient_transient.py --hidden 3072 --tokens 600
@@ -108,9 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tied", choices=("yes", "no"), default="yes",
                         help="no: an untied output projection (as peft's modules_to_save copies are)")
     parser.add_argument("--loss", choices=LOSSES, default="fused",
-                        help="fused: the engine's loss and lookup in one process; handed: as under torch.distributed; "
-                             "unshared: its loss, the tied matrix's gradients summed by autograd; checkpointed: the loss "
-                             "before it (see the docstring)")
+                        help="fused: the engine's loss and lookup in one process; handed: as under "
+                             "torch.distributed; unshared: its loss, the tied matrix's gradients summed by autograd; "
+                             "checkpointed: the loss before it (see the docstring)")
     opts = parser.parse_args(argv)
 
     import torch

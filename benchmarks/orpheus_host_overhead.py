@@ -26,7 +26,7 @@ comparison (``model.set_checkpointing``: reentrant since). Orpheus's own setting
 every clip (batch 1, no accumulation), the profiles after eight; that is not in these figures. Low's 4-bit layers
 run bitsandbytes' CPU code, which is not the card's, so Low is left out.
 
-    python benchmarks/orpheus_host_overhead.py [--non-reentrant] [--out benchmarks/results/orpheus_host_overhead_<date>_cpu.json]
+    python benchmarks/orpheus_host_overhead.py [--non-reentrant] [--out FILE]   # FILE: results/..._<date>_cpu.json
 """
 
 from __future__ import annotations

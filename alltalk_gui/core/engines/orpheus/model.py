@@ -21,9 +21,9 @@ parts: ``audio_ce`` (the codes) and ``end_ce`` (the two end tokens: an untrained
 ``BitsAndBytesConfig``; compute in bf16), in bf16, or in fp32; LoRA (peft) on the attention and MLP
 projections of every decoder layer; transformers' activation checkpointing of the decoder layers (reentrant:
 fewer operations for the host to dispatch, see :func:`set_checkpointing`). With LoRA nothing else trains: the
-embedding and the tied output projection stay as they are. Orpheus's vocabulary already holds every audio token and the
-speaker name is ordinary text, so a fine-tune needs no new row (Orpheus's own LoRA script trains both 482 M
-matrices in full, which is most of its memory; the Low profile's test shows the adapters alone learn).
+embedding and the tied output projection stay as they are. Orpheus's vocabulary already holds every audio token
+and the speaker name is ordinary text, so a fine-tune needs no new row (Orpheus's own LoRA script trains both
+482 M matrices in full, which is most of its memory; the Low profile's test shows the adapters alone learn).
 
 **Checkpoints**: when parts are frozen, the module's state dict holds only what trains (the adapters: 24 M
 values at rank 16 instead of 3.3 B), through state-dict hooks that work under any wrapper; a resume and the
@@ -125,9 +125,9 @@ def set_checkpointing(lm, enabled: bool, reentrant: bool = True) -> None:
     with autograd in the backward pass. The non-reentrant kind tracks every tensor a layer saves through Python
     hooks instead; on the CPU it cost Medium's micro-step 18 % more host time and 19 % more operations, and High's
     16 % and 29 % (``benchmarks/orpheus_host_overhead.py``, its JSON of 2026-11-27): time a card waits, since the
-    H200's micro-steps waited on the host. Reentrant recomputation needs the layers' input to require gradients, which a frozen
-    embedding's output does not (LoRA): ``enable_input_require_grads`` sees to it (transformers 5 does so itself,
-    4.57 only for peft's own models). It also passes gradients only to the hidden states, not to other tensors a
+    H200's micro-steps waited on the host. Reentrant recomputation needs the layers' input to require gradients,
+    which a frozen embedding's output does not (LoRA): ``enable_input_require_grads`` sees to it (transformers 5
+    does so itself, 4.57 only for peft's own models). It also passes gradients only to the hidden states, not to other tensors a
     layer is given: Llama's layers are given the rotary embeddings and the mask, which need none.
     transformers 5 renamed the switch (``activation_checkpointing_*``); 4.57 has only the old name."""
     if enabled:
