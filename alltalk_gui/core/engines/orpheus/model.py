@@ -127,8 +127,8 @@ def set_checkpointing(lm, enabled: bool, reentrant: bool = True) -> None:
     16 % and 29 % (``benchmarks/orpheus_host_overhead.py``, its JSON of 2026-11-27): time a card waits, since the
     H200's micro-steps waited on the host. Reentrant recomputation needs the layers' input to require gradients,
     which a frozen embedding's output does not (LoRA): ``enable_input_require_grads`` sees to it (transformers 5
-    does so itself, 4.57 only for peft's own models). It also passes gradients only to the hidden states, not to other tensors a
-    layer is given: Llama's layers are given the rotary embeddings and the mask, which need none.
+    does so itself, 4.57 only for peft's own models). It also passes gradients only to the hidden states, not to
+    other tensors a layer is given: Llama's layers are given the rotary embeddings and the mask, which need none.
     transformers 5 renamed the switch (``activation_checkpointing_*``); 4.57 has only the old name."""
     if enabled:
         enable = getattr(lm, "activation_checkpointing_enable", None) or lm.gradient_checkpointing_enable
