@@ -28,6 +28,8 @@ BASELINES = {"xtts": "alltalk-baseline", "f5": "f5-baseline", "orpheus": "orpheu
 # samples/s it had on the H100 on 2026-11-26; issue #25: Orpheus Medium 1.5 times Orpheus's own full fine-tune.
 SPEED_GOALS = (("xtts", "high", 2.0, None), ("f5", "high", 2.0, None), ("xtts", "low", None, 2 * 3.9),
                ("orpheus", "medium", 1.5, None))
+TABLE_HEAD = ("| part | case | result | peak reserved GiB | estimate GiB | samples/s |",
+              "| --- | --- | --- | --- | --- | --- |")
 # What the optional third call (run_more.sh) writes: (engine, its files in the results folder).
 MORE = (("orpheus", "orpheus_*_gpu.json"), ("parler", "parler_memory_profiles_*_gpu.json"),
         ("xtts", "memory_profiles_medium_auto_gpu.json"), ("f5", "f5_memory_profiles_medium_auto_gpu.json"))
@@ -68,8 +70,7 @@ def lines(results: Path, day: str, phases: dict[str, float], more: bool = False)
     rehearsal = _read(results / f"card_rehearsal_{day}.json")
     benchmarks = [("xtts", r) for r in _read(results / f"memory_profiles_{day}_gpu.json")]
     benchmarks += [("f5", r) for r in _read(results / f"f5_memory_profiles_{day}_gpu.json")]
-    out = ["| part | case | result | peak reserved GiB | estimate GiB | samples/s |",
-           "| --- | --- | --- | --- | --- | --- |"]
+    out = list(TABLE_HEAD)
     out.append(f"| GPU tests | {sum(map(len, tests.values()))} tests | {len(tests['passed'])} passed, "
                f"{len(tests['failed'])} failed, {len(tests['skipped'])} skipped | - | - | - |")
     out += [f"| GPU tests | {name} | FAILED | - | - | - |" for name in tests["failed"]]
@@ -95,8 +96,7 @@ def more_lines(results: Path) -> tuple[list[str], bool]:
     """The third call's benchmark cases and goals, and whether none failed (and any ran)."""
     benchmarks = [(engine, r) for engine, pattern in MORE for path in sorted(results.glob(pattern))
                   for r in _read(path)]
-    out = ["| part | case | result | peak reserved GiB | estimate GiB | samples/s |",
-           "| --- | --- | --- | --- | --- | --- |"]
+    out = list(TABLE_HEAD)
     out += benchmark_lines(benchmarks)
     out += goals(benchmarks, engines=("orpheus",))
     return out, bool(benchmarks) and not any(r.get("error") for _, r in benchmarks)

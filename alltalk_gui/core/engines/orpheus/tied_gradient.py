@@ -45,9 +45,7 @@ class SharedGradient:
 
     def loss_buffer(self) -> torch.Tensor:
         """The matrix the loss adds its chunks' gradients into: ``.grad`` itself (direct) or a fresh one."""
-        if self.direct:
-            return self._grad()
-        return torch.zeros_like(self.weight, memory_format=torch.contiguous_format)
+        return self._grad() if self.direct else self._fresh()
 
     def loss_done(self, gradient: torch.Tensor) -> None:
         """The loss's gradient, complete: kept for the lookup (handed on; direct: already in ``.grad``)."""
@@ -65,13 +63,15 @@ class SharedGradient:
         if self.direct:
             return self._grad()
         gradient, self._pending = self._pending, None
-        return gradient if gradient is not None else torch.zeros_like(self.weight,
-                                                                      memory_format=torch.contiguous_format)
+        return gradient if gradient is not None else self._fresh()
 
     def _grad(self) -> torch.Tensor:
         if self.weight.grad is None:
-            self.weight.grad = torch.zeros_like(self.weight, memory_format=torch.contiguous_format)
+            self.weight.grad = self._fresh()
         return self.weight.grad
+
+    def _fresh(self) -> torch.Tensor:
+        return torch.zeros_like(self.weight, memory_format=torch.contiguous_format)
 
 
 def tied_lookup(ids: torch.Tensor, weight: torch.Tensor, shared: SharedGradient,
