@@ -191,20 +191,9 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
 
     # ----------------------------------------------------------------------------------------- synthesis
     def load_voice(self, base_model_dir: Path, weights: Path | None, device: str):
-        import torch
+        from alltalk_gui.core.engines.orpheus.voice import load_voice_as, voice_weights
 
-        from alltalk_gui.core.engines.orpheus.codec import load_codec
-        from alltalk_gui.core.engines.orpheus.files import load_tokenizer, special_tokens, validate_base_model
-        from alltalk_gui.core.engines.orpheus.synthesis import OrpheusVoice
-        from alltalk_gui.core.engines.orpheus.tuned import tuned_lm
-
-        info = validate_base_model(base_model_dir)
-        on_gpu = torch.device(device).type == "cuda"
-        model = tuned_lm(info.folder, weights.parent if weights is not None else None,
-                         weights="bf16" if on_gpu else "fp32", device=device)
-        tokenizer = load_tokenizer(info.folder)
-        return OrpheusVoice(model.lm, tokenizer, special_tokens(info.folder, info.codec, tokenizer),
-                            load_codec(info.codec_dir, device), info.codec, info.context, model.speakers)
+        return load_voice_as(base_model_dir, weights, device, voice_weights(device))
 
     def synthesize(self, voice, text: str, reference: Reference, language: str, settings) -> Any:
         """Speak ``text`` as the reference's speaker name, sentence by sentence (each take capped by its length)."""

@@ -58,6 +58,25 @@ def test_a_b_preview_writes_24khz_audio(lora_checkpoint, tmp_path):
     assert not np.array_equal(sf.read(base.wav)[0], sf.read(tuned.wav)[0])  # the fine-tune speaks differently
 
 
+def test_a_voice_held_in_bf16_as_on_a_card_speaks_on_the_cpu(lora_checkpoint):
+    """The CPU twin of a preview on a card, which holds the weights in bf16 (``voice_weights``): the same loader
+    with bf16 weights gives the fp32 voice's logits to bf16's precision and speaks 24 kHz audio."""
+    from alltalk_gui.core.engines.orpheus.tokens import prompt_ids
+    from alltalk_gui.core.engines.orpheus.voice import load_voice_as, voice_weights
+
+    assert [voice_weights(d) for d in ("cuda", "cuda:1", "cpu")] == ["bf16", "bf16", "fp32"]
+    engine = get_engine("orpheus")
+    base, weights = lora_checkpoint.base_model_dir, lora_checkpoint.weights
+    half, full = (load_voice_as(base, weights, "cpu", held) for held in ("bf16", "fp32"))
+    assert half.lm.dtype == torch.bfloat16 and full.lm.dtype == torch.float32
+    ids = torch.tensor([prompt_ids(half.tokenizer, half.special, "tester", "Hello there.")])
+    with torch.no_grad():
+        torch.testing.assert_close(half.lm(ids).logits.float(), full.lm(ids).logits, rtol=0.05, atol=0.05)
+    audio = engine.synthesize(half, "Hello there.", Reference.speaker("tester"), "en",
+                              GenerationSettings(seed=1, options=SHORT))
+    assert audio.dtype == np.float32 and audio.size == 10 * 2048 and np.isfinite(audio).all() and audio.any()
+
+
 def test_the_model_folder_loads_with_transformers_and_generates(lora_checkpoint, tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
