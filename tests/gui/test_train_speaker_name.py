@@ -42,7 +42,7 @@ def test_the_speaker_name_is_the_datasets_on_one_read_only_line(qtbot, project):
     editor = _page(qtbot, project).setup.voice_prompt
     assert editor.isVisibleTo(editor.parentWidget()) and editor.title() == "Speaker name"
     assert editor.text.toPlainText() == "Grandma_s_voice"  # what training reads, not the project's name
-    assert editor.text.isReadOnly() and editor.suggest.isHidden()
+    assert editor.text.isReadOnly() and editor.suggest.isHidden() and editor.status.isHidden()  # no empty row
     assert editor.text.height() < 2 * editor.text.fontMetrics().lineSpacing() + 12  # one line
     assert "dataset's speaker name" in editor.hint.text()
 
@@ -61,5 +61,22 @@ def test_a_description_stays_a_few_editable_lines(qtbot, tmp_path, monkeypatch):
     project.save()
     editor = _page(qtbot, project).setup.voice_prompt
     assert editor.title() == "Voice description" and editor.text.toPlainText() == "Jenny speaks."
-    assert not editor.text.isReadOnly() and not editor.suggest.isHidden()
+    assert not editor.text.isReadOnly() and not editor.suggest.isHidden() and not editor.status.isHidden()
     assert editor.text.height() > 3 * editor.text.fontMetrics().lineSpacing()
+
+
+def test_another_engines_words_are_not_shown_while_these_are_read(qtbot, project, tmp_path):
+    """The project goes over from Orpheus to Parler: the box is empty until Parler's description is measured, not
+    the speaker name under "Voice description" (docs/images/train_parler.png, a rendering after Orpheus's)."""
+    from alltalk_gui.core.engine_api.engine import get_engine
+    from alltalk_gui.gui.train.voice_prompt_editor import VoicePromptEditor
+
+    editor = VoicePromptEditor()
+    qtbot.addWidget(editor)
+    editor.set_context(get_engine("orpheus"), project)
+    qtbot.waitUntil(lambda: editor.text.toPlainText() == "Grandma_s_voice", timeout=30_000)
+    other = VoiceProject.create(tmp_path / "jenny", name="Jenny", language="en", engine="parler")
+    editor.set_context(get_engine("parler"), other)
+    assert editor.title() == "Voice description" and editor.text.toPlainText() == ""
+    assert editor.text.isReadOnly()  # until the measurement answers
+    qtbot.waitUntil(lambda: not editor.text.isReadOnly(), timeout=120_000)  # its worker ends within the test

@@ -63,6 +63,12 @@ class VoicePromptEditor(QGroupBox):
     def set_context(self, engine, project) -> None:
         """Show ``engine``'s voice prompt of ``project`` (hidden for the clip kinds or without a project)."""
         self.save()  # what was typed for the previous engine or project is kept first
+        if (engine, project) != (self.engine, self.project):
+            # Not the previous one's words while this one's are read or measured (seconds, for a description):
+            # an Orpheus speaker name stood under "Voice description" when the project went over to Parler.
+            self._filling = True
+            self.text.clear()
+            self._filling = False
         self.engine, self.project = engine, project
         kind = engine.reference_kind if engine is not None else None
         shown = project is not None and kind in TITLES
@@ -79,6 +85,7 @@ class VoicePromptEditor(QGroupBox):
         self.text.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded if self.editable
                                              else Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.suggest.setVisible(self.editable)
+        self.status.setVisible(self.editable)  # a name has nothing to report but a failure (_loaded)
         self._load(fresh=False)
 
     def _load(self, fresh: bool) -> None:
@@ -108,6 +115,7 @@ class VoicePromptEditor(QGroupBox):
         self.text.setReadOnly(not self.editable)
         if text is None:
             self.status.setText("No suggestion: " + (trace.strip().splitlines() or ["?"])[-1])
+            self.status.show()
             return
         self._filling = True
         self.text.setPlainText(text)
