@@ -176,16 +176,19 @@ def choose_auto(devices: list[DeviceInfo], config: TrainConfig | None = None,
 
     ``config`` supplies the settings a profile does not set (clip length above all); defaults otherwise. The
     estimates are for the dataset's ``longest_clip_s`` where it is known and shorter than the limit. With no
-    GPU it is High on the CPU, and the reason says how many hours that takes on the config's dataset (or on
+    GPU it is High on the CPU where the RAM holds it, else the fastest that fits (:func:`_cpu_choice`), and the
+    reason says how many hours that takes on the config's dataset (or on
     :data:`~alltalk_gui.core.training.cpu_estimate.REFERENCE_MINUTES` of audio when there is none yet).
     """
     base = config or TrainConfig()
     gpus = [d for d in devices if d.kind == "cuda"]
     if not gpus:
         cpu = next((d for d in devices if d.kind == "cpu"), None)
-        hours = estimate_for_config(apply_profile(base, "high", cpu), cpu.cores if cpu else cpu_cores()).sentence()
-        return AutoChoice("high", f"No CUDA GPU was found: training runs on the CPU, {hours} "
-                                  "(the High profile's batches, in fp32).")
+        name, memory = _cpu_choice(base, cpu, longest_clip_s)
+        hours = estimate_for_config(apply_profile(base, name, cpu), cpu.cores if cpu else cpu_cores()).sentence()
+        title = load_profile(name, base.engine).title
+        return AutoChoice(name, f"No CUDA GPU was found: training runs on the CPU, {hours} (the {title} "
+                                f"profile's batches, in fp32){memory}.")
     gpu = max(gpus, key=lambda d: d.free_gib)
     budget = AUTO_HEADROOM * gpu.free_gib
     estimate = get_engine(base.engine).estimate_memory
@@ -207,6 +210,27 @@ def choose_auto(devices: list[DeviceInfo], config: TrainConfig | None = None,
     return AutoChoice(known[-1], f"Even {load_profile(known[-1], base.engine).title} needs about {need:.1f} GiB and "
                                  f"{gpu.name} has only {gpu.free_gib:.1f} GiB free: close other programs using the GPU, "
                                  "or train on the CPU.")
+
+
+def _cpu_choice(base: TrainConfig, cpu: DeviceInfo | None, longest_clip_s: float | None) -> tuple[str, str]:
+    """Auto's profile on the CPU and what the RAM has to do with it (", ..." or ""): High, the fastest, where its
+    estimated peak fits 90 % of the free RAM (or no estimate or RAM figure is known), else the fastest that fits,
+    else Low. High was taken whatever it needed: Orpheus-TTS's full fine-tune of 3.3 B parameters (about 26 GiB)
+    was Auto's pick beside its own red "~26.0 GiB of 20.9 GiB free"."""
+    if cpu is None or not cpu.free_gib:
+        return "high", ""
+    budget = AUTO_HEADROOM * cpu.free_gib
+    estimate = get_engine(base.engine).estimate_memory
+    needs = {name: estimate(sized_for(apply_profile(base, name, cpu), longest_clip_s)) for name in PROFILE_NAMES}
+    if needs["high"] is None or needs["high"].total_gib <= budget:
+        return "high", ""
+    for name in ("medium", "low"):
+        if needs[name] is not None and needs[name].total_gib <= budget:
+            return name, (f"; High would need about {needs['high'].total_gib:.1f} GiB and the RAM has "
+                          f"{cpu.free_gib:.1f} GiB free")
+    low = needs["low"]
+    need = f"about {low.total_gib:.1f} GiB" if low is not None else "more"
+    return "low", f"; even Low needs {need} and the RAM has only {cpu.free_gib:.1f} GiB free: close other programs"
 
 
 def _check_settings(file: str, settings: Any, engine: str) -> None:

@@ -35,6 +35,14 @@ def wer_text(result: PreviewResult) -> str:
     return f"WER {result.wer:.2f} · heard: “{heard}”"
 
 
+def peak_text(peak: float) -> str:
+    """A take's peak as people read levels: "peak -19 dBFS", "peak 0 dBFS" at full scale (rounded first: a peak just
+    under full scale read "-0 dBFS"), "silent"."""
+    if peak <= 0:
+        return "silent"
+    return f"peak {int(round(20 * float(np.log10(peak))))} dBFS"  # an int: round(-0.2) is 0, never -0
+
+
 class TakeView(QFrame):
     """One take: label, play button, waveform, WER. ``play_requested`` carries the wav path."""
 
@@ -56,8 +64,7 @@ class TakeView(QFrame):
         samples, _rate = sf.read(str(result.wav), dtype="float32", always_2d=True)
         samples = samples[:, 0]
         peak = float(np.abs(samples).max()) if samples.size else 0.0
-        level = f"peak {20 * np.log10(peak):.0f} dBFS" if peak > 0 else "silent"
-        self.info = QLabel(f"{result.duration_s:.1f} s · {level} · made in {result.generation_s:.1f} s")
+        self.info = QLabel(f"{result.duration_s:.1f} s · {peak_text(peak)} · made in {result.generation_s:.1f} s")
         self.wer_label = QLabel(wer_text(result))
         self.wer_label.setObjectName("wer")
         self.wer_label.setWordWrap(True)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
 from alltalk_gui.core.engine_api import languages
 from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, Engine, EngineError, get_engine
@@ -84,6 +84,11 @@ class PreviewInputs(QWidget):
         for box in (self.text_box, self.picker.clip_box):  # long sentences must not widen the window
             box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             box.setMinimumContentsLength(20)
+        # The middle column takes the width: with a speaker name or a description (no clips row, whose label made
+        # it expanding) the text editor spanning two columns and the language box made the last one expanding too,
+        # and it took most of the width, the checkpoint's name cut off beside a 340 px "Use latest".
+        for box in (self.checkpoint_box, self.text_box):
+            box.setSizePolicy(QSizePolicy.Policy.Expanding, box.sizePolicy().verticalPolicy())
 
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)

@@ -6,11 +6,15 @@ moderate speed with a slightly low-pitched voice..."). This box shows the projec
 kept one, or a suggestion the engine makes from the project, which may take seconds, so in a worker) and keeps it,
 keeps every edit in the project (``Engine.save_voice_prompt``, half a second after the typing stops), and "Suggest
 from the recordings" asks for a fresh suggestion. Hidden for the clip kinds.
+
+A speaker name (Orpheus-TTS) is the dataset's ``speaker_name``, which the dataset export writes from the project's
+name: it is shown on one line, read-only, without the suggestion button (there is nothing to listen for in a name;
+a four-line box that refused every edit and a button that gave the same name back looked broken).
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from alltalk_gui.core.engine_api.engine import EngineError, ReferenceKind
@@ -18,9 +22,11 @@ from alltalk_gui.core.project.errors import ProjectError
 from alltalk_gui.gui.common.workers import Worker, run_detached
 
 TITLES = {ReferenceKind.SPEAKER: "Speaker name", ReferenceKind.DESCRIPTION: "Voice description"}
-HINTS = {ReferenceKind.SPEAKER: "{engine} learns the voice under this name; previews and exports use it.",
+HINTS = {ReferenceKind.SPEAKER: "{engine} learns the voice under this name, the dataset's speaker name (the dataset "
+                                "export writes it from the project's name); previews and exports use it.",
          ReferenceKind.DESCRIPTION: "{engine} learns the voice under this description, with the speaker's name in "
                                     "it; previews and exports use it. Change the words to steer the voice."}
+EDITABLE = {ReferenceKind.DESCRIPTION}  # the kinds the user words; a speaker name follows the dataset
 SAVE_AFTER_MS = 500
 
 
@@ -32,7 +38,7 @@ class VoicePromptEditor(QGroupBox):
         self.job: Worker | None = None
         self._asked: tuple = (None, None, False)
         self.text = QPlainTextEdit()
-        self.text.setMaximumHeight(self.fontMetrics().lineSpacing() * 4 + 12)
+        self.editable = False  # whether the shown kind is worded by the user (set_context)
         self.text.textChanged.connect(self._typed)
         self.hint = QLabel()
         self.hint.setWordWrap(True)
@@ -57,6 +63,12 @@ class VoicePromptEditor(QGroupBox):
     def set_context(self, engine, project) -> None:
         """Show ``engine``'s voice prompt of ``project`` (hidden for the clip kinds or without a project)."""
         self.save()  # what was typed for the previous engine or project is kept first
+        if (engine, project) != (self.engine, self.project):
+            # Not the previous one's words while this one's are read or measured (seconds, for a description):
+            # an Orpheus speaker name stood under "Voice description" when the project went over to Parler.
+            self._filling = True
+            self.text.clear()
+            self._filling = False
         self.engine, self.project = engine, project
         kind = engine.reference_kind if engine is not None else None
         shown = project is not None and kind in TITLES
@@ -65,6 +77,15 @@ class VoicePromptEditor(QGroupBox):
             return
         self.setTitle(TITLES[kind])
         self.hint.setText(HINTS[kind].format(engine=engine.title))
+        self.editable = kind in EDITABLE
+        lines = 4 if self.editable else 1
+        self.text.setFixedHeight(self.text.fontMetrics().lineSpacing() * lines + 12)
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth if self.editable
+                                  else QPlainTextEdit.LineWrapMode.NoWrap)
+        self.text.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded if self.editable
+                                             else Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.suggest.setVisible(self.editable)
+        self.status.setVisible(self.editable)  # a name has nothing to report but a failure (_loaded)
         self._load(fresh=False)
 
     def _load(self, fresh: bool) -> None:
@@ -91,14 +112,17 @@ class VoicePromptEditor(QGroupBox):
         if (engine, project) != (self.engine, self.project):
             return  # another engine or project was chosen meanwhile
         self.suggest.setEnabled(True)
-        self.text.setReadOnly(False)
+        self.text.setReadOnly(not self.editable)
         if text is None:
             self.status.setText("No suggestion: " + (trace.strip().splitlines() or ["?"])[-1])
+            self.status.show()
             return
         self._filling = True
         self.text.setPlainText(text)
         self._filling = False
-        if text:
+        if not self.editable:
+            self.status.setText("")
+        elif text:
             self.save()  # what the page shows is what the project keeps (and what a run trains with)
         else:
             self.status.setText("Write it here.")

@@ -222,15 +222,24 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
         return names[0] if names else ""
 
     def voice_prompt(self, project, suggest: bool = False) -> str:
-        """The speaker name a run learns: the dataset's ``speaker_name``, which the export fills with the project's
-        name."""
-        return project.name
+        """The speaker name a run learns: the dataset's ``speaker_name`` (training reads it from there), or, before
+        there is a dataset, the one the export will write: the project's name made metadata-safe ("Grandma's
+        voice" -> ``Grandma_s_voice``; the project's name itself was shown, which is not what the model learns)."""
+        from alltalk_gui.core.dataset.export import speaker_name
+        from alltalk_gui.core.dataset.metadata import TRAIN_CSV, MetadataError, read_metadata
+
+        try:
+            rows = read_metadata(Path(project.dataset_dir) / TRAIN_CSV)
+        except (MetadataError, OSError):  # no dataset yet, or one training will refuse with its own words
+            rows = []
+        return next((row.speaker_name for row in rows if row.speaker_name), speaker_name(project))
 
     def save_voice_prompt(self, project, text: str) -> None:
-        """The name comes from the project: kept as it is, refused when changed (the dataset would not follow)."""
-        if " ".join(text.split()) != project.name:
-            raise EngineError(f"{self.title} learns the speaker under the project's name ('{project.name}'), which "
-                              "the dataset export writes: rename the project to change it.")
+        """The name comes from the dataset: kept as it is, refused when changed (the dataset would not follow)."""
+        name = self.voice_prompt(project)
+        if " ".join(text.split()) != name:
+            raise EngineError(f"{self.title} learns the voice under the dataset's speaker name ('{name}'), which the "
+                              "dataset export writes from the project's name.")
 
     def generation_estimate(self, settings, text: str, reference_seconds: float, reference_text: str
                             ) -> float | None:
