@@ -8,6 +8,7 @@ is written again at the new engine's rate, and what changed is said: see
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from typing import Any
 
@@ -163,7 +164,7 @@ def _show(project: Any) -> int:
         print(dataset_note(project) or f"The dataset fits it ({format_rate(info.sample_rate or engine.sample_rate)}).")
     others = [n for n in engine_names() if n != engine.name]
     if others:
-        print(f"Switch with: alltalk-gui engine {project.root} {'|'.join(others)}")
+        print(f"Switch with: alltalk-gui engine {shlex.quote(str(project.root))} {'|'.join(others)}")
     return EXIT_OK
 
 
