@@ -96,7 +96,19 @@ def cmd_engine(args: argparse.Namespace) -> int:
     if args.name is None:
         return _show(VoiceProject.open(args.dir))
     with ProjectLock.acquire(args.dir, "alltalk-gui engine"):  # a ProjectError (held elsewhere) exits with 2
-        return switch(VoiceProject.open(args.dir), args.name)
+        project = VoiceProject.open(args.dir)
+        code = switch(project, args.name)
+    _say_language_note(project)  # as 'new' does: an engine that cannot speak the project's language says so
+    return code
+
+
+def _say_language_note(project: Any) -> None:
+    from alltalk_gui.core.engine_api.engine import get_engine, language_note
+
+    engine = get_engine(project.engine)
+    note = language_note(engine, project.language)
+    if note:
+        print(f"{engine.title}: {note}")
 
 
 def switch(project: Any, name: str) -> int:
