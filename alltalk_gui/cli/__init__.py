@@ -13,6 +13,7 @@ are shown escaped, never obeyed by the terminal.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from contextlib import ExitStack
 from importlib import import_module
@@ -120,7 +121,7 @@ def _note_orphans(root: Path, holding: bool) -> None:
     except (ProjectError, OSError):
         return  # the command reports a project it cannot open
     if orphans:
-        print(f"alltalk-gui: note: {orphans.summary()}. 'alltalk-gui sources {root} --clean import' adds them as "
+        print(f"alltalk-gui: note: {orphans.summary()}. 'alltalk-gui sources {shlex.quote(str(root))} --clean import' adds them as "
               "recordings, '--clean remove' deletes them.", file=sys.stderr)
 
 

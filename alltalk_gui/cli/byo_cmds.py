@@ -76,6 +76,9 @@ def cmd_known_text(args: argparse.Namespace) -> int:
         print(f"alltalk-gui: cannot read {args.file}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     save_known_text(project, source.id, text)
+    if not text.strip():  # a mistyped variable or an empty file: forget the known text, keep the clips' words
+        print(f"The text is empty: {source.name} has no known text now; its clips keep their words.")
+        return EXIT_OK
     if not project.segments_file.exists():
         print(f"Kept the known text of {source.name}; 'alltalk-gui transcribe' will use it.")
         return EXIT_OK

@@ -8,6 +8,7 @@ is written again at the new engine's rate, and what changed is said: see
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from typing import Any
 
@@ -95,7 +96,19 @@ def cmd_engine(args: argparse.Namespace) -> int:
     if args.name is None:
         return _show(VoiceProject.open(args.dir))
     with ProjectLock.acquire(args.dir, "alltalk-gui engine"):  # a ProjectError (held elsewhere) exits with 2
-        return switch(VoiceProject.open(args.dir), args.name)
+        project = VoiceProject.open(args.dir)
+        code = switch(project, args.name)
+    _say_language_note(project)  # as 'new' does: an engine that cannot speak the project's language says so
+    return code
+
+
+def _say_language_note(project: Any) -> None:
+    from alltalk_gui.core.engine_api.engine import get_engine, language_note
+
+    engine = get_engine(project.engine)
+    note = language_note(engine, project.language)
+    if note:
+        print(f"{engine.title}: {note}")
 
 
 def switch(project: Any, name: str) -> int:
@@ -163,7 +176,7 @@ def _show(project: Any) -> int:
         print(dataset_note(project) or f"The dataset fits it ({format_rate(info.sample_rate or engine.sample_rate)}).")
     others = [n for n in engine_names() if n != engine.name]
     if others:
-        print(f"Switch with: alltalk-gui engine {project.root} {'|'.join(others)}")
+        print(f"Switch with: alltalk-gui engine {shlex.quote(str(project.root))} {'|'.join(others)}")
     return EXIT_OK
 
 

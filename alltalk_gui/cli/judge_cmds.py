@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--again", action="store_true", help="judge every step again, also those already judged")
     p.add_argument("--base-model", metavar="DIR", help="base-model folder, if it moved since training")
     p.add_argument("--whisper-model", metavar="NAME_OR_PATH", help="Whisper model to listen with: a name already "
-                   "downloaded or a local folder (default: the Transcribe step's default, when on this computer)")
+                   "downloaded or a local folder (default: the one that transcribed the project, else the "
+                   "Transcribe step's default, when on this computer)")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     p.add_argument("--json", action="store_true", help="each step's scores as one JSON object per line, then "
                    "the choice")

@@ -3,11 +3,11 @@
 ``train`` runs in this process for one device; ``--processes N`` starts N processes with ``accelerate launch``
 (one per GPU, or N CPU processes with ``--cpu``) and follows their events file. Either way the events go to
 ``<project>/runs/<run>/events.jsonl`` (or ``--events FILE``) and a progress line shows step, epoch, loss,
-samples/s and the time left. Ctrl+C asks the run to finish its step, save a checkpoint and stop; ``--resume``
-goes on from there.
+samples/s and the time left. Ctrl+C asks the run to finish its step, save a checkpoint and stop, and says so; a
+second Ctrl+C quits at once (:mod:`alltalk_gui.cli.train_interrupt`). ``--resume`` goes on from the last checkpoint.
 
 Exit codes: 0 finished or stopped cleanly; 2 the inputs were rejected before training (nothing changed);
-1 training failed after it started (its last checkpoint is kept).
+1 training failed after it started (its last checkpoint is kept); 130 quit by a second Ctrl+C (the same).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from alltalk_gui.cli import EXIT_OK, EXIT_USAGE, engines_in_words
+from alltalk_gui.cli.train_interrupt import EXIT_INTERRUPTED, CtrlC, quit_note
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -201,13 +202,19 @@ def _train_here(config, args) -> int:
         run_lock = None
     stop = StopFlag()
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    stop.install()
+    stop.install()  # SIGTERM: a quiet stop request; Ctrl+C: the same, acknowledged, and a second one quits
     progress = Progress()
+    ctrl_c = CtrlC(lambda: setattr(stop, "stopping", True), before_note=progress.close)
+    signal.signal(signal.SIGINT, ctrl_c)
     events = []
     try:
         for event in run_to_sink(config, resume=args.resume, events_path=args.events, stop=stop):
             events.append(event)
             progress.show(event)
+    except KeyboardInterrupt:  # the second Ctrl+C
+        progress.close()
+        print(quit_note(config.run_dir), file=sys.stderr)
+        return EXIT_INTERRUPTED
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -246,12 +253,20 @@ def _train_launched(config, args) -> int:
     # reaches this process only: each becomes a stop request instead of orphaning them.
     asked = [sig for sig in ("SIGTERM", "SIGHUP", "SIGBREAK") if hasattr(signal, sig)]
     previous = {sig: signal.signal(getattr(signal, sig), _raise_interrupt) for sig in asked}
+    ctrl_c = CtrlC(lambda: child.request_stop(signals=False), before_note=progress.close)
+    previous["SIGINT"] = signal.signal(signal.SIGINT, ctrl_c)
     try:
         while True:
             try:
                 code = follow_process(child.process, follower, on_event, poll_s=0.2)
                 break
             except KeyboardInterrupt:
+                if ctrl_c.presses > 1:  # the second Ctrl+C: end the processes now
+                    child.kill()
+                    child.process.wait()
+                    progress.close()
+                    print(quit_note(config.run_dir), file=sys.stderr)
+                    return EXIT_INTERRUPTED
                 child.request_stop(signals=False)  # the processes checkpoint and exit together
     finally:
         for sig, handler in previous.items():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from typing import Any
 
@@ -89,7 +90,7 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
     if report.language_note:
         print(f"Note: {report.language_note}")
     print(f"{summary.clips} clips, {summary.flagged} flagged. {summary.guidance.message}")
-    print(f"Review them with: alltalk-gui segments {args.dir} --flagged")
+    print(f"Review them with: alltalk-gui segments {shlex.quote(args.dir)} --flagged")
     return EXIT_SOME_REJECTED if report.failed else EXIT_OK
 
 
@@ -110,7 +111,7 @@ def cmd_segments(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return EXIT_OK
     if not len(clips):
-        print(f"No clips yet. Make them with: alltalk-gui transcribe {args.dir}")
+        print(f"No clips yet. Make them with: alltalk-gui transcribe {shlex.quote(args.dir)}")
         return EXIT_OK
     for r in rows:
         flags = f"  [{', '.join(f['code'] for f in r['flags'])}]" if r["flags"] else ""
@@ -140,7 +141,7 @@ def cmd_dataset(args: argparse.Namespace) -> int:
     if report.deleted:
         print(f"  {report.deleted} deleted clip(s) left out")
     if report.flagged:
-        print(f"  {len(report.flagged)} of them still flagged (listen to them: alltalk-gui segments {args.dir} "
+        print(f"  {len(report.flagged)} of them still flagged (listen to them: alltalk-gui segments {shlex.quote(args.dir)} "
               "--flagged)")
     if report.remade:
         print(f"  {report.remade} recording(s) were read again from their originals for the engine's higher rate")

@@ -92,3 +92,19 @@ def test_a_switch_is_refused_while_another_program_has_the_project(tmp_path):
     assert refused.returncode == 2 and "is open in AllTalk GUI app" in refused.stderr
     assert shown.returncode == 0 and shown.stdout.startswith("xtts:")
     assert project.project_file.read_bytes() == before
+
+
+def test_switching_to_an_engine_that_cannot_speak_the_language_says_so(tmp_path, capsys):
+    """As 'new --engine' does: a German project switched to Orpheus or Parler hears the engine's caveat then,
+    not only when its training starts."""
+    from alltalk_gui.cli import main
+
+    root = str(tmp_path / "de")
+    assert main(["new", root, "--language", "de"]) == 0
+    for name, caveat in (("orpheus", "trained on English speech"), ("parler", "trained on English only")):
+        capsys.readouterr()
+        assert main(["engine", root, name]) == 0
+        assert caveat in capsys.readouterr().out
+    capsys.readouterr()
+    assert main(["engine", root, "xtts"]) == 0
+    assert "trained on English" not in capsys.readouterr().out  # XTTS v2 speaks German: nothing to say

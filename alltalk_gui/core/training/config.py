@@ -152,8 +152,8 @@ class TrainConfig:
     # chosen by those scores. Costs about half a minute per checkpoint on a GPU (minutes on a CPU), and while it
     # runs about 2-4 GB of GPU memory beside training (the voice, Whisper and two small models), freed after.
     judge: bool = True
-    # The Whisper model the judge listens with (a name already downloaded, or a folder); "": the Transcribe
-    # step's default, when it is on this computer.
+    # The Whisper model the judge listens with (a name already downloaded, or a folder); "": the one that
+    # transcribed the project (when still there), else the Transcribe step's default, when it is on this computer.
     judge_whisper_model: str = ""
 
     # -- reproducibility and reporting -------------------------------------------------------------------------------

@@ -110,7 +110,12 @@ def apply_known_text(segments: Sequence[Segment], known: str, language: str) -> 
 
 def realign(clips: Any, source_id: str, known: str, language: str) -> list[Any]:
     """Give the kept clips of one recording in an open :class:`SegmentList` their text from ``known``; each
-    changed clip is one saved, undoable edit. Returns the Changes (empty when nothing changed)."""
+    changed clip is one saved, undoable edit. Returns the Changes (empty when nothing changed).
+
+    A blank ``known`` changes nothing: it means "no known text" (:func:`save_known_text` forgets it), never "these
+    clips say nothing", which would wipe every clip's words of a long recording at once."""
+    if not known.strip():
+        return []
     mine = [s for s in clips if s.source_id == source_id and not s.deleted]
     return [clips.set_text(s.id, text) for s, text in zip(mine, align(mine, known, language)) if text != s.text]
 

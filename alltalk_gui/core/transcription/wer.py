@@ -14,9 +14,11 @@ checker gives both there. Transcription goes through
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -124,6 +126,27 @@ class IntelligibilityChecker:
         cer = character_error_rate(sentence, transcript) if uses_characters(heard_in) else None
         return Intelligibility(word_error_rate(sentence, transcript), transcript, tuple(result.words), cer,
                                heard_in)
+
+
+def transcribed_with(project_dir: str | os.PathLike[str] | None) -> str | None:
+    """The Whisper model that transcribed the project (a name, or a folder that is still there), from its
+    segments.json; None when it was not transcribed, or by a folder that has gone since.
+
+    The judge listens with it when nobody chose one: a user who transcribed with a model has that model, while the
+    Transcribe step's default may never have been downloaded (then the judge would be off for no reason)."""
+    from alltalk_gui.core.transcript.segments import SegmentsError, read_file
+
+    path = Path(project_dir) / "segments.json" if project_dir else None  # VoiceProject.segments_file
+    if path is None or not path.is_file():
+        return None
+    try:
+        model = read_file(path).get("transcription", {}).get("model")
+    except (SegmentsError, OSError, AttributeError):
+        return None
+    if not isinstance(model, str) or not model.strip():
+        return None
+    looks_like_a_folder = os.sep in model or "/" in model or Path(model).expanduser().is_dir()
+    return model if not looks_like_a_folder or Path(model).expanduser().is_dir() else None
 
 
 def find_checker(model: str | None = None, device: str = "auto") -> tuple[IntelligibilityChecker | None, str]:

@@ -67,3 +67,21 @@ def test_realign_is_one_undoable_edit_per_changed_clip(tmp_path):
 
 def test_a_recordings_only_clip_without_words_takes_the_whole_text():
     assert align([Segment("c1", "s001", 0, 2000, "old words")], "New  words here.", "en") == ["New words here."]
+
+
+def test_a_blank_known_text_keeps_every_clips_words(tmp_path, capsys):
+    """An empty --text (a shell variable that expanded to nothing, an empty file) forgets the known text; it
+    once also gave all the recording's clips the empty text, wiping a long recording's transcript at once."""
+    project = make_project(tmp_path)
+    source = add_source(project, "a.wav", voice_like(7.0))
+    SegmentList.create(project, [clip("c00001", 0, 3000, [(100, " Pity"), (500, " the"), (900, " world.")],
+                                      source_id=source.id),
+                                 clip("c00002", 3000, 6000, [(3100, " Or"), (3500, " else.")], source_id=source.id)])
+    assert main(["known-text", str(project.root), "a.wav", "--text", "Pity the world. Or else."]) == 0
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n", encoding="utf-8")
+    assert main(["known-text", str(project.root), "a.wav", "--file", str(empty)]) == 0
+    assert "has no known text now; its clips keep their words" in capsys.readouterr().out
+    assert [c.text for c in SegmentList.open(project)] == ["Pity the world.", "Or else."]
+    assert not known_text_file(project, source.id).exists()
+    assert realign(SegmentList.open(project), source.id, "  \n", "en") == []

@@ -1,7 +1,7 @@
 """Judge a step of a run: speak the project's judging set with the base model (step 0) or a checkpoint, through
 the engine like any preview, and score each sentence with the :class:`~.judge.Judge`.
 
-Both engines go through here the same way: the engine speaks (``PreviewEngine``), the judge listens. The spoken
+Every engine goes through here the same way: the engine speaks (``PreviewEngine``), the judge listens. The spoken
 sentences and the scores are kept in the run's ``judge/step_N/`` (:mod:`.scores`).
 """
 
@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from alltalk_gui.core.training.checkpoints import CheckpointInfo
+from alltalk_gui.core.training.checkpoints import CHECKPOINTS, CheckpointInfo
 from alltalk_gui.core.voice.judge.judge import Judge
 from alltalk_gui.core.voice.judge.judging_set import JudgingSet, judging_set
 from alltalk_gui.core.voice.judge.scores import SentenceScore, StepScores, read_scores, step_folder, write_scores
@@ -34,13 +34,17 @@ class CheckpointJudge:
                  whisper_model: str | None = None, settings: Any = None, judge: Judge | None = None) -> None:
         from alltalk_gui.core.voice.preview import GenerationSettings, PreviewEngine, load_reference
 
+        self.project_dir = Path(project_dir)
         self.dataset_dir = Path(dataset_dir)
         self.base_model_dir = Path(base_model_dir)
         self.language = language
         self.set: JudgingSet = judging_set(project_dir, dataset_dir, language)
         self.voice = PreviewEngine(device, engine=engine)
-        self.reference = load_reference(self.voice.engine, self.set.paths(self.dataset_dir,
-                                                                          self.set.conditioning_clips))
+        # Clips are the reference of the engines that speak from audio; the engines that speak from a speaker name
+        # or a description get the run's own words at each step (reference_for).
+        self.reference = (load_reference(self.voice.engine, self.set.paths(self.dataset_dir,
+                                                                           self.set.conditioning_clips))
+                          if self.voice.engine.reference_kind.uses_audio else None)
         self.settings = replace(settings or GenerationSettings.for_engine(self.voice.engine, self.base_model_dir),
                                 seed=self.set.seed)
         self.judge = judge or Judge(device, whisper_model or None)
@@ -70,10 +74,11 @@ class CheckpointJudge:
         folder.mkdir(parents=True, exist_ok=True)
         weights = checkpoint.weights if checkpoint is not None else None
         rate = self.voice.engine.output_sample_rate
+        reference = self.reference_for(run_dir, checkpoint)
         speaker = self.speaker()
         sentences = []
         for i, text in enumerate(self.set.sentences, start=1):
-            wav = self.voice.synthesize(self.base_model_dir, weights, text, self.reference, self.language,
+            wav = self.voice.synthesize(self.base_model_dir, weights, text, reference, self.language,
                                         self.settings)
             name = f"sentence_{i}.wav"
             audio.write_wav(folder / name, wav, rate)
@@ -83,6 +88,25 @@ class CheckpointJudge:
                                time.perf_counter() - started)
         write_scores(run_dir, scores)
         return scores
+
+    def reference_for(self, run_dir: str | os.PathLike[str], checkpoint: CheckpointInfo | None) -> Any:
+        """What the step speaks from: the judging set's clips, or the speaker name or description the run trained
+        with, as a preview of the checkpoint would (the base model, step 0, speaks from the same words, as in a
+        preview's A/B pair).
+
+        Raises:
+            PreviewError: the run has no such words (yet).
+        """
+        from alltalk_gui.core.voice.preview import load_reference
+
+        if self.reference is not None:
+            return self.reference
+        engine = self.voice.engine
+        step = checkpoint or CheckpointInfo(  # the run's own words are known before its first checkpoint
+            path=Path(run_dir) / CHECKPOINTS / "step_0000000", run=Path(run_dir).name, step=0, epoch=0,
+            eval_loss=None, base_model_dir=self.base_model_dir, language=self.language,
+            config={"project_dir": str(self.project_dir), "engine": engine.name})
+        return load_reference(engine, [], engine.reference_suggestion(step))
 
     def release(self) -> None:
         """Give the voice models' memory back (the GPU's to training), keeping the judging set."""
@@ -101,12 +125,14 @@ def judge_run(run_dir: str | os.PathLike[str], *, project_dir: str | os.PathLike
               whisper_model: str | None = None, base_model_dir: str | os.PathLike[str] | None = None,
               settings: Any = None, judge: Judge | None = None) -> Iterator[StepScores]:
     """Judge a run after training: the base model (step 0) and each of its checkpoints not judged yet (all with
-    ``again``), yielding each step's scores as it is done. The engine, language and base model are the run's.
+    ``again``), yielding each step's scores as it is done. The engine, language and base model are the run's;
+    without ``whisper_model`` it listens with the model that transcribed the project, if any.
 
     Raises:
         CheckpointError: the run has no checkpoint; JudgingSetError, PreviewError: as :class:`CheckpointJudge`.
     """
     from alltalk_gui.core.training.checkpoints import CheckpointError, run_checkpoints
+    from alltalk_gui.core.transcription.wer import transcribed_with
 
     checkpoints = run_checkpoints(run_dir)
     if not checkpoints:
@@ -119,7 +145,8 @@ def judge_run(run_dir: str | os.PathLike[str], *, project_dir: str | os.PathLike
         return
     checkpoint_judge = CheckpointJudge(
         project_dir=project_dir, dataset_dir=dataset_dir, language=newest.language or "en", engine=newest.engine,
-        base_model_dir=base_model_dir or newest.base_model_dir, device=device, whisper_model=whisper_model,
+        base_model_dir=base_model_dir or newest.base_model_dir, device=device,
+        whisper_model=whisper_model or transcribed_with(project_dir),
         settings=settings, judge=judge)
     try:
         for checkpoint in todo:

@@ -78,11 +78,13 @@ class TrainingJudge:
     def _checkpoint_judge(self) -> Any:
         if self._judge is None:
             from alltalk_gui.core.voice.judge.checkpoint_judge import CheckpointJudge
+            from alltalk_gui.core.transcription.wer import transcribed_with
             from alltalk_gui.core.voice.judge.judge import Judge
 
             cfg = self.config
             device = "cpu" if cfg.device == "cpu" else "auto"
-            judge = Judge(device, whisper_model=cfg.judge_whisper_model or None)
+            whisper = cfg.judge_whisper_model or transcribed_with(cfg.project_dir or cfg.dataset_path.parent)
+            judge = Judge(device, whisper_model=whisper or None)
             checker, why = judge.checker()
             if checker is None:  # intelligibility comes first in the choice: no judging without it
                 raise JudgeOff(f"The checkpoint judge is off for this run: it listens with Whisper, and there is "
