@@ -58,7 +58,8 @@ def check_dataset_folder(dataset_dir: str | os.PathLike[str]) -> Path:
     """
     dataset_dir = Path(dataset_dir)
     if not dataset_dir.is_dir():
-        raise DatasetError(f"There is no dataset folder at {dataset_dir}. Export the dataset first.")
+        raise DatasetError(f"There is no dataset folder at {dataset_dir}. Export the dataset first (Export dataset "
+                           "on the Transcribe & Edit page, or alltalk-gui dataset PROJECT).")
     if not (dataset_dir / EVAL_CSV).is_file():
         raise DatasetError(f"{dataset_dir} has no {EVAL_CSV}. Training needs at least one eval clip to measure "
                            "progress; export the dataset with an eval share, or add one line to that file.")

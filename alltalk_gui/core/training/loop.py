@@ -62,6 +62,11 @@ from alltalk_gui.core.training.profiles import sized_for
 # Test hook for the crash-safety test: "STEP:SECONDS" makes the save at STEP wait SECONDS between writing the
 # checkpoint's files and publishing it, so a test can kill the process at exactly that moment.
 SLOW_SAVE_ENV = "ALLTALK_GUI_TEST_SLOW_SAVE"
+# Said before the engine's set-up, which can run for minutes with nothing else to say: the base model loads, and
+# each clip's codec features (XTTS's DVAE codes, F5's mels, Orpheus's SNAC and Parler's DAC codes) are computed
+# once into the project's feature cache (Parler's DAC on a CPU: about 1.3 s per second of audio).
+SETTING_UP = ("Setting up: loading the base model and preparing the {clips} clips' features (computed once into the "
+              "project's feature_cache, read from it afterwards; the first run on a CPU can take minutes).")
 
 
 class CheckpointWriteError(RuntimeError):
@@ -353,6 +358,8 @@ class TrainingRun:
         cfg, acc = self.config, self.accelerator
         if cfg.auto_micro_batch:
             yield from self._cap_gpu_memory()
+        clips = len(inputs.train_clips) + len(inputs.eval_clips)
+        yield Log(level=LogLevel.INFO, message=SETTING_UP.format(clips=clips))
         parts = self.engine.training_setup(cfg, (inputs.train_clips, inputs.eval_clips), acc.device)
         self.parameters = parts.parameters
         optimizer = make_optimizer(parts.model, cfg)

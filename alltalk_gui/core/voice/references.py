@@ -91,8 +91,9 @@ def choose_references(dataset_dir: str | os.PathLike[str], count: int = DEFAULT_
     found = candidate_references(dataset_dir)
     if not found:
         raise ReferenceClipError(
-            f"No clean 3-10 second clip was found in the dataset at {dataset_dir}. Export the dataset first, "
-            "or pick reference recordings yourself."
+            f"No clean 3-10 second clip was found in the dataset at {dataset_dir}. Export the dataset first "
+            "(Export dataset on the Transcribe & Edit page, or alltalk-gui dataset PROJECT), or pick reference "
+            "recordings yourself."
         )
     return found[:count]
 

@@ -81,6 +81,12 @@ def test_wrong_vocab(setup):
     _checked(setup, "base_model", "vocab.json", f"has {size + 2} tokens but model.pth was trained with {size}")
 
 
+def test_no_dataset_folder_says_how_to_write_one(setup):
+    shutil.rmtree(setup[0] / "dataset")
+    _rejected(setup[2], "dataset", "There is no dataset folder", "Export dataset on the Transcribe & Edit page",
+              "alltalk-gui dataset PROJECT")
+
+
 def test_dataset_without_eval_file(setup):
     (setup[0] / "dataset" / EVAL_CSV).unlink()
     _checked(setup, "dataset", "has no metadata_eval.csv", "at least one eval clip")

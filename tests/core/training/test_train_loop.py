@@ -10,7 +10,7 @@ import torch
 from safetensors.torch import load_file
 
 from alltalk_gui.core.training.config import TrainConfig
-from alltalk_gui.core.training.events import Checkpoint, Done, Eval, Memory, Started, Step
+from alltalk_gui.core.training.events import Checkpoint, Done, Eval, Log, Memory, Started, Step
 from alltalk_gui.core.training.loop import CHECKPOINTS, STATE_FILE, latest_checkpoint, train
 from alltalk_gui.testing.speech import make_speech_dataset
 from tests.core.training.tiny_training import fast_config
@@ -38,6 +38,10 @@ def test_it_learns(project, tiny):
     first = sum(s.loss for s in steps[:2]) / 2
     last = sum(s.loss for s in steps[-2:]) / 2
     assert last < 0.7 * first, (first, last)
+    # The set-up, which may compute features for minutes, is announced before it starts (not after, with Started).
+    setting_up = next(i for i, e in enumerate(events) if isinstance(e, Log) and e.message.startswith("Setting up"))
+    assert setting_up < next(i for i, e in enumerate(events) if isinstance(e, Started))
+    assert "the 5 clips' features" in events[setting_up].message
     evals = [e for e in events if isinstance(e, Eval)]
     # The base model at step 0 (the baseline, never "best": it has no checkpoint), then one per epoch.
     assert len(evals) == 7 and evals[0].step == 0 and not evals[0].best and evals[-1].loss < evals[0].loss
