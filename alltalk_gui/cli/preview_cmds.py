@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
+from typing import Any
 
 from alltalk_gui.cli import EXIT_OK, EXIT_USAGE
 from alltalk_gui.core.training.checkpoints import (
@@ -98,7 +99,7 @@ def _alltalk_folders() -> str:
 
 def _generation_options() -> dict:
     """Every registered engine's generation options (its ``generation_options`` declaration), each once: the
-    first engine's declaration, and the titles of the engines that have it."""
+    first engine's declaration, and each engine that has it with its own declaration (its help and default)."""
     from alltalk_gui.core.engine_api.engine import engine_names, get_engine
     from alltalk_gui.core.engine_api.options import declared
 
@@ -106,7 +107,7 @@ def _generation_options() -> dict:
     for name in engine_names():
         engine = get_engine(name)
         for option in declared(engine.generation_options):
-            found.setdefault(option.name, (option, []))[1].append(engine.title)
+            found.setdefault(option.name, (option, []))[1].append((engine.title, option))
     return {option: engines for option, engines in found.values() if option.name not in _RESERVED}
 
 
@@ -114,10 +115,15 @@ _RESERVED = {"text", "out", "checkpoint", "run", "base_model", "reference", "lan
              "device", "reference_text", "seed"}  # the command's own flags: an option of that name is not offered
 
 
-def _help(option, engines: list[str]) -> str:
-    """"<engines>: <what it does> (default 0.75 unless the base model sets its own)", argparse's % escaped."""
-    return (f"{', '.join(engines)}: {option.setting.help} (default {option.default!r} unless the base model sets "
-            "its own)").replace("%", "%%")
+def _help(option, engines: list[tuple[str, Any]]) -> str:
+    """"<engines>: <what it does> (default 0.75 unless the base model sets its own)", argparse's % escaped; engines
+    whose option of the same name says or defaults otherwise (Orpheus's and Parler's longest take) each have
+    their own part."""
+    parts: dict[tuple[str, Any], list[str]] = {}
+    for title, own in engines:
+        parts.setdefault((own.setting.help, own.default), []).append(title)
+    return "; ".join(f"{', '.join(titles)}: {text} (default {default!r} unless the base model sets its own)"
+                     for (text, default), titles in parts.items()).replace("%", "%%")
 
 
 def _yes_no(value: str) -> bool:

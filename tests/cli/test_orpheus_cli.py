@@ -56,7 +56,7 @@ def test_train_uses_orpheus_profile_and_its_option(trained):
 def test_preview_ab_as_the_speaker_name(trained, tmp_path):
     out = tmp_path / "hello.wav"
     result = cli("preview", str(trained), "--text", "Hello there.", "--out", str(out), "--ab",
-                 "--max-new-tokens", "70", "--temperature", "0.7", "--device", "cpu")
+                 "--max-seconds", "0.9", "--temperature", "0.7", "--device", "cpu")
     assert result.returncode == 0, result.stderr
     assert 'speaker: "voice"' in result.stdout  # the name it speaks as, not an empty list of clips
     assert out.is_file() and (tmp_path / "hello_base.wav").is_file()

@@ -98,3 +98,16 @@ def test_no_checkpoint_yet_exit_2(tmp_path, capsys):
     assert "no training checkpoint" in capsys.readouterr().err
     assert main(["export", str(project.root), "--out", str(tmp_path / "models")]) == 2
     assert not (tmp_path / "models").exists() and not (tmp_path / "a.wav").exists()
+
+
+def test_an_option_two_engines_share_shows_each_engines_help_and_default():
+    """Orpheus's and Parler's longest take are both --max-seconds, with their own help and defaults (14.6 and 30 s);
+    the help once showed the first engine's alone, so a Parler user read Orpheus's default."""
+    from alltalk_gui.cli.preview_cmds import _generation_options, _help
+
+    option, engines = next((o, e) for o, e in _generation_options().items() if o.name == "max_seconds")
+    text = " ".join(_help(option, engines).split())
+    assert "Orpheus-TTS 3B: At most this much speech" in text and "(default 14.6 unless" in text
+    assert "Parler-TTS v1: One generation stops" in text and "(default 30.0 unless" in text
+    option, engines = next((o, e) for o, e in _generation_options().items() if o.name == "temperature")
+    assert _help(option, engines).count("(default") == len({(o.setting.help, o.default) for _, o in engines})

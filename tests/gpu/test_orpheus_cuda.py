@@ -153,7 +153,7 @@ def test_orpheus_preview_on_cuda(orpheus_cuda_checkpoint, tmp_path):
     engine = PreviewEngine(device="cuda", engine="orpheus")
     base, tuned = generate_ab(engine, checkpoint=orpheus_cuda_checkpoint, text="Hello from the graphics card.",
                               references=[], reference_text="tester", language="en",
-                              settings=GenerationSettings(options={"max_new_tokens": 140}), out_dir=tmp_path)
+                              settings=GenerationSettings(options={"max_seconds": 1.75}), out_dir=tmp_path)
     for take in (base, tuned):
         audio, rate = sf.read(take.wav)
         assert rate == 24000 and len(audio) > rate // 10 and np.isfinite(audio).all(), take.wav

@@ -120,7 +120,7 @@ def orpheus_voice(tmp_path_factory, tiny_orpheus, dataset):
 
 @pytest.fixture
 def preview(qtbot, orpheus_voice):
-    yield from open_page(qtbot, orpheus_voice, max_new_tokens=70)  # 10 frames a take: quick on the tiny model
+    yield from open_page(qtbot, orpheus_voice, max_seconds=0.9)  # 10 frames a take: quick on the tiny model
 
 
 def test_the_preview_page_speaks_as_the_speaker_name(preview, qtbot):
@@ -132,7 +132,7 @@ def test_the_preview_page_speaks_as_the_speaker_name(preview, qtbot):
     page.generation.toggle.setChecked(True)
     shown = [name for name, box in page.generation.boxes.items() if box.isVisibleTo(page.generation)]
     assert {"temperature", "top_p", "repetition_penalty"} <= set(shown)
-    assert page.generation.settings().options["max_new_tokens"] == 70
+    assert page.generation.settings().options["max_seconds"] == 0.9
 
     page.text_box.setCurrentText("Hello world.")
     page.compare_button.click()

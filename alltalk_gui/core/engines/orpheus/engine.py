@@ -207,10 +207,11 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
             known = ", ".join(voice.speakers) or "the dataset's speaker_name"
             raise EngineError(f"Orpheus-TTS speaks as a speaker name the model was trained with ({known}).")
         options: OrpheusGenerationOptions = settings.engine_options(self)
-        sampling = Sampling(options.temperature, options.top_p, options.repetition_penalty, options.max_new_tokens,
-                            settings.seed)
+        codec = voice.codec_facts
+        most = max(1, int(options.max_seconds * codec.frame_rate)) * codec.codes_per_frame  # whole frames
+        sampling = Sampling(options.temperature, options.top_p, options.repetition_penalty, most, settings.seed)
         pause = np.zeros(int(self.output_sample_rate * SENTENCE_PAUSE_S), np.float32)
-        limit = max(40, int(options.max_new_tokens / voice.codec_facts.tokens_per_second * 12))  # ~12 characters/s
+        limit = max(40, int(options.max_seconds * 12))  # a sentence's characters: about 12 a second
         parts = [speak(voice, speaker, piece, sampling) for piece in split_text(text, language, limit)]
         return np.concatenate([x for part in parts for x in (part, pause)][:-1]) if parts else np.zeros(0, np.float32)
 

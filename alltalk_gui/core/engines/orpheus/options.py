@@ -37,9 +37,8 @@ class OrpheusGenerationOptions(EngineOptions):
     repetition_penalty: float = setting(
         1.1, "Repetition penalty", "Discourages repeating codes (stutters, held sounds); Orpheus needs at least 1.1 "
         "for a steady voice.", minimum=1.0, maximum=2.0, step=0.05, decimals=2)
-    max_new_tokens: int = setting(
-        1200, "Longest take (codes)", "At most this many codes per sentence, 82 a second (1,200: 14.6 s; whole "
-        "frames of 7 are used); each take is also capped from its sentence's length, so an untrained model cannot "
-        "run on.",
-        minimum=7, maximum=8000, step=7, in_view=True)
-
+    max_seconds: float = setting(
+        14.6, "Longest take (s)", "At most this much speech per sentence (Orpheus's own cap: 1,200 codes, 14.6 s; "
+        "the model says 7 codes a frame, 82 a second); each take is also capped from its sentence's length, so an "
+        "untrained model cannot run on.",
+        minimum=0.1, maximum=90.0, step=0.5, decimals=1, in_view=True)

@@ -19,7 +19,7 @@ from alltalk_gui.core.voice.export import ExportError, ExportOptions, export_voi
 from alltalk_gui.core.voice.preview import GenerationSettings, PreviewEngine, generate_ab
 from tests.core.engines.orpheus.test_engine_training import orpheus_config
 
-SHORT = {"max_new_tokens": 70}  # 10 frames: a short take keeps the tiny model's generation quick
+SHORT = {"max_seconds": 0.9}  # 10 frames (11.7 a second): a short take keeps the tiny model's generation quick
 
 
 @pytest.fixture(scope="module")

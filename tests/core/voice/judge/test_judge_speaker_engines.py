@@ -28,7 +28,7 @@ def test_an_orpheus_run_is_judged_as_its_speaker(tmp_path, tmp_path_factory):
                          base_model_dir=str(tiny_orpheus_folder(tmp_path_factory)), device="cpu", language="en",
                          max_steps=1, warmup_steps=0, options={"base_weights": "fp32"},
                          judge_whisper_model=str(faster_tiny_en()))
-    short = GenerationSettings(options={"max_new_tokens": 70})  # the random model would speak until its cap
+    short = GenerationSettings(options={"max_seconds": 0.9})  # the random model would speak until its cap
     events = list(run_to_sink(config, resume=False, events_path=None,
                               observers=[TrainingJudge(config, short)]))
     said = [e.message for e in events if isinstance(e, Log)]
