@@ -117,6 +117,9 @@ def test_a_parler_run_starts_from_the_page(qtbot, tmp_path, dataset, tiny_parler
     page = _page(qtbot, project)
     assert page.setup.environment.isHidden()  # the session's environment is ready
     assert page.setup.base_label.text() == f"Parler-TTS v1 found in {tiny}"
+    # A base model of a size never measured has no estimate, and the profiles say so (they were blank).
+    for label in page.setup.picker.fit_labels.values():
+        assert "no estimate" in label.text() and "model sizes it was measured at" in label.toolTip()
     assert _description(page, qtbot) == "Jenny speaks."
     page.setup.voice_prompt.text.setPlainText("Jenny speaks slowly.")
     page.setup.voice_prompt.save()

@@ -29,6 +29,9 @@ from alltalk_gui.core.training.config import TrainConfig
 # and allocator fragmentation and the CUDA context take a little more.
 COMFORT = 0.85
 COLOURS = {"fits": "#2e7d32", "tight": "#b26a00", "too big": "#c62828"}
+NO_ESTIMATE = "#757575"
+NO_ESTIMATE_TIP = ("No memory estimate for this base model: the engine has memory figures only for the model sizes "
+                   "it was measured at. Training still runs; on a GPU, Auto tries what fits on the card first.")
 
 
 @dataclass(frozen=True)
@@ -218,8 +221,9 @@ class ProfilePicker(QGroupBox):
         for name, label in self.fit_labels.items():
             estimate = self.source.estimate_gib(self.source.apply(base, name, device))
             verdict = fit(estimate, free_gib)
-            if estimate is None:
-                label.setText("")
+            if estimate is None:  # a base model of a size the engine never measured (a custom or test model)
+                label.setText(f"<span style='color:{NO_ESTIMATE}'>no estimate</span>")
+                label.setToolTip(NO_ESTIMATE_TIP)
                 continue
             free = f" of {free_gib:.1f} GiB free" if free_gib is not None else ""
             colour = COLOURS.get(verdict or "", "palette(text)")
