@@ -121,8 +121,8 @@ def _note_orphans(root: Path, holding: bool) -> None:
     except (ProjectError, OSError):
         return  # the command reports a project it cannot open
     if orphans:
-        print(f"alltalk-gui: note: {orphans.summary()}. 'alltalk-gui sources {shlex.quote(str(root))} --clean import' adds them as "
-              "recordings, '--clean remove' deletes them.", file=sys.stderr)
+        print(f"alltalk-gui: note: {orphans.summary()}. 'alltalk-gui sources {shlex.quote(str(root))} --clean "
+              "import' adds them as recordings, '--clean remove' deletes them.", file=sys.stderr)
 
 
 def _lock(root: Path, program: str):

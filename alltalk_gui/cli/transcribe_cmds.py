@@ -141,8 +141,8 @@ def cmd_dataset(args: argparse.Namespace) -> int:
     if report.deleted:
         print(f"  {report.deleted} deleted clip(s) left out")
     if report.flagged:
-        print(f"  {len(report.flagged)} of them still flagged (listen to them: alltalk-gui segments {shlex.quote(args.dir)} "
-              "--flagged)")
+        print(f"  {len(report.flagged)} of them still flagged (listen to them: alltalk-gui segments "
+              f"{shlex.quote(args.dir)} --flagged)")
     if report.remade:
         print(f"  {report.remade} recording(s) were read again from their originals for the engine's higher rate")
     for note in report.notes:

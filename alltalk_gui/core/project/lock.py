@@ -79,8 +79,8 @@ def training_sentence(root: str | os.PathLike[str], holder: "LockHolder") -> str
     """"Training is still running in ... (run X, process P, user U, since T). Stop ... asks it to end."."""
     where = "" if holder.host == socket.gethostname() else f" on {holder.host}"
     return (f"Training is still running in {root} (run {holder.run}, process {holder.pid}{where}, user {holder.user}, "
-            f"since {holder.since}). Stop on the Train page, or 'alltalk-gui stop {shlex.quote(str(root))}', asks it to save a "
-            "checkpoint and end; or wait until it has finished.")
+            f"since {holder.since}). Stop on the Train page, or 'alltalk-gui stop {shlex.quote(str(root))}', asks it "
+            "to save a checkpoint and end; or wait until it has finished.")
 
 
 @dataclass(frozen=True)
