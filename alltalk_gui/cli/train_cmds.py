@@ -208,7 +208,8 @@ def _train_here(config, args) -> int:
     signal.signal(signal.SIGINT, ctrl_c)
     events = []
     try:
-        for event in run_to_sink(config, resume=args.resume, events_path=args.events, stop=stop):
+        for event in run_to_sink(config, resume=args.resume, events_path=args.events, stop=stop,
+                                 announce=progress.show):
             events.append(event)
             progress.show(event)
     except KeyboardInterrupt:  # the second Ctrl+C

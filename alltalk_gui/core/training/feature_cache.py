@@ -27,13 +27,16 @@ computed and returned, and :attr:`FeatureCache.problems` says why nothing was ke
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import io
 import logging
 import os
+import time
 import zipfile
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from alltalk_gui.core import atomic
 
@@ -43,6 +46,40 @@ CACHE_DIR = "feature_cache"
 STAMP = "__stamp__"  # the array in every entry that says what wrote it
 
 Arrays = dict[str, Any]  # name -> numpy array
+REPORT_EVERY_S = 10.0  # while clips are computed, a line of progress this often (a quick set-up says nothing)
+
+
+class _Progress:
+    """Says how many clips a cache has computed and read, at most once every ``every_s`` seconds."""
+
+    def __init__(self, say: Callable[[str], None], every_s: float) -> None:
+        self.say, self.every_s = say, every_s
+        self.last = time.monotonic()
+
+    def computed(self, cache: "FeatureCache") -> None:
+        now = time.monotonic()
+        if now - self.last >= self.every_s:
+            self.last = now
+            self.say(f"Computing the clips' features ({cache.kind}): {cache.computed} clip(s) computed, "
+                     f"{cache.hits} read from the cache so far.")
+
+
+_progress: contextvars.ContextVar[_Progress | None] = contextvars.ContextVar("feature_cache_progress", default=None)
+
+
+@contextlib.contextmanager
+def reporting(say: Callable[[str], None], every_s: float | None = None) -> Iterator[None]:
+    """While inside, every cache that computes clips gives ``say`` a line of progress every ``every_s`` seconds
+    (default :data:`REPORT_EVERY_S`).
+
+    The training loop wraps the engine's set-up in it: computing a dataset's features the first time can take
+    minutes (Parler's DAC on a CPU: about 1.3 s per second of audio), and the engines build their caches there, so
+    one place reports for all of them."""
+    token = _progress.set(_Progress(say, REPORT_EVERY_S if every_s is None else every_s))
+    try:
+        yield
+    finally:
+        _progress.reset(token)
 
 
 def file_digest(path: str | os.PathLike[str]) -> str:
@@ -114,6 +151,9 @@ class FeatureCache:
         arrays = {name: np.asarray(value) for name, value in compute(clip).items()}
         self.computed += 1
         self._store(digest, arrays)
+        progress = _progress.get()
+        if progress is not None:
+            progress.computed(self)
         return arrays
 
     def load(self, clip_digest: str, check: Callable[[Arrays], bool] | None = None) -> Arrays | None:

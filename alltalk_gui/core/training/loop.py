@@ -114,7 +114,8 @@ def latest_checkpoint(run_dir: str | os.PathLike[str]) -> Path | None:
     return max(done, key=lambda p: int(p.name.split("_")[1]), default=None)
 
 
-def train(config: TrainConfig, *, resume: bool = False, stop: Callable[[], bool] | None = None) -> Iterator[Event]:
+def train(config: TrainConfig, *, resume: bool = False, stop: Callable[[], bool] | None = None,
+          announce: Callable[[Event], None] | None = None) -> Iterator[Event]:
     """Run (or resume) training and yield its events; the last one is always :class:`Done`.
 
     Args:
@@ -122,11 +123,14 @@ def train(config: TrainConfig, *, resume: bool = False, stop: Callable[[], bool]
         resume: continue from the newest complete checkpoint in the run folder (``config.run_name`` must name it).
         stop: polled once per optimizer step; when it returns True (or the run folder holds a ``STOP`` file)
             the loop finishes the step, saves a checkpoint and ends with ``Done(reason=FinishReason.STOPPED)``.
+        announce: takes the events the loop has while it cannot yield, at once: the progress of the engine's
+            set-up, which may compute the clips' features for minutes (:func:`.feature_cache.reporting`). Without
+            it they are not made.
 
     Problems with the inputs (config, base model, dataset, disk space) come out as an :class:`Error` event before
     any model is loaded, followed by ``Done(reason=FinishReason.ERROR)``; nothing in the project is changed by them.
     """
-    run = TrainingRun(config, resume=resume, stop=stop)
+    run = TrainingRun(config, resume=resume, stop=stop, announce=announce)
     for event in run.events():
         # Every process runs the recipe (they must stay in step); only the main process reports.
         if run.accelerator is None or run.accelerator.is_main_process:
@@ -230,10 +234,12 @@ def forget_earlier_runs() -> None:
 class TrainingRun:
     """One training run of :func:`train`: set-up in cheap-to-fail order, the loop, checkpoints."""
 
-    def __init__(self, config: TrainConfig, *, resume: bool, stop: Callable[[], bool] | None) -> None:
+    def __init__(self, config: TrainConfig, *, resume: bool, stop: Callable[[], bool] | None,
+                 announce: Callable[[Event], None] | None = None) -> None:
         self.config = config
         self.resume = resume
         self.stop_requested = stop or (lambda: False)
+        self.announce = announce  # see train()
         self.engine = get_engine(config.engine)
         self.state = TrainState()
         self.accelerator = None            # set by setup_accelerator (step 2)
@@ -348,6 +354,16 @@ class TrainingRun:
                 f"{'resume the run (Resume, or --resume)' if last else 'start it again'} to go on.")
 
     # ------------------------------------------------------------------------------------------------ 3. set-up
+    def _setup_progress(self) -> Any:
+        """Where the engine's set-up reports its progress: :attr:`announce`, from the main process only."""
+        from contextlib import nullcontext
+
+        from alltalk_gui.core.training.feature_cache import reporting
+
+        if self.announce is None or not self.accelerator.is_main_process:
+            return nullcontext()
+        return reporting(lambda text: self.announce(Log(level=LogLevel.INFO, message=text)))
+
     def _setup(self, inputs: Inputs) -> Iterator[Event]:
         """Model, loss and data from the engine; optimiser, schedule and loaders; the checkpoint to resume.
         Returns :class:`Prepared`."""
@@ -360,7 +376,8 @@ class TrainingRun:
             yield from self._cap_gpu_memory()
         clips = len(inputs.train_clips) + len(inputs.eval_clips)
         yield Log(level=LogLevel.INFO, message=SETTING_UP.format(clips=clips))
-        parts = self.engine.training_setup(cfg, (inputs.train_clips, inputs.eval_clips), acc.device)
+        with self._setup_progress():
+            parts = self.engine.training_setup(cfg, (inputs.train_clips, inputs.eval_clips), acc.device)
         self.parameters = parts.parameters
         optimizer = make_optimizer(parts.model, cfg)
         # The model first: on the device, wrapped for the run's mixed precision (and DDP/FSDP), as it trains. Auto

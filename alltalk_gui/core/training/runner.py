@@ -64,24 +64,36 @@ def load_observers(config: TrainConfig) -> list[Observer]:
 
 def run_to_sink(config: TrainConfig, *, resume: bool, events_path: str | Path | None,
                 stop: Callable[[], bool] | None = None,
-                observers: Sequence[Observer] | None = None) -> Iterator[Event]:
+                observers: Sequence[Observer] | None = None,
+                announce: Callable[[Event], None] | None = None) -> Iterator[Event]:
     """Run training, appending every event to ``events_path`` (default ``<run>/events.jsonl``) as it passes,
     and after each the events of the ``observers`` (default :func:`load_observers`).
 
-    Yields the same events, so a caller in the same process (the CLI) can show progress too.
+    Yields the same events, so a caller in the same process (the CLI) can show progress too. The events the loop
+    gives while it cannot yield (the set-up's progress: ``train``'s ``announce``) are written at once and given to
+    ``announce``.
     """
     sink = None
     watching = load_observers(config) if observers is None else list(observers)
+
+    def write(event: Event) -> None:
+        nonlocal sink
+        if sink is None:
+            sink = JsonlSink(Path(events_path) if events_path else config.run_dir / EVENTS_FILE)
+        sink.write(event)
+
+    def announced(event: Event) -> None:
+        write(event)
+        if announce is not None:
+            announce(event)
+
     try:
-        for event in train(config, resume=resume, stop=stop):
-            if sink is None:
-                path = Path(events_path) if events_path else config.run_dir / EVENTS_FILE
-                sink = JsonlSink(path)
-            sink.write(event)
+        for event in train(config, resume=resume, stop=stop, announce=announced):
+            write(event)
             yield event
             for observer in watching:  # after the event is out: the GUI shows a checkpoint before its judging
                 for more in observer(event):
-                    sink.write(more)
+                    write(more)
                     yield more
     finally:
         if sink is not None:

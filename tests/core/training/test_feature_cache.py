@@ -185,3 +185,22 @@ def test_the_cache_lives_in_the_project_else_in_the_dataset(tmp_path):
     assert cache_root(TrainConfig(project_dir=str(tmp_path / "p"))) == tmp_path / "p"
     assert cache_root(TrainConfig(project_dir=str(tmp_path / "p"), dataset_dir=str(tmp_path / "d"))) == tmp_path / "p"
     assert cache_root(TrainConfig(dataset_dir=str(tmp_path / "d"))) == tmp_path / "d"
+
+
+def test_computing_clips_reports_progress_inside_reporting_only(tmp_path, clips):
+    """A set-up that computes for minutes says how far it got (every ``every_s`` seconds), reading says nothing, and
+    no cache reports outside ``reporting`` or after it."""
+    from alltalk_gui.core.training.feature_cache import reporting
+
+    said: list[str] = []
+    FeatureCache(tmp_path, "test", "m1").get(clips[0], Front())  # one entry to read
+    cache = FeatureCache(tmp_path, "test", "m1")
+    with reporting(said.append, every_s=0.0):
+        for clip in clips:
+            cache.get(clip, Front())
+    assert said == ["Computing the clips' features (test): 1 clip(s) computed, 1 read from the cache so far.",
+                    "Computing the clips' features (test): 2 clip(s) computed, 1 read from the cache so far."]
+    with reporting(said.append, every_s=3600.0):  # a quick set-up: no line before the first interval
+        FeatureCache(tmp_path, "test", "m2").get(clips[0], Front())
+    FeatureCache(tmp_path, "test", "m3").get(clips[0], Front())
+    assert len(said) == 2
