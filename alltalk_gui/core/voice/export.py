@@ -14,7 +14,7 @@ import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from alltalk_gui.core import atomic
 from alltalk_gui.core.engine_api.engine import engine_names, get_engine
@@ -52,6 +52,26 @@ class ExportResult:
     files: list[str]                    # relative paths, sorted
     model_bytes: int
     warnings: list[str]
+
+
+# The recipe's settings an export records (export_info.json, the README's table), in this order, where the run saved
+# them; each engine's own settings (TrainConfig.options) follow.
+RECIPE_SETTINGS = ("profile", "epochs", "max_steps", "batch_size", "grad_accum_steps", "lr", "lr_batch", "optimizer",
+                   "lr_schedule", "warmup_steps", "weight_decay", "max_grad_norm", "mixed_precision",
+                   "gradient_checkpointing", "lora_rank", "lora_alpha", "lora_dropout", "max_audio_seconds",
+                   "min_audio_seconds", "seed", "language")
+
+
+def training_settings(checkpoint: CheckpointInfo) -> dict[str, Any]:
+    """What decided what the checkpoint's run learnt, for an export to say: the recipe's settings the run saved
+    (:data:`RECIPE_SETTINGS`), then its engine's own."""
+    saved = checkpoint.config
+    return {**{key: saved[key] for key in RECIPE_SETTINGS if key in saved}, **checkpoint.engine_options().to_dict()}
+
+
+def settings_rows(settings: dict[str, Any]) -> str:
+    """``settings`` as the rows of a two-column Markdown table, one a line ("| lr | 0.0001 |")."""
+    return "\n".join(f"| {key} | {value} |" for key, value in settings.items())
 
 
 def disk_free_bytes(path: Path) -> int:

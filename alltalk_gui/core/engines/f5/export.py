@@ -37,7 +37,8 @@ from alltalk_gui.core import atomic
 from alltalk_gui.core.engines.f5 import download
 from alltalk_gui.core.engines.f5.files import ARCH_FILE, VOCAB_FILE, VOCOS_DIR, VOCOS_FILES, arch_document, write_vocab
 from alltalk_gui.core.voice import publish
-from alltalk_gui.core.voice.export import ExportError, ExportOptions, ExportResult, safe_name
+from alltalk_gui.core.voice.export import (ExportError, ExportOptions, ExportResult, safe_name,
+                                          settings_rows, training_settings)
 
 ALLTALK_PATTERN = "*tts_v*"
 HEADROOM_BYTES = 16 << 20  # README, JSON, vocabulary and file-system overhead
@@ -157,12 +158,6 @@ def _write_references(folder: Path, references: tuple[ReferenceVoice, ...]) -> N
 
 # -- a training checkpoint, as the app's Export writes it --------------------------------------------------------
 
-_SETTING_KEYS = ("epochs", "max_steps", "batch_size", "grad_accum_steps", "lr", "lr_batch", "optimizer",
-                 "lr_schedule", "warmup_steps", "weight_decay", "max_grad_norm", "mixed_precision",
-                 "gradient_checkpointing", "lora_rank", "lora_dropout", "max_audio_seconds", "min_audio_seconds",
-                 "seed", "language")
-
-
 def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: ExportOptions, *, project_name: str = "",
                       progress: Callable[[str, float], None] | None = None) -> ExportResult:
     """Write the voice of an F5 training checkpoint into ``out_dir/<name>``: :func:`export_f5` with the run's
@@ -226,14 +221,13 @@ def _export_info(checkpoint, options: ExportOptions, name: str, model, reference
         "base_model": {"folder": str(checkpoint.base_model_dir)},
         "checkpoint": {"path": str(checkpoint.path), "run": checkpoint.run, "step": checkpoint.step,
                        "epoch": checkpoint.epoch, "eval_loss": checkpoint.eval_loss},
-        "training_settings": {**{k: checkpoint.config[k] for k in _SETTING_KEYS if k in checkpoint.config},
-                              **checkpoint.engine_options().to_dict()},
+        "training_settings": training_settings(checkpoint),
         "references": [f"voices/{r}.wav" for r in references],
     }
 
 
 def _readme(info: dict[str, Any]) -> str:
-    settings = "\n".join(f"| {k} | {v} |" for k, v in info["training_settings"].items())
+    settings = settings_rows(info["training_settings"])
     refs = "\n".join(f"- `{r}` with its transcript in `{r[:-4]}.reference.txt`" for r in info["references"]) \
         or "- (none were exported: F5-TTS needs a clip of the voice and its exact transcript to speak)"
     ckpt = info["checkpoint"]

@@ -33,12 +33,11 @@ from alltalk_gui.core.engines.orpheus import download
 from alltalk_gui.core.engines.orpheus.codec import CODEC_DIR, CODEC_FILES
 from alltalk_gui.core.engines.orpheus.files import TOKENIZER_FILES
 from alltalk_gui.core.voice import publish
-from alltalk_gui.core.voice.export import ExportError, ExportOptions, ExportResult, safe_name
+from alltalk_gui.core.voice.export import (ExportError, ExportOptions, ExportResult, safe_name,
+                                          settings_rows, training_settings)
 
 HEADROOM_BYTES = 16 << 20
 MERGE_IN_FP32_BELOW = 1_000_000_000   # parameters: small models merge in fp32; Orpheus 3B in bf16 (6.6 GB, not 13)
-_SETTING_KEYS = ("profile", "lora_rank", "lora_alpha", "lr", "epochs", "batch_size", "grad_accum_steps",
-                 "mixed_precision", "gradient_checkpointing", "optimizer", "max_audio_seconds", "seed", "language")
 
 
 class OrpheusExportError(ExportError):
@@ -188,14 +187,14 @@ def _export_info(checkpoint, options: ExportOptions, name: str, speakers: list[s
         "base_model": {"folder": str(checkpoint.base_model_dir), "name": _base_name(Path(checkpoint.base_model_dir))},
         "checkpoint": {"path": str(checkpoint.path), "run": checkpoint.run, "step": step,
                        "epoch": checkpoint.epoch, "eval_loss": checkpoint.eval_loss},
-        "training_settings": {k: checkpoint.config[k] for k in _SETTING_KEYS if k in checkpoint.config},
+        "training_settings": training_settings(checkpoint),
     }
 
 
 def _readme(info: dict[str, Any]) -> str:
     speaker = info["speakers"][0] if info["speakers"] else "speaker"
     names = ", ".join(f"`{s}`" for s in info["speakers"]) or "`speaker`"
-    settings = "\n".join(f"| {k} | {v} |" for k, v in info["training_settings"].items())
+    settings = settings_rows(info["training_settings"])
     ckpt = info["checkpoint"]
     loss = f", eval loss {ckpt['eval_loss']:.4f}" if ckpt["eval_loss"] is not None else ""
     if info["format"] == "lora":

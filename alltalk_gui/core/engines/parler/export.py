@@ -24,15 +24,12 @@ from typing import Any, Callable
 from alltalk_gui.core import atomic
 from alltalk_gui.core.engines.parler import download
 from alltalk_gui.core.voice import publish
-from alltalk_gui.core.voice.export import ExportError, ExportOptions, ExportResult, safe_name
+from alltalk_gui.core.voice.export import (ExportError, ExportOptions, ExportResult, safe_name,
+                                          settings_rows, training_settings)
 
 FORMAT = "parler"
 DESCRIPTION_FILE = "description.txt"
 HEADROOM_BYTES = 64 << 20
-_SETTING_KEYS = ("epochs", "max_steps", "batch_size", "grad_accum_steps", "lr", "lr_batch", "optimizer",
-                 "lr_schedule", "warmup_steps", "weight_decay", "max_grad_norm", "mixed_precision",
-                 "gradient_checkpointing", "lora_rank", "lora_alpha", "lora_dropout", "max_audio_seconds",
-                 "min_audio_seconds", "seed", "language")
 
 
 def export_target(out_dir: str | os.PathLike[str], options: ExportOptions, project_name: str = "") -> Path:
@@ -104,12 +101,12 @@ def _export_info(checkpoint, options: ExportOptions, name: str, base, step: int,
         "licence": download.LICENCE_SHORT, "licence_url": download.LICENCE_URL,
         "checkpoint": {"path": str(checkpoint.path), "run": checkpoint.run, "step": step, "epoch": checkpoint.epoch,
                        "eval_loss": checkpoint.eval_loss},
-        "training_settings": {k: checkpoint.config[k] for k in _SETTING_KEYS if k in checkpoint.config},
+        "training_settings": training_settings(checkpoint),
     }
 
 
 def _readme(info: dict[str, Any]) -> str:
-    settings = "\n".join(f"| {k} | {v} |" for k, v in info["training_settings"].items())
+    settings = settings_rows(info["training_settings"])
     ckpt = info["checkpoint"]
     loss = f", eval loss {ckpt['eval_loss']:.4f}" if ckpt["eval_loss"] is not None else ""
     return f"""# {info['name']}: a fine-tuned Parler-TTS voice

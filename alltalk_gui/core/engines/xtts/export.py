@@ -36,7 +36,8 @@ from typing import Any
 from alltalk_gui.core import atomic
 from alltalk_gui.core.training.checkpoints import CheckpointInfo
 from alltalk_gui.core.voice import publish
-from alltalk_gui.core.voice.export import ExportError, ExportOptions, ExportResult, ProgressCallback, safe_name
+from alltalk_gui.core.voice.export import (ExportError, ExportOptions, ExportResult, ProgressCallback, safe_name,
+                                          settings_rows, training_settings)
 
 FORMATS = ("alltalk", "coqui")  # AllTalk's models/xtts/<name>/ folder, or a plain coqui-tts model folder
 LICENCE = "Coqui Public Model License 1.0.0"
@@ -203,11 +204,6 @@ def _write_speakers(path: Path, name: str, base: Path, weights: Path, references
                        "speaker_embedding": embedding.cpu().contiguous()}}, path)
 
 
-_SETTING_KEYS = ("epochs", "max_steps", "batch_size", "grad_accum_steps", "lr", "lr_batch", "optimizer",
-                 "lr_schedule", "warmup_steps", "weight_decay", "max_grad_norm", "mixed_precision",
-                 "gradient_checkpointing", "lora_rank", "lora_dropout", "max_audio_seconds", "seed", "language")
-
-
 def _export_info(checkpoint: CheckpointInfo, options: ExportOptions, name: str, references: list[str],
                  made_speakers: bool, copied_speakers: bool) -> dict[str, Any]:
     from alltalk_gui import __version__
@@ -229,8 +225,7 @@ def _export_info(checkpoint: CheckpointInfo, options: ExportOptions, name: str, 
                        "description": str(base_config.get("run_description") or "XTTS v2")},
         "checkpoint": {"path": str(checkpoint.path), "run": checkpoint.run, "step": checkpoint.step,
                        "epoch": checkpoint.epoch, "eval_loss": checkpoint.eval_loss},
-        "training_settings": {**{k: checkpoint.config[k] for k in _SETTING_KEYS if k in checkpoint.config},
-                              **checkpoint.engine_options().to_dict()},
+        "training_settings": training_settings(checkpoint),
         "references": references,
         "speakers_xtts": "this voice only (computed at export)" if made_speakers else
                          ("the base model's" if copied_speakers else "none"),
@@ -239,7 +234,7 @@ def _export_info(checkpoint: CheckpointInfo, options: ExportOptions, name: str, 
 
 
 def _readme(info: dict[str, Any], checkpoint: CheckpointInfo) -> str:
-    settings = "\n".join(f"| {k} | {v} |" for k, v in info["training_settings"].items())
+    settings = settings_rows(info["training_settings"])
     refs = "\n".join(f"- `{r}`" for r in info["references"]) or "- (none were exported)"
     loss = f", eval loss {checkpoint.eval_loss:.4f}" if checkpoint.eval_loss is not None else ""
     speakers = {

@@ -99,7 +99,12 @@ def test_the_model_folder_loads_with_transformers_and_generates(lora_checkpoint,
     assert validate_base_model(folder).parameters == validate_base_model(lora_checkpoint.base_model_dir).parameters
     readme = (folder / "README.md").read_text()
     assert "`tester`" in readme and "tester: Hello there" in readme and "Llama 3.2" in readme
-    assert json.loads((folder / "export_info.json").read_text())["speakers"] == ["tester"]
+    info = json.loads((folder / "export_info.json").read_text())
+    assert info["speakers"] == ["tester"]
+    # The recipe as every engine's export records it (voice.export.training_settings), the engine's own after it.
+    settings = info["training_settings"]
+    assert settings["max_steps"] == 2 and settings["lora_rank"] == 4 and settings["base_weights"] == "fp32"
+    assert list(settings)[-1] == "base_weights" and "| max_steps | 2 |" in readme
 
 
 def get_special(folder):
