@@ -38,7 +38,7 @@ def _args(**given) -> argparse.Namespace:
 def test_first_ctrl_c_is_acknowledged_and_asks_the_run_to_stop(config, capsys, monkeypatch):
     asked = []
 
-    def run_to_sink(config, *, resume, events_path, stop):  # noqa: ARG001 - the real signature
+    def run_to_sink(config, *, resume, events_path, stop, announce=None):  # noqa: ARG001 - the real signature
         yield Log(level=LogLevel.INFO, message="Encoding the clips")
         signal.raise_signal(signal.SIGINT)  # the user, while the run is still setting up
         asked.append(stop())
@@ -55,7 +55,7 @@ def test_first_ctrl_c_is_acknowledged_and_asks_the_run_to_stop(config, capsys, m
 
 
 def test_second_ctrl_c_quits_at_once_and_gives_the_project_back(config, capsys, monkeypatch):
-    def run_to_sink(config, *, resume, events_path, stop):  # noqa: ARG001
+    def run_to_sink(config, *, resume, events_path, stop, announce=None):  # noqa: ARG001
         yield Log(level=LogLevel.INFO, message="Encoding the clips")
         signal.raise_signal(signal.SIGINT)
         signal.raise_signal(signal.SIGINT)  # impatient: the run has not reached a step yet
