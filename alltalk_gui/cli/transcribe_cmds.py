@@ -59,11 +59,14 @@ def _fail(message: str) -> int:
 
 def cmd_transcribe(args: argparse.Namespace) -> int:
     from alltalk_gui.core.transcription import model_files as whisper_models
-    from alltalk_gui.core.transcription.transcribe import (TranscribeOptions, TranscriptionError, default_model, resolve_device,
-                                             transcribe_project)
+    from alltalk_gui.core.transcription.transcribe import (TranscribeOptions, TranscriptionError, check_request,
+                                                           default_model, resolve_device, transcribe_project)
 
     project = VoiceProject.open(args.dir)
     try:
+        vocab = project_vocab(project)
+        vocab = str(vocab) if vocab else None
+        check_request(project, args.language, args.min_s, args.max_s, vocab)  # refused before any download
         device = resolve_device(args.device)
         model = args.model or default_model(args.backend, device)
         resolved = whisper_models.resolve(args.backend, model)
@@ -77,9 +80,8 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
             print()
         options = TranscribeOptions(backend=args.backend, model=model, language=args.language, device=device)
         printer = _ProgressPrinter()
-        vocab = project_vocab(project)
         report = transcribe_project(project, options, progress=printer, min_s=args.min_s, max_s=args.max_s,
-                                    vocab_file=str(vocab) if vocab else None)
+                                    vocab_file=vocab)
     except (TranscriptionError, whisper_models.ModelError, ValueError) as exc:
         return _fail(str(exc))
     summary = report.segments.summary()

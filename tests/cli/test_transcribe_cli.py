@@ -174,3 +174,23 @@ def test_the_chosen_base_models_vocabulary_checks_the_text(project_dir, tmp_path
     assert reasons and all("vocab.json" in r for r in reasons) and any("'z'" in r for r in reasons)
     assert main(["dataset", str(project_dir)]) == 2
     assert "cannot be used for training" in capsys.readouterr().err
+
+
+def test_a_request_that_cannot_run_is_refused_before_any_model_download(project_dir, tmp_path, capsys, monkeypatch):
+    """No recordings, an unknown language or a clip length the engine cannot use fail at once: the default
+    openai-whisper model (484 MB) was downloaded first, and only then was the user told to import audio."""
+    def no_download(*_args, **_kwargs):
+        raise AssertionError("a model download was started")
+
+    monkeypatch.setattr(urllib.request, "urlopen", no_download)
+    empty = tmp_path / "empty"
+    main(["new", str(empty)])
+    capsys.readouterr()
+    cases = [([str(empty)], "no recordings yet"),
+             ([str(project_dir), "--language", "xx"], "Unknown language 'xx'"),
+             ([str(project_dir), "--min-s", "9", "--max-s", "3"], "Clip length range 9.0-3.0 s is invalid")]
+    for args, said in cases:
+        assert main(["transcribe", *args, "--backend", "openai-whisper", "--model", "base", "--device", "cpu"]) == 2
+        captured = capsys.readouterr()
+        assert said in captured.err and "not on this computer" not in captured.out + captured.err, captured
+    assert not (project_dir / "segments.json").exists()

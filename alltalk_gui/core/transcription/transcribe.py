@@ -64,6 +64,24 @@ class TranscriptionReport:
     audio_seconds: float = 0.0
 
 
+def check_request(project: Any, language: str, min_s: float = DEFAULT_MIN_S, max_s: float | None = None,
+                  vocab_file: str | None = None) -> ClipChecker:
+    """What needs no Whisper model checked first (recordings to transcribe, a language Whisper knows, a clip length
+    range the engine can use), so that a request that cannot run fails before a model is loaded or downloaded
+    (the default openai-whisper model is 484 MB). Returns the clip checker the transcription cuts with.
+
+    Raises:
+        TranscriptionError: the project has no recordings, or the language or length range is refused.
+    """
+    if not project.sources:
+        raise TranscriptionError("The project has no recordings yet; import some audio first.")
+    check_language(whisper_option(language))
+    try:
+        return ClipChecker(project.engine, project.language, min_s, max_s, vocab_file=vocab_file)
+    except ValueError as exc:
+        raise TranscriptionError(str(exc)) from exc
+
+
 def transcribe_project(project: Any, options: TranscribeOptions = TranscribeOptions(),
                        progress: ProgressCallback | None = None, should_stop: StopCallback | None = None,
                        transcriber: Transcriber | None = None, in_worker_process: bool = False,
@@ -88,14 +106,8 @@ def transcribe_project(project: Any, options: TranscribeOptions = TranscribeOpti
         Cancelled: ``should_stop()`` became true (nothing is written).
         whisper_models.ModelError: the model cannot be found or loaded.
     """
-    if not project.sources:
-        raise TranscriptionError("The project has no recordings yet; import some audio first.")
+    checker = check_request(project, options.language, min_s, max_s, vocab_file)
     options = replace(options, language=whisper_option(options.language))  # zh-cn -> zh
-    check_language(options.language)
-    try:  # a bad length range fails now, not after the long part
-        checker = ClipChecker(project.engine, project.language, min_s, max_s, vocab_file=vocab_file)
-    except ValueError as exc:
-        raise TranscriptionError(str(exc)) from exc
     if options.model is None and transcriber is None:  # name the default now, so the transcript records it
         options = replace(options, model=default_model(options.backend, resolve_device(options.device)))
     elif transcriber is not None:
