@@ -336,7 +336,8 @@ class Progress:
         if text is not None:
             self._print(text)
         if isinstance(event, Done) and str(getattr(event.reason, "value", event.reason)) == "stopped":
-            self._print("Stopped: run again with --resume to go on.")
+            self._print("Stopped: run again with --resume to go on." if event.last_checkpoint else
+                        "Stopped before the first checkpoint: start the run again (there is nothing to resume).")
 
     def _show_step(self, event, step_text) -> None:
         now = time.time()

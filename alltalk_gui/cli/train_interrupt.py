@@ -1,11 +1,12 @@
 """Ctrl+C during ``alltalk-gui train``: the first press asks the run to stop with a checkpoint and says so at once,
 a second press quits now.
 
-The run only sees a stop request between two steps, and a run still setting up (loading the model, encoding every
-clip with the engine's codec: minutes on a CPU) takes its first step only after that. Without a word back a user
-presses Ctrl+C again and again, and nothing can end the command short of killing it. So the first press is
-acknowledged in one line that says what happens next, and the second one ends the command (and its training
-processes) without a new checkpoint; the last complete checkpoint stays, so ``--resume`` goes on from there.
+The run sees a stop request between two steps, and while it computes the clips' features (encoding every clip
+with the engine's codec: minutes on a CPU) before the next clip; while it loads the model, it sees none. Without a
+word back a user presses Ctrl+C again and again, and nothing can end the command short of killing it. So the first
+press is acknowledged in one line that says what happens next, and the second one ends the command (and its
+training processes) without a new checkpoint; the last complete checkpoint stays, so ``--resume`` goes on from
+there.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import sys
 from pathlib import Path
 from typing import Callable, TextIO
 
-STOPPING = ("Stopping: the run saves a checkpoint after its current step (a run still setting up first takes one "
-            "step). Press Ctrl+C again to quit now without a new checkpoint.")
+STOPPING = ("Stopping: the run saves a checkpoint after its current step (a run still computing its clips' features "
+            "stops before the next clip, keeping them). Press Ctrl+C again to quit now without a new checkpoint.")
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command ended by Ctrl+C
 
 

@@ -43,7 +43,7 @@ def test_first_ctrl_c_is_acknowledged_and_asks_the_run_to_stop(config, capsys, m
         signal.raise_signal(signal.SIGINT)  # the user, while the run is still setting up
         asked.append(stop())
         yield Done(step=1, epoch=0, reason=FinishReason.STOPPED, final_loss=None, best_eval_loss=None,
-                   best_checkpoint=None, last_checkpoint=None, elapsed_s=1.0)
+                   best_checkpoint=None, last_checkpoint="runs/r/checkpoints/step_0000001", elapsed_s=1.0)
 
     monkeypatch.setattr("alltalk_gui.core.training.runner.run_to_sink", run_to_sink)
     assert train_cmds._train_here(config, _args()) == 0
@@ -111,3 +111,17 @@ def test_second_ctrl_c_ends_the_training_processes(config, capsys, monkeypatch):
     assert STOPPING in err
     assert (f"step_0000004 is kept: go on from it with 'alltalk-gui train {config.project_dir} --resume --run r'"
             in err)
+
+
+def test_a_run_stopped_before_its_first_checkpoint_is_not_offered_a_resume():
+    """A stop during the set-up ends the run without a checkpoint: '--resume' would find nothing to go on from."""
+    import io
+
+    stopped = dict(step=0, epoch=0, reason=FinishReason.STOPPED, final_loss=None, best_eval_loss=None,
+                   best_checkpoint=None, elapsed_s=1.0)
+    for last, said in ((None, "Stopped before the first checkpoint: start the run again (there is nothing to "
+                                "resume)."),
+                       ("runs/r/checkpoints/step_0000001", "Stopped: run again with --resume to go on.")):
+        out = io.StringIO()
+        train_cmds.Progress(out).show(Done(**stopped, last_checkpoint=last))
+        assert said in out.getvalue() and ("--resume" in out.getvalue()) == (last is not None)

@@ -63,3 +63,12 @@ def test_the_buttons_after_a_stop_heard_while_the_thread_still_ends(qtbot, tmp_p
         release.set()
         assert supervisor.wait(10_000)
     assert not panel.is_running() and panel.resume_button.isEnabled()
+
+
+def test_a_run_stopped_during_its_set_up_says_there_is_nothing_to_resume(qtbot):
+    panel = RunPanel()
+    qtbot.addWidget(panel)
+    panel._finished(Done(step=0, epoch=0, reason=FinishReason.STOPPED, final_loss=None, best_eval_loss=None,
+                         best_checkpoint=None, last_checkpoint=None, elapsed_s=3.0), 0)
+    assert panel.status.text().startswith("Stopped before the first step: there is no checkpoint to resume")
+    assert "Resume continues" not in panel.status.text() and not panel.to_preview.isVisibleTo(panel)

@@ -49,16 +49,26 @@ Arrays = dict[str, Any]  # name -> numpy array
 REPORT_EVERY_S = 10.0  # while clips are computed, a line of progress this often (a quick set-up says nothing)
 
 
-class _Progress:
-    """Says how many clips a cache has computed and read, at most once every ``every_s`` seconds."""
+class StoppedComputing(Exception):
+    """A stop was asked for while clips were being computed (:func:`reporting`'s ``stop``); every clip computed
+    before it is kept."""
 
-    def __init__(self, say: Callable[[str], None], every_s: float) -> None:
-        self.say, self.every_s = say, every_s
+
+class _Progress:
+    """Says how many clips a cache has computed and read, at most once every ``every_s`` seconds; asks ``stop``
+    before each clip it computes."""
+
+    def __init__(self, say: Callable[[str], None] | None, every_s: float, stop: Callable[[], bool] | None) -> None:
+        self.say, self.every_s, self.stop = say, every_s, stop
         self.last = time.monotonic()
+
+    def before_computing(self, cache: "FeatureCache") -> None:
+        if self.stop is not None and self.stop():
+            raise StoppedComputing(f"{cache.computed} clip(s) computed and kept before the stop")
 
     def computed(self, cache: "FeatureCache") -> None:
         now = time.monotonic()
-        if now - self.last >= self.every_s:
+        if self.say is not None and now - self.last >= self.every_s:
             self.last = now
             self.say(f"Computing the clips' features ({cache.kind}): {cache.computed} clip(s) computed, "
                      f"{cache.hits} read from the cache so far.")
@@ -68,14 +78,16 @@ _progress: contextvars.ContextVar[_Progress | None] = contextvars.ContextVar("fe
 
 
 @contextlib.contextmanager
-def reporting(say: Callable[[str], None], every_s: float | None = None) -> Iterator[None]:
+def reporting(say: Callable[[str], None] | None, every_s: float | None = None,
+              stop: Callable[[], bool] | None = None) -> Iterator[None]:
     """While inside, every cache that computes clips gives ``say`` a line of progress every ``every_s`` seconds
-    (default :data:`REPORT_EVERY_S`).
+    (default :data:`REPORT_EVERY_S`), and raises :class:`StoppedComputing` before computing a clip once ``stop()``
+    is true.
 
     The training loop wraps the engine's set-up in it: computing a dataset's features the first time can take
     minutes (Parler's DAC on a CPU: about 1.3 s per second of audio), and the engines build their caches there, so
-    one place reports for all of them."""
-    token = _progress.set(_Progress(say, REPORT_EVERY_S if every_s is None else every_s))
+    one place reports and stops for all of them."""
+    token = _progress.set(_Progress(say, REPORT_EVERY_S if every_s is None else every_s, stop))
     try:
         yield
     finally:
@@ -148,10 +160,12 @@ class FeatureCache:
             return found
         import numpy as np
 
+        progress = _progress.get()
+        if progress is not None:
+            progress.before_computing(self)
         arrays = {name: np.asarray(value) for name, value in compute(clip).items()}
         self.computed += 1
         self._store(digest, arrays)
-        progress = _progress.get()
         if progress is not None:
             progress.computed(self)
         return arrays

@@ -55,6 +55,7 @@ from alltalk_gui.core.training.data import BucketBatchSampler, DatasetError
 from alltalk_gui.core.training.events import (Checkpoint, CheckpointReason, Done, Error, ErrorKind, Eval, Event,
                                               FinishReason, Log, LogLevel, Memory, MicroBatch, MicroBatchCause,
                                               Started, Step)
+from alltalk_gui.core.training.feature_cache import StoppedComputing
 from alltalk_gui.core.training.levers import (OutOfMemory, OutOfMemoryRetry, init_optimizer_state,
                                               out_of_memory_advice)
 from alltalk_gui.core.training.run_folders import EVENTS_FILE, MEMORY_FILE, STOP_FILE, new_run_name  # noqa: F401
@@ -65,6 +66,9 @@ SLOW_SAVE_ENV = "ALLTALK_GUI_TEST_SLOW_SAVE"
 # Said before the engine's set-up, which can run for minutes with nothing else to say: the base model loads, and
 # each clip's codec features (XTTS's DVAE codes, F5's mels, Orpheus's SNAC and Parler's DAC codes) are computed
 # once into the project's feature cache (Parler's DAC on a CPU: about 1.3 s per second of audio).
+STOPPED_IN_SETUP = ("Stopped before the first step, while the clips' features were computed: {kept}, in the "
+                    "project's feature_cache. Start the run again to go on: it reads them and computes the rest. There "
+                    "is no checkpoint to resume.")
 SETTING_UP = ("Setting up: loading the base model and preparing the {clips} clips' features (computed once into the "
               "project's feature_cache, read from it afterwards; the first run on a CPU can take minutes).")
 
@@ -260,6 +264,9 @@ class TrainingRun:
             self.accelerator = setup_accelerator(self.config)
             self.prepared = yield from self._setup(inputs)
             outcome = yield from self._train(self.prepared)
+        except StoppedComputing as exc:  # a stop asked for during the set-up (one process)
+            yield Log(level=LogLevel.INFO, message=STOPPED_IN_SETUP.format(kept=exc))
+            outcome = FinishReason.STOPPED
         except tuple(_INPUT_ERRORS) as exc:
             kind = next(kind for error, kind in _INPUT_ERRORS.items() if isinstance(exc, error))
             yield Error(kind=kind, message=str(exc),
@@ -355,14 +362,16 @@ class TrainingRun:
 
     # ------------------------------------------------------------------------------------------------ 3. set-up
     def _setup_progress(self) -> Any:
-        """Where the engine's set-up reports its progress: :attr:`announce`, from the main process only."""
-        from contextlib import nullcontext
-
+        """While the engine sets up, the clips it computes report to :attr:`announce` (the main process), and a stop
+        asked for ends the set-up before the next clip (one process only: several stop together at a step)."""
         from alltalk_gui.core.training.feature_cache import reporting
 
-        if self.announce is None or not self.accelerator.is_main_process:
-            return nullcontext()
-        return reporting(lambda text: self.announce(Log(level=LogLevel.INFO, message=text)))
+        acc = self.accelerator
+        say = None
+        if self.announce is not None and acc.is_main_process:
+            def say(text: str) -> None:
+                self.announce(Log(level=LogLevel.INFO, message=text))
+        return reporting(say, stop=self._stop_asked if acc.num_processes == 1 else None)
 
     def _setup(self, inputs: Inputs) -> Iterator[Event]:
         """Model, loss and data from the engine; optimiser, schedule and loaders; the checkpoint to resume.
@@ -617,10 +626,14 @@ class TrainingRun:
                 self.peaks[key] = max(self.peaks.get(key, 0.0), stats[key])
         return stats
 
+    def _stop_asked(self) -> bool:
+        """Whether this process was asked to stop: by the caller, or by a STOP file in the run folder."""
+        return self.stop_requested() or (self.run_dir / STOP_FILE).exists()
+
     def _should_stop(self) -> bool:
         """Stop when asked by the caller or a STOP file; all processes agree through accelerate's trigger."""
         acc = self.accelerator
-        if self.stop_requested() or (self.run_dir / STOP_FILE).exists():
+        if self._stop_asked():
             acc.set_trigger()
         return acc.check_trigger()
 

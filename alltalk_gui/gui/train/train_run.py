@@ -449,7 +449,11 @@ class RunPanel(QWidget):
             peak += f" (estimated before the run: {done.estimated_memory_gib:.2f} GiB)"
         # This session from its start (loading included) plus the earlier sessions of a resumed run.
         elapsed = hms(self._sessions_before_s + time.time() - self._run_started_wall)
-        if done.reason == FinishReason.STOPPED:
+        if done.reason == FinishReason.STOPPED and done.last_checkpoint is None:  # stopped while setting up
+            self.status.setText("Stopped before the first step: there is no checkpoint to resume. Start begins "
+                                "again, reading the clips' features computed so far.")
+            self.add_banner("info", "Stopped before the first step; no checkpoint was saved.")
+        elif done.reason == FinishReason.STOPPED:
             self.status.setText(f"Stopped at step {done.step} and saved a checkpoint. Resume continues from it.")
             self.add_banner("info", f"Stopped at step {done.step}; the checkpoint is saved.")
         else:

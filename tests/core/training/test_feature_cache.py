@@ -204,3 +204,16 @@ def test_computing_clips_reports_progress_inside_reporting_only(tmp_path, clips)
         FeatureCache(tmp_path, "test", "m2").get(clips[0], Front())
     FeatureCache(tmp_path, "test", "m3").get(clips[0], Front())
     assert len(said) == 2
+
+
+def test_a_stop_ends_the_computing_before_the_next_clip_and_keeps_the_computed_ones(tmp_path, clips):
+    from alltalk_gui.core.training.feature_cache import StoppedComputing, reporting
+
+    front = Front()
+    FeatureCache(tmp_path, "test", "m1").get(clips[2], front)  # read, not computed: a stop does not end a read
+    cache = FeatureCache(tmp_path, "test", "m1")
+    with reporting(None, stop=lambda: front.calls >= 2), pytest.raises(StoppedComputing, match="1 clip"):
+        for clip in (clips[2], clips[0], clips[1]):
+            cache.get(clip, front)
+    assert front.calls == 2 and cache.hits == 1 and cache.computed == 1  # the stop came before clip 1
+    assert len(list((tmp_path / CACHE_DIR / "test-m1").iterdir())) == 2  # clips 2 and 0 are kept

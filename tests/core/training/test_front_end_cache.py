@@ -150,3 +150,23 @@ def test_the_set_up_reports_the_clips_it_computes_into_the_events_file(tmp_path,
             assert first_progress is None and setting_up < started
         assert not any(e in announced for e in events)  # the yielded events are not announced twice
         announced.clear()
+
+
+def test_a_stop_during_the_set_up_ends_the_run_before_its_first_step_keeping_what_was_computed(tmp_path, tiny,
+                                                                                               monkeypatch):
+    """Stop (the Stop button's STOP file, Ctrl+C, SIGTERM) while the first run computes the clips' features: the
+    run ends before the next clip, without a step or a checkpoint, saying so; the clips computed are kept, and the
+    next run computes only the rest. Before, a stop waited for the whole set-up (minutes on a CPU) and one step."""
+    from alltalk_gui.core.training.events import Done
+
+    counted = Counted(monkeypatch)
+    make_speech_dataset(tmp_path / "dataset", n_train=2, n_eval=1)
+    events = list(train(fast_config(tmp_path, tiny, "stopped", max_steps=1, judge=False),
+                        stop=lambda: counted.encoded >= 1))
+    assert not any(isinstance(e, (Started, Step)) for e in events)
+    assert isinstance(events[-1], Done) and events[-1].reason == "stopped" and events[-1].last_checkpoint is None
+    said = [e.message for e in events if isinstance(e, Log)]
+    assert any(m.startswith("Stopped before the first step") and "1 clip(s) computed and kept" in m for m in said)
+    assert counted.encoded == 1 and latest_checkpoint(tmp_path / "runs" / "stopped") is None
+    events = list(train(fast_config(tmp_path, tiny, "again", max_steps=1, judge=False)))
+    assert events[-1].reason == "max_steps" and counted.encoded == 3  # the other two clips only
