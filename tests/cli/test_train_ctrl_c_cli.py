@@ -37,6 +37,7 @@ def _args(**given) -> argparse.Namespace:
 
 def test_first_ctrl_c_is_acknowledged_and_asks_the_run_to_stop(config, capsys, monkeypatch):
     asked = []
+    own = signal.getsignal(signal.SIGINT)  # Python's default, or SIG_IGN where the tests run in the background
 
     def run_to_sink(config, *, resume, events_path, stop, announce=None):  # noqa: ARG001 - the real signature
         yield Log(level=LogLevel.INFO, message="Encoding the clips")
@@ -51,7 +52,7 @@ def test_first_ctrl_c_is_acknowledged_and_asks_the_run_to_stop(config, capsys, m
     captured = capsys.readouterr()
     assert STOPPING in captured.err and "Ctrl+C again to quit now" in captured.err
     assert "run again with --resume" in captured.out
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # this process's own handler is back
+    assert signal.getsignal(signal.SIGINT) is own  # this process's own handler is back
 
 
 def test_second_ctrl_c_quits_at_once_and_gives_the_project_back(config, capsys, monkeypatch):
