@@ -72,3 +72,15 @@ def test_a_run_stopped_during_its_set_up_says_there_is_nothing_to_resume(qtbot):
                          best_checkpoint=None, last_checkpoint=None, elapsed_s=3.0), 0)
     assert panel.status.text().startswith("Stopped before the first step: there is no checkpoint to resume")
     assert "Resume continues" not in panel.status.text() and not panel.to_preview.isVisibleTo(panel)
+
+
+def test_the_set_up_s_progress_shows_in_the_bar_and_the_log(qtbot):
+    """Before its first step a first run may compute the clips' features for minutes: the busy bar and the log say
+    how far it got (they said "Loading the model…" all along)."""
+    from alltalk_gui.core.training.events import Preparing
+
+    panel = RunPanel()
+    qtbot.addWidget(panel)
+    panel.on_event(Preparing(what="parler-dac44k", computed=12, read=3))
+    assert panel.progress.format() == "Computing the clips' features: 12 computed, 3 read…"
+    assert "Computing the clips' features (parler-dac44k): 12 clip(s) computed, 3 read" in panel.log.shown_text()

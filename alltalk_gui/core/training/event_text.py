@@ -18,6 +18,7 @@ from alltalk_gui.core.training.events import (
     Judged,
     Log,
     MicroBatch,
+    Preparing,
     Started,
     Step,
 )
@@ -70,6 +71,12 @@ def _(event: Eval) -> str:
     if event.step == 0:  # before any update: the base model's loss, the baseline the run is measured against
         return f"Eval of the base model (step 0): loss {event.loss:.4f}{parts}"
     return f"Eval after epoch {event.epoch + 1}: loss {event.loss:.4f}{parts}{'  (best so far)' if event.best else ''}"
+
+
+@event_text.register
+def _(event: Preparing) -> str:
+    return (f"Computing the clips' features ({event.what}): {event.computed} clip(s) computed, {event.read} read from "
+            "the cache so far.")
 
 
 @event_text.register

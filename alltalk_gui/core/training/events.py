@@ -37,6 +37,7 @@ class EventType(_Vocabulary):
     CHECKPOINT = "checkpoint"
     JUDGED = "judged"
     LOG = "log"
+    PREPARING = "preparing"
     ERROR = "error"
     DONE = "done"
 
@@ -206,6 +207,18 @@ class Log(Event):
 
 
 @dataclass
+class Preparing(Event):
+    """The set-up's progress while a first run computes the clips' features, before its first step (minutes on a
+    CPU): so far ``computed`` clips were computed and ``read`` read from the cache by the front end ``what`` (the
+    feature cache's kind, e.g. ``snac``)."""
+
+    type: ClassVar[str] = EventType.PREPARING
+    what: str
+    computed: int
+    read: int
+
+
+@dataclass
 class Error(Event):
     """Training could not go on. ``kind`` lets a front end react. A checkpoint that found no room says where it
     was to be written, about how much it needs there and how much was free (bytes), for the page to show."""
@@ -238,7 +251,8 @@ class Done(Event):
 
 
 EVENT_TYPES: dict[str, type[Event]] = {
-    cls.type: cls for cls in (Started, Step, Memory, MicroBatch, Eval, Checkpoint, Judged, Log, Error, Done)
+    cls.type: cls for cls in (Started, Step, Memory, MicroBatch, Eval, Checkpoint, Judged, Log, Preparing, Error,
+                              Done)
 }
 
 # The fields that hold a vocabulary word, turned back into their enum when an events file is read.

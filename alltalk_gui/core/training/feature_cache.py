@@ -58,7 +58,8 @@ class _Progress:
     """Says how many clips a cache has computed and read, at most once every ``every_s`` seconds; asks ``stop``
     before each clip it computes."""
 
-    def __init__(self, say: Callable[[str], None] | None, every_s: float, stop: Callable[[], bool] | None) -> None:
+    def __init__(self, say: Callable[[str, int, int], None] | None, every_s: float,
+                 stop: Callable[[], bool] | None) -> None:
         self.say, self.every_s, self.stop = say, every_s, stop
         self.last = time.monotonic()
 
@@ -70,18 +71,17 @@ class _Progress:
         now = time.monotonic()
         if self.say is not None and now - self.last >= self.every_s:
             self.last = now
-            self.say(f"Computing the clips' features ({cache.kind}): {cache.computed} clip(s) computed, "
-                     f"{cache.hits} read from the cache so far.")
+            self.say(cache.kind, cache.computed, cache.hits)
 
 
 _progress: contextvars.ContextVar[_Progress | None] = contextvars.ContextVar("feature_cache_progress", default=None)
 
 
 @contextlib.contextmanager
-def reporting(say: Callable[[str], None] | None, every_s: float | None = None,
+def reporting(say: Callable[[str, int, int], None] | None, every_s: float | None = None,
               stop: Callable[[], bool] | None = None) -> Iterator[None]:
-    """While inside, every cache that computes clips gives ``say`` a line of progress every ``every_s`` seconds
-    (default :data:`REPORT_EVERY_S`), and raises :class:`StoppedComputing` before computing a clip once ``stop()``
+    """While inside, every cache that computes clips tells ``say(kind, computed, read)`` how far it got every
+    ``every_s`` seconds (default :data:`REPORT_EVERY_S`), and raises :class:`StoppedComputing` before computing a clip once ``stop()``
     is true.
 
     The training loop wraps the engine's set-up in it: computing a dataset's features the first time can take

@@ -54,7 +54,7 @@ from alltalk_gui.core.training.config import ConfigError, TrainConfig, incompati
 from alltalk_gui.core.training.data import BucketBatchSampler, DatasetError
 from alltalk_gui.core.training.events import (Checkpoint, CheckpointReason, Done, Error, ErrorKind, Eval, Event,
                                               FinishReason, Log, LogLevel, Memory, MicroBatch, MicroBatchCause,
-                                              Started, Step)
+                                              Preparing, Started, Step)
 from alltalk_gui.core.training.feature_cache import StoppedComputing
 from alltalk_gui.core.training.levers import (OutOfMemory, OutOfMemoryRetry, init_optimizer_state,
                                               out_of_memory_advice)
@@ -369,8 +369,8 @@ class TrainingRun:
         acc = self.accelerator
         say = None
         if self.announce is not None and acc.is_main_process:
-            def say(text: str) -> None:
-                self.announce(Log(level=LogLevel.INFO, message=text))
+            def say(what: str, computed: int, read: int) -> None:
+                self.announce(Preparing(what=what, computed=computed, read=read))
         return reporting(say, stop=self._stop_asked if acc.num_processes == 1 else None)
 
     def _setup(self, inputs: Inputs) -> Iterator[Event]:

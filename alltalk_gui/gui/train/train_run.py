@@ -32,7 +32,7 @@ from alltalk_gui.core.training.checkpoints import run_checkpoints
 from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.training.event_text import event_level, event_text, hms
 from alltalk_gui.core.training.events import (Checkpoint, Done, Error, ErrorKind, FinishReason, Log, MicroBatch,
-                                              Started)
+                                              Preparing, Started)
 from alltalk_gui.core.training.follow import read_event_file
 from alltalk_gui.core.training.launch import LaunchError, resume_config
 from alltalk_gui.core.training.run_folders import EVENTS_FILE, new_run_name, newest_run_with_checkpoint, run_finished
@@ -351,6 +351,8 @@ class RunPanel(QWidget):
             self.log.append(text, event_level(event))
         if isinstance(event, Started):
             self.status.setText(f"Training on {device_words(event.device, event.processes)}.")
+        elif isinstance(event, Preparing):  # before the first step: the bar, still busy, says how far it got
+            self.progress.setFormat(f"Computing the clips' features: {event.computed} computed, {event.read} read…")
         elif isinstance(event, Checkpoint):
             self.checkpoint_saved.emit(event.path)
         elif isinstance(event, (Log, MicroBatch)) and event_level(event) == "warning":

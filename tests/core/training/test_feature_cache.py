@@ -192,15 +192,18 @@ def test_computing_clips_reports_progress_inside_reporting_only(tmp_path, clips)
     no cache reports outside ``reporting`` or after it."""
     from alltalk_gui.core.training.feature_cache import reporting
 
-    said: list[str] = []
+    said: list[tuple] = []
+
+    def say(*progress):
+        said.append(progress)
+
     FeatureCache(tmp_path, "test", "m1").get(clips[0], Front())  # one entry to read
     cache = FeatureCache(tmp_path, "test", "m1")
-    with reporting(said.append, every_s=0.0):
+    with reporting(say, every_s=0.0):
         for clip in clips:
             cache.get(clip, Front())
-    assert said == ["Computing the clips' features (test): 1 clip(s) computed, 1 read from the cache so far.",
-                    "Computing the clips' features (test): 2 clip(s) computed, 1 read from the cache so far."]
-    with reporting(said.append, every_s=3600.0):  # a quick set-up: no line before the first interval
+    assert said == [("test", 1, 1), ("test", 2, 1)]  # (kind, computed, read) after each clip computed
+    with reporting(say, every_s=3600.0):  # a quick set-up: nothing before the first interval
         FeatureCache(tmp_path, "test", "m2").get(clips[0], Front())
     FeatureCache(tmp_path, "test", "m3").get(clips[0], Front())
     assert len(said) == 2

@@ -121,12 +121,14 @@ def test_a_damaged_or_stale_entry_is_computed_again(project, tiny, monkeypatch):
 
 
 def test_the_set_up_reports_the_clips_it_computes_into_the_events_file(tmp_path, tiny, monkeypatch):
-    """The first run computes every clip's features before its first step: the set-up says so while it works
-    (written to events.jsonl at once and given to the caller, as the CLI shows them), between 'Setting up' and
-    Started; a run that reads them all says nothing of the kind."""
+    """The first run computes every clip's features before its first step: the set-up says how far it got while it
+    works (Preparing events, written to events.jsonl at once and given to the caller, as the CLI shows them),
+    between 'Setting up' and Started; a run that reads them all says nothing of the kind."""
     import json
 
     from alltalk_gui.core.training import feature_cache
+    from alltalk_gui.core.training.event_text import event_text
+    from alltalk_gui.core.training.events import Preparing
     from alltalk_gui.core.training.runner import run_to_sink
 
     monkeypatch.setattr(feature_cache, "REPORT_EVERY_S", 0.0)
@@ -135,20 +137,21 @@ def test_the_set_up_reports_the_clips_it_computes_into_the_events_file(tmp_path,
     for name, computed in (("first", True), ("second", False)):
         config = fast_config(tmp_path, tiny, name, max_steps=1, judge=False)
         events = list(run_to_sink(config, resume=False, events_path=None, observers=[], announce=announced.append))
-        progress = [e.message for e in announced if e.message.startswith("Computing the clips' features")]
-        assert len(progress) == (3 if computed else 0), progress
+        assert [(e.what, e.computed, e.read) for e in announced] == (
+            [(front_end.KIND, n, 0) for n in (1, 2, 3)] if computed else [])
         if computed:
-            assert progress[-1].endswith("3 clip(s) computed, 0 read from the cache so far.") and "xtts" in progress[0]
+            assert event_text(announced[-1]) == ("Computing the clips' features (xtts-front-end): 3 clip(s) "
+                                                 "computed, 0 read from the cache so far.")
         written = [json.loads(line) for line in (config.run_dir / "events.jsonl").read_text().splitlines()]
-        messages = [e.get("message", "") for e in written]
-        first_progress = next((i for i, m in enumerate(messages) if m.startswith("Computing the clips'")), None)
-        setting_up = next(i for i, m in enumerate(messages) if m.startswith("Setting up"))
-        started = next(i for i, e in enumerate(written) if e["type"] == "started")
+        types = [e["type"] for e in written]
+        setting_up = next(i for i, e in enumerate(written) if e.get("message", "").startswith("Setting up"))
+        started = types.index("started")
         if computed:
-            assert setting_up < first_progress < started
+            assert setting_up < types.index("preparing") and types.count("preparing") == 3
+            assert max(i for i, t in enumerate(types) if t == "preparing") < started
         else:
-            assert first_progress is None and setting_up < started
-        assert not any(e in announced for e in events)  # the yielded events are not announced twice
+            assert "preparing" not in types and setting_up < started
+        assert not any(isinstance(e, Preparing) for e in events)  # announced, never yielded twice
         announced.clear()
 
 
