@@ -145,8 +145,8 @@ def transcribed_with(project_dir: str | os.PathLike[str] | None) -> str | None:
         return None
     if not isinstance(model, str) or not model.strip():
         return None
-    looks_like_a_folder = os.sep in model or "/" in model or Path(model).expanduser().is_dir()
-    return model if not looks_like_a_folder or Path(model).expanduser().is_dir() else None
+    a_path = os.sep in model or "/" in model  # else a model name, which the backends find in their caches
+    return model if not a_path or Path(model).expanduser().is_dir() else None
 
 
 def find_checker(model: str | None = None, device: str = "auto") -> tuple[IntelligibilityChecker | None, str]:
