@@ -84,3 +84,25 @@ def test_the_set_up_s_progress_shows_in_the_bar_and_the_log(qtbot):
     panel.on_event(Preparing(what="parler-dac44k", computed=12, read=3))
     assert panel.progress.format() == "Computing the clips' features: 12 computed, 3 read…"
     assert "Computing the clips' features (parler-dac44k): 12 clip(s) computed, 3 read" in panel.log.shown_text()
+
+
+def test_stop_while_the_run_sets_up_says_what_will_happen(qtbot, tmp_path, monkeypatch):
+    """A Stop pressed before the run has started (it may compute the clips' features for minutes) does not promise
+    "finishing the current step and saving a checkpoint": there is no step yet."""
+    def start(config, *, events_path, **_kw) -> TrainingProcess:
+        process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # a child still setting up
+        return TrainingProcess(process, config.run_dir, events_path, 1, [sys.executable])
+
+    monkeypatch.setattr(training_supervisor, "start_training", start)
+    panel = RunPanel()
+    qtbot.addWidget(panel)
+    panel.start(TrainConfig(project_dir=str(tmp_path / "project"), run_name="r"))
+    qtbot.waitUntil(lambda: panel.supervisor.child is not None, timeout=10_000)
+    try:
+        panel.stop()
+        assert panel.status.text().startswith("Stopping while the run sets up")
+        assert "saving a checkpoint" not in panel.status.text()
+        assert (tmp_path / "project" / "runs" / "r" / "STOP").is_file()  # the child is asked all the same
+    finally:
+        panel.supervisor.kill()
+        assert panel.supervisor.wait(10_000)

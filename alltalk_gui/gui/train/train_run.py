@@ -318,7 +318,11 @@ class RunPanel(QWidget):
             return
         self.supervisor.request_stop()
         self.stop_button.setEnabled(False)
-        self.status.setText("Stopping: finishing the current step and saving a checkpoint…")
+        if self.history.total_steps:
+            self.status.setText("Stopping: finishing the current step and saving a checkpoint…")
+        else:  # still setting up (no Started yet): a first run computing the clips' features ends before the next
+            self.status.setText("Stopping while the run sets up: it ends before the next clip whose features it "
+                                "computes, keeping those done (no checkpoint yet), or after its first step…")
         self.stop_timer.start(int(self.stop_timeout_s * 1000))
 
     def detach(self) -> None:
