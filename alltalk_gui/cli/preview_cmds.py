@@ -61,7 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "formats: the folder the model goes into (FOLDER/NAME)")
     p.add_argument("--name", help="model folder name (default: the project's name)")
     _checkpoint_args(p)
-    p.add_argument("--half", action="store_true", help="store the weights in half precision (half the size)")
+    p.add_argument("--half", action="store_true", help="store the weights in half precision (half the size), where "
+                   "the engine's exports have the choice")
     p.add_argument("--training-files", action="store_true",
                    help="include the base model's files needed to keep training elsewhere, for an engine whose "
                         "exports can have them (a format AllTalk loads always has them)")
@@ -304,6 +305,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         text = " ".join((args.reference_text or "").split())
         words = {str(references[0]): text} if text and references else {}
         fmt = args.format or default_format(engine)
+        if args.half and not engine.export_half:
+            print(f"Note: {engine.title}'s exports always hold the weights in 16 bits: --half changes nothing.")
         options = ExportOptions(format=fmt, name=args.name or "", half=args.half,
                                 training_files=args.training_files, references=references, overwrite=args.overwrite,
                                 reference_texts=words, voice_prompt=text if not kind.uses_audio else "")

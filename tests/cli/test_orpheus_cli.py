@@ -100,3 +100,9 @@ def test_make_test_model_writes_a_tiny_orpheus(tmp_path, capsys):
     assert "tiny random Orpheus-TTS 3B test model" in capsys.readouterr().out
     assert validate_base_model(tmp_path / "tiny").parameters < 1_000_000
 
+
+
+def test_half_says_an_orpheus_export_is_always_16_bit(trained, tmp_path):
+    result = cli("export", str(trained), "--out", str(tmp_path), "--half")
+    assert result.returncode == 0, result.stderr
+    assert "Orpheus-TTS 3B's exports always hold the weights in 16 bits: --half changes nothing." in result.stdout

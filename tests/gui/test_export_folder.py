@@ -56,3 +56,13 @@ def test_each_kind_of_folder_is_remembered_and_mismatches_warn(panel, tmp_path):
     assert "is not an AllTalk folder" in panel.result.text() and "models/xtts/" in panel.result.text()
     panel.name.setText("...")
     assert "Type a name" in panel.result.text() and not panel.button.isEnabled()
+
+
+@pytest.mark.parametrize("engine", ["xtts", "f5", "parler", "orpheus"])
+def test_half_precision_is_offered_only_where_the_engines_exports_have_the_choice(panel, engine):
+    """Orpheus's model folder is always bf16: its "Half precision" box did nothing when ticked."""
+    panel.set_engine(get_engine(engine))
+    panel.half.setChecked(True)
+    offered = engine != "orpheus"
+    assert panel.half.isVisibleTo(panel) == offered and get_engine(engine).export_half == offered
+    assert panel.options([]).half == offered

@@ -92,6 +92,7 @@ class ToyEngine:
     export_format_titles = {"alltalk": "AllTalk (models/toytts/<name>)", "plain": "Toy model folder"}
     export_folders = {"alltalk": "models/toytts"}
     export_training_files = ""
+    export_half = True
     base_model_setting = "toy_base_model_dir"
     download_size = "about 20 kB"
     download_repo = ""

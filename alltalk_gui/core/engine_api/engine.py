@@ -227,6 +227,9 @@ class Engine(Protocol):
     # What ExportOptions.training_files adds to an export, for its check box ("dvae.pth, mel_stats.pth": the base
     # model's files needed to keep training elsewhere); "" when the engine's exports hold all of it.
     export_training_files: str
+    # Whether an export may store the weights in 16 bits at the user's choice (ExportOptions.half, the form's "Half
+    # precision"); False where the engine's exports always hold them so (Orpheus-TTS: bf16, as its own tools load).
+    export_half: bool
     base_model_setting: str          # the app-settings key remembering this engine's base-model folder
     # Where a user may already have its base model, or get one, in a sentence for the set-up pages.
     base_model_hint: str

@@ -3,7 +3,7 @@
 The formats are those of the checkpoint's engine (:meth:`ExportPanel.set_engine`: ``Engine.export_formats`` with
 their titles); an engine whose exports can add the base model's files to keep training elsewhere names them
 (``Engine.export_training_files``, e.g. XTTS v2's dvae.pth and mel_stats.pth) and gets the check box. Half
-precision applies to every engine.
+precision is offered where the engine's exports have a choice (``Engine.export_half``).
 
 The folder follows the format. For a format AllTalk loads the user chooses the AllTalk folder once (any folder in it
 will do, such as the ``models/xtts`` of an earlier export) and each engine's voice lands in its own
@@ -113,6 +113,7 @@ class ExportPanel(QGroupBox):
         self.training_files.setToolTip(f"{extra}: the base model's files needed to keep training the voice elsewhere"
                                        if extra else "")
         self.training_files.setVisible(bool(extra))
+        self.half.setVisible(engine.export_half)  # hidden where exports are always 16-bit (Orpheus's bf16)
         self._format_changed()
 
     def set_default_name(self, name: str) -> None:
@@ -123,7 +124,7 @@ class ExportPanel(QGroupBox):
 
     def options(self, references: list[Path]) -> ExportOptions:
         return ExportOptions(format=self.format.currentData(), name=self.name.text().strip(),
-                             half=self.half.isChecked(),
+                             half=self.engine.export_half and self.half.isChecked(),
                              training_files=bool(self.engine.export_training_files)
                              and self.training_files.isChecked(),
                              references=list(references), overwrite=self.overwrite.isChecked())

@@ -62,6 +62,7 @@ class F5Engine(HubDownload, ShippedProfiles):
     export_format_titles = {"alltalk": "AllTalk v2 (models/f5tts/<name>)", "f5": "F5-TTS model folder"}
     export_folders = {"alltalk": "models/f5tts"}
     export_training_files = ""  # an F5 export is the whole model (weights, vocabulary, vocoder)
+    export_half = True
     base_model_setting = "f5_base_model_dir"
     base_model_hint = (f"a download of https://huggingface.co/{download.MODEL_REPO} (F5TTS_v1_Base) with the "
                        f"{download.VOCODER_REPO} vocoder in vocos/, or an AllTalk install's models/f5tts/<model>")

@@ -61,6 +61,7 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
                        "its 8 voices; gated: accept the Llama 3.2 licence on the model's page and log in), with the "
                        "SNAC 24 kHz codec in snac/; any folder of that layout works, our exports included.")
     export_training_files = ""  # an export holds everything: it is a base-model folder itself
+    export_half = False  # its model folder is always bf16, as Orpheus's own tools load it
     languages = ("en",)
     packages = (("transformers", "Orpheus's Llama: loading, generation, export"),
                 ("snac", "the SNAC 24 kHz audio codec (MIT)"), ("peft", "LoRA adapters"),

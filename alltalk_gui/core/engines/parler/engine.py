@@ -60,6 +60,7 @@ class ParlerEngine(HubDownload, ShippedProfiles):
     export_format_titles = {"parler": "Parler-TTS model folder (from_pretrained) + description"}
     export_folders: dict[str, str] = {}  # AllTalk loads Parler-TTS from the Hub by name, not fine-tuned folders
     export_training_files = ""  # a Parler export is the whole model (with Flan-T5 and DAC) and its description
+    export_half = True
     base_model_setting = "parler_base_model_dir"
     base_model_hint = (f"a download of https://huggingface.co/{download.REPOSITORIES['mini']} (or "
                        f"{download.REPOSITORIES['large']}): config.json, model.safetensors and the tokenizer's files")

@@ -44,6 +44,7 @@ class XttsEngine(HubDownload, ShippedProfiles):
     export_format_titles = {"alltalk": "AllTalk v2 (models/xtts/<name>)", "coqui": "coqui-tts model folder"}
     export_folders = {"alltalk": "models/xtts"}
     export_training_files = "dvae.pth, mel_stats.pth"  # AllTalk's format always has them (see export.py)
+    export_half = True
     base_model_setting = "base_model_dir"
     base_model_hint = (f"for example an AllTalk install's models/xtts/xttsv2_2.0.3, or a download of "
                        f"https://huggingface.co/{download.DEFAULT_REPO}")
