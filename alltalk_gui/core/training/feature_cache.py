@@ -81,8 +81,8 @@ _progress: contextvars.ContextVar[_Progress | None] = contextvars.ContextVar("fe
 def reporting(say: Callable[[str, int, int], None] | None, every_s: float | None = None,
               stop: Callable[[], bool] | None = None) -> Iterator[None]:
     """While inside, every cache that computes clips tells ``say(kind, computed, read)`` how far it got every
-    ``every_s`` seconds (default :data:`REPORT_EVERY_S`), and raises :class:`StoppedComputing` before computing a clip once ``stop()``
-    is true.
+    ``every_s`` seconds (default :data:`REPORT_EVERY_S`), and raises :class:`StoppedComputing` before computing a
+    clip once ``stop()`` is true.
 
     The training loop wraps the engine's set-up in it: computing a dataset's features the first time can take
     minutes (Parler's DAC on a CPU: about 1.3 s per second of audio), and the engines build their caches there, so

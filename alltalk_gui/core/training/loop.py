@@ -55,7 +55,7 @@ from alltalk_gui.core.training.data import BucketBatchSampler, DatasetError
 from alltalk_gui.core.training.events import (Checkpoint, CheckpointReason, Done, Error, ErrorKind, Eval, Event,
                                               FinishReason, Log, LogLevel, Memory, MicroBatch, MicroBatchCause,
                                               Preparing, Started, Step)
-from alltalk_gui.core.training.feature_cache import StoppedComputing
+from alltalk_gui.core.training.feature_cache import StoppedComputing, reporting
 from alltalk_gui.core.training.levers import (OutOfMemory, OutOfMemoryRetry, init_optimizer_state,
                                               out_of_memory_advice)
 from alltalk_gui.core.training.run_folders import EVENTS_FILE, MEMORY_FILE, STOP_FILE, new_run_name  # noqa: F401
@@ -63,12 +63,13 @@ from alltalk_gui.core.training.profiles import sized_for
 # Test hook for the crash-safety test: "STEP:SECONDS" makes the save at STEP wait SECONDS between writing the
 # checkpoint's files and publishing it, so a test can kill the process at exactly that moment.
 SLOW_SAVE_ENV = "ALLTALK_GUI_TEST_SLOW_SAVE"
-# Said before the engine's set-up, which can run for minutes with nothing else to say: the base model loads, and
-# each clip's codec features (XTTS's DVAE codes, F5's mels, Orpheus's SNAC and Parler's DAC codes) are computed
-# once into the project's feature cache (Parler's DAC on a CPU: about 1.3 s per second of audio).
+# Said when a stop ends the set-up while it computes the clips' features (feature_cache.StoppedComputing).
 STOPPED_IN_SETUP = ("Stopped before the first step, while the clips' features were computed: {kept}, in the "
                     "project's feature_cache. Start the run again to go on: it reads them and computes the rest. There "
                     "is no checkpoint to resume.")
+# Said before the engine's set-up, which can run for minutes with nothing else to say: the base model loads, and
+# each clip's codec features (XTTS's DVAE codes, F5's mels, Orpheus's SNAC and Parler's DAC codes) are computed
+# once into the project's feature cache (Parler's DAC on a CPU: about 1.3 s per second of audio).
 SETTING_UP = ("Setting up: loading the base model and preparing the {clips} clips' features (computed once into the "
               "project's feature_cache, read from it afterwards; the first run on a CPU can take minutes).")
 
@@ -127,6 +128,8 @@ def train(config: TrainConfig, *, resume: bool = False, stop: Callable[[], bool]
         resume: continue from the newest complete checkpoint in the run folder (``config.run_name`` must name it).
         stop: polled once per optimizer step; when it returns True (or the run folder holds a ``STOP`` file)
             the loop finishes the step, saves a checkpoint and ends with ``Done(reason=FinishReason.STOPPED)``.
+            During a one-process set-up it is also polled before each clip whose features are computed, and the
+            run ends there, without a checkpoint (the clips computed are kept).
         announce: takes the events the loop has while it cannot yield, at once: the progress of the engine's
             set-up, which may compute the clips' features for minutes (:func:`.feature_cache.reporting`). Without
             it they are not made.
@@ -364,8 +367,6 @@ class TrainingRun:
     def _setup_progress(self) -> Any:
         """While the engine sets up, the clips it computes report to :attr:`announce` (the main process), and a stop
         asked for ends the set-up before the next clip (one process only: several stop together at a step)."""
-        from alltalk_gui.core.training.feature_cache import reporting
-
         acc = self.accelerator
         say = None
         if self.announce is not None and acc.is_main_process:

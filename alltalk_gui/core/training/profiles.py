@@ -221,14 +221,19 @@ def _cpu_choice(base: TrainConfig, cpu: DeviceInfo | None, longest_clip_s: float
         return "high", ""
     budget = AUTO_HEADROOM * cpu.free_gib
     estimate = get_engine(base.engine).estimate_memory
-    needs = {name: estimate(sized_for(apply_profile(base, name, cpu), longest_clip_s)) for name in PROFILE_NAMES}
-    if needs["high"] is None or needs["high"].total_gib <= budget:
+
+    def needs(name: str):  # asked one profile at a time: High alone where it fits (on the GUI thread)
+        return estimate(sized_for(apply_profile(base, name, cpu), longest_clip_s))
+
+    high = needs("high")
+    if high is None or high.total_gib <= budget:
         return "high", ""
     for name in ("medium", "low"):
-        if needs[name] is not None and needs[name].total_gib <= budget:
-            return name, (f"; High would need about {needs['high'].total_gib:.1f} GiB and the RAM has "
+        found = needs(name)
+        if found is not None and found.total_gib <= budget:
+            return name, (f"; High would need about {high.total_gib:.1f} GiB and the RAM has "
                           f"{cpu.free_gib:.1f} GiB free")
-    low = needs["low"]
+    low = found  # the loop's last: Low's
     need = f"about {low.total_gib:.1f} GiB" if low is not None else "more"
     return "low", f"; even Low needs {need} and the RAM has only {cpu.free_gib:.1f} GiB free: close other programs"
 
