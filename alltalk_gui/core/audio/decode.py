@@ -38,9 +38,11 @@ from alltalk_gui.core.audio.analysis import (  # noqa: F401  (re-exported: analy
     to_dbfs,
 )
 
-AUDIO_EXTENSIONS = frozenset({".wav", ".flac", ".ogg", ".oga", ".opus", ".mp3", ".m4a", ".aac", ".wma",
-                              ".aiff", ".aif"})
-VIDEO_EXTENSIONS = frozenset({".mp4", ".mkv", ".mov", ".webm", ".avi"})
+# Besides the usual: phones' voice recorders (.amr, .3gp, .3ga: AMR or AAC), audiobooks (.m4b), Apple's Core Audio
+# files (.caf), Matroska audio (.mka) and compressed AIFF (.aifc). FFmpeg reads them all.
+AUDIO_EXTENSIONS = frozenset({".wav", ".flac", ".ogg", ".oga", ".opus", ".mp3", ".m4a", ".m4b", ".aac", ".wma",
+                              ".aiff", ".aif", ".aifc", ".amr", ".3gp", ".3ga", ".caf", ".mka"})
+VIDEO_EXTENSIONS = frozenset({".mp4", ".m4v", ".mkv", ".mov", ".webm", ".avi"})
 SUPPORTED_EXTENSIONS = AUDIO_EXTENSIONS | VIDEO_EXTENSIONS
 """Lower-case extensions (with the dot) that the import dialogs offer. Content decides, not the name."""
 
@@ -276,12 +278,15 @@ def _packet_duration(path: Path, container: Any, stream: Any, rate: int) -> floa
     return samples / rate
 
 
+_MP4_FAMILY = ("m4b", "m4v", "3ga")  # MP4 files under names FFmpeg's demuxer does not list
+
+
 def _container_name(path: Path, container: Any) -> str:
     # FFmpeg names demuxers by family ("mov,mp4,m4a,3gp,3g2,mj2"); the file's own extension reads better if
     # it is one of them.
     names = container.format.name.split(",")
     ext = path.suffix.lower().lstrip(".")
-    return ext if ext in names else names[0]
+    return ext if ext in names or (ext in _MP4_FAMILY and "mp4" in names) else names[0]
 
 
 # --------------------------------------------------------------------------------------------------- loading

@@ -59,8 +59,9 @@ class ImportPage(QWidget):
     # -- layout ---------------------------------------------------------------------------------------------
     def _build(self) -> None:
         title = QLabel("<h2>Import recordings</h2>")
-        intro = QLabel("Add 3 to 10 minutes of one person speaking: wav, flac, mp3, ogg/opus, m4a or the sound "
-                       "of a video. Your files are copied into the project and never changed.")
+        intro = QLabel("Add 3 to 10 minutes of one person speaking: wav, flac, mp3, ogg/opus, m4a, a phone's "
+                       "voice recordings (amr, 3gp) or the sound of a video. Your files are copied into the "
+                       "project and never changed.")
         intro.setWordWrap(True)
 
         self.drop_zone = QFrame(objectName="dropZone")

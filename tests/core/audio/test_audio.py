@@ -58,7 +58,8 @@ def test_constants_and_extensions():
         [8000, 22050, 44100, 48000, 48000, 48000]
     assert audio.MAX_DURATION_S == 7200
     for ext in (".wav", ".flac", ".ogg", ".opus", ".mp3", ".m4a", ".aac", ".wma", ".aiff", ".aif",
-                ".mp4", ".mkv", ".mov", ".webm", ".avi"):
+                ".mp4", ".mkv", ".mov", ".webm", ".avi", ".amr", ".3gp", ".3ga", ".m4b", ".caf", ".mka", ".aifc",
+                ".m4v"):
         assert ext in audio.SUPPORTED_EXTENSIONS
     assert all(e.startswith(".") and e == e.lower() for e in audio.SUPPORTED_EXTENSIONS)
 
@@ -110,6 +111,14 @@ FORMATS = [
     ("webm_video", ".webm", ("av", "libopus", "webm", "libvpx"), 48000, 1, "opus", "webm", None, 0.06),
     ("mov_video", ".mov", ("av", "aac", "mov", "mpeg4"), 44100, 1, "aac", "mov", None, 0.06),
     ("avi_video", ".avi", ("av", "libmp3lame", "avi", "mpeg4"), 44100, 2, "mp3", "avi", None, 0.06),
+    # Phones' voice recorders, audiobooks, Apple's and Matroska's audio files.
+    ("amr_phone", ".amr", ("av", "libopencore_amrnb", "amr", None), 8000, 1, "amr_nb", "amr", None, 0.06),
+    ("3gp_amr", ".3gp", ("av", "libopencore_amrnb", "3gp", None), 8000, 1, "amr_nb", "3gp", None, 0.06),
+    ("3ga_aac", ".3ga", ("av", "aac", "3gp", None), 44100, 1, "aac", "3ga", None, 0.06),
+    ("m4b_audiobook", ".m4b", ("av", "aac", "ipod", None), 44100, 2, "aac", "m4b", None, 0.06),
+    ("caf_alac", ".caf", ("av", "alac", "caf", None), 44100, 1, "alac", "caf", None, 0.06),
+    ("mka_flac", ".mka", ("av", "flac", "matroska", None), 48000, 2, "flac", "matroska", None, 0.06),
+    ("m4v_video", ".m4v", ("av", "aac", "mp4", "mpeg4"), 44100, 2, "aac", "m4v", None, 0.06),
 ]
 
 
@@ -124,7 +133,7 @@ def test_every_format_probes_and_loads(case, speech, tmp_path):
         fx.write_sf(path, x, sr, subtype=how[1], fmt=how[2])
     else:
         fx.write_pyav(path, x, sr, codec=how[1], container_format=how[2], video=how[3],
-                      bit_rate=128000 if how[1] == "wmav2" else None)
+                      bit_rate={"wmav2": 128000, "libopencore_amrnb": 12200}.get(how[1]))
     expected_s = len(mono) / sr
 
     got = audio.probe(path)
