@@ -7,7 +7,30 @@ build one; neither imports the other for it.
 
 from __future__ import annotations
 
+import logging
+import re
+
 from torch import nn
+
+
+class _PlaceholderTokenIds(logging.Filter):
+    """Drops transformers' remark that a coqui GPT-2 config's bos/eos token id (50256) lies outside its vocabulary.
+
+    coqui builds its GPT-2 configs with GPT-2's default bos/eos ids and a ``vocab_size`` that only sizes the
+    position tables (256 for training, the audio codes for inference); its own start/stop tokens are separate,
+    and the ids are never read. transformers 5 printed "Model config: bos_token_id must be `None` or an integer
+    within the vocabulary (between 0 and 255), got 50256. This may result in unexpected behavior." on every XTTS
+    train, preview and export: a warning nobody can act on.
+    """
+
+    PATTERN = re.compile(r"Model config: (bos|eos)_token_id must be .* got 50256\.")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not self.PATTERN.search(record.getMessage())
+
+
+# Installed on import: every GPT coqui builds in this process (training, previews, exports) comes after it.
+logging.getLogger("transformers.configuration_utils").addFilter(_PlaceholderTokenIds())
 
 
 def build_gpt(config, tokenizer, checkpointing: bool = False) -> nn.Module:
