@@ -1,100 +1,185 @@
-"""Bring your own transcript: import a folder that already is a dataset, one clip per row, with its text.
+"""Bring your own transcript: import a dataset the user already has, one clip per row, with its text.
 
-Three layouts are recognised (the first found wins, in the folder or up to two levels below it):
+One entry point, :func:`import_dataset`: the layout is detected (:func:`find_dataset`), its rows read by the
+layout's reader, then every layout goes through the same checks and the same import. Layouts, as our users bring
+them (the first found wins, in the folder or up to two levels below it; the last one anywhere below it):
 
-* coqui's ``metadata_train.csv`` (+ ``metadata_eval.csv``): header ``audio_file|text|speaker_name``, paths
-  relative to the folder (``wavs/x.wav``). AllTalk's fine-tuning output (``finetune/<name>/`` or ``tmp-trn/``)
-  is this layout too, with a ``lang.txt`` naming its language.
-* LJSpeech's ``metadata.csv``: no header, ``id|text`` or ``id|text|normalised text``, audio in ``wavs/<id>.wav``
-  (the normalised text is preferred: numbers are already words).
+* coqui / AllTalk: ``metadata_train.csv`` (+ ``metadata_eval.csv``), header ``audio_file|text|speaker_name``.
+  AllTalk's fine-tuning output (``finetune/<name>/``) is this layout, with a ``lang.txt`` naming its language.
+* F5-TTS: ``metadata.csv`` whose first line is a header (``audio_file|text``), paths relative or absolute.
+* LJSpeech: ``metadata.csv`` without a header, ``id|text|normalised text``, audio in ``wavs/<id>.wav``.
+* Hugging Face parquet (Orpheus-TTS, Parler-TTS): ``*.parquet`` with an ``audio`` column (bytes + path) and a text
+  column; the user may pick one file or the folder holding them.
+* A folder of audio files with a text file beside each (``clip.wav`` + ``clip.txt`` / ``clip.lab`` /
+  LibriTTS's ``clip.normalized.txt``), in any sub-folders.
 
-Every row is checked on its own: a missing or unreadable wav, empty text, text XTTS cannot encode in the
-project's language, or a malformed line is reported with its file and line, and the other rows are imported.
-A dataset may come from someone else, so a row's audio must lie inside the dataset folder once links are
-followed (:func:`alltalk_gui.core.safe_paths.resolved_inside`): an absolute path, ``..``, a Windows drive or
-UNC path, or a link to a file elsewhere is refused like any other bad row ("outside the dataset folder"), and
-the real file checked is the one imported. The search for the metadata and AllTalk's ``lang.txt`` stay inside
-the folder the user chose.
-Each good row's wav goes through the normal import (copied, analysed, working copy made) and becomes one
-recording with one clip spanning it, carrying the row's text; the clips are added to the project's transcript.
+The readers live in :mod:`byo_csv`, :mod:`byo_parquet` and :mod:`byo_sidecar`. A dataset that names several
+speakers (coqui's third column, a parquet's ``speaker``/``source`` column) is imported one speaker at a time: the
+user picks one (:func:`survey` counts the clips of each).
+
+Every row is checked on its own: missing or undecodable audio, empty text, a row listed twice, text the project's
+engine cannot read in the project's language, or a malformed line is reported with its file and line, and the
+other rows are imported. A dataset may come from someone else, so a row's audio must lie inside the dataset folder
+once links are followed (:func:`alltalk_gui.core.dataset.byo_rows.audio_in`): ``..``, a Windows drive or UNC
+path, an absolute path elsewhere or a link to a file elsewhere is refused like any other bad row ("outside the
+dataset folder"). The search for the dataset and AllTalk's ``lang.txt`` stay inside the folder the user chose.
+Each good row's audio goes through the normal import (copied, analysed, working copy made; :func:`import_files`)
+and becomes one recording with one clip spanning it, carrying the row's text; the clips are added to the
+project's transcript. A parquet's audio is first written to a hidden staging folder inside the project, removed
+afterwards.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from alltalk_gui.core import atomic, safe_paths
-from alltalk_gui.core.dataset.metadata import EVAL_CSV, HEADER, TRAIN_CSV
+from alltalk_gui.core.dataset import byo_csv, byo_parquet, byo_sidecar
+from alltalk_gui.core.dataset.byo_rows import DatasetImportError, DatasetRow
+from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV
 from alltalk_gui.core.project.importer import import_files
+
+__all__ = ["DatasetImportError", "DatasetImportReport", "DatasetRow", "DatasetSurvey", "LAYOUT_NAMES",
+           "SUPPORTED_LAYOUTS", "check_rows", "find_dataset", "import_dataset", "read_rows", "survey"]
 
 LJSPEECH_CSV = "metadata.csv"
 ALLTALK_LANGUAGE_FILE = "lang.txt"
+STAGING_PREFIX = ".dataset-import-"  # a hidden folder inside the project holding a parquet's audio while imported
 _SEARCH_DEPTH = 2
-_PLACE = "the dataset folder"
 _LANGUAGE_FILE_BYTES = 64  # lang.txt holds a language code; more is not one
 
-
-class DatasetImportError(Exception):
-    """The folder is no dataset at all (no metadata file found); the message says what was looked for."""
-
-
-@dataclass(frozen=True)
-class DatasetRow:
-    """One clip of a dataset folder: its wav, its text, and where it came from (file and line)."""
-
-    audio: Path
-    text: str
-    where: str
+LAYOUT_NAMES = {
+    "coqui": "coqui / AllTalk dataset (metadata_train.csv)",
+    "f5": "F5-TTS dataset (metadata.csv with an audio_file|text header)",
+    "ljspeech": "LJSpeech dataset (metadata.csv + wavs/)",
+    "parquet": "Hugging Face dataset (parquet)",
+    "sidecar": "folder of audio files with a text file beside each",
+}
+SUPPORTED_LAYOUTS = (
+    "AllTalk / coqui XTTS: metadata_train.csv and metadata_eval.csv (AllTalk's finetune/<name>/ folder)",
+    "F5-TTS: metadata.csv with the header audio_file|text",
+    "LJSpeech: metadata.csv (id|text) with wavs/",
+    "Orpheus / Parler (Hugging Face): .parquet files with audio and text columns",
+    "Audio files with a text file beside each: clip.wav + clip.txt, .lab (MFA), "
+    ".normalized.txt (LibriTTS), in any sub-folders",
+)
+"""The layouts in words, one line each: the CLI's help and the GUI's import dialog name them."""
 
 
 @dataclass
 class DatasetImportReport:
-    layout: str = ""                                     # "coqui" or "ljspeech"
-    folder: Path | None = None                           # where the metadata was found
+    layout: str = ""                                     # a key of LAYOUT_NAMES
+    folder: Path | None = None                           # where the dataset was found (a parquet: file or folder)
     language: str | None = None                          # from AllTalk's lang.txt, if any (a known code)
+    speaker: str | None = None                           # the speaker imported, when the dataset names several
     imported: list[str] = field(default_factory=list)    # clip ids added
     problems: list[str] = field(default_factory=list)    # one sentence per refused row
 
+    @property
+    def layout_name(self) -> str:
+        return LAYOUT_NAMES.get(self.layout, self.layout)
+
+
+@dataclass
+class DatasetSurvey:
+    """What a dataset holds, before importing it: its layout, where, and how many clips each speaker has (one
+    entry, named "", when the dataset names no speakers)."""
+
+    layout: str
+    folder: Path
+    speakers: Counter[str]
+
+    @property
+    def clips(self) -> int:
+        return sum(self.speakers.values())
+
+    @property
+    def several_speakers(self) -> bool:
+        return len(self.speakers) > 1
+
+    @property
+    def layout_name(self) -> str:
+        return LAYOUT_NAMES.get(self.layout, self.layout)
+
 
 def find_dataset(folder: str | os.PathLike[str]) -> tuple[str, Path]:
-    """The layout (``coqui`` or ``ljspeech``) and the folder holding its metadata, searching ``folder`` and up to
-    two levels below it (AllTalk keeps its output in ``finetune/<name>/``).
+    """The layout (a key of :data:`LAYOUT_NAMES`) and where it is: the folder holding its metadata or parquet
+    files (searched in ``folder`` and up to two levels below it: AllTalk keeps its output in
+    ``finetune/<name>/``, a Hugging Face download its files in ``data/``), a parquet file given directly, or
+    ``folder`` itself for audio files with their text beside them.
 
     Raises:
-        DatasetImportError: no metadata_train.csv or metadata.csv found.
+        DatasetImportError: none of the layouts found.
     """
     root = Path(folder).expanduser()
+    if root.is_file() and root.suffix.lower() == ".parquet":
+        return "parquet", root
     if not root.is_dir():
-        raise DatasetImportError(f"{root} is not a folder.")
+        raise DatasetImportError(f"{root} is not a folder or a .parquet file.")
     level = [root]
     for _depth in range(_SEARCH_DEPTH + 1):
         for candidate in level:
             if (candidate / TRAIN_CSV).is_file() or (candidate / EVAL_CSV).is_file():
                 return "coqui", candidate
             if (candidate / LJSPEECH_CSV).is_file():
-                return "ljspeech", candidate
+                return ("f5" if byo_csv.has_header(candidate / LJSPEECH_CSV) else "ljspeech"), candidate
+            if byo_parquet.parquet_files(candidate):
+                return "parquet", candidate
         # A linked folder that leads out of the chosen folder is not searched: nothing outside it is read.
         level = sorted(child for parent in level for child in parent.iterdir()
                        if child.is_dir() and not child.name.startswith(".") and safe_paths.is_inside(child, root))
-    raise DatasetImportError(f"{root} holds no dataset: expected {TRAIN_CSV} / {EVAL_CSV} (coqui, AllTalk) or "
-                             f"{LJSPEECH_CSV} with wavs/ (LJSpeech), in the folder or up to two levels below.")
+    if byo_sidecar.has_texts(root):
+        return "sidecar", root
+    raise DatasetImportError(f"{root} holds no dataset. Looked for: {TRAIN_CSV} / {EVAL_CSV} (AllTalk, coqui), "
+                             f"{LJSPEECH_CSV} (F5-TTS with its audio_file|text header, or LJSpeech with wavs/), "
+                             ".parquet files (Hugging Face), in the folder or up to two levels below; or audio "
+                             "files with a .txt, .lab or .normalized.txt of the same name beside them.")
 
 
-def read_rows(layout: str, folder: Path) -> tuple[list[DatasetRow], list[str]]:
-    """The rows of a dataset folder and a sentence for each line that cannot be read (the rest still count)."""
+def survey(folder: str | os.PathLike[str]) -> DatasetSurvey:
+    """The dataset's layout and its clips per speaker, without importing anything (reads the metadata only; a
+    parquet's speaker column only).
+
+    Raises:
+        DatasetImportError: no dataset found, or a parquet that cannot be read.
+    """
+    layout, where = find_dataset(folder)
+    if layout == "parquet":
+        return DatasetSurvey(layout, where, byo_parquet.speakers(byo_parquet.parquet_files(where)))
+    rows, _problems = read_rows(layout, where)
+    return DatasetSurvey(layout, where, Counter(row.speaker or "" for row in rows))
+
+
+def read_rows(layout: str, folder: Path, staging: Path | None = None,
+              speaker: str | None = None) -> tuple[list[DatasetRow], list[str]]:
+    """The rows of a dataset and a sentence for each line that cannot be read (the rest still count). A parquet's
+    audio is written into ``staging`` (only ``speaker``'s rows when given)."""
     if layout == "coqui":
         rows: list[DatasetRow] = []
         problems: list[str] = []
         for name in (TRAIN_CSV, EVAL_CSV):
             if (folder / name).is_file():
-                more, bad = _read_coqui(folder / name)
+                more, bad = byo_csv.read_coqui(folder / name)
                 rows += more
                 problems += bad
         return rows, problems
-    return _read_ljspeech(folder / LJSPEECH_CSV)
+    if layout == "f5":
+        return byo_csv.read_f5(folder / LJSPEECH_CSV)
+    if layout == "ljspeech":
+        return byo_csv.read_ljspeech(folder / LJSPEECH_CSV)
+    if layout == "sidecar":
+        return byo_sidecar.read_sidecar(folder)
+    if layout == "parquet":
+        if staging is None:
+            raise ValueError("a parquet dataset needs a staging folder for its audio")
+        return byo_parquet.read_parquet(byo_parquet.parquet_files(folder), staging, speaker)
+    raise ValueError(f"unknown dataset layout {layout!r}")
 
 
 def check_rows(rows: list[DatasetRow], problem: Callable[[str], str | None]) -> tuple[list[DatasetRow], list[str]]:
@@ -119,102 +204,104 @@ def check_rows(rows: list[DatasetRow], problem: Callable[[str], str | None]) -> 
 
 
 def import_dataset(project: Any, folder: str | os.PathLike[str], vocab_file: str | os.PathLike[str] | None = None,
-                   progress: Callable[[int, int, str], None] | None = None) -> DatasetImportReport:
-    """Import the dataset in ``folder`` into ``project`` as recordings with one clip each (see the module text).
+                   progress: Callable[[int, int, str], None] | None = None,
+                   speaker: str | None = None) -> DatasetImportReport:
+    """Import the dataset in ``folder`` (a folder, or a .parquet file) into ``project`` as recordings with one clip
+    each (see the module text).
 
     Args:
         vocab_file: the base model's vocab.json, for the exact text check; None checks the language's letters.
-        progress: called with (done, total, file name) as the wavs are imported.
+        progress: called with (done, total, file name) as the audio files are imported.
+        speaker: the speaker to import from a dataset that names several (see :func:`survey`); a dataset of one
+            speaker needs none.
 
     Raises:
-        DatasetImportError: the folder holds no dataset.
+        DatasetImportError: no dataset found, several speakers and none (or an unknown one) chosen, a parquet that
+            cannot be read. Nothing was imported then.
     """
     from alltalk_gui.core.transcript.segments import Segment, SegmentList, checker_for, new_segment_id
 
+    project.check_writable()
     layout, where = find_dataset(folder)
-    language, language_problems = _alltalk_language(where, Path(folder).expanduser())
+    chosen = Path(folder).expanduser()
+    language, language_problems = _alltalk_language(where, chosen) if where.is_dir() else (None, [])
     report = DatasetImportReport(layout=layout, folder=where, language=language)
-    rows, report.problems = read_rows(layout, where)
-    report.problems += language_problems
-    existing = SegmentList.open(project, vocab_file=vocab_file) if project.segments_file.exists() else None
-    # The project's engine judges the clips; an existing transcript keeps its clip length range.
-    clip_checker = existing.checker if existing is not None else checker_for(project, vocab_file=vocab_file)
-    rows, refused = check_rows(rows, clip_checker.text_checker.problem)
-    report.problems += refused
+    _remove_staging(project)  # what a killed import left
+    staging = project.root / f"{STAGING_PREFIX}{uuid.uuid4().hex[:8]}"
+    try:
+        if layout == "parquet":  # choose before reading: only the chosen speaker's audio is written out
+            report.speaker = _chosen_speaker(survey(where).speakers, speaker)
+            staging.mkdir()
+            rows, report.problems = read_rows(layout, where, staging, report.speaker)
+        else:
+            rows, report.problems = read_rows(layout, where)
+            report.speaker = _chosen_speaker(Counter(row.speaker or "" for row in rows), speaker)
+            if report.speaker is not None:
+                rows = [row for row in rows if (row.speaker or "") == report.speaker]
+        report.problems += language_problems
+        existing = SegmentList.open(project, vocab_file=vocab_file) if project.segments_file.exists() else None
+        # The project's engine judges the clips; an existing transcript keeps its clip length range.
+        clip_checker = existing.checker if existing is not None else checker_for(project, vocab_file=vocab_file)
+        rows, refused = check_rows(rows, clip_checker.text_checker.problem)
+        report.problems += refused
+        result = import_files(project, [row.audio for row in rows], progress=progress)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    imported = {Path(source.original_path).absolute(): source for source in result.imported}
+    rejected = {Path(rejection.path).absolute(): rejection.reason for rejection in result.rejected}
     segments = list(existing) if existing is not None else []
     number = existing.next_number if existing is not None else 1
     new: list[Segment] = []
-    for index, row in enumerate(rows):
-        if progress:
-            progress(index, len(rows), row.audio.name)
-        result = import_files(project, [row.audio])
-        if result.rejected:
-            report.problems.append(f"{row.where}: {result.rejected[0].reason}")
+    for row in rows:
+        source = imported.get(row.audio.absolute())
+        if source is None:
+            reason = rejected.get(row.audio.absolute(), "it could not be imported.")
+            report.problems.append(f"{row.where}: {reason}")
             continue
-        source = result.imported[0]
+        if row.origin:  # a staged copy: say where the recording really came from
+            source.original_path = row.origin
         new.append(Segment(new_segment_id(number), source.id, 0, int(round(source.duration_s * 1000)), row.text))
         number += 1
     project.save()
     if new:
         meta = dict(existing.meta) if existing is not None else {}
-        meta.setdefault("imported_datasets", []).append({"folder": str(where), "layout": layout, "clips": len(new)})
+        record = {"folder": str(where), "layout": layout, "clips": len(new)}
+        if report.speaker is not None:
+            record["speaker"] = report.speaker
+        meta.setdefault("imported_datasets", []).append(record)
         if existing is not None:  # the transcript as it was, like a new transcription keeps it
             atomic.copy_file(project.segments_file, project.root / "segments.json.bak")
         SegmentList.create(project, segments + new, meta=meta, checker=clip_checker)
     report.imported = [s.id for s in new]
-    if progress:
-        progress(len(rows), len(rows), "")
     return report
 
 
 # -- internals -------------------------------------------------------------------------------------------------
-def _lines(path: Path) -> list[str]:
-    return path.read_text(encoding="utf-8-sig", errors="replace").splitlines()
+def speaker_list(speakers: Counter[str]) -> str:
+    """``Anna (120 clips), Ben (80 clips)``: the speakers, most clips first."""
+    return ", ".join(f"{name or '(no speaker named)'} ({count} clip{'s' if count != 1 else ''})"
+                     for name, count in speakers.most_common())
 
 
-def _read_coqui(path: Path) -> tuple[list[DatasetRow], list[str]]:
-    lines = _lines(path)
-    if not lines or [h.strip() for h in lines[0].split("|")][:2] != ["audio_file", "text"]:
-        return [], [f"{path.name}: the first line must be the header '{HEADER}'; the file was skipped."]
-    rows, problems = [], []
-    for number, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        cells = line.split("|")
-        where = f"{path.name} line {number}"
-        if len(cells) < 2 or not cells[0].strip():
-            problems.append(f"{where}: expected 'audio_file|text|speaker_name', found '{line[:80]}'.")
-            continue
-        try:
-            audio = safe_paths.resolved_inside(path.parent, cells[0].strip(), "the audio file", _PLACE)
-        except safe_paths.UnsafePathError as exc:
-            problems.append(f"{where}: {exc}")
-            continue
-        rows.append(DatasetRow(audio, cells[1].strip(), where))
-    return rows, problems
+def _chosen_speaker(speakers: Counter[str], speaker: str | None) -> str | None:
+    """The speaker whose rows are imported (None: all rows, the dataset names at most one speaker).
+
+    Raises:
+        DatasetImportError: several speakers and none chosen, or a speaker the dataset does not name.
+    """
+    if speaker is not None and speaker not in speakers:
+        raise DatasetImportError(f"The dataset has no speaker '{speaker}'. Its speakers: {speaker_list(speakers)}.")
+    if len(speakers) <= 1:
+        return None
+    if speaker is None:
+        raise DatasetImportError(f"The dataset holds {len(speakers)} speakers; a voice is one speaker, so choose "
+                                 f"one: {speaker_list(speakers)}.")
+    return speaker
 
 
-def _read_ljspeech(path: Path) -> tuple[list[DatasetRow], list[str]]:
-    rows, problems = [], []
-    for number, line in enumerate(_lines(path), start=1):
-        if not line.strip():
-            continue
-        cells = line.split("|")
-        where = f"{path.name} line {number}"
-        if len(cells) < 2 or not cells[0].strip():
-            problems.append(f"{where}: expected 'id|text' or 'id|text|normalised text', found '{line[:80]}'.")
-            continue
-        name = cells[0].strip()
-        file_name = name if name.lower().endswith(".wav") else f"{name}.wav"
-        try:  # the id itself first: "C:\\x" or "/abs/x" must not become a name below wavs/
-            safe_paths.inside(path.parent, name, "the id", _PLACE)
-            audio = safe_paths.resolved_inside(path.parent, f"wavs/{file_name}", "the audio file", _PLACE)
-        except safe_paths.UnsafePathError as exc:
-            problems.append(f"{where}: {exc}")
-            continue
-        text = (cells[2] if len(cells) > 2 and cells[2].strip() else cells[1]).strip()
-        rows.append(DatasetRow(audio, text, where))
-    return rows, problems
+def _remove_staging(project: Any) -> None:
+    for leftover in project.root.glob(f"{STAGING_PREFIX}*"):
+        shutil.rmtree(leftover, ignore_errors=True)
 
 
 def _alltalk_language(folder: Path, chosen: Path) -> tuple[str | None, list[str]]:

@@ -1,0 +1,102 @@
+"""The ``|``-separated metadata files of coqui/AllTalk, LJSpeech and F5-TTS datasets, read into rows.
+
+* coqui's ``metadata_train.csv`` / ``metadata_eval.csv``: header ``audio_file|text|speaker_name``, paths relative
+  to the folder (``wavs/x.wav``). AllTalk's fine-tuning output is this layout.
+* F5-TTS's ``metadata.csv`` (what its ``prepare_csv_wavs.py`` reads): a header line (``audio_file|text``) and then
+  ``path|text``, the path relative to the csv's folder or absolute.
+* LJSpeech's ``metadata.csv``: no header, ``id|text`` or ``id|text|normalised text`` (the normalised text is
+  preferred: numbers are already words), audio in ``wavs/<id>.wav``. A first cell written as a path
+  (``wavs/x.wav``) is read as one, relative to the csv's folder.
+
+The two ``metadata.csv`` are told apart by the first line alone (:func:`has_header`): F5's names its columns,
+LJSpeech's is already a clip.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alltalk_gui.core import safe_paths
+from alltalk_gui.core.dataset.byo_rows import PLACE, DatasetRow, audio_in, cells, text_lines
+from alltalk_gui.core.dataset.metadata import HEADER
+
+# The first cell of a header line (what F5-TTS, coqui and common scripts call the audio column), and the second.
+AUDIO_HEADERS = frozenset({"audio_file", "audio", "audio_path", "audio_filepath", "path", "file", "file_name",
+                           "filename", "wav", "wav_path", "wav_file", "wav_filename"})
+TEXT_HEADERS = frozenset({"text", "transcription", "transcript", "sentence", "normalized_text", "normalised_text"})
+
+
+def has_header(path: Path) -> bool:
+    """Whether the csv's first line names its columns (F5-TTS) instead of being a clip (LJSpeech)."""
+    lines, _ = text_lines(path)
+    first = next((line for _number, line in lines if line.strip()), "")
+    names = [c.lower() for c in cells(first)]
+    return bool(names) and (names[0] in AUDIO_HEADERS or (len(names) > 1 and names[1] in TEXT_HEADERS))
+
+
+def read_coqui(path: Path) -> tuple[list[DatasetRow], list[str]]:
+    lines, problems = text_lines(path)
+    if not lines or [h.lower() for h in cells(lines[0][1])][:2] != ["audio_file", "text"]:
+        return [], problems + [f"{path.name}: the first line must be the header '{HEADER}'; the file was skipped."]
+    rows = []
+    for number, line in lines[1:]:
+        row = _path_row(path, number, line, "audio_file|text|speaker_name", problems)
+        if row is not None:
+            rows.append(row)
+    return rows, problems
+
+
+def read_f5(path: Path) -> tuple[list[DatasetRow], list[str]]:
+    lines, problems = text_lines(path)
+    rows = []
+    for number, line in lines[1:]:  # the first line is the header (has_header said so)
+        row = _path_row(path, number, line, "audio_file|text", problems, speaker_column=False)
+        if row is not None:
+            rows.append(row)
+    return rows, problems
+
+
+def read_ljspeech(path: Path) -> tuple[list[DatasetRow], list[str]]:
+    lines, problems = text_lines(path)
+    rows = []
+    for number, line in lines:
+        if not line.strip():
+            continue
+        parts = cells(line)
+        where = f"{path.name} line {number}"
+        if len(parts) < 2 or not parts[0]:
+            problems.append(f"{where}: expected 'id|text' or 'id|text|normalised text', found '{line[:80]}'.")
+            continue
+        name = parts[0]
+        try:
+            if "/" in name or "\\" in name:  # written as a path (wavs/x.wav): relative to the csv's folder
+                audio = audio_in(path.parent, name)
+            else:  # an id: its wav in wavs/ ("C:x" or "/abs" must not become a name below wavs/)
+                safe_paths.inside(path.parent, name, "the id", PLACE)
+                file_name = name if name.lower().endswith(".wav") else f"{name}.wav"
+                audio = safe_paths.resolved_inside(path.parent, f"wavs/{file_name}", "the audio file", PLACE)
+        except safe_paths.UnsafePathError as exc:
+            problems.append(f"{where}: {exc}")
+            continue
+        text = parts[2] if len(parts) > 2 and parts[2] else parts[1]
+        rows.append(DatasetRow(audio, text, where))
+    return rows, problems
+
+
+def _path_row(path: Path, number: int, line: str, expected: str, problems: list[str],
+              speaker_column: bool = True) -> DatasetRow | None:
+    """One ``path|text[|speaker]`` line as a row, or None (a blank line, or one whose problem was appended)."""
+    if not line.strip():
+        return None
+    parts = cells(line)
+    where = f"{path.name} line {number}"
+    if len(parts) < 2 or not parts[0]:
+        problems.append(f"{where}: expected '{expected}', found '{line[:80]}'.")
+        return None
+    try:
+        audio = audio_in(path.parent, parts[0])
+    except safe_paths.UnsafePathError as exc:
+        problems.append(f"{where}: {exc}")
+        return None
+    speaker = parts[2] if speaker_column and len(parts) > 2 and parts[2] else None
+    return DatasetRow(audio, parts[1], where, speaker)
