@@ -27,11 +27,18 @@ TEXT_HEADERS = frozenset({"text", "transcription", "transcript", "sentence", "no
 
 
 def has_header(path: Path) -> bool:
-    """Whether the csv's first line names its columns (F5-TTS) instead of being a clip (LJSpeech)."""
+    """Whether the csv's first line names its columns (F5-TTS) instead of being a clip (LJSpeech): its first
+    cell is a usual name of the audio column or its second one of the text column, and no clip of that name
+    exists (an LJSpeech clip ``wav|text`` whose words are "text" stays a clip)."""
     lines, _ = text_lines(path)
     first = next((line for _number, line in lines if line.strip()), "")
-    names = [c.lower() for c in cells(first)]
-    return bool(names) and (names[0] in AUDIO_HEADERS or (len(names) > 1 and names[1] in TEXT_HEADERS))
+    names = cells(first)
+    named = bool(names) and (names[0].lower() in AUDIO_HEADERS or (len(names) > 1 and names[1].lower() in TEXT_HEADERS))
+    if not named:
+        return False
+    clip = names[0] if names[0].lower().endswith(".wav") else f"{names[0]}.wav"
+    return not (safe_paths.is_inside(path.parent / "wavs" / clip, path.parent)
+                and (path.parent / "wavs" / clip).is_file())
 
 
 def read_coqui(path: Path) -> tuple[list[DatasetRow], list[str]]:

@@ -32,6 +32,7 @@ afterwards.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import uuid
 from collections import Counter
@@ -273,6 +274,7 @@ def import_dataset(project: Any, folder: str | os.PathLike[str], vocab_file: str
             atomic.copy_file(project.segments_file, project.root / "segments.json.bak")
         SegmentList.create(project, segments + new, meta=meta, checker=clip_checker)
     report.imported = [s.id for s in new]
+    report.problems.sort(key=_in_file_order)
     return report
 
 
@@ -297,6 +299,12 @@ def _chosen_speaker(speakers: Counter[str], speaker: str | None) -> str | None:
         raise DatasetImportError(f"The dataset holds {len(speakers)} speakers; a voice is one speaker, so choose "
                                  f"one: {speaker_list(speakers)}.")
     return speaker
+
+
+def _in_file_order(problem: str) -> tuple[str, int, str]:
+    """Sort key: a problem's file, then its line or row number as a number (line 10 after line 9)."""
+    found = re.match(r"(.*?) (?:line|row) (\d+):", problem)
+    return (found.group(1), int(found.group(2)), "") if found else (problem, 0, problem)
 
 
 def _remove_staging(project: Any) -> None:
