@@ -45,8 +45,8 @@ def test_f5_metadata_with_windows_habits_and_every_bad_row(tmp_path):
     lines = ["audio_file|text",
              f"wavs/take1/a0.wav|{TEXT}",                    # 2 a path with folders
              f"{data / 'wavs' / 'abs.wav'}|Absolute paths inside the folder are fine.",  # 3
-             f"wavs\\win.wav|Written on Windows.",             # 4 backslashes
-             f'wavs/quoted.wav|"She said ""hello"" to me."',  # 5 a quoted cell (csv module style)
+             "wavs\\win.wav|Written on Windows.",             # 4 backslashes
+             'wavs/quoted.wav|"She said ""hello"" to me."',  # 5 a quoted cell (csv module style)
              "wavs/missing.wav|This file is missing.",         # 6
              "wavs/take1/a1.wav|",                             # 7 empty text
              f"wavs/take1/a0.wav|{TEXT}",                      # 8 the same file again
@@ -122,7 +122,7 @@ def test_coqui_with_several_speakers_imports_the_chosen_one(tmp_path):
 def test_utf16_csv_from_a_windows_editor_is_read(tmp_path):
     data = tmp_path / "f5"
     audio(data / "wavs" / "a.wav")
-    (data / "metadata.csv").write_bytes(f"audio_file|text\r\nwavs/a.wav|Grüße aus Köln.\r\n".encode("utf-16"))
+    (data / "metadata.csv").write_bytes("audio_file|text\r\nwavs/a.wav|Grüße aus Köln.\r\n".encode("utf-16"))
     project = VoiceProject.create(tmp_path / "p", language="de")
     report = import_dataset(project, data)
     assert report.layout == "f5" and report.problems == []
