@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 
 from alltalk_gui.cli import EXIT_OK, EXIT_SOME_REJECTED, EXIT_USAGE
 from alltalk_gui.cli.transcribe_cmds import project_vocab
@@ -12,13 +13,17 @@ from alltalk_gui.core.project.folder import VoiceProject
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("import-dataset", help="import a folder that already is a dataset (clips with their text)",
-                       description="Import LJSpeech (metadata.csv + wavs/), coqui (metadata_train.csv / "
-                       "metadata_eval.csv + wavs/) or AllTalk fine-tuning output: each row becomes a recording "
-                       "with one clip carrying the row's text. Bad rows are reported one by one; the rest are "
-                       "imported.")
+    from alltalk_gui.core.dataset.byo_layouts import SUPPORTED_LAYOUTS
+
+    p = sub.add_parser("import-dataset", help="import a dataset you already have (AllTalk/coqui, F5-TTS, LJSpeech, "
+                       "Hugging Face parquet, or audio files with a .txt/.lab beside each)",
+                       description=_import_description(SUPPORTED_LAYOUTS),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dir", help="project folder")
-    p.add_argument("folder", help="the dataset folder (or a folder up to two levels above its metadata)")
+    p.add_argument("folder", help="the dataset folder (or a folder up to two levels above its metadata), or one "
+                   ".parquet file")
+    p.add_argument("--speaker", metavar="NAME", help="the speaker to import from a dataset with several (run "
+                   "without it to see each speaker's clips)")
     p.set_defaults(func=cmd_import_dataset)
 
     p = sub.add_parser("known-text", help="give a recording its known text (the clips take it instead of "
@@ -35,9 +40,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_known_text)
 
 
+def _import_description(layouts: tuple[str, ...]) -> str:
+    wrap = textwrap.TextWrapper(width=100)
+    intro = ("Import a dataset you already have: each of its clips becomes a recording with its text. Layouts read "
+             "(in the folder or up to two levels below it):")
+    items = [textwrap.fill(line, width=100, initial_indent="  * ", subsequent_indent="    ") for line in layouts]
+    outro = ("Bad rows are reported one by one, with their file and line; the rest are imported. Only files inside "
+             "the dataset folder are read.")
+    return "\n".join([wrap.fill(intro), *items, wrap.fill(outro)])
+
+
 def cmd_import_dataset(args: argparse.Namespace) -> int:
-    from alltalk_gui.core.dataset.byo_import import DatasetImportError, import_dataset
-    
+    from alltalk_gui.core.dataset.byo_import import DatasetImportError, SpeakerChoiceError, import_dataset
+
     project = VoiceProject.open(args.dir)
 
     def progress(done: int, total: int, name: str) -> None:
@@ -45,11 +60,15 @@ def cmd_import_dataset(args: argparse.Namespace) -> int:
             print(f"[{done + 1}/{total}] {name}", flush=True)
 
     try:
-        report = import_dataset(project, args.folder, vocab_file=project_vocab(project), progress=progress)
+        report = import_dataset(project, args.folder, vocab_file=project_vocab(project), progress=progress,
+                                speaker=args.speaker)
     except DatasetImportError as exc:
         print(f"alltalk-gui: {exc}", file=sys.stderr)
+        if isinstance(exc, SpeakerChoiceError):
+            print("  Choose one with --speaker NAME.", file=sys.stderr)
         return EXIT_USAGE
-    print(f"Found a {report.layout} dataset in {report.folder}.")
+    who = f", speaker {report.speaker}" if report.speaker is not None else ""
+    print(f"Found a {report.layout_name} in {report.folder}{who}.")
     if report.language and report.language != project.language:
         print(f"Note: its lang.txt says '{report.language}' but the project's language is {project.language}.")
     for problem in report.problems:

@@ -42,12 +42,14 @@ from typing import Any, Callable
 
 from alltalk_gui.core import atomic, safe_paths
 from alltalk_gui.core.dataset import byo_csv, byo_parquet, byo_sidecar
+from alltalk_gui.core.dataset.byo_layouts import LAYOUT_NAMES, SUPPORTED_LAYOUTS
 from alltalk_gui.core.dataset.byo_rows import DatasetImportError, DatasetRow
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV
 from alltalk_gui.core.project.importer import import_files
 
 __all__ = ["DatasetImportError", "DatasetImportReport", "DatasetRow", "DatasetSurvey", "LAYOUT_NAMES",
-           "SUPPORTED_LAYOUTS", "check_rows", "find_dataset", "import_dataset", "read_rows", "survey"]
+           "SUPPORTED_LAYOUTS", "SpeakerChoiceError", "check_rows", "find_dataset", "import_dataset", "read_rows",
+           "survey"]
 
 LJSPEECH_CSV = "metadata.csv"
 ALLTALK_LANGUAGE_FILE = "lang.txt"
@@ -55,22 +57,15 @@ STAGING_PREFIX = ".dataset-import-"  # a hidden folder inside the project holdin
 _SEARCH_DEPTH = 2
 _LANGUAGE_FILE_BYTES = 64  # lang.txt holds a language code; more is not one
 
-LAYOUT_NAMES = {
-    "coqui": "coqui / AllTalk dataset (metadata_train.csv)",
-    "f5": "F5-TTS dataset (metadata.csv with an audio_file|text header)",
-    "ljspeech": "LJSpeech dataset (metadata.csv + wavs/)",
-    "parquet": "Hugging Face dataset (parquet)",
-    "sidecar": "folder of audio files with a text file beside each",
-}
-SUPPORTED_LAYOUTS = (
-    "AllTalk / coqui XTTS: metadata_train.csv and metadata_eval.csv (AllTalk's finetune/<name>/ folder)",
-    "F5-TTS: metadata.csv with the header audio_file|text",
-    "LJSpeech: metadata.csv (id|text) with wavs/",
-    "Orpheus / Parler (Hugging Face): .parquet files with audio and text columns",
-    "Audio files with a text file beside each: clip.wav + clip.txt, .lab (MFA), "
-    ".normalized.txt (LibriTTS), in any sub-folders",
-)
-"""The layouts in words, one line each: the CLI's help and the GUI's import dialog name them."""
+
+
+class SpeakerChoiceError(DatasetImportError):
+    """The dataset names several speakers and none (or one it does not name) was chosen; ``speakers`` counts
+    each one's clips."""
+
+    def __init__(self, message: str, speakers: Counter[str]) -> None:
+        super().__init__(message)
+        self.speakers = speakers
 
 
 @dataclass
@@ -289,15 +284,16 @@ def _chosen_speaker(speakers: Counter[str], speaker: str | None) -> str | None:
     """The speaker whose rows are imported (None: all rows, the dataset names at most one speaker).
 
     Raises:
-        DatasetImportError: several speakers and none chosen, or a speaker the dataset does not name.
+        SpeakerChoiceError: several speakers and none chosen, or a speaker the dataset does not name.
     """
     if speaker is not None and speaker not in speakers:
-        raise DatasetImportError(f"The dataset has no speaker '{speaker}'. Its speakers: {speaker_list(speakers)}.")
+        raise SpeakerChoiceError(f"The dataset has no speaker '{speaker}'. Its speakers: {speaker_list(speakers)}.",
+                                 speakers)
     if len(speakers) <= 1:
         return None
     if speaker is None:
-        raise DatasetImportError(f"The dataset holds {len(speakers)} speakers; a voice is one speaker, so choose "
-                                 f"one: {speaker_list(speakers)}.")
+        raise SpeakerChoiceError(f"The dataset holds {len(speakers)} speakers; a voice is one speaker, so choose "
+                                 f"one: {speaker_list(speakers)}.", speakers)
     return speaker
 
 

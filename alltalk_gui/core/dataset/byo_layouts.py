@@ -1,0 +1,23 @@
+"""The bring-your-own dataset layouts in words: one home for the names the CLI's help, the GUI's import dialog
+and the import report show. No imports beyond the standard library: the CLI builds its help from it at start-up."""
+
+from __future__ import annotations
+
+LAYOUT_NAMES = {
+    "coqui": "coqui / AllTalk dataset (metadata_train.csv)",
+    "f5": "F5-TTS dataset (metadata.csv with an audio_file|text header)",
+    "ljspeech": "LJSpeech dataset (metadata.csv + wavs/)",
+    "parquet": "Hugging Face dataset (parquet)",
+    "sidecar": "folder of audio files with a text file beside each",
+}
+"""A layout's key (as :func:`alltalk_gui.core.dataset.byo_import.find_dataset` returns it) -> its name."""
+
+SUPPORTED_LAYOUTS = (
+    "AllTalk / coqui XTTS: metadata_train.csv and metadata_eval.csv (AllTalk's finetune/<name>/ folder)",
+    "F5-TTS: metadata.csv with the header audio_file|text",
+    "LJSpeech: metadata.csv (id|text) with wavs/",
+    "Orpheus / Parler (Hugging Face): .parquet files with audio and text columns",
+    "Audio files with a text file beside each: clip.wav + clip.txt, .lab (MFA), .normalized.txt (LibriTTS), "
+    "in any sub-folders",
+)
+"""The layouts in words, one line each."""
