@@ -1,8 +1,8 @@
 """Bring your own transcript, in the app: import a dataset folder as clips, or give a recording its known text.
 
 Both are thin: the core does the work (:mod:`alltalk_gui.core.dataset.byo_import`,
-:mod:`alltalk_gui.core.transcript.known_text`); this module only asks, runs the import off the GUI thread, and
-shows what was refused, one line per row.
+:mod:`alltalk_gui.core.transcript.known_text`); this module only asks (the dataset's own dialog is
+:mod:`dataset_import_dialog`), runs the import off the GUI thread, and shows what was refused, one line per row.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable
 
 from PySide6.QtWidgets import (
-    QComboBox, QDialog, QDialogButtonBox, QFileDialog, QLabel, QMessageBox, QPlainTextEdit, QVBoxLayout, QWidget,
+    QComboBox, QDialog, QDialogButtonBox, QLabel, QMessageBox, QPlainTextEdit, QVBoxLayout, QWidget,
 )
 
 from alltalk_gui.core.dataset.byo_import import DatasetImportError, DatasetImportReport, import_dataset
@@ -18,7 +18,7 @@ from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.known_text import load_known_text, realign, save_known_text
 from alltalk_gui.core.transcript.segments import SegmentList
 from alltalk_gui.gui.common.workers import Worker
-from alltalk_gui.gui.common.wording import noun, plural
+from alltalk_gui.gui.transcript.dataset_import_dialog import DatasetImportDialog, ImportReportDialog
 
 
 class KnownTextDialog(QDialog):
@@ -63,17 +63,19 @@ class KnownTextDialog(QDialog):
 
 
 def import_dataset_folder(parent: QWidget, project: VoiceProject, done: Callable[[DatasetImportReport], None],
-                          folder: str | None = None) -> Worker | None:
-    """Ask for a dataset folder (unless ``folder`` is given) and import it in the background; ``done`` gets the
-    report after the refused rows were shown. Returns the running worker, or None when nothing was chosen."""
+                          folder: str | None = None, speaker: str | None = None) -> Worker | None:
+    """Ask for a dataset (unless ``folder`` is given: a folder or a .parquet file) and import it in the background;
+    ``done`` gets the report after the refused rows were shown. Returns the running worker, or None when nothing
+    was chosen."""
     if folder is None:
-        folder = QFileDialog.getExistingDirectory(parent, "Dataset folder (metadata.csv or metadata_train.csv)")
-    if not folder:
-        return None
+        dialog = DatasetImportDialog(parent)
+        if not dialog.exec() or not dialog.chosen_path():
+            return None
+        folder, speaker = dialog.chosen_path(), dialog.chosen_speaker()
 
     def job(j) -> DatasetImportReport | Exception:
         try:
-            return import_dataset(project, folder, progress=j.progress.emit)
+            return import_dataset(project, folder, progress=j.progress.emit, speaker=speaker)
         except DatasetImportError as exc:  # the user's to fix: a message, not a traceback
             return exc
 
@@ -83,12 +85,8 @@ def import_dataset_folder(parent: QWidget, project: VoiceProject, done: Callable
         if isinstance(report, Exception):
             QMessageBox.warning(parent, "No dataset imported", str(report))
             return
-        text = f"Imported {plural(len(report.imported), 'clip')} with their text from {report.folder}."
         if report.problems:
-            box = QMessageBox(QMessageBox.Icon.Warning, "Some rows were not imported",
-                              f"{text}\n{plural(len(report.problems), 'row')} {noun(len(report.problems), 'was')} refused (see the details).", parent=parent)
-            box.setDetailedText("\n".join(f"• {p}" for p in report.problems))
-            box.exec()
+            ImportReportDialog(report, parent).exec()
         done(report)
 
     worker.finished.connect(on_done)

@@ -66,9 +66,9 @@ class TranscriptPage(QWidget):
         self.export_button.clicked.connect(self.export_dataset)
         # Bring your own transcript (own_transcript.py): clips that come with their text, or a recording's script.
         self.dataset_button = QPushButton("Import dataset…")
-        self.dataset_button.setToolTip("Import a folder that already is a dataset (LJSpeech metadata.csv, coqui "
-                                       "metadata_train.csv / metadata_eval.csv with wavs/, AllTalk fine-tuning "
-                                       "output): each row becomes a clip with its text.")
+        self.dataset_button.setToolTip("Import a dataset you already have (AllTalk / coqui, F5-TTS, LJSpeech, "
+                                       "Hugging Face parquet, or audio files with a .txt or .lab beside each): "
+                                       "each clip arrives with its text.")
         self.dataset_button.clicked.connect(lambda: self.import_dataset())
         self.known_text_button = QPushButton("Known text…")
         self.known_text_button.setToolTip("Paste the exact text of a recording: its clips take those words "
