@@ -68,7 +68,7 @@ def cmd_import_dataset(args: argparse.Namespace) -> int:
             print("  Choose one with --speaker NAME.", file=sys.stderr)
         return EXIT_USAGE
     who = f", speaker {report.speaker}" if report.speaker is not None else ""
-    print(f"Found a {report.layout_name} in {report.folder}{who}.")
+    print(f"Found: {report.layout_name} in {report.folder}{who}.")
     if report.language and report.language != project.language:
         print(f"Note: its lang.txt says '{report.language}' but the project's language is {project.language}.")
     for problem in report.problems:

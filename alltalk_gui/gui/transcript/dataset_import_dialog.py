@@ -110,7 +110,7 @@ class DatasetImportDialog(QDialog):
             return
         self.survey_result = result
         speakers = f", {len(result.speakers)} speakers" if result.several_speakers else ""
-        self.found.setText(f"Found a {result.layout_name} in {result.folder}: "
+        self.found.setText(f"Found: {result.layout_name} in {result.folder}, "
                            f"{plural(result.clips, 'clip')}{speakers}."
                            + (" A voice is one speaker: choose whose clips to import." if speakers else ""))
         self._show_speakers(result if result.several_speakers else None)
