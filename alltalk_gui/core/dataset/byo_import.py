@@ -227,8 +227,12 @@ def import_dataset(project: Any, folder: str | os.PathLike[str], vocab_file: str
     try:
         if layout == "parquet":  # choose before reading: only the chosen speaker's audio is written out
             report.speaker = _chosen_speaker(survey(where).speakers, speaker)
-            staging.mkdir()
-            rows, report.problems = read_rows(layout, where, staging, report.speaker)
+            try:
+                staging.mkdir()
+                rows, report.problems = read_rows(layout, where, staging, report.speaker)
+            except OSError as exc:  # a full disk while the audio is written out: nothing was imported yet
+                raise DatasetImportError(f"The parquet's audio could not be written into the project "
+                                         f"({exc.strerror or exc}); nothing was imported.") from exc
         else:
             rows, report.problems = read_rows(layout, where)
             report.speaker = _chosen_speaker(Counter(row.speaker or "" for row in rows), speaker)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Iterator
 
 from alltalk_gui.core import safe_paths
 from alltalk_gui.core.audio.decode import AUDIO_EXTENSIONS
@@ -20,14 +21,12 @@ from alltalk_gui.core.dataset.byo_rows import PLACE, DatasetRow, read_clip_text
 TEXT_SUFFIXES = (".normalized.txt", ".txt", ".lab", ".original.txt")
 
 
-def audio_files(root: Path) -> list[Path]:
+def audio_files(root: Path) -> Iterator[Path]:
     """Audio files below ``root`` (hidden files and folders and linked folders left out), in a stable order."""
-    found = []
     for folder, folders, files in os.walk(root):  # followlinks=False: a linked folder is not entered
         folders[:] = sorted(f for f in folders if not f.startswith("."))
-        found += [Path(folder) / f for f in sorted(files)
-                  if not f.startswith(".") and Path(f).suffix.lower() in AUDIO_EXTENSIONS]
-    return found
+        yield from (Path(folder) / f for f in sorted(files)
+                    if not f.startswith(".") and Path(f).suffix.lower() in AUDIO_EXTENSIONS)
 
 
 def text_beside(audio: Path) -> Path | None:
@@ -38,7 +37,7 @@ def text_beside(audio: Path) -> Path | None:
 
 
 def has_texts(root: Path) -> bool:
-    """Whether some audio file below ``root`` has its text beside it (the layout's sign)."""
+    """Whether some audio file below ``root`` has its text beside it (the layout's sign; stops at the first)."""
     return any(text_beside(audio) is not None for audio in audio_files(root))
 
 

@@ -121,3 +121,25 @@ def test_a_parquet_without_text_or_a_damaged_one_says_why(tmp_path):
     with pytest.raises(DatasetImportError, match="cannot be read as parquet"):
         import_dataset(project, damaged)
     assert VoiceProject.open(project.root).sources == [] and staged(project) == []
+
+
+def test_a_full_disk_while_staging_imports_nothing_and_leaves_nothing(tmp_path, monkeypatch):
+    import errno
+
+    file = parquet(tmp_path / "hf.parquet", cells(3), ["One.", "Two.", "Three."])
+    project = VoiceProject.create(tmp_path / "p", language="en")
+    written = []
+    original = Path.write_bytes
+
+    def full(self, data):  # the first clip fits, the second finds the disk full
+        if written:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        written.append(self)
+        return original(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", full)
+    with pytest.raises(DatasetImportError, match="No space left on device.*nothing was imported"):
+        import_dataset(project, file)
+    monkeypatch.undo()
+    assert VoiceProject.open(project.root).sources == [] and not project.segments_file.exists()
+    assert staged(project) == []
