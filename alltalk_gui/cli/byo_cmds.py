@@ -13,10 +13,9 @@ from alltalk_gui.core.project.folder import VoiceProject
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from alltalk_gui.core.dataset.byo_layouts import SUPPORTED_LAYOUTS
+    from alltalk_gui.core.dataset.byo_layouts import IN_SHORT, SUPPORTED_LAYOUTS
 
-    p = sub.add_parser("import-dataset", help="import a dataset you already have (AllTalk/coqui, F5-TTS, LJSpeech, "
-                       "Hugging Face parquet, or audio files with a .txt/.lab beside each)",
+    p = sub.add_parser("import-dataset", help=f"import a dataset you already have ({IN_SHORT})",
                        description=_import_description(SUPPORTED_LAYOUTS),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dir", help="project folder")

@@ -22,6 +22,16 @@ ALLOWED = {
     ("core/training/schedule.py", "XTTS_FINETUNE_WEBUI"): "xtts-finetune-webui, a project whose recipe the learning "
                                                           "rate is compared with, not the engine",
     ("core/training/schedule.py", "xtts-finetune-webui"): "the same project, by its name",
+    # Bring-your-own datasets are named after the programs users bring them from, so that they recognise their
+    # data: formats, not this app's engines (core/dataset/byo_layouts.py says so).
+    ("core/dataset/byo_import.py", "f5"): "the key of F5-TTS's csv layout (metadata.csv with a header)",
+    ("core/dataset/byo_layouts.py", "f5"): "the same key, with the layout's name",
+    ("core/dataset/byo_layouts.py", "F5-TTS dataset (metadata.csv with an audio_file|text header)"): "its name",
+    ("core/dataset/byo_layouts.py", "AllTalk / coqui XTTS: metadata_train.csv and metadata_eval.csv (AllTalk's "
+                                    "finetune/<name>/ folder)"): "the coqui/AllTalk layout in the import dialog",
+    ("core/dataset/byo_layouts.py", "F5-TTS: metadata.csv with the header audio_file|text"): "the same for F5-TTS",
+    ("core/dataset/byo_layouts.py", "AllTalk / coqui, F5-TTS, LJSpeech, Hugging Face parquet, or audio files with "
+                                    "a .txt or .lab beside each"): "the layouts in short (CLI list, tooltip)",
 }
 
 

@@ -53,7 +53,7 @@ def read_coqui(path: Path) -> tuple[list[DatasetRow], list[str]]:
     return rows, problems
 
 
-def read_f5(path: Path) -> tuple[list[DatasetRow], list[str]]:
+def read_with_header(path: Path) -> tuple[list[DatasetRow], list[str]]:
     lines, problems = text_lines(path)
     rows = []
     for number, line in lines[1:]:  # the first line is the header (has_header said so)

@@ -133,7 +133,7 @@ def find_dataset(folder: str | os.PathLike[str]) -> tuple[str, Path]:
     if byo_sidecar.has_texts(root):
         return "sidecar", root
     raise DatasetImportError(f"{root} holds no dataset. Looked for: {TRAIN_CSV} / {EVAL_CSV} (AllTalk, coqui), "
-                             f"{LJSPEECH_CSV} (F5-TTS with its audio_file|text header, or LJSpeech with wavs/), "
+                             f"{LJSPEECH_CSV} (with an audio_file|text header, or LJSpeech's with wavs/), "
                              ".parquet files (Hugging Face), in the folder or up to two levels below; or audio "
                              "files with a .txt, .lab or .normalized.txt of the same name beside them.")
 
@@ -166,7 +166,7 @@ def read_rows(layout: str, folder: Path, staging: Path | None = None,
                 problems += bad
         return rows, problems
     if layout == "f5":
-        return byo_csv.read_f5(folder / LJSPEECH_CSV)
+        return byo_csv.read_with_header(folder / LJSPEECH_CSV)
     if layout == "ljspeech":
         return byo_csv.read_ljspeech(folder / LJSPEECH_CSV)
     if layout == "sidecar":
@@ -179,7 +179,7 @@ def read_rows(layout: str, folder: Path, staging: Path | None = None,
 
 
 def check_rows(rows: list[DatasetRow], problem: Callable[[str], str | None]) -> tuple[list[DatasetRow], list[str]]:
-    """Split rows into usable ones and one sentence per refused row (missing wav, empty text, text ``problem``
+    """Split rows into usable ones and one sentence per refused row (missing audio, empty text, a file listed twice, text ``problem``
     objects to). ``problem`` is a text check such as :meth:`TextChecker.problem`."""
     good: list[DatasetRow] = []
     problems: list[str] = []

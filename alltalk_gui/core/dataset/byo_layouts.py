@@ -1,5 +1,9 @@
 """The bring-your-own dataset layouts in words: one home for the names the CLI's help, the GUI's import dialog
-and the import report show. No imports beyond the standard library: the CLI builds its help from it at start-up."""
+and the import report show. No imports beyond the standard library: the CLI builds its help from it at start-up.
+
+The layouts are named after the programs users bring them from (AllTalk / coqui XTTS, F5-TTS, LJSpeech), so that
+they recognise their data; these are dataset formats, not the engines of this app (the architecture test
+tests/architecture/test_engine_names.py allows these strings by name for that reason)."""
 
 from __future__ import annotations
 
@@ -21,3 +25,6 @@ SUPPORTED_LAYOUTS = (
     "in any sub-folders",
 )
 """The layouts in words, one line each."""
+
+IN_SHORT = "AllTalk / coqui, F5-TTS, LJSpeech, Hugging Face parquet, or audio files with a .txt or .lab beside each"
+"""The layouts in a few words (the CLI's command list, the GUI's tooltip)."""

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QApplication, QFrame, QHBoxLayout, QLabel, QMessageBox, QPushButton, QStackedWidget, QVBoxLayout, QWidget,
 )
 
+from alltalk_gui.core.dataset import byo_layouts
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentList, SegmentsError
 from alltalk_gui.gui.common.project_lock import is_read_only, read_only_message
@@ -66,9 +67,8 @@ class TranscriptPage(QWidget):
         self.export_button.clicked.connect(self.export_dataset)
         # Bring your own transcript (own_transcript.py): clips that come with their text, or a recording's script.
         self.dataset_button = QPushButton("Import dataset…")
-        self.dataset_button.setToolTip("Import a dataset you already have (AllTalk / coqui, F5-TTS, LJSpeech, "
-                                       "Hugging Face parquet, or audio files with a .txt or .lab beside each): "
-                                       "each clip arrives with its text.")
+        self.dataset_button.setToolTip(f"Import a dataset you already have ({byo_layouts.IN_SHORT}): each clip "
+                                       "arrives with its text.")
         self.dataset_button.clicked.connect(lambda: self.import_dataset())
         self.known_text_button = QPushButton("Known text…")
         self.known_text_button.setToolTip("Paste the exact text of a recording: its clips take those words "
