@@ -179,8 +179,8 @@ def read_rows(layout: str, folder: Path, staging: Path | None = None,
 
 
 def check_rows(rows: list[DatasetRow], problem: Callable[[str], str | None]) -> tuple[list[DatasetRow], list[str]]:
-    """Split rows into usable ones and one sentence per refused row (missing audio, empty text, a file listed twice, text ``problem``
-    objects to). ``problem`` is a text check such as :meth:`TextChecker.problem`."""
+    """Split rows into usable ones and one sentence per refused row (missing audio, empty text, a file listed
+    twice, text ``problem`` objects to). ``problem`` is a text check such as :meth:`TextChecker.problem`."""
     good: list[DatasetRow] = []
     problems: list[str] = []
     seen: set[Path] = set()
