@@ -1,4 +1,5 @@
-"""The listing commands (``segments``, ``sources``, ``checkpoints``, ``--help``) never import torch or coqui.
+"""The listing commands (``segments``, ``sources``, ``checkpoints``, ``--help``) never import torch or coqui (nor pyarrow,
+which only a parquet dataset import needs).
 
 Importing torch takes about 2 s and 600 MB; a listing must answer at once. Each command runs in a fresh
 interpreter on a small real project (two clips, flags as saved), and the test reads which modules got loaded.
@@ -19,7 +20,7 @@ from alltalk_gui.core.transcript.segments import SegmentList
 from tests.core.transcript.test_segments_support import add_source, make_project, segment, voice_like
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("torch", "TTS", "whisper", "faster_whisper", "ctranslate2", "transformers", "PySide6")
+HEAVY = ("torch", "TTS", "whisper", "faster_whisper", "ctranslate2", "transformers", "PySide6", "pyarrow")
 
 PROBE = r"""
 import json, sys
