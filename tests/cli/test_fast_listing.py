@@ -1,5 +1,5 @@
-"""The listing commands (``segments``, ``sources``, ``checkpoints``, ``--help``) never import torch or coqui (nor pyarrow,
-which only a parquet dataset import needs).
+"""The listing commands (``segments``, ``sources``, ``checkpoints``, ``--help``) never import torch or coqui, nor
+pyarrow (which only a parquet dataset import needs).
 
 Importing torch takes about 2 s and 600 MB; a listing must answer at once. Each command runs in a fresh
 interpreter on a small real project (two clips, flags as saved), and the test reads which modules got loaded.
