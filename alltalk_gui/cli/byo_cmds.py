@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=_import_description(SUPPORTED_LAYOUTS),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dir", help="project folder")
-    p.add_argument("folder", help="the dataset folder (or a folder up to two levels above its metadata), or one "
+    p.add_argument("folder", help="the dataset folder (or a folder up to three levels above its metadata), or one "
                    ".parquet file")
     p.add_argument("--speaker", metavar="NAME", help="the speaker to import from a dataset with several (run "
                    "without it to see each speaker's clips)")
@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _import_description(layouts: tuple[str, ...]) -> str:
     wrap = textwrap.TextWrapper(width=100)
     intro = ("Import a dataset you already have: each of its clips becomes a recording with its text. Layouts read "
-             "(in the folder or up to two levels below it):")
+             "(in the folder or up to three levels below it):")
     items = [textwrap.fill(line, width=100, initial_indent="  * ", subsequent_indent="    ") for line in layouts]
     outro = ("Bad rows are reported one by one, with their file and line; the rest are imported. Only files inside "
              "the dataset folder are read.")

@@ -2,7 +2,7 @@
 
 One entry point, :func:`import_dataset`: the layout is detected (:func:`find_dataset`), its rows read by the
 layout's reader, then every layout goes through the same checks and the same import. Layouts, as our users bring
-them (the first found wins, in the folder or up to two levels below it; the last one anywhere below it):
+them (the first found wins, in the folder or up to three levels below it; the last one anywhere below it):
 
 * coqui / AllTalk: ``metadata_train.csv`` (+ ``metadata_eval.csv``), header ``audio_file|text|speaker_name``.
   AllTalk's fine-tuning output (``finetune/<name>/``) is this layout, with a ``lang.txt`` naming its language.
@@ -54,7 +54,7 @@ __all__ = ["DatasetImportError", "DatasetImportReport", "DatasetRow", "DatasetSu
 LJSPEECH_CSV = "metadata.csv"
 ALLTALK_LANGUAGE_FILE = "lang.txt"
 STAGING_PREFIX = ".dataset-import-"  # a hidden folder inside the project holding a parquet's audio while imported
-_SEARCH_DEPTH = 2
+_SEARCH_DEPTH = 3  # the Hugging Face cache: datasets--owner--name/snapshots/<revision>/data/
 _LANGUAGE_FILE_BYTES = 64  # lang.txt holds a language code; more is not one
 
 
@@ -106,8 +106,9 @@ class DatasetSurvey:
 
 def find_dataset(folder: str | os.PathLike[str]) -> tuple[str, Path]:
     """The layout (a key of :data:`LAYOUT_NAMES`) and where it is: the folder holding its metadata or parquet
-    files (searched in ``folder`` and up to two levels below it: AllTalk keeps its output in
-    ``finetune/<name>/``, a Hugging Face download its files in ``data/``), a parquet file given directly, or
+    files (searched in ``folder`` and up to three levels below it: AllTalk keeps its output in
+    ``finetune/<name>/``, a Hugging Face download its files in ``data/``, its cache in
+    ``snapshots/<revision>/data/``), a parquet file given directly, or
     ``folder`` itself for audio files with their text beside them.
 
     Raises:
@@ -119,22 +120,30 @@ def find_dataset(folder: str | os.PathLike[str]) -> tuple[str, Path]:
     if not root.is_dir():
         raise DatasetImportError(f"{root} is not a folder or a .parquet file.")
     level = [root]
+    links_out: list[Path] = []  # folders whose parquet files are all links leading out of the chosen folder
     for _depth in range(_SEARCH_DEPTH + 1):
         for candidate in level:
             if (candidate / TRAIN_CSV).is_file() or (candidate / EVAL_CSV).is_file():
                 return "coqui", candidate
             if (candidate / LJSPEECH_CSV).is_file():
                 return ("f5" if byo_csv.has_header(candidate / LJSPEECH_CSV) else "ljspeech"), candidate
-            if byo_parquet.parquet_files(candidate):
+            if byo_parquet.parquet_files(candidate, root):
                 return "parquet", candidate
+            if byo_parquet.parquet_files(candidate):
+                links_out.append(candidate)
         # A linked folder that leads out of the chosen folder is not searched: nothing outside it is read.
         level = sorted(child for parent in level for child in parent.iterdir()
                        if child.is_dir() and not child.name.startswith(".") and safe_paths.is_inside(child, root))
     if byo_sidecar.has_texts(root):
         return "sidecar", root
+    if links_out:
+        raise DatasetImportError(f"The .parquet files in {links_out[0]} are links to files outside {root} (the "
+                                 "Hugging Face cache keeps them in blobs/ beside snapshots/). Choose the folder "
+                                 "that holds both (datasets--owner--name), or copy the files into a folder of "
+                                 "their own: only files inside the chosen folder are read.")
     raise DatasetImportError(f"{root} holds no dataset. Looked for: {TRAIN_CSV} / {EVAL_CSV} (AllTalk, coqui), "
                              f"{LJSPEECH_CSV} (with an audio_file|text header, or LJSpeech's with wavs/), "
-                             ".parquet files (Hugging Face), in the folder or up to two levels below; or audio "
+                             ".parquet files (Hugging Face), in the folder or up to three levels below; or audio "
                              "files with a .txt, .lab or .normalized.txt of the same name beside them.")
 
 
@@ -147,15 +156,17 @@ def survey(folder: str | os.PathLike[str]) -> DatasetSurvey:
     """
     layout, where = find_dataset(folder)
     if layout == "parquet":
-        return DatasetSurvey(layout, where, byo_parquet.speakers(byo_parquet.parquet_files(where)))
+        files = byo_parquet.parquet_files(where, Path(folder).expanduser())
+        return DatasetSurvey(layout, where, byo_parquet.speakers(files))
     rows, _problems = read_rows(layout, where)
     return DatasetSurvey(layout, where, Counter(row.speaker or "" for row in rows))
 
 
-def read_rows(layout: str, folder: Path, staging: Path | None = None,
-              speaker: str | None = None) -> tuple[list[DatasetRow], list[str]]:
+def read_rows(layout: str, folder: Path, staging: Path | None = None, speaker: str | None = None,
+              root: Path | None = None) -> tuple[list[DatasetRow], list[str]]:
     """The rows of a dataset and a sentence for each line that cannot be read (the rest still count). A parquet's
-    audio is written into ``staging`` (only ``speaker``'s rows when given)."""
+    audio is written into ``staging`` (only ``speaker``'s rows when given), from its files inside ``root`` (the
+    folder the user chose)."""
     if layout == "coqui":
         rows: list[DatasetRow] = []
         problems: list[str] = []
@@ -174,7 +185,7 @@ def read_rows(layout: str, folder: Path, staging: Path | None = None,
     if layout == "parquet":
         if staging is None:
             raise ValueError("a parquet dataset needs a staging folder for its audio")
-        return byo_parquet.read_parquet(byo_parquet.parquet_files(folder), staging, speaker)
+        return byo_parquet.read_parquet(byo_parquet.parquet_files(folder, root), staging, speaker)
     raise ValueError(f"unknown dataset layout {layout!r}")
 
 
@@ -226,10 +237,10 @@ def import_dataset(project: Any, folder: str | os.PathLike[str], vocab_file: str
     staging = project.root / f"{STAGING_PREFIX}{uuid.uuid4().hex[:8]}"
     try:
         if layout == "parquet":  # choose before reading: only the chosen speaker's audio is written out
-            report.speaker = _chosen_speaker(survey(where).speakers, speaker)
+            report.speaker = _chosen_speaker(byo_parquet.speakers(byo_parquet.parquet_files(where, chosen)), speaker)
             try:
                 staging.mkdir()
-                rows, report.problems = read_rows(layout, where, staging, report.speaker)
+                rows, report.problems = read_rows(layout, where, staging, report.speaker, root=chosen)
             except OSError as exc:  # a full disk while the audio is written out: nothing was imported yet
                 raise DatasetImportError(f"The parquet's audio could not be written into the project "
                                          f"({exc.strerror or exc}); nothing was imported.") from exc

@@ -38,11 +38,14 @@ class Columns:
     speaker: str | None
 
 
-def parquet_files(path: Path) -> list[Path]:
-    """The parquet file itself, or the parquet files directly in a folder (sorted: train-00000-of-00002 first)."""
+def parquet_files(path: Path, root: Path | None = None) -> list[Path]:
+    """The parquet file itself, or the parquet files directly in a folder (sorted: train-00000-of-00002 first);
+    with ``root``, only those inside it once links are followed (the Hugging Face cache keeps its files as links
+    from ``snapshots/<revision>/`` to ``blobs/``: they count when the folder chosen holds both)."""
     if path.is_file():
         return [path]
-    return sorted(p for p in path.glob("*.parquet") if p.is_file() and not p.name.startswith("."))
+    return sorted(p for p in path.glob("*.parquet") if p.is_file() and not p.name.startswith(".")
+                  and (root is None or safe_paths.is_inside(p, root)))
 
 
 def columns(files: list[Path]) -> Columns:

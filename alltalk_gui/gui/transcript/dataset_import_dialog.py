@@ -31,9 +31,9 @@ class DatasetImportDialog(QDialog):
         items = "".join(f"<li><b>{_html(name)}</b>:{_html(what)}</li>"
                         for name, what in (line.split(":", 1) for line in SUPPORTED_LAYOUTS))
         intro = QLabel("Bring clips that already have their text: each clip becomes a recording with its words. "
-                       f"The app reads these layouts, in the folder you choose or up to two levels below it:<ul>{items}"
-                       "</ul>Rows that cannot be used are listed afterwards; the rest are imported. Only files "
-                       "inside the chosen folder are read.")
+                       "The app reads these layouts, in the folder you choose or up to three levels below it:"
+                       f"<ul>{items}</ul>Rows that cannot be used are listed afterwards; the rest are imported. "
+                       "Only files inside the chosen folder are read.")
         intro.setWordWrap(True)
         self.path = QLineEdit(placeholderText="a dataset folder, or a .parquet file")
         self.path.editingFinished.connect(lambda: self.set_path(self.path.text()))

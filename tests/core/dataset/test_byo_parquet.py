@@ -3,6 +3,7 @@ names, a speaker/source column to choose from; bad rows refused one by one; the 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -143,3 +144,20 @@ def test_a_full_disk_while_staging_imports_nothing_and_leaves_nothing(tmp_path, 
     monkeypatch.undo()
     assert VoiceProject.open(project.root).sources == [] and not project.segments_file.exists()
     assert staged(project) == []
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
+def test_the_hugging_face_cache_is_read_from_its_own_folder_only(tmp_path):
+    """load_dataset keeps datasets--owner--name/snapshots/<revision>/data/*.parquet as links into ../blobs/."""
+    cache = tmp_path / "datasets--MrDragonFox--Elise"
+    blob = parquet(cache / "blobs" / "9f2c1e", cells(2), ["First.", "Second."])
+    data = cache / "snapshots" / "0123abcd" / "data"
+    data.mkdir(parents=True)
+    (data / "train-00000-of-00001.parquet").symlink_to(blob)
+    project = VoiceProject.create(tmp_path / "p", language="en")
+
+    with pytest.raises(DatasetImportError, match=r"links to files outside .*\(datasets--owner--name\)"):
+        import_dataset(project, cache / "snapshots" / "0123abcd")   # the links lead out of the chosen folder
+    assert find_dataset(cache) == ("parquet", data)                  # three levels below the chosen folder
+    report = import_dataset(project, cache)
+    assert report.problems == [] and len(report.imported) == 2
