@@ -15,6 +15,7 @@ LJSpeech's is already a clip.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from alltalk_gui.core import safe_paths
 from alltalk_gui.core.dataset.byo_rows import PLACE, DatasetRow, audio_in, cells, text_lines
@@ -45,26 +46,37 @@ def read_coqui(path: Path) -> tuple[list[DatasetRow], list[str]]:
     lines, problems = text_lines(path)
     if not lines or [h.lower() for h in cells(lines[0][1])][:2] != ["audio_file", "text"]:
         return [], problems + [f"{path.name}: the first line must be the header '{HEADER}'; the file was skipped."]
-    rows = []
-    for number, line in lines[1:]:
-        row = _path_row(path, number, line, "audio_file|text|speaker_name", problems)
-        if row is not None:
-            rows.append(row)
-    return rows, problems
+    return _rows(path, lines[1:], "audio_file|text|speaker_name", problems,
+                 lambda parts: (audio_in(path.parent, parts[0]), parts[1], parts[2] if len(parts) > 2 else None))
 
 
 def read_with_header(path: Path) -> tuple[list[DatasetRow], list[str]]:
+    """F5-TTS's csv: its first line is the header (:func:`has_header` said so), then ``path|text``."""
     lines, problems = text_lines(path)
-    rows = []
-    for number, line in lines[1:]:  # the first line is the header (has_header said so)
-        row = _path_row(path, number, line, "audio_file|text", problems, speaker_column=False)
-        if row is not None:
-            rows.append(row)
-    return rows, problems
+    return _rows(path, lines[1:], "audio_file|text", problems,
+                 lambda parts: (audio_in(path.parent, parts[0]), parts[1], None))
 
 
 def read_ljspeech(path: Path) -> tuple[list[DatasetRow], list[str]]:
     lines, problems = text_lines(path)
+    return _rows(path, lines, "id|text' or 'id|text|normalised text", problems,
+                 lambda parts: (_ljspeech_audio(path.parent, parts[0]),
+                                parts[2] if len(parts) > 2 and parts[2] else parts[1], None))
+
+
+def _ljspeech_audio(folder: Path, name: str) -> Path:
+    if "/" in name or "\\" in name:  # written as a path (wavs/x.wav): relative to the csv's folder
+        return audio_in(folder, name)
+    # an id: its wav in wavs/ ("C:x" or "/abs" must not become a name below wavs/)
+    safe_paths.inside(folder, name, "the id", PLACE)
+    file_name = name if name.lower().endswith(".wav") else f"{name}.wav"
+    return safe_paths.resolved_inside(folder, f"wavs/{file_name}", "the audio file", PLACE)
+
+
+def _rows(path: Path, lines: list[tuple[int, str]], expected: str, problems: list[str],
+          row_of: Callable[[list[str]], tuple[Path, str, str | None]]) -> tuple[list[DatasetRow], list[str]]:
+    """The csv's lines as rows, ``row_of(cells)`` giving (audio, text, speaker); a line with fewer than two cells or
+    whose audio lies outside the folder adds a sentence to ``problems`` instead."""
     rows = []
     for number, line in lines:
         if not line.strip():
@@ -72,38 +84,12 @@ def read_ljspeech(path: Path) -> tuple[list[DatasetRow], list[str]]:
         parts = cells(line)
         where = f"{path.name} line {number}"
         if len(parts) < 2 or not parts[0]:
-            problems.append(f"{where}: expected 'id|text' or 'id|text|normalised text', found '{line[:80]}'.")
+            problems.append(f"{where}: expected '{expected}', found '{line[:80]}'.")
             continue
-        name = parts[0]
         try:
-            if "/" in name or "\\" in name:  # written as a path (wavs/x.wav): relative to the csv's folder
-                audio = audio_in(path.parent, name)
-            else:  # an id: its wav in wavs/ ("C:x" or "/abs" must not become a name below wavs/)
-                safe_paths.inside(path.parent, name, "the id", PLACE)
-                file_name = name if name.lower().endswith(".wav") else f"{name}.wav"
-                audio = safe_paths.resolved_inside(path.parent, f"wavs/{file_name}", "the audio file", PLACE)
+            audio, text, speaker = row_of(parts)
         except safe_paths.UnsafePathError as exc:
             problems.append(f"{where}: {exc}")
             continue
-        text = parts[2] if len(parts) > 2 and parts[2] else parts[1]
-        rows.append(DatasetRow(audio, text, where))
+        rows.append(DatasetRow(audio, text, where, speaker or None))
     return rows, problems
-
-
-def _path_row(path: Path, number: int, line: str, expected: str, problems: list[str],
-              speaker_column: bool = True) -> DatasetRow | None:
-    """One ``path|text[|speaker]`` line as a row, or None (a blank line, or one whose problem was appended)."""
-    if not line.strip():
-        return None
-    parts = cells(line)
-    where = f"{path.name} line {number}"
-    if len(parts) < 2 or not parts[0]:
-        problems.append(f"{where}: expected '{expected}', found '{line[:80]}'.")
-        return None
-    try:
-        audio = audio_in(path.parent, parts[0])
-    except safe_paths.UnsafePathError as exc:
-        problems.append(f"{where}: {exc}")
-        return None
-    speaker = parts[2] if speaker_column and len(parts) > 2 and parts[2] else None
-    return DatasetRow(audio, parts[1], where, speaker)
