@@ -30,5 +30,5 @@ def test_several_speakers_ask_for_one(tmp_path, capsys):
     assert "tara (2 clips), leo (1 clip)" in err and "--speaker NAME" in err
     assert main(["import-dataset", str(tmp_path / "p"), str(tmp_path / "hf"), "--speaker", "tara"]) == 0
     out = capsys.readouterr().out
-    assert "Hugging Face dataset (parquet)" in out and "speaker tara" in out and "2 clip(s) imported" in out
+    assert "Hugging Face dataset (parquet or arrow)" in out and "speaker tara" in out and "2 clip(s) imported" in out
     assert len(VoiceProject.open(tmp_path / "p").sources) == 2

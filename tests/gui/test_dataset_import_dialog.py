@@ -48,7 +48,7 @@ def test_a_parquet_of_two_speakers_imports_the_chosen_one_through_the_page(qtbot
     page.import_dataset()
     qtbot.waitUntil(lambda: bool(reports), timeout=30_000)
 
-    assert "Hugging Face dataset (parquet)" in seen["found"] and "3 clips, 2 speakers" in seen["found"]
+    assert "Hugging Face dataset (parquet or arrow)" in seen["found"] and "3 clips, 2 speakers" in seen["found"]
     assert seen["speakers"] == ["tara: 2 clips", "leo: 1 clip"]
     report = reports[0]
     assert report.windowTitle() == "No clips imported"

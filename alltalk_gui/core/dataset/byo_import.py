@@ -9,7 +9,8 @@ them (the first found wins, in the folder or up to three levels below it; the la
 * F5-TTS: ``metadata.csv`` whose first line is a header (``audio_file|text``), paths relative or absolute.
 * LJSpeech: ``metadata.csv`` without a header, ``id|text|normalised text``, audio in ``wavs/<id>.wav``.
 * Hugging Face parquet (Orpheus-TTS, Parler-TTS): ``*.parquet`` with an ``audio`` column (bytes + path) and a text
-  column; the user may pick one file or the folder holding them.
+  column, or the ``.arrow`` files of ``load_dataset``'s cache and ``save_to_disk``; the user may pick one file or
+  the folder holding them.
 * A folder of audio files with a text file beside each (``clip.wav`` + ``clip.txt`` / ``clip.lab`` /
   LibriTTS's ``clip.normalized.txt``), in any sub-folders.
 
@@ -115,10 +116,10 @@ def find_dataset(folder: str | os.PathLike[str]) -> tuple[str, Path]:
         DatasetImportError: none of the layouts found.
     """
     root = Path(folder).expanduser()
-    if root.is_file() and root.suffix.lower() == ".parquet":
+    if root.is_file() and root.suffix.lower() in byo_parquet.TABLE_SUFFIXES:
         return "parquet", root
     if not root.is_dir():
-        raise DatasetImportError(f"{root} is not a folder or a .parquet file.")
+        raise DatasetImportError(f"{root} is not a folder, a .parquet file or an .arrow file.")
     level = [root]
     links_out: list[Path] = []  # folders whose parquet files are all links leading out of the chosen folder
     for _depth in range(_SEARCH_DEPTH + 1):
@@ -127,9 +128,9 @@ def find_dataset(folder: str | os.PathLike[str]) -> tuple[str, Path]:
                 return "coqui", candidate
             if (candidate / LJSPEECH_CSV).is_file():
                 return ("f5" if byo_csv.has_header(candidate / LJSPEECH_CSV) else "ljspeech"), candidate
-            if byo_parquet.parquet_files(candidate, root):
+            if byo_parquet.table_files(candidate, root):
                 return "parquet", candidate
-            if byo_parquet.parquet_files(candidate):
+            if byo_parquet.table_files(candidate):
                 links_out.append(candidate)
         # A linked folder that leads out of the chosen folder is not searched: nothing outside it is read.
         level = sorted(child for parent in level for child in parent.iterdir()
@@ -137,14 +138,14 @@ def find_dataset(folder: str | os.PathLike[str]) -> tuple[str, Path]:
     if byo_sidecar.has_texts(root):
         return "sidecar", root
     if links_out:
-        raise DatasetImportError(f"The .parquet files in {links_out[0]} are links to files outside {root} (the "
+        raise DatasetImportError(f"The data files in {links_out[0]} are links to files outside {root} (the "
                                  "Hugging Face cache keeps them in blobs/ beside snapshots/). Choose the folder "
                                  "that holds both (datasets--owner--name), or copy the files into a folder of "
                                  "their own: only files inside the chosen folder are read.")
     raise DatasetImportError(f"{root} holds no dataset. Looked for: {TRAIN_CSV} / {EVAL_CSV} (AllTalk, coqui), "
                              f"{LJSPEECH_CSV} (with an audio_file|text header, or LJSpeech's with wavs/), "
-                             ".parquet files (Hugging Face), in the folder or up to three levels below; or audio "
-                             "files with a .txt, .lab or .normalized.txt of the same name beside them.")
+                             ".parquet or .arrow files (Hugging Face), in the folder or up to three levels below; "
+                             "or audio files with a .txt, .lab or .normalized.txt of the same name beside them.")
 
 
 def survey(folder: str | os.PathLike[str]) -> DatasetSurvey:
@@ -156,7 +157,7 @@ def survey(folder: str | os.PathLike[str]) -> DatasetSurvey:
     """
     layout, where = find_dataset(folder)
     if layout == "parquet":
-        files = byo_parquet.parquet_files(where, Path(folder).expanduser())
+        files = byo_parquet.table_files(where, Path(folder).expanduser())
         return DatasetSurvey(layout, where, byo_parquet.speakers(files))
     rows, _problems = read_rows(layout, where)
     return DatasetSurvey(layout, where, Counter(row.speaker or "" for row in rows))
@@ -185,7 +186,7 @@ def read_rows(layout: str, folder: Path, staging: Path | None = None, speaker: s
     if layout == "parquet":
         if staging is None:
             raise ValueError("a parquet dataset needs a staging folder for its audio")
-        return byo_parquet.read_parquet(byo_parquet.parquet_files(folder, root), staging, speaker)
+        return byo_parquet.read_parquet(byo_parquet.table_files(folder, root), staging, speaker)
     raise ValueError(f"unknown dataset layout {layout!r}")
 
 
@@ -213,8 +214,8 @@ def check_rows(rows: list[DatasetRow], problem: Callable[[str], str | None]) -> 
 def import_dataset(project: Any, folder: str | os.PathLike[str], vocab_file: str | os.PathLike[str] | None = None,
                    progress: Callable[[int, int, str], None] | None = None,
                    speaker: str | None = None) -> DatasetImportReport:
-    """Import the dataset in ``folder`` (a folder, or a .parquet file) into ``project`` as recordings with one clip
-    each (see the module text).
+    """Import the dataset in ``folder`` (a folder, or a .parquet or .arrow file) into ``project`` as recordings with
+    one clip each (see the module text).
 
     Args:
         vocab_file: the base model's vocab.json, for the exact text check; None checks the language's letters.
@@ -237,7 +238,7 @@ def import_dataset(project: Any, folder: str | os.PathLike[str], vocab_file: str
     staging = project.root / f"{STAGING_PREFIX}{uuid.uuid4().hex[:8]}"
     try:
         if layout == "parquet":  # choose before reading: only the chosen speaker's audio is written out
-            report.speaker = _chosen_speaker(byo_parquet.speakers(byo_parquet.parquet_files(where, chosen)), speaker)
+            report.speaker = _chosen_speaker(byo_parquet.speakers(byo_parquet.table_files(where, chosen)), speaker)
             try:
                 staging.mkdir()
                 rows, report.problems = read_rows(layout, where, staging, report.speaker, root=chosen)

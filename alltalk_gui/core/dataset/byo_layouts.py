@@ -11,7 +11,7 @@ LAYOUT_NAMES = {
     "coqui": "coqui / AllTalk dataset (metadata_train.csv)",
     "f5": "F5-TTS dataset (metadata.csv with an audio_file|text header)",
     "ljspeech": "LJSpeech dataset (metadata.csv + wavs/)",
-    "parquet": "Hugging Face dataset (parquet)",
+    "parquet": "Hugging Face dataset (parquet or arrow)",
     "sidecar": "folder of audio files with a text file beside each",
 }
 """A layout's key (as :func:`alltalk_gui.core.dataset.byo_import.find_dataset` returns it) -> its name."""
@@ -20,7 +20,8 @@ SUPPORTED_LAYOUTS = (
     "AllTalk / coqui XTTS: metadata_train.csv and metadata_eval.csv (AllTalk's finetune/<name>/ folder)",
     "F5-TTS: metadata.csv with the header audio_file|text",
     "LJSpeech: metadata.csv (id|text) with wavs/",
-    "Orpheus / Parler (Hugging Face): .parquet files with audio and text columns",
+    "Orpheus / Parler (Hugging Face): .parquet files with audio and text columns, or the .arrow files of "
+    "load_dataset's cache or save_to_disk",
     "Audio files with a text file beside each: clip.wav + clip.txt, .lab (MFA), .normalized.txt (LibriTTS), "
     "in any sub-folders",
 )

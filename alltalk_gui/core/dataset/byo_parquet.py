@@ -1,4 +1,5 @@
-"""Hugging Face datasets saved as parquet (what Orpheus-TTS and Parler-TTS users download: ``data/train-*.parquet``).
+"""Hugging Face datasets as parquet (what Orpheus-TTS and Parler-TTS users download: ``data/train-*.parquet``) or
+as arrow files (``load_dataset``'s own cache, ``<name>-train.arrow``; ``save_to_disk``'s ``data-00000-of-00001.arrow``).
 
 Each row holds its audio in a column ``audio``, a struct of the file's ``bytes`` and its original ``path`` (the
 datasets library's Audio feature), and its words in a text column (``text``, ``normalized_text``,
@@ -8,7 +9,7 @@ counts them).
 
 The audio bytes are written into a staging folder the caller gives (inside the project, removed after the import)
 and imported from there like any file. A row without bytes whose ``path`` names a file is read from the parquet's
-folder, under the same containment rule as a csv row. pyarrow is imported here only, when a parquet is read.
+folder, under the same containment rule as a csv row. pyarrow is imported here only, when such a file is read.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ AUDIO_COLUMNS = ("audio", "audio_file", "speech", "wav")
 TEXT_COLUMNS = ("normalized_text", "text_normalized", "normalised_text", "text", "transcription", "transcript",
                 "sentence", "raw_text", "text_original", "original_text")
 SPEAKER_COLUMNS = ("speaker", "speaker_name", "speaker_id", "source", "spk_id", "client_id")
+TABLE_SUFFIXES = (".parquet", ".arrow")
 _BATCH_ROWS = 64  # rows read at a time: a few tens of MB of audio at most
+_DERIVED_ARROW = "cache-"  # datasets' .map()/.filter() results beside the dataset's own arrow files: not the data
 _SIGNATURES = ((b"RIFF", ".wav"), (b"fLaC", ".flac"), (b"OggS", ".ogg"), (b"ID3", ".mp3"), (b"\xff\xfb", ".mp3"),
                (b"\xff\xf3", ".mp3"), (b"\xff\xf2", ".mp3"), (b"FORM", ".aiff"))
 
@@ -38,14 +41,20 @@ class Columns:
     speaker: str | None
 
 
-def parquet_files(path: Path, root: Path | None = None) -> list[Path]:
-    """The parquet file itself, or the parquet files directly in a folder (sorted: train-00000-of-00002 first);
-    with ``root``, only those inside it once links are followed (the Hugging Face cache keeps its files as links
-    from ``snapshots/<revision>/`` to ``blobs/``: they count when the folder chosen holds both)."""
+def table_files(path: Path, root: Path | None = None) -> list[Path]:
+    """The file itself, or the parquet files directly in a folder (sorted: train-00000-of-00002 first), else its
+    arrow files (``cache-*.arrow``, derived tables, left out); with ``root``, only those inside it once links are
+    followed (the Hugging Face hub cache keeps its files as links from ``snapshots/<revision>/`` to ``blobs/``: they
+    count when the folder chosen holds both)."""
     if path.is_file():
         return [path]
-    return sorted(p for p in path.glob("*.parquet") if p.is_file() and not p.name.startswith(".")
-                  and (root is None or safe_paths.is_inside(p, root)))
+    for suffix in TABLE_SUFFIXES:
+        found = sorted(p for p in path.glob(f"*{suffix}")
+                       if p.is_file() and not p.name.startswith((".", _DERIVED_ARROW))
+                       and (root is None or safe_paths.is_inside(p, root)))
+        if found:
+            return found
+    return []
 
 
 def columns(files: list[Path]) -> Columns:
@@ -54,11 +63,12 @@ def columns(files: list[Path]) -> Columns:
     Raises:
         DatasetImportError: pyarrow is missing, the file is no parquet, or it has no audio or no text column.
     """
-    pq = _pyarrow_parquet()
     try:
-        schema = pq.read_schema(files[0])
-    except Exception as exc:  # pyarrow raises ArrowInvalid / OSError for a file that is no parquet
-        raise DatasetImportError(f"{files[0].name} cannot be read as parquet ({exc}).") from exc
+        schema = _schema(files[0])
+    except DatasetImportError:
+        raise
+    except Exception as exc:  # pyarrow raises ArrowInvalid / OSError for a file that is no parquet or arrow
+        raise DatasetImportError(f"{files[0].name} cannot be read as {_kind(files[0])} ({exc}).") from exc
     names = list(schema.names)
     lower = {n.lower(): n for n in names}
 
@@ -84,7 +94,7 @@ def speakers(files: list[Path]) -> Counter[str]:
     """How many rows each speaker has (one empty name when the dataset names no speakers); reads that column only."""
     found = columns(files)
     if found.speaker is None:
-        return Counter({"": sum(_pyarrow_parquet().ParquetFile(f).metadata.num_rows for f in files)})
+        return Counter({"": sum(1 for _row in _rows(files, [found.text]))})
     counts: Counter[str] = Counter()
     for _file, _number, row in _rows(files, [found.speaker]):
         counts[_speaker(row[found.speaker])] += 1
@@ -113,30 +123,63 @@ def read_parquet(files: list[Path], staging: Path, speaker: str | None) -> tuple
 
 
 # -- internals -------------------------------------------------------------------------------------------------
-def _pyarrow_parquet() -> Any:
+def _pyarrow() -> Any:
     try:
-        import pyarrow.parquet as pq
+        import pyarrow as pa
+        import pyarrow.parquet  # noqa: F401  (pa.parquet)
     except ImportError as exc:  # a broken install: the app depends on pyarrow
-        raise DatasetImportError("Reading parquet needs pyarrow, which is missing from this installation: "
-                                 "install it with 'pip install pyarrow'.") from exc
-    return pq
+        raise DatasetImportError("Reading parquet or arrow files needs pyarrow, which is missing from this "
+                                 "installation: install it with 'pip install pyarrow'.") from exc
+    return pa
+
+
+def _kind(file: Path) -> str:
+    return "arrow" if file.suffix.lower() == ".arrow" else "parquet"
+
+
+def _schema(file: Path) -> Any:
+    pa = _pyarrow()
+    if _kind(file) == "parquet":
+        return pa.parquet.read_schema(file)
+    return _open_arrow(file).schema
+
+
+def _open_arrow(file: Path) -> Any:
+    """An arrow file's reader: the stream format the datasets library writes, else the random-access one."""
+    pa = _pyarrow()
+    try:
+        return pa.ipc.open_stream(pa.memory_map(str(file)))
+    except pa.ArrowInvalid:
+        return pa.ipc.open_file(pa.memory_map(str(file)))
+
+
+def _batches(file: Path, wanted: list[str]) -> Iterator[Any]:
+    """The ``wanted`` columns of a file, at most :data:`_BATCH_ROWS` rows at a time."""
+    if _kind(file) == "parquet":
+        yield from _pyarrow().parquet.ParquetFile(file).iter_batches(batch_size=_BATCH_ROWS, columns=wanted)
+        return
+    reader = _open_arrow(file)
+    batches = reader if hasattr(reader, "read_next_batch") else \
+        (reader.get_batch(i) for i in range(reader.num_record_batches))
+    for batch in batches:  # memory-mapped: a slice costs nothing until its rows are read
+        batch = batch.select(wanted)
+        for start in range(0, batch.num_rows, _BATCH_ROWS):
+            yield batch.slice(start, _BATCH_ROWS)
 
 
 def _rows(files: list[Path], wanted: list[str]) -> Iterator[tuple[Path, int, dict[str, Any]]]:
     """(file, row number from 1, row) for every row of every file, a batch at a time."""
-    pq = _pyarrow_parquet()
     for file in files:
         try:
-            reader = pq.ParquetFile(file)
             number = 0
-            for batch in reader.iter_batches(batch_size=_BATCH_ROWS, columns=wanted):
+            for batch in _batches(file, wanted):
                 for row in batch.to_pylist():
                     number += 1
                     yield file, number, row
         except DatasetImportError:
             raise
         except Exception as exc:  # a damaged file or a later file with other columns
-            raise DatasetImportError(f"{file.name} cannot be read as parquet ({exc}).") from exc
+            raise DatasetImportError(f"{file.name} cannot be read as {_kind(file)} ({exc}).") from exc
 
 
 def _speaker(value: Any) -> str:

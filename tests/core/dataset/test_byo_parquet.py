@@ -161,3 +161,26 @@ def test_the_hugging_face_cache_is_read_from_its_own_folder_only(tmp_path):
     assert find_dataset(cache) == ("parquet", data)                  # three levels below the chosen folder
     report = import_dataset(project, cache)
     assert report.problems == [] and len(report.imported) == 2
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_arrow_files_of_load_datasets_cache_are_read_and_its_derived_tables_left_out(tmp_path, stream):
+    """load_dataset's cache (<name>-train.arrow, stream format) and save_to_disk (data-00000-of-00001.arrow); the
+    cache-*.arrow files beside them are .map() results, not the data. The random-access format is read too."""
+    table = pa.table({"audio": pa.array(cells(2), type=AUDIO), "text": ["First.", "Second."]})
+    folder = tmp_path / "mrdragonfox___elise" / "default" / "0.0.0"
+    folder.mkdir(parents=True)
+    with pa.OSFile(str(folder / "elise-train.arrow"), "wb") as sink:
+        new = pa.ipc.new_stream if stream else pa.ipc.new_file
+        with new(sink, table.schema) as writer:
+            writer.write_table(table, max_chunksize=1)
+    with pa.OSFile(str(folder / "cache-4f1b2c.arrow"), "wb") as sink, pa.ipc.new_stream(
+            sink, pa.schema([("input_ids", pa.list_(pa.int64()))])) as writer:
+        writer.write_table(pa.table({"input_ids": [[1, 2]]}))
+    project = VoiceProject.create(tmp_path / "p", language="en")
+
+    assert find_dataset(tmp_path / "mrdragonfox___elise") == ("parquet", folder)
+    assert survey(tmp_path / "mrdragonfox___elise").clips == 2
+    report = import_dataset(project, tmp_path / "mrdragonfox___elise")
+    assert report.problems == [] and [c.text for c in SegmentList.open(project)] == ["First.", "Second."]
+    assert project.sources[0].original_path == str(folder / "elise-train.arrow")
