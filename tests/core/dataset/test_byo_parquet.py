@@ -168,7 +168,7 @@ def test_arrow_files_of_load_datasets_cache_are_read_and_its_derived_tables_left
     """load_dataset's cache (<name>-train.arrow, stream format) and save_to_disk (data-00000-of-00001.arrow); the
     cache-*.arrow files beside them are .map() results, not the data. The random-access format is read too."""
     table = pa.table({"audio": pa.array(cells(2), type=AUDIO), "text": ["First.", "Second."]})
-    folder = tmp_path / "mrdragonfox___elise" / "default" / "0.0.0"
+    folder = tmp_path / "mrdragonfox___elise" / "default" / "0.0.0" / "83c8ee4d1b"
     folder.mkdir(parents=True)
     with pa.OSFile(str(folder / "elise-train.arrow"), "wb") as sink:
         new = pa.ipc.new_stream if stream else pa.ipc.new_file
