@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dir", help="project folder")
     p.add_argument("folder", help="the dataset folder (or a folder up to three levels above its metadata), or one "
-                   ".parquet file")
+                   ".parquet or .arrow file")
     p.add_argument("--speaker", metavar="NAME", help="the speaker to import from a dataset with several (run "
                    "without it to see each speaker's clips)")
     p.set_defaults(func=cmd_import_dataset)

@@ -1,9 +1,10 @@
 """The two windows of a dataset import: choosing the dataset, and the report after it.
 
 :class:`DatasetImportDialog` names the layouts the app reads (:data:`SUPPORTED_LAYOUTS`), takes a folder or a
-.parquet file, looks at it in the background (:func:`survey`: the layout found, its clips, its speakers) and, when
-the dataset names several speakers, offers one choice per speaker with their clips counted. :class:`ImportReportDialog`
-says what was imported and lists every refused row with its file and line, in a box that scrolls and can be copied.
+.parquet or .arrow file, looks at it in the background (:func:`survey`: the layout found, its clips, its speakers)
+and, when the dataset names several speakers, offers one choice per speaker with their clips counted.
+:class:`ImportReportDialog` says what was imported and lists every refused row with its file and line, in a box
+that scrolls and can be copied.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from alltalk_gui.gui.common.wording import noun, plural
 
 
 class DatasetImportDialog(QDialog):
-    """Choose a dataset (folder or .parquet file) and, when it has several, one speaker."""
+    """Choose a dataset (a folder, or a .parquet or .arrow file) and, when it has several, one speaker."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -35,17 +36,17 @@ class DatasetImportDialog(QDialog):
                        f"<ul>{items}</ul>Rows that cannot be used are listed afterwards; the rest are imported. "
                        "Only files inside the chosen folder are read.")
         intro.setWordWrap(True)
-        self.path = QLineEdit(placeholderText="a dataset folder, or a .parquet file")
+        self.path = QLineEdit(placeholderText="a dataset folder, or a .parquet or .arrow file")
         self.path.editingFinished.connect(lambda: self.set_path(self.path.text()))
         folder_button = QPushButton("Folder…")
         folder_button.clicked.connect(self._choose_folder)
-        file_button = QPushButton("Parquet file…")
+        file_button = QPushButton("Parquet or arrow file…")
         file_button.clicked.connect(self._choose_file)
         row = QHBoxLayout()
         row.addWidget(self.path, 1)
         row.addWidget(folder_button)
         row.addWidget(file_button)
-        self.found = QLabel("Choose a folder or a parquet file.", wordWrap=True)
+        self.found = QLabel("Choose a folder, or a parquet or arrow file.", wordWrap=True)
         self.speaker = QComboBox()
         self.speaker_label = QLabel("Speaker:")
         form = QFormLayout()
@@ -86,7 +87,7 @@ class DatasetImportDialog(QDialog):
         self.import_button.setEnabled(False)
         self._show_speakers(None)
         if not path:
-            self.found.setText("Choose a folder or a parquet file.")
+            self.found.setText("Choose a folder, or a parquet or arrow file.")
             return
         self.found.setText("Looking at the dataset…")
 
@@ -130,7 +131,8 @@ class DatasetImportDialog(QDialog):
             self.set_path(folder)
 
     def _choose_file(self) -> None:
-        file, _ = QFileDialog.getOpenFileName(self, "Parquet file", "", "Parquet files (*.parquet)")
+        file, _ = QFileDialog.getOpenFileName(self, "Hugging Face data file", "",
+                                              "Parquet or arrow files (*.parquet *.arrow)")
         if file:
             self.set_path(file)
 

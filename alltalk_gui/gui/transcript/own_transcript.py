@@ -64,9 +64,9 @@ class KnownTextDialog(QDialog):
 
 def import_dataset_folder(parent: QWidget, project: VoiceProject, done: Callable[[DatasetImportReport], None],
                           folder: str | None = None, speaker: str | None = None) -> Worker | None:
-    """Ask for a dataset (unless ``folder`` is given: a folder or a .parquet file) and import it in the background;
-    ``done`` gets the report after the refused rows were shown. Returns the running worker, or None when nothing
-    was chosen."""
+    """Ask for a dataset (unless ``folder`` is given: a folder, or a .parquet or .arrow file) and import it in the
+    background; ``done`` gets the report after the refused rows were shown. Returns the running worker, or None
+    when nothing was chosen."""
     if folder is None:
         dialog = DatasetImportDialog(parent)
         if not dialog.exec() or not dialog.chosen_path():
