@@ -89,7 +89,7 @@ class F5Engine(HubDownload, ShippedProfiles):
         info = self.validate_base_model(folder)
         arch = info.arch
         return (f"DiT with {arch.get('depth')} layers, width {arch.get('dim')}, {info.parameters / 1e6:,.1f} M "
-                f"parameters; {len(info.vocab)} tokens in its vocabulary.")
+                f"parameters; {len(info.vocab)} tokens in its vocabulary; weights from {info.weights.name}.")
 
     def make_test_model(self, folder: str | os.PathLike[str], seed: int = 0) -> Path:
         from alltalk_gui.core.engines.f5.tiny_model import build_tiny_f5

@@ -59,17 +59,27 @@ class F5ModelInfo:
         return self.folder / VOCOS_DIR
 
 
+LAST_CHECKPOINT = "model_last.pt"  # F5-TTS's trainer: the newest save, beside model_<update>.pt
+
+
 def find_weights(folder: Path) -> Path:
-    """The folder's ``model_*.safetensors`` (the highest step if several), else ``model_*.pt``.
+    """The folder's ``model_*.safetensors`` (the highest step if several), else the checkpoint F5-TTS's own trainer
+    resumes from in a ``ckpts/<project>/`` folder: ``model_last.pt`` (its newest save), else the highest
+    ``model_<update>.pt``. ``pretrained_*`` files there are the model it started from, never the fine-tune.
 
     Raises:
         BaseModelError: none, or only damaged names.
     """
-    for pattern in ("model_*.safetensors", "model_*.pt"):
-        found = sorted(folder.glob(pattern), key=lambda p: (_step(p), p.name))
-        if found:
-            return found[-1]
-    raise BaseModelError(f"{folder} has no model_*.safetensors (F5-TTS weights, e.g. model_1250000.safetensors).")
+    found = sorted(folder.glob("model_*.safetensors"), key=lambda p: (_step(p), p.name))
+    if found:
+        return found[-1]
+    if (folder / LAST_CHECKPOINT).is_file():
+        return folder / LAST_CHECKPOINT
+    found = sorted(folder.glob("model_*.pt"), key=lambda p: (_step(p), p.name))
+    if found:
+        return found[-1]
+    raise BaseModelError(f"{folder} has no F5-TTS weights: no model_*.safetensors (e.g. model_1250000.safetensors), "
+                         f"nor a checkpoint of F5-TTS's trainer ({LAST_CHECKPOINT} or model_<update>.pt).")
 
 
 def _step(path: Path) -> int:
@@ -187,8 +197,7 @@ def validate_base_model(folder: str | os.PathLike[str], need_vocoder: bool = Tru
         needed += [folder / VOCOS_DIR / name for name in VOCOS_FILES]
     missing = [str(p.relative_to(folder)) for p in needed if not p.is_file()]
     if missing:
-        raise BaseModelError(f"The F5-TTS model folder {folder} is missing {', '.join(missing)}. It needs "
-                             f"model_*.safetensors, {VOCAB_FILE} and {VOCOS_DIR}/{' + '.join(VOCOS_FILES)}.")
+        raise BaseModelError(_missing_message(folder, missing))
     empty = [str(p.relative_to(folder)) for p in needed if p.stat().st_size == 0]
     if empty:
         raise BaseModelError(f"{', '.join(empty)} in {folder} is empty (an interrupted download?).")
@@ -217,6 +226,25 @@ def validate_base_model(folder: str | os.PathLike[str], need_vocoder: bool = Tru
     return F5ModelInfo(folder=folder, weights=weights_path, arch=arch, vocab=vocab,
                        parameters=sum(_numel(shape) for shape in expected.values()), ema_keys=ema,
                        has_vocoder=all((folder / VOCOS_DIR / n).is_file() for n in VOCOS_FILES))
+
+
+def _missing_message(folder: Path, missing: list[str]) -> str:
+    """Which files ``folder`` lacks, and where each comes from: F5-TTS's trainer keeps a fine-tune's vocabulary
+    beside its dataset, not beside its checkpoints; the vocoder is the base model's."""
+    from alltalk_gui.core.engine_api.shared_files import where_to_get
+    from alltalk_gui.core.engines.f5.download import VOCODER_REPO
+
+    message = (f"The F5-TTS model folder {folder} is missing {', '.join(missing)}. It needs model_*.safetensors "
+               f"(or F5-TTS's {LAST_CHECKPOINT}), {VOCAB_FILE} and {VOCOS_DIR}/{' + '.join(VOCOS_FILES)}.")
+    if VOCAB_FILE in missing:
+        message += (f" {VOCAB_FILE}: the vocabulary the weights were trained with; F5-TTS's fine-tuning keeps it in "
+                    f"data/<project>_pinyin/ (or _char/), and it is the base model's own when the vocabulary was "
+                    f"not extended.")
+    vocoder = [name for name in missing if name.startswith(f"{VOCOS_DIR}/")]
+    if vocoder:
+        message += " " + where_to_get(vocoder, folder, "f5_base_model_dir", "F5-TTS",
+                                      f"https://huggingface.co/{VOCODER_REPO}")
+    return message
 
 
 def expected_state_shapes(arch: dict[str, Any], vocab_size: int) -> dict[str, tuple[int, ...]]:

@@ -81,9 +81,40 @@ def missing_files(folder: Path) -> list[str]:
     """Every file of the layout that ``folder`` lacks (weights apart), for one message naming them all."""
     needed = [CONFIG_FILE, *TOKENIZER_FILES, *(f"{CODEC_DIR}/{n}" for n in CODEC_FILES)]
     missing = [name for name in needed if not (folder / name).is_file()]
-    if not (folder / WEIGHTS_INDEX).is_file() and not (folder / WEIGHTS_FILE).is_file():
+    if not weight_files_present(folder):
         missing.append(f"{WEIGHTS_FILE} (or {WEIGHTS_INDEX} with its shards)")
     return missing
+
+
+ADAPTER_CONFIG = "adapter_config.json"  # peft's LoRA adapter folder (Unsloth's save_pretrained, our "lora" export)
+
+
+def _missing_message(folder: Path, missing: list[str]) -> str:
+    """What ``folder`` lacks, said for what it is: a LoRA adapter folder is not a model (it names its base); a
+    merged fine-tune (Unsloth's save_pretrained_merged) lacks only the codec, which is the base model's."""
+    from alltalk_gui.core.engine_api.shared_files import where_to_get
+    from alltalk_gui.core.engines.orpheus.download import CODEC_REPO
+
+    if (folder / ADAPTER_CONFIG).is_file() and not weight_files_present(folder):
+        try:
+            base = json.loads((folder / ADAPTER_CONFIG).read_text(encoding="utf-8")).get("base_model_name_or_path")
+        except (OSError, ValueError, AttributeError):
+            base = None
+        of = f" for {base}" if base else ""
+        return (f"{folder} holds a LoRA adapter{of} ({ADAPTER_CONFIG}), not a whole Orpheus model. Merge it into "
+                "its base model first (Unsloth's save_pretrained_merged(..., save_method='merged_16bit'), or peft's "
+                "merge_and_unload() and save_pretrained) and choose the merged folder; or export it from this app "
+                "as a model folder, not as the LoRA adapter alone.")
+    message = f"The Orpheus model folder {folder} is missing {', '.join(missing)}."
+    codec = [name for name in missing if name.startswith(f"{CODEC_DIR}/")]
+    if codec and len(codec) == len(missing):
+        message += " " + where_to_get(codec, folder, "orpheus_base_model_dir", "Orpheus-TTS",
+                                      f"https://huggingface.co/{CODEC_REPO}")
+    return message
+
+
+def weight_files_present(folder: Path) -> bool:
+    return (folder / WEIGHTS_INDEX).is_file() or (folder / WEIGHTS_FILE).is_file()
 
 
 def read_config(folder: Path) -> dict[str, Any]:
@@ -173,7 +204,7 @@ def validate_base_model(folder: str | os.PathLike[str]) -> OrpheusModelInfo:
         raise BaseModelError(f"The Orpheus model folder {folder} does not exist.")
     missing = missing_files(folder)
     if missing:
-        raise BaseModelError(f"The Orpheus model folder {folder} is missing {', '.join(missing)}.")
+        raise BaseModelError(_missing_message(folder, missing))
     config = read_config(folder)
     codec = read_codec_facts(folder / CODEC_DIR)
     special = special_tokens(folder, codec)

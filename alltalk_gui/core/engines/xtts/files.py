@@ -26,6 +26,8 @@ from alltalk_gui.core.engines.xtts.config_limits import range_errors
 
 REQUIRED_FILES = ("model.pth", "config.json", "vocab.json", "dvae.pth", "mel_stats.pth")
 OPTIONAL_FILES = ("speakers_xtts.pth",)
+# The same in every fine-tune of XTTS v2 (training never changes them): a fine-tune's folder gets them from its base.
+BASE_ONLY_FILES = ("dvae.pth", "mel_stats.pth")
 
 
 @dataclass(frozen=True)
@@ -99,10 +101,13 @@ def load_checkpoint(path: str | os.PathLike[str], mmap: bool = False) -> Any:
 def model_state_dict(checkpoint: Any, path: Path) -> dict[str, Any]:
     """The state dict inside a coqui ``model.pth`` (``{"model": ..., "config": ...}``) or a bare state dict."""
     state = checkpoint.get("model", checkpoint) if isinstance(checkpoint, dict) else None
-    if not isinstance(state, dict) or not any(k.startswith("gpt.") for k in state):
+    if isinstance(state, dict):
+        # coqui's Trainer saves the GPTTrainer, whose Xtts sits under "xtts." (AllTalk's finetune output, and its
+        # compacted models/trainedmodel/model.pth keep those names): strip it before looking for the GPT.
+        state = {k.removeprefix("xtts.") if isinstance(k, str) else k: v for k, v in state.items()}
+    if not isinstance(state, dict) or not any(isinstance(k, str) and k.startswith("gpt.") for k in state):
         raise BaseModelError(f"{path.name} in {path.parent} holds no XTTS GPT weights (no 'gpt.*' entries).")
-    # Checkpoints saved by coqui's Trainer prefix everything with "xtts."
-    return {k.removeprefix("xtts."): v for k, v in state.items()}
+    return state
 
 
 def dvae_shape(state: dict[str, Any], path: Path) -> DvaeShape:
@@ -161,6 +166,34 @@ def load_tokenizer(folder: str | os.PathLike[str]):
     return tokenizer
 
 
+def trainer_checkpoints(folder: Path) -> list[str]:
+    """The checkpoints coqui's Trainer writes into a training folder (AllTalk's
+    ``finetune/tmp-trn/training/XTTS_FT-*/``): ``best_model.pth``, ``best_model_<step>.pth``, ``checkpoint_<step>.pth``."""
+    return sorted(p.name for pattern in ("best_model*.pth", "checkpoint_*.pth") for p in folder.glob(pattern))
+
+
+def missing_files_message(folder: Path, missing: list[str]) -> str:
+    """Which files ``folder`` lacks and where a user gets them: a training folder of coqui's Trainer is named as
+    such (its checkpoint is not yet a model folder); ``dvae.pth`` and ``mel_stats.pth`` come from the base model."""
+    from alltalk_gui.core.engine_api.shared_files import where_to_get
+    from alltalk_gui.core.engines.xtts import download
+
+    found = trainer_checkpoints(folder)
+    if "model.pth" in missing and found:
+        return (f"{folder} is a training folder of coqui's Trainer (as AllTalk's finetune writes under "
+                f"finetune/tmp-trn/training/), with {', '.join(found)} but no model.pth. Use the model folder made "
+                "from it instead (AllTalk's final step copies the compacted model into models/trainedmodel/), or "
+                f"make one: copy {found[0]} into a new folder as model.pth, with this folder's config.json and "
+                "vocab.json and the base model's dvae.pth and mel_stats.pth.")
+    message = (f"The base-model folder {folder} is missing {', '.join(missing)}. An XTTS v2 base model needs "
+               f"{', '.join(REQUIRED_FILES)}.")
+    base_only = [name for name in missing if name in BASE_ONLY_FILES]
+    if base_only and len(base_only) == len(missing):
+        message += " " + where_to_get(base_only, folder, "base_model_dir", "XTTS v2",
+                                      f"https://huggingface.co/{download.DEFAULT_REPO}")
+    return message
+
+
 def validate_base_model(folder: str | os.PathLike[str]) -> BaseModelInfo:
     """Check that ``folder`` holds a usable XTTS v2 base model, without loading it onto a device.
 
@@ -179,10 +212,7 @@ def validate_base_model(folder: str | os.PathLike[str]) -> BaseModelInfo:
         raise BaseModelError(f"The base-model folder {folder} does not exist.")
     missing = [name for name in REQUIRED_FILES if not (folder / name).is_file()]
     if missing:
-        raise BaseModelError(
-            f"The base-model folder {folder} is missing {', '.join(missing)}. An XTTS v2 base model needs "
-            f"{', '.join(REQUIRED_FILES)}."
-        )
+        raise BaseModelError(missing_files_message(folder, missing))
     empty = [name for name in REQUIRED_FILES if (folder / name).stat().st_size == 0]
     if empty:
         raise BaseModelError(f"{', '.join(empty)} in {folder} is empty (an interrupted download?).")

@@ -102,3 +102,17 @@ def test_characters_the_tokenizer_reads_as_unknown_are_named(tmp_path):
     assert check.problem("Hello, there!") is None
     assert check.problem("Café {au lait}") == ("Parler-TTS's tokenizer (Flan-T5) cannot read 'é', '{', '}'; spell "
                                                "them out or remove them.")
+
+
+def test_a_saved_model_without_its_tokenizer_is_told_where_it_is(copy, tiny_parler, tmp_path, monkeypatch):
+    """ParlerTTSForConditionalGeneration.save_pretrained writes the model alone: the tokenizer is the base's."""
+    from alltalk_gui.core import app_settings
+
+    monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "settings"))
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        (copy / name).unlink()
+    with pytest.raises(BaseModelError, match="https://huggingface.co/parler-tts/parler-tts-mini-v1"):
+        validate_base_model(copy)
+    app_settings.set_value(get_engine("parler").base_model_setting, str(tiny_parler))
+    with pytest.raises(BaseModelError, match=f"copy them from your Parler-TTS base model in {tiny_parler} into {copy}"):
+        validate_base_model(copy)
