@@ -93,6 +93,7 @@ def _engine_arg(p: argparse.ArgumentParser, help_text: str, default: str | None 
 def _build_config(args: argparse.Namespace):
     from alltalk_gui.core import app_settings
     from alltalk_gui.core.engine_api.engine import get_engine, language_note
+    from alltalk_gui.core.engine_api.shared_files import in_words
     from alltalk_gui.core.project.folder import VoiceProject
     from alltalk_gui.core.training.config import ConfigError
     from alltalk_gui.core.training.run_config import build_train_config
@@ -114,7 +115,7 @@ def _build_config(args: argparse.Namespace):
     base = args.base_model or app_settings.get(engine.base_model_setting)
     if not base:
         raise ConfigError(f"No base model: pass --base-model DIR (a {engine.title} folder with "
-                          f"{', '.join(engine.base_model_files)}), or fetch one with 'alltalk-gui "
+                          f"{in_words(engine.base_model_files)}), or fetch one with 'alltalk-gui "
                           f"download-base-model DIR --engine {engine.name}'.")
     profile = getattr(args, "profile", None)
     devices = []

@@ -217,7 +217,7 @@ class Engine(Protocol):
     sample_rate: int                 # clips, datasets and training audio, in Hz
     output_sample_rate: int          # what synthesis returns, in Hz
     max_clip_ms: int                 # the longest clip the engine trains on
-    base_model_files: tuple[str, ...]
+    base_model_files: tuple[str, ...]  # glob patterns; "a|b": either (engine_api.shared_files.has_file)
     voice_files: tuple[str, ...]     # the base-model files synthesis reads
     export_formats: tuple[str, ...]
     export_format_titles: dict[str, str]  # format -> what a person reads ("AllTalk v2 (models/xtts)")

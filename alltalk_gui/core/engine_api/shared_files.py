@@ -15,15 +15,28 @@ from pathlib import Path
 from alltalk_gui.core import app_settings
 
 
-def where_to_get(files: list[str], folder: Path, setting: str, title: str, download: str) -> str:
+def where_to_get(files: list[str], folder: Path, setting: str, title: str, engine: str) -> str:
     """One sentence: copy ``files`` (paths relative to a model folder) into ``folder`` from the engine's chosen
-    base model (``setting`` in the app settings) when that folder has them all, else from ``download``."""
+    base model (``setting`` in the app settings) when that folder has them all, else from its download (the
+    ``download-base-model`` command for ``engine``, or the Train page's Download…)."""
     names = files[0] if len(files) == 1 else f"{', '.join(files[:-1])} and {files[-1]}"
     same = f"{names} {'is' if len(files) == 1 else 'are'} the same for every {title} fine-tune"
     base = _chosen_base(setting)
     if base is not None and base.resolve() != folder.resolve() and all((base / f).is_file() for f in files):
         return f"{same}: copy {'it' if len(files) == 1 else 'them'} from your {title} base model in {base} into {folder}."
-    return f"{same}: copy {'it' if len(files) == 1 else 'them'} from the {title} base model ({download}) into {folder}."
+    return (f"{same}: copy {'it' if len(files) == 1 else 'them'} into {folder} from the {title} base model (get it "
+            f"with 'alltalk-gui download-base-model DIR --engine {engine}' or the Train page's Download…).")
+
+
+def has_file(folder: Path, pattern: str) -> bool:
+    """Whether ``folder`` holds a file of ``pattern``, an entry of ``Engine.base_model_files``: a glob pattern, or
+    alternatives joined by ``|`` (F5-TTS: ``model_*.safetensors|model_*.pt``, its own trainer's checkpoints)."""
+    return any(p.is_file() for alternative in pattern.split("|") for p in folder.glob(alternative))
+
+
+def in_words(patterns: tuple[str, ...] | list[str]) -> str:
+    """``base_model_files`` entries for people: "model_*.safetensors or model_*.pt, vocab.txt"."""
+    return ", ".join(pattern.replace("|", " or ") for pattern in patterns)
 
 
 def _chosen_base(setting: str) -> Path | None:

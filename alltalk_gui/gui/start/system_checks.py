@@ -128,7 +128,9 @@ def check_base_model(folder: str | Path | None = None, engine: str | None = None
     except app_settings.SettingsError as exc:
         return Check(PROBLEM, "The app's settings file cannot be read.", str(exc))
     if folder is None:
-        files = ", ".join(chosen.base_model_files)
+        from alltalk_gui.core.engine_api.shared_files import in_words
+
+        files = in_words(chosen.base_model_files)
         return Check(WARNING, f"No {chosen.title} base model chosen yet.",
                      f"Training starts from the {chosen.title} base model. Choose its folder "
                      f"({chosen.base_model_hint}): it must hold {files}. You can do this later.")

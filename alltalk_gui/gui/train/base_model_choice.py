@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton, QWidget
 
 from alltalk_gui.core import app_settings
+from alltalk_gui.core.engine_api.shared_files import in_words
 from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, Engine, EngineError, engine_names, get_engine
 from alltalk_gui.gui.common.base_model_download import BaseModelDownload
 from alltalk_gui.gui.train.setup_facts import base_model_found, missing_base_files, other_engine_of
@@ -71,7 +72,7 @@ class BaseModelChoice(QObject):
                                f"for {title}. Choose the {title} folder, or choose {other.title} as the engine "
                                "above.</span>")
         elif folder is not None and folder.is_dir():
-            missing = ", ".join(missing_base_files(folder, self.engine))
+            missing = in_words(missing_base_files(folder, self.engine))
             self.label.setText(f"<span style='color:{RED}'>{folder} does not hold the {title} files (missing: "
                                f"{missing}).</span>")
         elif folder is not None:

@@ -48,7 +48,9 @@ def dataset_facts(project: VoiceProject) -> dict:
 def missing_base_files(folder: Path, engine: Engine) -> list[str]:
     """The engine's base-model files (some are patterns, e.g. F5-TTS's ``model_*.safetensors``) that
     ``folder`` lacks."""
-    return [pattern for pattern in engine.base_model_files if not any(p.is_file() for p in folder.glob(pattern))]
+    from alltalk_gui.core.engine_api.shared_files import has_file
+
+    return [pattern for pattern in engine.base_model_files if not has_file(folder, pattern)]
 
 
 def base_model_found(folder: Path | None, engine: Engine) -> bool:

@@ -94,7 +94,7 @@ def test_a_fine_tune_without_the_dvae_says_where_the_chosen_base_has_it(base, tm
     (folder / "dvae.pth").unlink()
     (folder / "mel_stats.pth").unlink()
     engine = get_engine("xtts")
-    with pytest.raises(BaseModelError, match="https://huggingface.co/coqui/XTTS-v2"):  # no base chosen yet
+    with pytest.raises(BaseModelError, match="download-base-model DIR --engine xtts"):  # no base chosen yet
         engine.describe_base_model(folder)
     app_settings.set_value(engine.base_model_setting, str(base))
     with pytest.raises(BaseModelError) as refused:

@@ -56,7 +56,7 @@ class F5Engine(HubDownload, ShippedProfiles):
     sample_rate = SAMPLE_RATE
     output_sample_rate = SAMPLE_RATE  # Vocos speaks at the mel's rate
     max_clip_ms = MAX_CLIP_MS
-    base_model_files = ("model_*.safetensors", VOCAB_FILE, *(f"{VOCOS_DIR}/{n}" for n in VOCOS_FILES))
+    base_model_files = ("model_*.safetensors|model_*.pt", VOCAB_FILE, *(f"{VOCOS_DIR}/{n}" for n in VOCOS_FILES))
     voice_files = (VOCAB_FILE, *(f"{VOCOS_DIR}/{n}" for n in VOCOS_FILES))
     export_formats = ("alltalk", "f5")
     export_format_titles = {"alltalk": "AllTalk v2 (models/f5tts/<name>)", "f5": "F5-TTS model folder"}

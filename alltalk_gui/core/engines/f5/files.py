@@ -232,8 +232,6 @@ def _missing_message(folder: Path, missing: list[str]) -> str:
     """Which files ``folder`` lacks, and where each comes from: F5-TTS's trainer keeps a fine-tune's vocabulary
     beside its dataset, not beside its checkpoints; the vocoder is the base model's."""
     from alltalk_gui.core.engine_api.shared_files import where_to_get
-    from alltalk_gui.core.engines.f5.download import VOCODER_REPO
-
     message = (f"The F5-TTS model folder {folder} is missing {', '.join(missing)}. It needs model_*.safetensors "
                f"(or F5-TTS's {LAST_CHECKPOINT}), {VOCAB_FILE} and {VOCOS_DIR}/{' + '.join(VOCOS_FILES)}.")
     if VOCAB_FILE in missing:
@@ -242,8 +240,7 @@ def _missing_message(folder: Path, missing: list[str]) -> str:
                     f"not extended.")
     vocoder = [name for name in missing if name.startswith(f"{VOCOS_DIR}/")]
     if vocoder:
-        message += " " + where_to_get(vocoder, folder, "f5_base_model_dir", "F5-TTS",
-                                      f"https://huggingface.co/{VOCODER_REPO}")
+        message += " " + where_to_get(vocoder, folder, "f5_base_model_dir", "F5-TTS", "f5")
     return message
 
 

@@ -93,7 +93,6 @@ def _missing_message(folder: Path, missing: list[str]) -> str:
     """What ``folder`` lacks, said for what it is: a LoRA adapter folder is not a model (it names its base); a
     merged fine-tune (Unsloth's save_pretrained_merged) lacks only the codec, which is the base model's."""
     from alltalk_gui.core.engine_api.shared_files import where_to_get
-    from alltalk_gui.core.engines.orpheus.download import CODEC_REPO
 
     if (folder / ADAPTER_CONFIG).is_file() and not weight_files_present(folder):
         try:
@@ -108,8 +107,7 @@ def _missing_message(folder: Path, missing: list[str]) -> str:
     message = f"The Orpheus model folder {folder} is missing {', '.join(missing)}."
     codec = [name for name in missing if name.startswith(f"{CODEC_DIR}/")]
     if codec and len(codec) == len(missing):
-        message += " " + where_to_get(codec, folder, "orpheus_base_model_dir", "Orpheus-TTS",
-                                      f"https://huggingface.co/{CODEC_REPO}")
+        message += " " + where_to_get(codec, folder, "orpheus_base_model_dir", "Orpheus-TTS", "orpheus")
     return message
 
 

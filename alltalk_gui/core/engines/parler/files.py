@@ -207,12 +207,10 @@ def validate_base_model(folder: str | os.PathLike[str]) -> ParlerModelInfo:
     if missing:
         # ParlerTTSForConditionalGeneration.save_pretrained writes the model alone; the tokenizer is the base's.
         from alltalk_gui.core.engine_api.shared_files import where_to_get
-        from alltalk_gui.core.engines.parler.download import REPOSITORIES
 
         raise BaseModelError(f"The Parler-TTS folder {folder} is missing {', '.join(missing)} (Flan-T5's tokenizer, "
                              "which reads the description and the text). "
-                             + where_to_get(missing, folder, "parler_base_model_dir", "Parler-TTS",
-                                            f"https://huggingface.co/{REPOSITORIES['mini']}"))
+                             + where_to_get(missing, folder, "parler_base_model_dir", "Parler-TTS", "parler"))
     files = weight_files(folder)
     tensors: dict[str, Any] = {}
     for path in files:

@@ -176,7 +176,6 @@ def missing_files_message(folder: Path, missing: list[str]) -> str:
     """Which files ``folder`` lacks and where a user gets them: a training folder of coqui's Trainer is named as
     such (its checkpoint is not yet a model folder); ``dvae.pth`` and ``mel_stats.pth`` come from the base model."""
     from alltalk_gui.core.engine_api.shared_files import where_to_get
-    from alltalk_gui.core.engines.xtts import download
 
     found = trainer_checkpoints(folder)
     if "model.pth" in missing and found:
@@ -189,8 +188,7 @@ def missing_files_message(folder: Path, missing: list[str]) -> str:
                f"{', '.join(REQUIRED_FILES)}.")
     base_only = [name for name in missing if name in BASE_ONLY_FILES]
     if base_only and len(base_only) == len(missing):
-        message += " " + where_to_get(base_only, folder, "base_model_dir", "XTTS v2",
-                                      f"https://huggingface.co/{download.DEFAULT_REPO}")
+        message += " " + where_to_get(base_only, folder, "base_model_dir", "XTTS v2", "xtts")
     return message
 
 

@@ -18,7 +18,7 @@ def test_a_merged_fine_tune_without_the_codec_is_told_where_it_is(tiny_orpheus, 
     monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "settings"))
     merged = tmp_path / "merged_16bit"
     shutil.copytree(tiny_orpheus, merged, ignore=shutil.ignore_patterns("snac"))
-    with pytest.raises(BaseModelError, match="https://huggingface.co/hubertsiuzdak/snac_24khz"):
+    with pytest.raises(BaseModelError, match="download-base-model DIR --engine orpheus"):
         validate_base_model(merged)
     app_settings.set_value(get_engine("orpheus").base_model_setting, str(tiny_orpheus))
     with pytest.raises(BaseModelError) as refused:

@@ -111,7 +111,7 @@ def test_a_saved_model_without_its_tokenizer_is_told_where_it_is(copy, tiny_parl
     monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "settings"))
     for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
         (copy / name).unlink()
-    with pytest.raises(BaseModelError, match="https://huggingface.co/parler-tts/parler-tts-mini-v1"):
+    with pytest.raises(BaseModelError, match="download-base-model DIR --engine parler"):
         validate_base_model(copy)
     app_settings.set_value(get_engine("parler").base_model_setting, str(tiny_parler))
     with pytest.raises(BaseModelError, match=f"copy them from your Parler-TTS base model in {tiny_parler} into {copy}"):
