@@ -79,3 +79,13 @@ def test_missing_vocabulary_and_vocoder_say_where_each_comes_from(ckpts, tiny_f5
     assert (f"vocos/config.yaml and vocos/pytorch_model.bin are the same for every F5-TTS fine-tune: copy them "
             f"from your F5-TTS base model in {tiny_f5} into {ckpts}.") in message
     assert not (ckpts / "vocos").exists() and not (ckpts / "vocab.txt").exists()
+
+
+def test_the_train_page_counts_the_trainer_folder_as_found(ckpts):
+    from alltalk_gui.gui.train.setup_facts import base_model_found, missing_base_files
+
+    f5 = get_engine("f5")
+    assert base_model_found(ckpts, f5)  # was "missing: model_*.safetensors" for a folder the CLI trains from
+    (ckpts / "model_last.pt").unlink()
+    (ckpts / "model_1000.pt").unlink()
+    assert missing_base_files(ckpts, f5) == ["model_*.safetensors|model_*.pt"]
