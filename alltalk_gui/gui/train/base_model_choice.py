@@ -5,12 +5,17 @@ Each engine remembers its own base-model folder in the app settings (``Engine.ba
 ``base_model_dir`` for XTTS v2, the first-run page's choice, and ``f5_base_model_dir`` for F5-TTS), so switching
 engines never points one at the other's files. "Found" means the folder holds every file the engine names in
 ``base_model_files`` (patterns included, e.g. F5-TTS's ``model_*.safetensors``); the full check that loads
-tensors is training's first step. The widgets are placed by the page; ``changed`` fires when the folder changed.
+tensors is training's first step. A folder that lacks files is often a model the user fine-tuned with another
+tool (AllTalk's or coqui's training folder, F5-TTS's ckpts/<project>/, Unsloth's LoRA adapter): the engine's own
+check (``describe_base_model``, in a worker: it may import torch) then replaces the list with what the folder is
+and where each missing file comes from. The widgets are placed by the page; ``changed`` fires when the folder changed.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from html import escape
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton, QWidget
@@ -19,6 +24,7 @@ from alltalk_gui.core import app_settings
 from alltalk_gui.core.engine_api.shared_files import in_words
 from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, Engine, EngineError, engine_names, get_engine
 from alltalk_gui.gui.common.base_model_download import BaseModelDownload
+from alltalk_gui.gui.common.workers import Worker
 from alltalk_gui.gui.train.setup_facts import base_model_found, missing_base_files, other_engine_of
 
 RED = "#c62828"
@@ -40,6 +46,8 @@ class BaseModelChoice(QObject):
         self.download.finished.connect(self._downloaded)
         self.download.failed.connect(lambda error: self.label.setText(
             f"<span style='color:{RED}'>Download failed: {error}</span>"))
+        self.check: Worker | None = None  # the engine's own check of a folder that lacks files
+        self._asked = 0  # which refresh asked the engine: only the latest one's answer is shown
 
     def set_engine(self, name: str) -> None:
         self.engine = get_engine(name)
@@ -64,6 +72,7 @@ class BaseModelChoice(QObject):
         return base_model_found(self.folder(), self.engine)
 
     def refresh(self) -> None:
+        self._asked += 1
         folder, title = self.folder(), self.engine.title
         if base_model_found(folder, self.engine):
             self.label.setText(f"{title} found in {folder}")
@@ -75,12 +84,34 @@ class BaseModelChoice(QObject):
             missing = in_words(missing_base_files(folder, self.engine))
             self.label.setText(f"<span style='color:{RED}'>{folder} does not hold the {title} files (missing: "
                                f"{missing}).</span>")
+            self._explain(folder)
         elif folder is not None:
             self.label.setText(f"<span style='color:{RED}'>The {title} folder {folder} does not exist any more: "
                                "choose its folder or download it.</span>")
         else:
             self.label.setText(f"<span style='color:{RED}'>{title}: not chosen yet. Choose its folder or download "
                                f"it ({self.engine.download_size}).</span>")
+
+    def _explain(self, folder: Path) -> None:
+        """Ask the engine, in a worker, what ``folder`` is and where its missing files come from; its answer (which
+        names the missing files too) replaces the list unless the page asked again meanwhile."""
+        engine, asked = self.engine, self._asked
+
+        def job(_job) -> str:
+            try:
+                engine.describe_base_model(folder)
+            except EngineError as exc:
+                return str(exc)
+            return ""
+
+        self.check = Worker(job, self)
+        self.check.finished.connect(lambda answer: self._explained(asked, answer))
+        self.check.start()
+
+    def _explained(self, asked: int, answer: object) -> None:
+        if asked != self._asked or not answer:
+            return
+        self.label.setText(f"<span style='color:{RED}'>{escape(str(answer), quote=False)}</span>")
 
     def choose(self) -> None:
         # Open where the current model is; for a first choice, beside another engine's model (base models are
