@@ -31,12 +31,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("dir", help="project folder")
     p.set_defaults(func=cmd_checkpoints)
 
-    p = sub.add_parser("preview", help="speak a sentence with a trained checkpoint (and the base model)")
+    p = sub.add_parser("preview", help="speak a sentence with a trained checkpoint (and the base model), or with "
+                                       "any model folder of the project's engine (--model)")
     p.add_argument("dir", help="project folder")
     p.add_argument("--text", required=True, help="what to say")
     p.add_argument("--out", required=True, metavar="FILE.wav", help="where to write the wav (a .json with the "
                    "settings is written beside it)")
     _checkpoint_args(p)
+    p.add_argument("--model", metavar="DIR", help="speak with this model folder of the project's engine instead of a "
+                   "checkpoint: a fine-tune made with another tool, or an export of this app (the folder is only "
+                   "read); not with --checkpoint, --run, --base-model or --ab")
     p.add_argument("--language", help="language code (default: the run's or the project's)")
     p.add_argument("--ab", action="store_true", help="also speak it with the base model, into FILE_base.wav")
     p.add_argument("--whisper-model", metavar="NAME_OR_PATH", help="check intelligibility: transcribe with this "
@@ -163,6 +167,24 @@ def _checkpoint(args: argparse.Namespace, project: VoiceProject) -> CheckpointIn
     return checkpoint
 
 
+def _voice_input(args: argparse.Namespace, project: VoiceProject, engine, words) -> tuple[list[Path], str]:
+    """The reference clips and words the engine speaks from: the clips (one, with its transcript, for an engine
+    that continues a clip), or for an engine that speaks from a speaker name or description, --reference-text or
+    ``words()``."""
+    kind = engine.reference_kind
+    references = _references(args, project) if kind.uses_audio else []
+    reference_text = args.reference_text or ""
+    if kind is ReferenceKind.CLIP_WITH_WORDS:
+        references = references[:1]  # the engine continues one clip
+        if not reference_text:
+            from alltalk_gui.core.voice.references import reference_text as transcript_of
+
+            reference_text = transcript_of(references[0])
+    elif not kind.uses_audio:
+        reference_text = reference_text or words()
+    return references, reference_text
+
+
 def _references(args: argparse.Namespace, project: VoiceProject) -> list[Path]:
     if args.reference:
         return [Path(r).expanduser().absolute() for r in args.reference]
@@ -204,6 +226,8 @@ def cmd_preview(args: argparse.Namespace) -> int:
     from alltalk_gui.core.voice.preview import PreviewEngine, generate_preview
 
     project = VoiceProject.open(args.dir)
+    if args.model:
+        return _preview_model_folder(args, project)
     try:
         if not args.text.strip():
             raise PreviewError("--text is empty: give the sentence to speak.")
@@ -211,7 +235,6 @@ def cmd_preview(args: argparse.Namespace) -> int:
         language = args.language or checkpoint.language or project.language
         engine = PreviewEngine(args.device, engine=checkpoint.engine)
         kind = engine.engine.reference_kind
-        references = _references(args, project) if kind.uses_audio else []
         settings = _settings(args, engine.engine, checkpoint)
         checker = None
         if args.whisper_model:
@@ -219,15 +242,8 @@ def cmd_preview(args: argparse.Namespace) -> int:
         out = Path(args.out).expanduser().absolute()
         if out.suffix.lower() != ".wav":
             raise PreviewError(f"--out must name a .wav file (got {out.name}).")
-        reference_text = args.reference_text or ""
-        if kind is ReferenceKind.CLIP_WITH_WORDS:
-            references = references[:1]  # the engine continues one clip
-            if not reference_text:
-                from alltalk_gui.core.voice.references import reference_text as transcript_of
-
-                reference_text = transcript_of(references[0])
-        elif not kind.uses_audio:
-            reference_text = reference_text or engine.engine.reference_suggestion(checkpoint)
+        references, reference_text = _voice_input(args, project, engine.engine,
+                                                  lambda: engine.engine.reference_suggestion(checkpoint))
         if kind.uses_audio:
             heard = ", ".join(r.name for r in references) + (f' ("{reference_text}")' if reference_text else "")
         else:  # a speaker's name or a description: the words are the reference
@@ -252,13 +268,56 @@ def cmd_preview(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _settings(args: argparse.Namespace, engine, checkpoint: CheckpointInfo) -> GenerationSettings:
-    """The engine's defaults for the checkpoint's base model, with the options given on the command line.
+def _preview_model_folder(args: argparse.Namespace, project: VoiceProject) -> int:
+    """``preview --model DIR``: speak with a model folder of the project's engine, checked by the engine first (a
+    fine-tune from another tool, or an export), with the project's references or voice prompt."""
+    from alltalk_gui.core.engine_api.engine import BaseModelError
+    from alltalk_gui.core.voice.preview import PreviewEngine, generate_preview
+
+    try:
+        clash = [flag for flag, given in (("--checkpoint", args.checkpoint), ("--run", args.run),
+                                          ("--base-model", args.base_model), ("--ab", args.ab)) if given]
+        if clash:
+            raise PreviewError(f"--model speaks with a model folder alone: leave out {', '.join(clash)}.")
+        if not args.text.strip():
+            raise PreviewError("--text is empty: give the sentence to speak.")
+        out = Path(args.out).expanduser().absolute()
+        if out.suffix.lower() != ".wav":
+            raise PreviewError(f"--out must name a .wav file (got {out.name}).")
+        folder = Path(args.model).expanduser().absolute()
+        engine = PreviewEngine(args.device, engine=project.engine)
+        try:
+            described = engine.engine.describe_base_model(folder)
+        except BaseModelError as exc:
+            raise PreviewError(f"The {engine.engine.title} model in {folder} cannot be used: {exc}") from exc
+        # A speaker name or description: the project's (the folder's own may differ: --reference-text).
+        references, reference_text = _voice_input(args, project, engine.engine,
+                                                  lambda: engine.engine.voice_prompt(project))
+        settings = _settings(args, engine.engine, folder)
+        checker = _checker(args.whisper_model, args.device) if args.whisper_model else None
+        language = args.language or project.language
+        print(f"Speaking with the model in {folder} ({language}): {described}", flush=True)
+        result = generate_preview(engine, base_model_dir=folder, checkpoint=None, text=args.text,
+                                  references=references, language=language, settings=settings,
+                                  out_dir=out.parent, out_file=out, checker=checker, reference_text=reference_text,
+                                  label="model")
+    except _errors() as exc:
+        print(f"alltalk-gui: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    wer = f", WER {result.wer:.2f} (heard: \"{result.transcript}\")" if result.wer is not None else ""
+    print(f"  model: {result.wav} ({result.duration_s:.1f} s, made in {result.generation_s:.1f} s){wer}")
+    return EXIT_OK
+
+
+def _settings(args: argparse.Namespace, engine, checkpoint: CheckpointInfo | Path) -> GenerationSettings:
+    """The engine's defaults for the checkpoint's base model (or for a model folder), with the options given on
+    the command line.
 
     Raises:
         PreviewError: an option the engine does not have, or a value out of range.
     """
-    settings = GenerationSettings.for_engine(engine, checkpoint.base_model_dir)
+    model = checkpoint if isinstance(checkpoint, Path) else checkpoint.base_model_dir
+    settings = GenerationSettings.for_engine(engine, model)
     given = {key.removeprefix("option_"): value for key, value in vars(args).items()
              if key.startswith("option_") and value is not None}
     other = sorted(set(given) - set(engine.generation_options.names()))

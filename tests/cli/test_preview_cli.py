@@ -111,3 +111,33 @@ def test_an_option_two_engines_share_shows_each_engines_help_and_default():
     assert "Parler-TTS v1: One generation stops" in text and "(default 30.0 unless" in text
     option, engines = next((o, e) for o, e in _generation_options().items() if o.name == "temperature")
     assert _help(option, engines).count("(default") == len({(o.setting.help, o.default) for _, o in engines})
+
+
+def test_preview_a_model_folder_that_is_no_run_of_the_project(voice, tmp_path, capsys):
+    """``preview --model``: an export of this app (or a fine-tune from another tool) speaks without a run; the folder
+    is only read; clashing options and another engine's folder are refused before anything is written."""
+    assert main(["export", str(voice.project), "--format", "alltalk", "--out", str(tmp_path / "alltalk"),
+                 "--name", "mine"]) == 0
+    folder = tmp_path / "alltalk" / "mine"
+    before = {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
+    capsys.readouterr()
+    out = tmp_path / "takes" / "mine.wav"
+    assert main(["preview", str(voice.project), "--text", "Hello world.", "--model", str(folder), "--out", str(out),
+                 "--max-new-tokens", "8", "--device", "cpu"]) == 0
+    said = capsys.readouterr().out
+    assert f"Speaking with the model in {folder} (en): GPT with" in said and f"  model: {out}" in said
+    info = json.loads(out.with_suffix(".json").read_text())
+    assert info["label"] == "model" and info["checkpoint"] is None and info["checkpoint_label"] == str(folder)
+    assert sf.read(out)[0].size > 0
+    assert {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == before
+
+    refused = tmp_path / "refused.wav"
+    assert main(["preview", str(voice.project), "--text", "Hi.", "--model", str(folder), "--ab", "--out",
+                 str(refused)]) == 2
+    assert "--model speaks with a model folder alone: leave out --ab." in capsys.readouterr().err
+    (tmp_path / "f5ish").mkdir()
+    (tmp_path / "f5ish" / "model_last.pt").write_bytes(b"x")
+    assert main(["preview", str(voice.project), "--text", "Hi.", "--model", str(tmp_path / "f5ish"), "--out",
+                 str(refused)]) == 2
+    assert f"The XTTS v2 model in {tmp_path / 'f5ish'} cannot be used: " in capsys.readouterr().err
+    assert not refused.exists() and not refused.with_suffix(".json").exists()

@@ -311,7 +311,8 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
                      checkpoint: CheckpointInfo | None, text: str, references: list[str | os.PathLike[str]],
                      language: str, settings: GenerationSettings, out_dir: str | os.PathLike[str],
                      stem: str | None = None, checker: Any = None, out_file: str | os.PathLike[str] | None = None,
-                     progress: ProgressCallback | None = None, reference_text: str = "") -> PreviewResult:
+                     progress: ProgressCallback | None = None, reference_text: str = "",
+                     label: str | None = None) -> PreviewResult:
     """Generate one preview and save it (wav + JSON) into ``out_dir`` (or exactly ``out_file``).
 
     Args:
@@ -324,12 +325,14 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
             that name or description (``Engine.reference_kind``).
         checker: an :class:`alltalk_gui.core.transcription.wer.IntelligibilityChecker`; None skips the WER.
         stem: file name without extension; default ``<time>_<words of the text>_<label>``.
+        label: what the take is called (default "fine-tuned" with a checkpoint, else "base"), e.g. "model" for a
+            model folder that is no base model of this project (``preview --model``).
 
     Raises:
         PreviewError: see :meth:`PreviewEngine.synthesize`; ReferenceClipError: a reference cannot be read.
     """
     report = progress or (lambda _what, _fraction: None)
-    label = TUNED_LABEL if checkpoint is not None else BASE_LABEL
+    label = label or (TUNED_LABEL if checkpoint is not None else BASE_LABEL)
     base = Path(base_model_dir)
     if not " ".join(text.split()):
         raise PreviewError("The text is empty: type a sentence to hear.")
@@ -365,7 +368,7 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
     result = PreviewResult(
         wav=wav_path, info=info_path, label=label, text=" ".join(text.split()), language=language,
         checkpoint=str(checkpoint.path) if checkpoint else None,
-        checkpoint_label=checkpoint.label if checkpoint else "base model",
+        checkpoint_label=checkpoint.label if checkpoint else ("base model" if label == BASE_LABEL else str(base)),
         references=[str(r) for r in references], settings=settings, sample_rate=rate,
         duration_s=wav.size / rate, generation_s=elapsed, reference_text=reference.text,
     )
