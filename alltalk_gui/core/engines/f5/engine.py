@@ -24,7 +24,7 @@ from alltalk_gui.core.engine_api.engine import (
     language_note,
 )
 from alltalk_gui.core.engines.f5 import download
-from alltalk_gui.core.engines.f5.files import HOP_LENGTH, SAMPLE_RATE, VOCAB_FILE, VOCOS_DIR, VOCOS_FILES
+from alltalk_gui.core.engines.f5.files import BASE_MODEL_SETTING, HOP_LENGTH, SAMPLE_RATE, VOCAB_FILE, VOCOS_DIR, VOCOS_FILES
 from alltalk_gui.core.engines.f5.options import F5GenerationOptions, F5TrainOptions
 
 MAX_CLIP_MS = 30_000          # F5's own dataset keeps clips up to 30 s
@@ -63,7 +63,7 @@ class F5Engine(HubDownload, ShippedProfiles):
     export_folders = {"alltalk": "models/f5tts"}
     export_training_files = ""  # an F5 export is the whole model (weights, vocabulary, vocoder)
     export_half = True
-    base_model_setting = "f5_base_model_dir"
+    base_model_setting = BASE_MODEL_SETTING
     base_model_hint = (f"a download of https://huggingface.co/{download.MODEL_REPO} (F5TTS_v1_Base) with the "
                        f"{download.VOCODER_REPO} vocoder in vocos/, or an AllTalk install's models/f5tts/<model>")
     download_repo = ""  # it reads two repositories, the model's and the vocoder's

@@ -22,6 +22,7 @@ from typing import Any
 
 from alltalk_gui.core.engine_api.engine import BaseModelError  # noqa: F401  (re-exported)
 
+BASE_MODEL_SETTING = "f5_base_model_dir"  # the app settings' key of the base-model folder chosen for this engine
 VOCAB_FILE = "vocab.txt"
 VOCOS_DIR = "vocos"
 VOCOS_FILES = ("config.yaml", "pytorch_model.bin")
@@ -240,7 +241,7 @@ def _missing_message(folder: Path, missing: list[str]) -> str:
                     f"not extended.")
     vocoder = [name for name in missing if name.startswith(f"{VOCOS_DIR}/")]
     if vocoder:
-        message += " " + where_to_get(vocoder, folder, "f5_base_model_dir", "F5-TTS", "f5")
+        message += " " + where_to_get(vocoder, folder, BASE_MODEL_SETTING, "F5-TTS", "f5")
     return message
 
 

@@ -26,7 +26,7 @@ from alltalk_gui.core.engine_api.engine import (
 from alltalk_gui.core.engines.orpheus import download
 from alltalk_gui.core.engines.orpheus.codec import CODEC_DIR, CODEC_FILES
 from alltalk_gui.core.engines.orpheus.data import MAX_SECONDS
-from alltalk_gui.core.engines.orpheus.files import CONFIG_FILE, TOKENIZER_FILES
+from alltalk_gui.core.engines.orpheus.files import BASE_MODEL_SETTING, CONFIG_FILE, TOKENIZER_FILES
 from alltalk_gui.core.engines.orpheus.options import OrpheusGenerationOptions, OrpheusTrainOptions
 
 SAMPLE_RATE = 24_000          # SNAC 24 kHz: clips, datasets and speech
@@ -54,7 +54,7 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
     export_formats = tuple(EXPORT_FORMAT_TITLES)
     export_format_titles = EXPORT_FORMAT_TITLES
     export_folders: dict[str, str] = {}  # AllTalk v2 has no Orpheus engine: neither format goes into its models/
-    base_model_setting = "orpheus_base_model_dir"
+    base_model_setting = BASE_MODEL_SETTING
     download_size = "about 6.7 GB"
     download_repo = download.MODELS[download.DEFAULT_MODEL]
     base_model_hint = ("Orpheus 3B 0.1 from the Hugging Face Hub (canopylabs/orpheus-3b-0.1-pretrained, or -ft for "

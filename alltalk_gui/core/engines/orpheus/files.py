@@ -27,6 +27,7 @@ from typing import Any
 from alltalk_gui.core.engine_api.engine import BaseModelError
 from alltalk_gui.core.engines.orpheus.codec import CODEC_DIR, CODEC_FILES, CodecFacts, read_codec_facts
 
+BASE_MODEL_SETTING = "orpheus_base_model_dir"  # the app settings' key of the base-model folder chosen for this engine
 CONFIG_FILE = "config.json"
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
 WEIGHTS_FILE = "model.safetensors"
@@ -107,7 +108,7 @@ def _missing_message(folder: Path, missing: list[str]) -> str:
     message = f"The Orpheus model folder {folder} is missing {', '.join(missing)}."
     codec = [name for name in missing if name.startswith(f"{CODEC_DIR}/")]
     if codec and len(codec) == len(missing):
-        message += " " + where_to_get(codec, folder, "orpheus_base_model_dir", "Orpheus-TTS", "orpheus")
+        message += " " + where_to_get(codec, folder, BASE_MODEL_SETTING, "Orpheus-TTS", "orpheus")
     return message
 
 

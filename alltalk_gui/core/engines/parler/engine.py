@@ -25,7 +25,7 @@ from alltalk_gui.core.engine_api.engine import (BaseModelError, DiskNeeds, Engin
                                                ReferenceKind, ShippedProfiles, TrainingSetup)
 from alltalk_gui.core.engines.parler import download
 from alltalk_gui.core.engines.parler.environment import ENVIRONMENT
-from alltalk_gui.core.engines.parler.files import CONFIG_FILE, SAMPLE_RATE, TOKENIZER_FILE, TOKENIZER_FILES
+from alltalk_gui.core.engines.parler.files import BASE_MODEL_SETTING, CONFIG_FILE, SAMPLE_RATE, TOKENIZER_FILE, TOKENIZER_FILES
 from alltalk_gui.core.engines.parler.options import ParlerGenerationOptions, ParlerTrainOptions
 
 WORKER = "alltalk_gui.core.engines.parler.worker"
@@ -61,7 +61,7 @@ class ParlerEngine(HubDownload, ShippedProfiles):
     export_folders: dict[str, str] = {}  # AllTalk loads Parler-TTS from the Hub by name, not fine-tuned folders
     export_training_files = ""  # a Parler export is the whole model (with Flan-T5 and DAC) and its description
     export_half = True
-    base_model_setting = "parler_base_model_dir"
+    base_model_setting = BASE_MODEL_SETTING
     base_model_hint = (f"a download of https://huggingface.co/{download.REPOSITORIES['mini']} (or "
                        f"{download.REPOSITORIES['large']}): config.json, model.safetensors and the tokenizer's files")
     download_repo = ""  # Mini or Large, each from its own repository

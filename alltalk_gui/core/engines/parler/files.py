@@ -29,6 +29,7 @@ from typing import Any
 
 from alltalk_gui.core.engine_api.engine import BaseModelError
 
+BASE_MODEL_SETTING = "parler_base_model_dir"  # the app settings' key of the base-model folder chosen for this engine
 CONFIG_FILE = "config.json"
 GENERATION_CONFIG = "generation_config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -210,7 +211,7 @@ def validate_base_model(folder: str | os.PathLike[str]) -> ParlerModelInfo:
 
         raise BaseModelError(f"The Parler-TTS folder {folder} is missing {', '.join(missing)} (Flan-T5's tokenizer, "
                              "which reads the description and the text). "
-                             + where_to_get(missing, folder, "parler_base_model_dir", "Parler-TTS", "parler"))
+                             + where_to_get(missing, folder, BASE_MODEL_SETTING, "Parler-TTS", "parler"))
     files = weight_files(folder)
     tensors: dict[str, Any] = {}
     for path in files:

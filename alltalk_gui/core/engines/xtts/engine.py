@@ -18,7 +18,7 @@ from alltalk_gui.core.engine_api.engine import (
 )
 from alltalk_gui.core.engine_api.languages import CODES, missing_sentence, split_text
 from alltalk_gui.core.engines.xtts import download
-from alltalk_gui.core.engines.xtts.files import OPTIONAL_FILES, REQUIRED_FILES
+from alltalk_gui.core.engines.xtts.files import BASE_MODEL_SETTING, OPTIONAL_FILES, REQUIRED_FILES
 from alltalk_gui.core.engines.xtts.options import XttsGenerationOptions, XttsTrainOptions
 
 SAMPLE_RATE = 22050         # the GPT, the DVAE and the conditioning front end all work at 22 050 Hz
@@ -45,7 +45,7 @@ class XttsEngine(HubDownload, ShippedProfiles):
     export_folders = {"alltalk": "models/xtts"}
     export_training_files = "dvae.pth, mel_stats.pth"  # AllTalk's format always has them (see export.py)
     export_half = True
-    base_model_setting = "base_model_dir"
+    base_model_setting = BASE_MODEL_SETTING
     base_model_hint = (f"for example an AllTalk install's models/xtts/xttsv2_2.0.3, or a download of "
                        f"https://huggingface.co/{download.DEFAULT_REPO}")
     download_repo = download.DEFAULT_REPO

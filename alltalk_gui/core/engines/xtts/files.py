@@ -24,6 +24,7 @@ from typing import Any, Iterator
 from alltalk_gui.core.engine_api.engine import BaseModelError  # noqa: F401  (re-exported)
 from alltalk_gui.core.engines.xtts.config_limits import range_errors
 
+BASE_MODEL_SETTING = "base_model_dir"  # the app settings' key of the base-model folder chosen for this engine
 REQUIRED_FILES = ("model.pth", "config.json", "vocab.json", "dvae.pth", "mel_stats.pth")
 OPTIONAL_FILES = ("speakers_xtts.pth",)
 # The same in every fine-tune of XTTS v2 (training never changes them): a fine-tune's folder gets them from its base.
@@ -188,7 +189,7 @@ def missing_files_message(folder: Path, missing: list[str]) -> str:
                f"{', '.join(REQUIRED_FILES)}.")
     base_only = [name for name in missing if name in BASE_ONLY_FILES]
     if base_only and len(base_only) == len(missing):
-        message += " " + where_to_get(base_only, folder, "base_model_dir", "XTTS v2", "xtts")
+        message += " " + where_to_get(base_only, folder, BASE_MODEL_SETTING, "XTTS v2", "xtts")
     return message
 
 

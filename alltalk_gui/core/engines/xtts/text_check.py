@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from alltalk_gui.core.engine_api import languages
+from alltalk_gui.core.engines.xtts.files import BASE_MODEL_SETTING
 
 # The languages XTTS v2 was trained on, as coqui's text cleaning names them (zh, not zh-cn).
 XTTS_LANGUAGES = frozenset(lang.tokenizer_code for lang in languages.LANGUAGES)
-
-BASE_MODEL_SETTING = "base_model_dir"  # app setting naming the XTTS base-model folder (see core.app_settings)
 
 # The script the cleaned text of each language is written in; zh, ja and ko are romanised by the cleaning.
 _SCRIPT = {"ru": "CYRILLIC", "ar": "ARABIC", "hi": "DEVANAGARI"}
