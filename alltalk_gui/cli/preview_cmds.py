@@ -271,8 +271,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
 def _preview_model_folder(args: argparse.Namespace, project: VoiceProject) -> int:
     """``preview --model DIR``: speak with a model folder of the project's engine, checked by the engine first (a
     fine-tune from another tool, or an export), with the project's references or voice prompt."""
-    from alltalk_gui.core.engine_api.engine import BaseModelError
-    from alltalk_gui.core.voice.preview import PreviewEngine, generate_preview
+    from alltalk_gui.core.voice.preview import PreviewEngine, Voice, check_model_folder, generate_take
 
     try:
         clash = [flag for flag, given in (("--checkpoint", args.checkpoint), ("--run", args.run),
@@ -286,10 +285,7 @@ def _preview_model_folder(args: argparse.Namespace, project: VoiceProject) -> in
             raise PreviewError(f"--out must name a .wav file (got {out.name}).")
         folder = Path(args.model).expanduser().absolute()
         engine = PreviewEngine(args.device, engine=project.engine)
-        try:
-            described = engine.engine.describe_base_model(folder)
-        except BaseModelError as exc:
-            raise PreviewError(f"The {engine.engine.title} model in {folder} cannot be used: {exc}") from exc
+        described = check_model_folder(engine.engine, folder)
         # A speaker name or description: the project's (the folder's own may differ: --reference-text).
         references, reference_text = _voice_input(args, project, engine.engine,
                                                   lambda: engine.engine.voice_prompt(project))
@@ -297,10 +293,9 @@ def _preview_model_folder(args: argparse.Namespace, project: VoiceProject) -> in
         checker = _checker(args.whisper_model, args.device) if args.whisper_model else None
         language = args.language or project.language
         print(f"Speaking with the model in {folder} ({language}): {described}", flush=True)
-        result = generate_preview(engine, base_model_dir=folder, checkpoint=None, text=args.text,
-                                  references=references, language=language, settings=settings,
-                                  out_dir=out.parent, out_file=out, checker=checker, reference_text=reference_text,
-                                  label="model")
+        result = generate_take(engine, Voice.model_folder(folder), text=args.text, references=references,
+                               language=language, settings=settings, out_dir=out.parent, out_file=out,
+                               checker=checker, reference_text=reference_text)
     except _errors() as exc:
         print(f"alltalk-gui: {exc}", file=sys.stderr)
         return EXIT_USAGE

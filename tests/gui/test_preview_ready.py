@@ -48,9 +48,11 @@ def test_each_checkpoint_is_listed_once_with_its_marks(qtbot, voice):
     page = PreviewPage()
     qtbot.addWidget(page)
     page.set_project(VoiceProject.open(voice.project))
-    items = [page.checkpoint_box.itemText(i) for i in range(page.checkpoint_box.count())]
-    paths = [page.checkpoint_box.itemData(i) for i in range(page.checkpoint_box.count())]
-    assert len(items) == len(set(paths)) == 2
+    rows = range(len(page.inputs.checkpoints))  # the checkpoints come first, then the model folder's entries
+    items = [page.checkpoint_box.itemText(i) for i in rows]
+    paths = [page.checkpoint_box.itemData(i) for i in rows]
+    assert len(items) == len(set(paths)) == 2 and all(p.startswith(str(voice.project)) for p in paths)
+    assert page.checkpoint_box.itemText(page.checkpoint_box.count() - 1) == "A model folder…"
     assert "latest" in items[0] and sum("best" in item for item in items) == 1
 
 

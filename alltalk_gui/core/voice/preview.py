@@ -8,6 +8,11 @@ word error rate of what Whisper heard (:mod:`alltalk_gui.core.transcription.wer`
 the same seed, so the difference you hear is the fine-tuning, not the dice. :func:`checkpoint_preview` is the
 hook for "a preview sentence at each checkpoint" during training.
 
+What speaks a take is a :class:`Voice`: the base model, one of the project's checkpoints, or any model folder of
+the project's engine (a fine-tune made with another tool, or an export of this app), which the engine checks first
+(:func:`check_model_folder`) and which is only read. :func:`generate_take` speaks with one, :func:`generate_pair`
+with two (same sentence, references and seed): the CLI's ``preview --model`` and the Preview page both use them.
+
 Generation settings are the seed every engine reads and the engine's own options by name
 (:class:`GenerationSettings`): the engine declares them (``Engine.generation_options``) and gives a base model's
 defaults (``for_base_model``, e.g. a sampling temperature from the model's own config), which is plain JSON: no
@@ -38,6 +43,8 @@ from alltalk_gui.core.resources import resource_path
 CHECKPOINT_PREVIEW_MIN_GPU_GIB = 16.0  # below this, previews during training start switched off
 BASE_LABEL = "base"
 TUNED_LABEL = "fine-tuned"
+MODEL_LABEL = "model"   # a model folder that is no run of the project (another tool's fine-tune, an export)
+MAX_LOADED = 2          # models a PreviewEngine keeps: the two sides of an A/B (about 2 GB each for XTTS)
 
 ProgressCallback = Callable[[str, float], None]
 
@@ -125,6 +132,16 @@ class PreviewResult:
     wer_note: str = ""                  # why there is no WER, when there is none
     # The reference clip's words, the speaker's name or the voice's description, by the engine's reference kind.
     reference_text: str = ""
+    position: int = 0                   # its place in an A/B pair: 0 on the left, 1 on the right
+
+    @property
+    def speaker(self) -> str:
+        """Which model spoke, in words: "Base model", "Fine-tuned · run1 · step 4", "Model folder · mine"."""
+        if self.label == BASE_LABEL:
+            return "Base model"
+        if self.label == MODEL_LABEL:
+            return f"Model folder · {Path(self.checkpoint_label).name or self.checkpoint_label}"
+        return f"Fine-tuned · {self.checkpoint_label}"
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -152,8 +169,9 @@ class PreviewResult:
 
 
 def load_previews(folder: str | os.PathLike[str], limit: int = 20) -> list[list[PreviewResult]]:
-    """The newest ``limit`` preview rows saved in ``folder``, newest first; an A/B pair (same stem, ``_base`` and
-    ``_fine-tuned``) is one row, base first. Unreadable files and files whose wav was deleted are skipped."""
+    """The newest ``limit`` preview rows saved in ``folder``, newest first; an A/B pair (same stem, each ending in
+    its label: ``_base``, ``_fine-tuned``, ``_model``) is one row, in the order it was made (older pairs: base
+    first). Unreadable files and files whose wav was deleted are skipped."""
     rows: dict[str, list[PreviewResult]] = {}
     for info in Path(folder).glob("*.json"):
         try:
@@ -163,7 +181,7 @@ def load_previews(folder: str | os.PathLike[str], limit: int = 20) -> list[list[
         key = info.stem.removesuffix(f"_{result.label}")
         rows.setdefault(key, []).append(result)
     ordered = sorted(rows.items(), key=lambda item: max(r.info.stat().st_mtime for r in item[1]), reverse=True)
-    return [sorted(results, key=lambda r: r.label != BASE_LABEL) for _key, results in ordered[:limit]]
+    return [sorted(results, key=lambda r: (r.position, r.label != BASE_LABEL)) for _key, results in ordered[:limit]]
 
 
 # -- default sentences --------------------------------------------------------------------------------------------
@@ -245,8 +263,9 @@ class PreviewEngine:
         return self.device
 
     def model(self, base_model_dir: Path, weights: Path | None):
-        """The inference model for (base, weights), loading it if needed. At most the base model and one
-        fine-tuned model stay loaded: memory for the real model is about 2 GB each.
+        """The inference model for (base, weights), loading it if needed. At most :data:`MAX_LOADED` models stay
+        loaded (memory for the real model is about 2 GB each): a new fine-tuned model replaces the previous one and
+        the base stays; beyond that the model used longest ago goes (a model folder compared with a checkpoint).
 
         Raises:
             PreviewError: the base model or weights cannot be loaded.
@@ -254,15 +273,22 @@ class PreviewEngine:
         import torch
 
         key = (str(base_model_dir), str(weights) if weights else "")
-        if key not in self._models:
-            if weights is not None:  # drop the previous fine-tuned model, keep the base
-                for old in [k for k in self._models if k[1]]:
-                    del self._models[old]
-                if torch.cuda.is_available():
-                    torch.cuda.empty_cache()  # give the dropped model's memory back before loading the next
+        if key in self._models:
+            self._models[key] = self._models.pop(key)  # the most recently used is last
+        else:
             missing = [n for n in self.engine.voice_files if not (base_model_dir / n).is_file()]
+            if missing and not base_model_dir.is_dir():  # moved or deleted since it was chosen
+                raise PreviewError(f"The model folder {base_model_dir} is not there any more.")
             if missing:
                 raise PreviewError(f"The base model folder {base_model_dir} is missing {missing[0]}.")
+            dropped = [k for k in self._models if k[1]] if weights is not None else []  # the previous fine-tuned
+            for old in dropped:
+                del self._models[old]
+            while len(self._models) >= MAX_LOADED:
+                dropped.append(next(iter(self._models)))
+                del self._models[dropped[-1]]
+            if dropped and torch.cuda.is_available():
+                torch.cuda.empty_cache()  # give the dropped model's memory back before loading the next
             try:
                 self._models[key] = self.engine.load_voice(base_model_dir, weights, self._resolve_device())
             except BaseModelError as exc:
@@ -312,7 +338,7 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
                      language: str, settings: GenerationSettings, out_dir: str | os.PathLike[str],
                      stem: str | None = None, checker: Any = None, out_file: str | os.PathLike[str] | None = None,
                      progress: ProgressCallback | None = None, reference_text: str = "",
-                     label: str | None = None) -> PreviewResult:
+                     label: str | None = None, position: int = 0) -> PreviewResult:
     """Generate one preview and save it (wav + JSON) into ``out_dir`` (or exactly ``out_file``).
 
     Args:
@@ -327,6 +353,7 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
         stem: file name without extension; default ``<time>_<words of the text>_<label>``.
         label: what the take is called (default "fine-tuned" with a checkpoint, else "base"), e.g. "model" for a
             model folder that is no base model of this project (``preview --model``).
+        position: the take's place in an A/B pair (0 left, 1 right), kept in its JSON file.
 
     Raises:
         PreviewError: see :meth:`PreviewEngine.synthesize`; ReferenceClipError: a reference cannot be read.
@@ -370,7 +397,7 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
         checkpoint=str(checkpoint.path) if checkpoint else None,
         checkpoint_label=checkpoint.label if checkpoint else ("base model" if label == BASE_LABEL else str(base)),
         references=[str(r) for r in references], settings=settings, sample_rate=rate,
-        duration_s=wav.size / rate, generation_s=elapsed, reference_text=reference.text,
+        duration_s=wav.size / rate, generation_s=elapsed, reference_text=reference.text, position=position,
     )
     if checker is not None:
         report("Listening with Whisper", 0.8)
@@ -410,6 +437,97 @@ def load_reference(engine: Any, paths: list[str | os.PathLike[str]], text: str =
     return Reference.speaker(text) if kind is ReferenceKind.SPEAKER else Reference.description(text)
 
 
+@dataclass(frozen=True)
+class Voice:
+    """What speaks a take: the base model, a checkpoint of the project (its base model and its weights), or a model
+    folder that is no run of the project (``model_dir`` alone, no weights). ``label`` names the take's kind (and
+    ends its file name)."""
+
+    label: str
+    model_dir: Path                       # the base model's folder, or the model folder itself
+    checkpoint: CheckpointInfo | None = None
+
+    @classmethod
+    def base(cls, folder: str | os.PathLike[str]) -> "Voice":
+        return cls(BASE_LABEL, Path(folder))
+
+    @classmethod
+    def tuned(cls, checkpoint: CheckpointInfo, base_model_dir: str | os.PathLike[str] | None = None) -> "Voice":
+        return cls(TUNED_LABEL, Path(base_model_dir or checkpoint.base_model_dir), checkpoint)
+
+    @classmethod
+    def model_folder(cls, folder: str | os.PathLike[str]) -> "Voice":
+        return cls(MODEL_LABEL, Path(folder))
+
+
+def check_model_folder(engine: Any, folder: str | os.PathLike[str]) -> str:
+    """The engine's own check of a model folder to speak with (``Engine.describe_base_model``, which may import
+    torch: call it off the GUI thread); returns its one-line description. Only reads the folder.
+
+    Raises:
+        PreviewError: the folder is gone, or the engine cannot use it (the engine's message, which names what is
+            missing and where it comes from).
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise PreviewError(f"The model folder {folder} is not there any more." if not folder.exists()
+                           else f"{folder} is a file, not a model folder.")
+    try:
+        return engine.describe_base_model(folder)
+    except BaseModelError as exc:
+        raise PreviewError(f"The {engine.title} model in {folder} cannot be used: {exc}") from exc
+
+
+def check_voices(engine: Any, *voices: Voice) -> None:
+    """Check each model folder among ``voices`` with the engine (:func:`check_model_folder`): before a take, as it
+    may have changed since it was chosen.
+
+    Raises:
+        PreviewError: see :func:`check_model_folder`.
+    """
+    for voice in voices:
+        if voice.label == MODEL_LABEL:
+            check_model_folder(engine, voice.model_dir)
+
+
+def generate_take(engine: PreviewEngine, voice: Voice, **preview: Any) -> PreviewResult:
+    """One take by ``voice``; ``preview``: :func:`generate_preview`'s other arguments (a model folder is not
+    checked again here: :func:`check_voices` first)."""
+    return generate_preview(engine, base_model_dir=voice.model_dir, checkpoint=voice.checkpoint, label=voice.label,
+                            **preview)
+
+
+def generate_pair(engine: PreviewEngine, first: Voice, second: Voice, *, text: str,
+                  out_dir: str | os.PathLike[str], progress: ProgressCallback | None = None,
+                  **preview: Any) -> tuple[PreviewResult, PreviewResult]:
+    """The same sentence, references and seed from two voices (an A/B): (first, second), saved as one pair (one
+    stem, each take's label at its end; ``position`` keeps their order); ``preview``: :func:`generate_preview`'s
+    other arguments (check a model folder first: :func:`check_voices`).
+
+    Raises:
+        PreviewError: the two are of the same kind (a pair tells its takes apart by their labels), or see
+            :func:`generate_preview`.
+    """
+    if first.label == second.label:
+        raise PreviewError(f"An A/B compares two different kinds of model, not two {first.label} ones.")
+    report = progress or (lambda _what, _fraction: None)
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    labels = (first.label, second.label)
+    # One free stem for both takes (a number before the label), so the pair is recognisable as a pair later.
+    start = stem = f"{time.strftime('%Y%m%d-%H%M%S')}_{_slug(text)}"
+    n = 2
+    while any((folder / f"{stem}_{label}{ext}").exists() for label in labels for ext in (".wav", ".json")):
+        stem, n = f"{start}_{n}", n + 1
+    both = []
+    for i, voice in enumerate((first, second)):
+        both.append(generate_preview(
+            engine, base_model_dir=voice.model_dir, checkpoint=voice.checkpoint, label=voice.label, text=text,
+            out_dir=folder, stem=f"{stem}_{voice.label}", progress=lambda what, f, i=i: report(what, (i + f) / 2),
+            position=i, **preview))
+    return both[0], both[1]
+
+
 def generate_ab(engine: PreviewEngine, *, checkpoint: CheckpointInfo, text: str,
                 references: list[str | os.PathLike[str]], language: str, settings: GenerationSettings,
                 out_dir: str | os.PathLike[str], checker: Any = None,
@@ -417,24 +535,10 @@ def generate_ab(engine: PreviewEngine, *, checkpoint: CheckpointInfo, text: str,
                 progress: ProgressCallback | None = None, reference_text: str = ""
                 ) -> tuple[PreviewResult, PreviewResult]:
     """The same sentence, references and seed from the base model and from ``checkpoint``: (base, fine-tuned)."""
-    report = progress or (lambda _what, _fraction: None)
     base = Path(base_model_dir) if base_model_dir else checkpoint.base_model_dir
-    folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    # One free stem for both takes (a number before the label), so the pair is recognisable as a pair later.
-    first = stem = f"{time.strftime('%Y%m%d-%H%M%S')}_{_slug(text)}"
-    n = 2
-    while any((folder / f"{stem}_{label}{ext}").exists() for label in (BASE_LABEL, TUNED_LABEL)
-              for ext in (".wav", ".json")):
-        stem, n = f"{first}_{n}", n + 1
-    both = []
-    for i, (label, ckpt) in enumerate(((BASE_LABEL, None), (TUNED_LABEL, checkpoint))):
-        both.append(generate_preview(
-            engine, base_model_dir=base, checkpoint=ckpt, text=text, references=references, language=language,
-            settings=settings, out_dir=folder, stem=f"{stem}_{label}", checker=checker,
-            progress=lambda what, f, i=i: report(what, (i + f) / 2), reference_text=reference_text,
-        ))
-    return both[0], both[1]
+    return generate_pair(engine, Voice.base(base), Voice.tuned(checkpoint, base), text=text, out_dir=out_dir,
+                         progress=progress, references=references, language=language, settings=settings,
+                         checker=checker, reference_text=reference_text)
 
 
 def checkpoint_previews_by_default(gpu_memory_gib: float | None) -> bool:

@@ -1,7 +1,10 @@
-"""One row of the preview list: the sentence, and its takes side by side (base model | fine-tuned), each with a
-play button, its waveform and the word error rate of what Whisper heard."""
+"""One row of the preview list: the sentence, and its takes side by side (base model | fine-tuned, or a model
+folder beside either), each named by the model that spoke, with a play button, its waveform and the word error
+rate of what Whisper heard."""
 
 from __future__ import annotations
+
+from html import escape
 
 import numpy as np
 import pyqtgraph as pg
@@ -15,7 +18,7 @@ from alltalk_gui.core.voice.preview import PreviewResult
 
 WAVE_POINTS = 600   # min/max pairs drawn: enough for a sharp outline, cheap to draw
 WAVE_HEIGHT = 64
-COLOURS = {"base": "#757575", "fine-tuned": "#2e7d32"}
+COLOURS = {"base": "#757575", "fine-tuned": "#2e7d32", "model": "#1565c0"}  # by the take's label
 
 
 def envelope(samples: np.ndarray, points: int = WAVE_POINTS) -> tuple[np.ndarray, np.ndarray]:
@@ -53,9 +56,10 @@ class TakeView(QFrame):
         self.result = result
         self.setObjectName("take")
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        title = "Base model" if result.label == "base" else f"Fine-tuned · {result.checkpoint_label}"
-        self.title = QLabel(f"<b>{title}</b>")
+        self.title = QLabel(f"<b>{escape(result.speaker, quote=False)}</b>")
         self.title.setWordWrap(True)
+        if result.checkpoint is None and result.label != "base":  # a model folder: where it is
+            self.title.setToolTip(result.checkpoint_label)
         self.play_button = QToolButton()
         self.play_button.setAutoRaise(True)
         self.play_button.setToolTip(f"Play {result.wav.name}")
@@ -107,7 +111,7 @@ class TakeView(QFrame):
 
 
 class AbRow(QFrame):
-    """The sentence over its takes (one, or base | fine-tuned side by side)."""
+    """The sentence over its takes (one, or the two of an A/B side by side, the model compared with on the left)."""
 
     play_requested = Signal(str)
 

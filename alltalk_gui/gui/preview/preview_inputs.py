@@ -15,12 +15,19 @@ runs of both engines: the project's engine's come first, and "latest" and "best"
 F5-TTS eval loss of 14 and an XTTS one of 3.6 measure different things). The engine (:attr:`PreviewInputs.engine`)
 is the selected checkpoint's.
 
+Below the checkpoints, the same list offers a model folder of the project's engine (:mod:`.model_folder_choice`:
+"A model folder…" asks for one, the engine checks it in a worker, the project remembers it): a fine-tune from
+another tool or an export, heard with the same references and settings. While it speaks, the engine is the
+project's and the checkpoint chosen before stays "the project's checkpoint" (:meth:`PreviewInputs.chosen_checkpoint`)
+for the comparison and the export.
+
 Reads checkpoints and reference clips through the core (JSON and audio files only: no torch). ``changed`` fires
 when the checkpoint or the references change, so the page can update its buttons and defaults.
 """
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -30,12 +37,16 @@ from alltalk_gui.core.engine_api import languages
 from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, Engine, EngineError, get_engine
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.training.checkpoints import CheckpointError, CheckpointInfo, list_checkpoints, resolve_checkpoint
-from alltalk_gui.core.voice.preview import default_sentences
+from alltalk_gui.core.voice.preview import Voice, default_sentences
+from alltalk_gui.gui.preview.model_folder_choice import ModelFolderChoice
 from alltalk_gui.gui.preview.reference_picker import ReferencePicker
 
 LANGUAGES = list(languages.CODES)
 NOTE = ("<small>Best = the checkpoint judge's choice (likeness to the speaker, clarity, naturalness), or the lowest "
         "eval loss while the judge has not scored the run. Listen, and compare with the latest checkpoint.</small>")
+FOLDER_ITEM = "\x00model folder"         # the list's data for the model folder (a checkpoint's is its path)
+CHOOSE_ITEM = "\x00choose model folder"  # "A model folder…": asks for one
+RED = "#c62828"
 
 
 def engine_title(name: str) -> str:
@@ -59,6 +70,14 @@ class PreviewInputs(QWidget):
         self.checkpoint_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.checkpoint_box.setMinimumContentsLength(30)
         self.checkpoint_box.currentIndexChanged.connect(self._checkpoint_changed)
+        self.checkpoint_box.activated.connect(self._activated)
+        self.checkpoint_box.setToolTip("What speaks: one of this project's checkpoints, or a model folder you have "
+                                       "(a fine-tune made with another tool, or an export), which is only read")
+        self.model_folder = ModelFolderChoice(self)
+        self.model_folder.changed.connect(self._folder_changed)
+        self.model_folder.accepted.connect(lambda _folder: self._select(FOLDER_ITEM))
+        self._last_index = -1          # the last entry that is no "A model folder…": chosen again on cancel
+        self._last_checkpoint = ""     # the path of the checkpoint chosen last (kept while a model folder speaks)
         refresh = QPushButton("Refresh")
         refresh.setToolTip("Look for new checkpoints (training writes them as it goes)")
         refresh.clicked.connect(self.refresh)
@@ -92,7 +111,7 @@ class PreviewInputs(QWidget):
 
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
-        grid.addWidget(QLabel("Checkpoint"), 0, 0)
+        grid.addWidget(QLabel("Speak with"), 0, 0)
         grid.addWidget(self.checkpoint_box, 0, 1)
         checkpoint_buttons = QHBoxLayout()
         checkpoint_buttons.addWidget(self.switch_button)
@@ -127,6 +146,16 @@ class PreviewInputs(QWidget):
         if project is not None:
             self.language_box.setCurrentText(project.language)
         self.picker.set_project(project)
+        self.checkpoint_box.blockSignals(True)
+        self.checkpoint_box.clear()  # the previous project's folder and checkpoints are not this one's
+        self.checkpoint_box.blockSignals(False)
+        self._last_checkpoint = ""
+        try:
+            engine = get_engine(project.engine) if project is not None else self.engine
+        except EngineError:  # a project of an engine this version does not know: no model folder for it
+            engine = None
+        if engine is not None:
+            self.model_folder.set_project(project, engine)
         self.refresh()
 
     def refresh(self) -> None:
@@ -136,6 +165,8 @@ class PreviewInputs(QWidget):
         latest while none has an eval loss)."""
         self.picker.refresh()
         previous = self.checkpoint_box.currentData()
+        if previous == CHOOSE_ITEM:  # "A model folder…" is an action, never kept as the choice
+            previous = None
         kept = next((which for which in ("best", "latest")
                      if self.special.get(which) == self.checkpoint_box.currentIndex()), None)
         self.checkpoint_box.blockSignals(True)
@@ -157,18 +188,101 @@ class PreviewInputs(QWidget):
                 self.best_reason = choice.reason
             except CheckpointError:  # no run of this engine
                 pass
-        self.checkpoint_note.setText(f"<small>Best: {self.best_reason}. Listen, and compare with the latest "
-                                     "checkpoint.</small>" if self.best_reason else NOTE)
         for row, checkpoint in enumerate(self.checkpoints):
             marks = tags.get(str(checkpoint.path))
             self.special.update({which: row for which in marks or ()})
             label = f"{engine_title(checkpoint.engine)} · {checkpoint.label}"
             self.checkpoint_box.addItem(f"{label}  ({', '.join(marks)})" if marks else label, str(checkpoint.path))
+        self._add_folder_items()
         index = self.special.get(kept, -1) if kept else (
             self.checkpoint_box.findData(previous) if previous is not None else -1)
+        if index < 0 and not self.checkpoints:  # nothing trained yet: the model folder, when there is one
+            index = self.checkpoint_box.findData(FOLDER_ITEM)
         self.checkpoint_box.setCurrentIndex(index if index >= 0 else self.special.get("best", 0))
         self.checkpoint_box.blockSignals(False)
         self._checkpoint_changed()
+
+    # -- the model folder in the list -------------------------------------------------------------------------
+    def _add_folder_items(self) -> None:
+        """After the checkpoints: the model folder that passed the engine's check, and "A model folder…"."""
+        if self.checkpoints:
+            self.checkpoint_box.insertSeparator(self.checkpoint_box.count())
+        folder = self.model_folder.folder
+        if folder is not None:
+            self.checkpoint_box.addItem(f"Model folder · {folder.name}", FOLDER_ITEM)
+            self.checkpoint_box.setItemData(self.checkpoint_box.count() - 1, str(folder), Qt.ItemDataRole.ToolTipRole)
+        self.checkpoint_box.addItem("A model folder…", CHOOSE_ITEM)
+
+    def _folder_changed(self) -> None:
+        """The model folder was checked (or is being checked, or has gone): the list's entries follow; the
+        selection stays, unless it was a folder that is no longer offered (then the best checkpoint)."""
+        current = self.checkpoint_box.currentData()
+        box = self.checkpoint_box
+        box.blockSignals(True)
+        while box.count() > len(self.checkpoints):  # the separator and the folder entries, after the checkpoints
+            box.removeItem(box.count() - 1)
+        self._add_folder_items()
+        index = box.findData(current) if current is not None else -1
+        if current == CHOOSE_ITEM and self.checkpoints:
+            index = -1
+        box.setCurrentIndex(index if index >= 0 else self.special.get("best", 0))
+        box.blockSignals(False)
+        self._checkpoint_changed()
+
+    def _activated(self, index: int) -> None:
+        """The user picked an entry: "A model folder…" asks for a folder (the entry chosen before stays chosen
+        while the engine checks it)."""
+        if self.checkpoint_box.itemData(index) != CHOOSE_ITEM:
+            return
+        if 0 <= self._last_index < self.checkpoint_box.count() and self._last_index != index:
+            self.checkpoint_box.setCurrentIndex(self._last_index)
+        self.model_folder.choose()
+
+    def _select(self, data: str) -> None:
+        index = self.checkpoint_box.findData(data)
+        if index >= 0:
+            self.checkpoint_box.setCurrentIndex(index)
+
+    def speaks_with_folder(self) -> bool:
+        """The model folder is chosen to speak (and has passed the engine's check)."""
+        return self.checkpoint_box.currentData() == FOLDER_ITEM and self.model_folder.folder is not None
+
+    def chosen_checkpoint(self) -> CheckpointInfo | None:
+        """The project's checkpoint: the selected one, or while a model folder speaks the one chosen before it (the
+        best at first), of the project's engine. What the export writes and a model folder is compared with."""
+        selected = self.selected_checkpoint()
+        if selected is not None or not self.speaks_with_folder():
+            return selected
+        engine = self.project.engine if self.project else DEFAULT_ENGINE
+        best = self.special.get("best")
+        for path in (self._last_checkpoint, self.checkpoint_box.itemData(best) if best is not None else None):
+            found = next((c for c in self.checkpoints if str(c.path) == path and c.engine == engine), None)
+            if found is not None:
+                return found
+        return None
+
+    def voice(self) -> Voice | None:
+        """What speaks: the model folder, or the selected checkpoint (None: neither is chosen)."""
+        if self.speaks_with_folder():
+            return Voice.model_folder(self.model_folder.folder)
+        checkpoint = self.selected_checkpoint()
+        return Voice.tuned(checkpoint) if checkpoint is not None else None
+
+    def _update_note(self) -> None:
+        """Under the list: why best is best, or what the model folder is; and what is wrong with a folder."""
+        choice = self.model_folder
+        if self.speaks_with_folder():
+            note = (f"<small>{escape(str(choice.folder))}: {escape(choice.description)} Only read: the takes are "
+                    "saved in the project's previews/ folder.</small>")
+        elif self.best_reason:
+            note = f"<small>Best: {self.best_reason}. Listen, and compare with the latest checkpoint.</small>"
+        else:
+            note = NOTE
+        if choice.checking is not None:
+            note = f"<small>Checking the model folder {escape(str(choice.checking))}…</small><br>{note}"
+        elif choice.message:
+            note = f"<span style='color:{RED}'>{escape(choice.message)}</span><br>{note}"
+        self.checkpoint_note.setText(note)
 
     def _ordered(self, checkpoints: list[CheckpointInfo]) -> list[CheckpointInfo]:
         """Newest first, the project's engine's runs before any other engine's (each once)."""
@@ -201,15 +315,28 @@ class PreviewInputs(QWidget):
         return self.language_box.currentText().strip() or (self.project.language if self.project else "en")
 
     def _checkpoint_changed(self) -> None:
-        """The engine follows the checkpoint: its kind of references, then ``changed``."""
+        """The engine follows the checkpoint (a model folder: the project's engine): its kind of references, then
+        ``changed``."""
+        if self.checkpoint_box.currentData() != CHOOSE_ITEM:
+            self._last_index = self.checkpoint_box.currentIndex()
         checkpoint = self.selected_checkpoint()
+        if checkpoint is not None:
+            self._last_checkpoint = str(checkpoint.path)
         try:
-            engine = get_engine(checkpoint.engine) if checkpoint is not None else self.engine
+            if checkpoint is not None:
+                engine = get_engine(checkpoint.engine)
+            elif self.speaks_with_folder() and self.model_folder.engine is not None:
+                engine = self.model_folder.engine
+            else:
+                engine = self.engine
         except EngineError:  # a run of an engine this version does not know: shown, refused on Generate
             engine = self.engine
         self.engine = engine
         self._update_switch()
-        suggestion = engine.reference_suggestion(checkpoint) if checkpoint is not None else ""
+        self._update_note()
+        project_checkpoint = checkpoint or self.chosen_checkpoint()
+        suggestion = (engine.reference_suggestion(project_checkpoint)
+                      if project_checkpoint is not None and project_checkpoint.engine == engine.name else "")
         self.picker.set_kind(engine.reference_kind, suggestion)  # emits changed
 
     # -- references (the picker's, by the names the page uses) ------------------------------------------------

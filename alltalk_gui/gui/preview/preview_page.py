@@ -6,7 +6,13 @@ seed. Generation runs in a worker thread with progress; each result is a row wit
 Whisper's word error rate, saved in the project's ``previews/``. The export form below writes the model folder
 (AllTalk, coqui-tts or F5-TTS), also in a worker.
 
-The engine is the checkpoint's: what a take speaks from is the kind it declares (clips, one clip and its exact
+Besides the checkpoints, any model folder of the project's engine can speak (a fine-tune from another tool, an
+export): chosen, checked by the engine in a worker and remembered in :mod:`.model_folder_choice`, and compared
+("Compare with") with the project's checkpoint or the base model, exactly as a checkpoint with the base model. Its
+takes go into previews/ like any other; the folder is only read. The export stays about the project's checkpoints:
+while a model folder speaks, it exports the checkpoint chosen before (its title says which).
+
+The engine is the checkpoint's (a model folder's: the project's): what a take speaks from is the kind it declares (clips, one clip and its exact
 words, a speaker name, a description), the settings are those it declares (with the time a take needs on this
 computer, when the engine can say), and the formats its own.
 """
@@ -16,11 +22,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox, QHBoxLayout, QLabel, QProgressBar, QPushButton, QScrollArea, QVBoxLayout, QWidget,
+)
 
-from alltalk_gui.core.engine_api.engine import ReferenceKind
+from alltalk_gui.core.engine_api.engine import EngineError, ReferenceKind, get_engine
 from alltalk_gui.core.training.checkpoints import CheckpointInfo
-from alltalk_gui.core.voice.preview import GenerationSettings, PreviewResult, affordable_on_cpu, load_previews
+from alltalk_gui.core import app_settings
+from alltalk_gui.core.voice.preview import (
+    MODEL_LABEL, TUNED_LABEL, GenerationSettings, PreviewResult, Voice, affordable_on_cpu, load_previews,
+)
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.gui.preview.preview_worker import PreviewRequest, PreviewSession, export_worker, preview_worker
 from alltalk_gui.gui.preview.ab_row import AbRow
@@ -92,11 +103,18 @@ class PreviewPage(QWidget):
         self.text_box.editTextChanged.connect(self._update_estimate)
         self._defaults_for: object = ()  # the base model whose defaults the generation panel shows
         self.generate_button = QPushButton("Generate")
-        self.generate_button.setToolTip("Speak the text with the chosen checkpoint")
+        self.generate_button.setToolTip("Speak the text with the chosen checkpoint or model folder")
         self.generate_button.clicked.connect(lambda: self.generate(ab=False))
-        self.compare_button = QPushButton("Compare with base (A/B)")
-        self.compare_button.setToolTip("Speak it with the base model and the checkpoint, same references and seed")
+        self.compare_button = QPushButton("Compare with")
+        self.compare_button.setToolTip("A/B: speak it with the model chosen beside this button and with the one "
+                                       "above, the same references and seed; the takes side by side")
         self.compare_button.clicked.connect(lambda: self.generate(ab=True))
+        self.compare_box = QComboBox()  # what the A/B compares with: the base model, the checkpoint, a model folder
+        self.compare_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.compare_box.setMinimumContentsLength(16)
+        self.compare_box.setToolTip("What the A/B compares with (its take on the left)")
+        self.compare_box.currentIndexChanged.connect(self._update_buttons)
+        self._compare_with: dict[str, Voice] = {}  # the compare list's entries by the kind of model (their label)
         self.progress = QProgressBar()
         self.progress.hide()
         self.message = QLabel()
@@ -104,6 +122,7 @@ class PreviewPage(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.generate_button)
         buttons.addWidget(self.compare_button)
+        buttons.addWidget(self.compare_box)
         buttons.addWidget(self.progress, 1)
 
         self.rows_box = QWidget()
@@ -188,17 +207,23 @@ class PreviewPage(QWidget):
     # -- inputs ---------------------------------------------------------------------------------------------
     def _inputs_changed(self) -> None:
         checkpoint = self.selected_checkpoint()
+        voice = self.inputs.voice()
         engine = self.inputs.engine
         self.generation.set_engine(engine)
-        self.export_panel.set_engine(engine)
-        base = checkpoint.base_model_dir if checkpoint else None
+        exported = self.inputs.chosen_checkpoint()
+        self.export_panel.set_engine(_engine_of(exported, engine) if exported is not None else engine)
+        self.export_panel.setTitle(f"Export this project's {exported.label} (the model folder is only heard)"
+                                   if self.inputs.speaks_with_folder() and exported is not None else "Export")
+        base = voice.model_dir if voice is not None else None  # the base model's, or the model folder's defaults
         if (engine.name, base) != self._defaults_for:  # a new base model: its defaults (the user's stay otherwise)
             self._defaults_for = (engine.name, base)
             self._show_generation_defaults(engine, base)
+        self._fill_compare()
         self._update_buttons()
         self._update_estimate()
-        if self.project is not None and checkpoint is None:
-            self.message.setText("No training checkpoint yet: train the voice first (step 3), then come back.")
+        if self.project is not None and voice is None:
+            self.message.setText("No training checkpoint yet: train the voice first (step 3), then come back; or "
+                                 "hear a model folder you have (Speak with: A model folder…).")
         elif checkpoint is not None and not checkpoint.base_model_dir.is_dir():
             self.message.setText(f"The base model {checkpoint.base_model_dir} this checkpoint was trained from "
                                  "is missing.")
@@ -242,13 +267,62 @@ class PreviewPage(QWidget):
         """The engine reads text (a clip's words, a speaker name, a description) and none is given."""
         return self.inputs.engine.reference_kind is not ReferenceKind.CLIPS and not self.inputs.reference_text()
 
+    def _base_model_dir(self) -> Path | None:
+        """The base model to compare with: the checkpoint's; for a model folder, that of the project's checkpoint,
+        else the engine's base-model folder chosen on the Train page (None when neither is there)."""
+        checkpoint = self.selected_checkpoint() or self.inputs.chosen_checkpoint()
+        if checkpoint is not None:
+            return checkpoint.base_model_dir
+        try:
+            value = app_settings.get(self.inputs.engine.base_model_setting)
+        except app_settings.SettingsError:
+            return None
+        return Path(value) if value and Path(value).is_dir() else None
+
+    def compare_choices(self) -> dict[str, tuple[str, Voice]]:
+        """What the chosen model can be compared with, by kind: the base model; for a checkpoint, the model folder
+        (of its engine); for the model folder, the project's checkpoint. Each with its name for the list."""
+        voice, choices = self.inputs.voice(), {}
+        if voice is None:
+            return {}
+        base = self._base_model_dir()
+        if base is not None:
+            choices["base"] = ("the base model", Voice.base(base))
+        folder, folder_engine = self.inputs.model_folder.folder, self.inputs.model_folder.engine
+        if voice.label == TUNED_LABEL and folder is not None and folder_engine is not None \
+                and voice.checkpoint.engine == folder_engine.name:
+            choices[MODEL_LABEL] = (f"model folder · {folder.name}", Voice.model_folder(folder))
+        checkpoint = self.inputs.chosen_checkpoint()
+        if voice.label == MODEL_LABEL and checkpoint is not None:
+            choices[TUNED_LABEL] = (checkpoint.label, Voice.tuned(checkpoint))
+        return choices
+
+    def _fill_compare(self) -> None:
+        """The compare list follows what speaks; the kind chosen in it stays while it is offered."""
+        kept = self.compare_box.currentData()
+        choices = self.compare_choices()
+        self._compare_with = {kind: voice for kind, (_title, voice) in choices.items()}
+        self.compare_box.blockSignals(True)
+        self.compare_box.clear()
+        for kind, (title, voice) in choices.items():
+            self.compare_box.addItem(title, kind)
+            self.compare_box.setItemData(self.compare_box.count() - 1, str(voice.model_dir),
+                                         Qt.ItemDataRole.ToolTipRole)
+        index = self.compare_box.findData(kept) if kept is not None else -1
+        self.compare_box.setCurrentIndex(max(index, 0) if choices else -1)
+        self.compare_box.blockSignals(False)
+
+    def compare_with(self) -> Voice | None:
+        return self._compare_with.get(self.compare_box.currentData())
+
     def _update_buttons(self) -> None:
         has_reference = bool(self.references) or not self.inputs.engine.reference_kind.uses_audio
-        ready = (self.selected_checkpoint() is not None and has_reference and not self.is_busy()
-                 and not self._missing_words())
+        ready = (self.inputs.voice() is not None and has_reference and not self.is_busy()
+                 and not self._missing_words() and not self.inputs.model_folder.is_checking())
         self.generate_button.setEnabled(ready)
-        self.compare_button.setEnabled(ready)
-        self.export_panel.setEnabled(self.selected_checkpoint() is not None)
+        self.compare_button.setEnabled(ready and self.compare_with() is not None)
+        self.compare_box.setEnabled(not self.is_busy() and self.compare_box.count() > 0)
+        self.export_panel.setEnabled(self.inputs.chosen_checkpoint() is not None)
 
     def _update_estimate(self) -> None:
         """What a take costs with these settings, for this reference and sentence (when the engine can say)."""
@@ -274,16 +348,18 @@ class PreviewPage(QWidget):
 
     # -- generation -----------------------------------------------------------------------------------------
     def generate(self, ab: bool) -> None:
-        checkpoint = self.selected_checkpoint()
-        if self.project is None or checkpoint is None or self.is_busy():
+        voice = self.inputs.voice()
+        against = self.compare_with() if ab else None
+        if self.project is None or voice is None or self.is_busy() or (ab and against is None):
             return
         text = self.inputs.text()
         if not text:
             self.message.setText("Type a sentence to hear first.")
             return
-        request = PreviewRequest(checkpoint=checkpoint, text=text, references=list(self.references),
+        request = PreviewRequest(engine=self.inputs.engine.name, voice=voice, against=against, text=text,
+                                 references=list(self.references),
                                  language=self.inputs.language(),
-                                 settings=self.generation.settings(), out_dir=self.project.previews_dir, ab=ab,
+                                 settings=self.generation.settings(), out_dir=self.project.previews_dir,
                                  whisper_model=self.whisper_model or transcription_model(),
                                  reference_text=self.inputs.reference_text())
         self.worker = preview_worker(self.session, request, self)
@@ -304,6 +380,8 @@ class PreviewPage(QWidget):
     def _on_generated(self, results: list[PreviewResult]) -> None:
         self.progress.hide()
         self._add_row(results)
+        if self.inputs.speaks_with_folder() or MODEL_LABEL in self._compare_with:
+            self.inputs.model_folder.message = ""  # it spoke: an earlier problem with it is past
         self.status_message.emit(f"Saved {', '.join(r.wav.name for r in results)} in previews/.")
         self._update_buttons()
 
@@ -316,12 +394,15 @@ class PreviewPage(QWidget):
 
     def _on_failed(self, traceback_text: str) -> None:
         self.progress.hide()
+        folder = self.inputs.model_folder.folder
+        if folder is not None and not folder.is_dir():  # it went while the page was open: no longer offered
+            self.inputs.model_folder.set_project(self.project, self.inputs.model_folder.engine)
         self.message.setText(f"<span style='color:#c62828'>{error_text(traceback_text)}</span>")
         self._update_buttons()
 
     # -- export ---------------------------------------------------------------------------------------------
     def export(self) -> None:
-        checkpoint = self.selected_checkpoint()
+        checkpoint = self.inputs.chosen_checkpoint()  # a model folder is only heard: the project's checkpoint
         if self.project is None or checkpoint is None or self.is_busy():
             return
         panel = self.export_panel
@@ -335,3 +416,11 @@ class PreviewPage(QWidget):
         panel.set_busy(True)
         self.export_job.start()
         self._update_buttons()
+
+
+def _engine_of(checkpoint: CheckpointInfo, default):
+    """The engine a checkpoint was trained with (``default`` for one this version does not know)."""
+    try:
+        return get_engine(checkpoint.engine)
+    except EngineError:
+        return default

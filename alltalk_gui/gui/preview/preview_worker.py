@@ -1,5 +1,8 @@
 """Background jobs of the Preview & Export page: generating previews (one take or an A/B pair) and exporting.
 
+A take is spoken by a :class:`~alltalk_gui.core.voice.preview.Voice` (a checkpoint, the base model or a model
+folder); a model folder is checked by its engine again first, in the job, as the CLI's ``preview --model`` does.
+
 The models stay loaded between previews in a :class:`PreviewSession`, which lives as long as the page (a
 checkpoint of the other engine replaces them); the jobs run one at a time in
 :class:`alltalk_gui.gui.common.workers.Worker` threads. torch, coqui, f5-tts and Whisper are only imported inside
@@ -20,19 +23,20 @@ from PySide6.QtCore import QObject
 
 from alltalk_gui.core.training.checkpoints import CheckpointInfo
 from alltalk_gui.core.voice.export import ExportOptions, ExportResult, export_voice
-from alltalk_gui.core.voice.preview import GenerationSettings, PreviewResult
+from alltalk_gui.core.voice.preview import GenerationSettings, PreviewResult, Voice
 from alltalk_gui.gui.common.workers import Worker, _Job
 
 
 @dataclass
 class PreviewRequest:
-    checkpoint: CheckpointInfo
+    engine: str                          # the registry name of the engine that speaks
+    voice: Voice                         # what speaks (the take on the right of an A/B)
     text: str
     references: list[Path]
     language: str
     settings: GenerationSettings
     out_dir: Path
-    ab: bool = False                     # also the base model, same seed
+    against: Voice | None = None         # an A/B: what it is compared with (on the left), same seed
     whisper_model: str | None = None     # None: the transcription step's default, if it is on disk
     reference_text: str = ""            # the clip's words, the speaker's name or the description (by the engine)
 
@@ -49,20 +53,22 @@ class PreviewSession:
 
 
 def preview_worker(session: PreviewSession, request: PreviewRequest, parent: QObject | None = None) -> Worker:
-    """``finished`` carries the list of PreviewResults: [fine-tuned] or [base, fine-tuned]."""
+    """``finished`` carries the list of PreviewResults: [the take] or [compared with, the take]."""
 
     def job(j: _Job) -> list[PreviewResult]:
-        from alltalk_gui.core.voice.preview import PreviewEngine, generate_ab, generate_preview
+        from alltalk_gui.core.voice.preview import PreviewEngine, check_voices, generate_pair, generate_take
         from alltalk_gui.core.transcription.wer import find_checker
 
         def progress(what: str, fraction: float) -> None:
             j.progress.emit(int(fraction * 100), 100, what)
 
-        engine = request.checkpoint.engine
+        engine = request.engine
         if session.engine is None or session.engine.engine.name != engine:  # the other engine's models go
             session.engine = None
             session.engine = PreviewEngine(session.device, engine=engine)
             progress(f"Loading {session.engine.engine.title}", 0.0)
+        voices = (request.voice,) if request.against is None else (request.against, request.voice)
+        check_voices(session.engine.engine, *voices)  # a model folder may have changed or gone since its check
         if session._checker_for != request.whisper_model:
             progress("Loading Whisper for the intelligibility check", 0.02)
             session.checker, session.checker_note = find_checker(request.whisper_model, "cpu")
@@ -70,11 +76,10 @@ def preview_worker(session: PreviewSession, request: PreviewRequest, parent: QOb
         common = dict(text=request.text, references=request.references, language=request.language,
                       settings=request.settings, out_dir=request.out_dir, checker=session.checker,
                       progress=progress, reference_text=request.reference_text)
-        if request.ab:
-            results = list(generate_ab(session.engine, checkpoint=request.checkpoint, **common))
+        if request.against is not None:
+            results = list(generate_pair(session.engine, request.against, request.voice, **common))
         else:
-            results = [generate_preview(session.engine, base_model_dir=request.checkpoint.base_model_dir,
-                                        checkpoint=request.checkpoint, **common)]
+            results = [generate_take(session.engine, request.voice, **common)]
         for result in results:
             if result.wer is None:
                 result.wer_note = session.checker_note or result.wer_note

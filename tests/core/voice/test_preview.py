@@ -254,3 +254,20 @@ def test_saved_previews_are_read_back_as_rows(ab, tmp_path):
     (tmp_path / "junk.json").write_text("{}")
     (tmp_path / "not json.json").write_text("{")
     assert load_previews(tmp_path) == []
+
+
+def test_a_model_folder_is_checked_by_its_engine_and_refused_in_words(tmp_path, engine):
+    from alltalk_gui.core.voice.preview import Voice, check_model_folder, generate_pair
+
+    with pytest.raises(PreviewError, match="is not there any more"):
+        check_model_folder(engine.engine, tmp_path / "gone")
+    (tmp_path / "a_file").write_text("x")
+    with pytest.raises(PreviewError, match="is a file, not a model folder"):
+        check_model_folder(engine.engine, tmp_path / "a_file")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(PreviewError, match=r"The XTTS v2 model in .*empty cannot be used: "):
+        check_model_folder(engine.engine, tmp_path / "empty")
+    with pytest.raises(PreviewError, match="two different kinds"):
+        generate_pair(engine, Voice.model_folder(tmp_path), Voice.model_folder(tmp_path), text="Hi.",
+                      out_dir=tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "empty"]

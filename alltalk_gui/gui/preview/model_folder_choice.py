@@ -1,0 +1,130 @@
+"""The Preview page's model folder: any model folder of the project's engine to hear beside the project's
+checkpoints (a fine-tune made with AllTalk, coqui, F5-TTS, Unsloth or Parler-TTS's own scripts, or an export of this
+app), and to compare with them.
+
+The engine checks a chosen folder in a worker (:func:`alltalk_gui.core.voice.preview.check_model_folder`, the
+CLI's ``preview --model`` check: it may import torch and read the weights), and the window stays responsive; a
+folder it refuses is explained by its own message and the previous choice stays. A folder that passes is remembered
+for the project and engine in project.json (``settings["preview"]["model_folder"][engine]``) and checked again when
+the project is opened; one that has gone since (moved, deleted, on a drive not plugged in) is said so and not
+offered, and stays remembered until another is chosen. The folder is only ever read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QFileDialog, QWidget
+
+from alltalk_gui.core.engine_api.engine import Engine
+from alltalk_gui.core.project.folder import ProjectError, VoiceProject
+from alltalk_gui.gui.common.workers import Worker
+
+SETTING = "preview"
+KEY = "model_folder"
+
+
+def remembered_folder(project: VoiceProject | None, engine: str) -> Path | None:
+    """The model folder remembered for ``engine`` in ``project``; None when none was chosen."""
+    saved = ((project.settings.get(SETTING) or {}).get(KEY) or {}) if project is not None else {}
+    value = saved.get(engine) if isinstance(saved, dict) else None
+    return Path(value) if isinstance(value, str) and value else None
+
+
+def remember_folder(project: VoiceProject, engine: str, folder: Path) -> None:
+    """Keep ``folder`` as ``engine``'s model folder in ``project`` (saved unless the project is open read-only)."""
+    if remembered_folder(project, engine) == folder:
+        return
+    preview = dict(project.settings.get(SETTING) or {})
+    folders = preview.get(KEY) if isinstance(preview.get(KEY), dict) else {}
+    preview[KEY] = {**folders, engine: str(folder)}
+    project.settings[SETTING] = preview
+    if project.read_only:
+        return
+    try:
+        project.save()
+    except (ProjectError, OSError):  # kept for this session; the next choice tries again
+        pass
+
+
+class ModelFolderChoice(QObject):
+    """``changed`` fires when the accepted folder, the check under way or its message changed; ``accepted`` carries
+    a folder the user chose that passed the engine's check (the page then speaks with it)."""
+
+    changed = Signal()
+    accepted = Signal(object)
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self._parent = parent
+        self.project: VoiceProject | None = None
+        self.engine: Engine | None = None
+        self.folder: Path | None = None       # the folder that passed the check, offered on the page
+        self.description = ""                 # the engine's words for it ("GPT with 30 layers, ...")
+        self.checking: Path | None = None     # the folder being checked now
+        self.message = ""                     # why the last folder cannot be used, or that it has gone
+        self.check: Worker | None = None
+        self._asked = 0                       # which check's answer is shown: only the latest one's
+
+    def set_project(self, project: VoiceProject | None, engine: Engine) -> None:
+        """The project's folder for ``engine``: offered once the engine has checked it again; said so when gone."""
+        self.project, self.engine = project, engine
+        self.folder, self.description, self.message, self.checking = None, "", "", None
+        self._asked += 1  # an answer about the previous project's folder is dropped
+        saved = remembered_folder(project, engine.name)
+        if saved is not None and saved.is_dir():
+            self._check(saved, chosen=False)
+        elif saved is not None:
+            self.message = (f"The model folder {saved} chosen for this project is not there any more (moved, "
+                            "deleted, or on a drive that is not plugged in): choose it again.")
+        self.changed.emit()
+
+    def is_checking(self) -> bool:
+        return self.checking is not None
+
+    def choose(self) -> None:
+        """Ask for a folder (opening where the last one was) and check it."""
+        if self.engine is None:
+            return
+        near = self.folder or remembered_folder(self.project, self.engine.name)
+        start = next((str(p) for p in (near, near and near.parent) if p is not None and p.is_dir()), str(Path.home()))
+        folder = QFileDialog.getExistingDirectory(self._parent, f"A {self.engine.title} model folder to hear", start)
+        if folder:
+            self._check(Path(folder).absolute(), chosen=True)
+
+    def _check(self, folder: Path, chosen: bool) -> None:
+        """The engine's check of ``folder`` in a worker; the GUI thread goes on."""
+        engine, self._asked = self.engine, self._asked + 1
+        asked = self._asked
+        self.checking, self.message = folder, ""
+
+        def job(_job) -> tuple[str, str]:
+            from alltalk_gui.core.voice.preview import PreviewError, check_model_folder
+
+            try:
+                return check_model_folder(engine, folder), ""
+            except PreviewError as exc:
+                return "", str(exc)
+
+        self.check = Worker(job, self)
+        self.check.finished.connect(lambda answer: self._checked(asked, folder, chosen, answer))
+        self.check.failed.connect(lambda trace: self._checked(
+            asked, folder, chosen, ("", trace.strip().splitlines()[-1])))
+        self.changed.emit()
+        self.check.start()
+
+    def _checked(self, asked: int, folder: Path, chosen: bool, answer: tuple[str, str]) -> None:
+        if asked != self._asked:  # the user chose again, or another project was opened meanwhile
+            return
+        description, problem = answer
+        self.checking = None
+        if problem:
+            self.message = problem
+        else:
+            self.folder, self.description, self.message = folder, description, ""
+            if self.project is not None and self.engine is not None:
+                remember_folder(self.project, self.engine.name, folder)
+        self.changed.emit()
+        if chosen and not problem:
+            self.accepted.emit(folder)

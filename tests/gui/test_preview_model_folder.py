@@ -1,0 +1,158 @@
+"""The Preview page speaks with any model folder of the project's engine (here an AllTalk export of the tiny trained
+voice, as a user's earlier fine-tune would be): chosen with a folder picker, checked by the engine in a worker, compared
+with the project's checkpoint, remembered for the project; bad and vanished folders are explained, never written."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from PySide6.QtWidgets import QFileDialog
+
+from alltalk_gui.cli import main
+from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.gui.preview.preview_inputs import CHOOSE_ITEM, FOLDER_ITEM
+from tests.gui.test_preview_page import GENERATION_TIMEOUT_MS, open_page
+from tests.trained_voice import trained_voice
+
+CHECK_TIMEOUT_MS = 120_000
+
+
+@pytest.fixture(scope="module")
+def voice(tmp_path_factory):
+    return trained_voice(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def exported(voice, tmp_path_factory):
+    """An AllTalk model folder made from the trained voice (what a user brings from an earlier fine-tune)."""
+    out = tmp_path_factory.mktemp("alltalk")
+    assert main(["export", str(voice.project), "--format", "alltalk", "--out", str(out), "--name", "mine"]) == 0
+    return out / "models" / "xtts" / "mine" if (out / "models").is_dir() else out / "mine"
+
+
+@pytest.fixture
+def project(voice, tmp_path):
+    """A copy of the trained project: these tests write its project.json and previews/."""
+    return shutil.copytree(voice.project, tmp_path / "voice")
+
+
+def _page(qtbot, project):
+    yield from open_page(qtbot, project, max_new_tokens=8)
+
+
+@pytest.fixture
+def page(qtbot, project):
+    yield from _page(qtbot, project)
+
+
+def choose_folder(page, qtbot, monkeypatch, folder) -> None:
+    """What the user does: "A model folder…" in the Speak-with list, a folder in the picker; then the check ends."""
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *args: str(folder))
+    box = page.checkpoint_box
+    index = box.findData(CHOOSE_ITEM)
+    box.setCurrentIndex(index)
+    box.activated.emit(index)
+    qtbot.waitUntil(lambda: not page.inputs.model_folder.is_checking(), timeout=CHECK_TIMEOUT_MS)
+
+
+def snapshot(folder):
+    return {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
+
+
+def saved_folder(project):
+    return json.loads((project / "project.json").read_text()).get("settings", {}).get("preview", {}).get(
+        "model_folder", {})
+
+
+@pytest.mark.timeout(900)
+def test_a_model_folder_speaks_beside_the_checkpoint_and_is_remembered(page, qtbot, monkeypatch, project, exported):
+    before = snapshot(exported)
+    choose_folder(page, qtbot, monkeypatch, exported)
+    assert page.inputs.speaks_with_folder() and page.checkpoint_box.currentText() == f"Model folder · {exported.name}"
+    assert "GPT with" in page.inputs.checkpoint_note.text() and page.generate_button.isEnabled()
+    assert saved_folder(project) == {"xtts": str(exported)}
+    # Compared with the project's checkpoint (the best, chosen before) or the base model.
+    choices = [page.compare_box.itemText(i) for i in range(page.compare_box.count())]
+    best = page.inputs.chosen_checkpoint()
+    assert choices == ["the base model", best.label]
+    assert "Export this project's " + best.label in page.export_panel.title()  # the folder is only heard
+
+    page.text_box.setCurrentText("Hello world.")
+    page.compare_box.setCurrentIndex(page.compare_box.findData("fine-tuned"))
+    page.compare_button.click()
+    qtbot.waitUntil(lambda: not page.is_busy(), timeout=GENERATION_TIMEOUT_MS)
+    row = page.rows[0]
+    assert page.message.text() == "" and [t.result.label for t in row.takes] == ["fine-tuned", "model"]
+    assert row.takes[0].title.text() == f"<b>Fine-tuned · {best.label}</b>"
+    assert row.takes[1].title.text() == f"<b>Model folder · {exported.name}</b>"
+    assert all(t.result.wav.parent == project / "previews" and t.result.wav.is_file() for t in row.takes)
+    assert snapshot(exported) == before  # nothing written into the user's folder
+
+    # Opened again: the folder is offered (checked again), the checkpoint speaks, the pair keeps its order.
+    again = next(_page(qtbot, project))
+    qtbot.waitUntil(lambda: not again.inputs.model_folder.is_checking(), timeout=CHECK_TIMEOUT_MS)
+    assert again.checkpoint_box.findData(FOLDER_ITEM) >= 0 and not again.inputs.speaks_with_folder()
+    assert [t.result.label for t in again.rows[0].takes] == ["fine-tuned", "model"]
+    assert [again.compare_box.itemText(i) for i in range(again.compare_box.count())] == [
+        "the base model", f"model folder · {exported.name}"]
+    again.checkpoint_box.setCurrentIndex(again.checkpoint_box.findData(FOLDER_ITEM))
+    assert again.inputs.speaks_with_folder() and again.generate_button.isEnabled()
+
+
+def _empty(tmp_path, exported):
+    (tmp_path / "empty").mkdir()
+    return tmp_path / "empty"
+
+
+def _f5_folder(tmp_path, exported):
+    (tmp_path / "f5ish").mkdir()
+    (tmp_path / "f5ish" / "model_last.pt").write_bytes(b"not XTTS")
+    return tmp_path / "f5ish"
+
+
+def _broken_weights(tmp_path, exported):
+    folder = shutil.copytree(exported, tmp_path / "broken")
+    (folder / "model.pth").write_bytes(b"not a checkpoint")
+    return folder
+
+
+@pytest.mark.parametrize("make", [_empty, _f5_folder, _broken_weights])
+def test_a_folder_the_engine_refuses_is_explained_and_the_choice_stays(page, qtbot, monkeypatch, project, tmp_path,
+                                                                        exported, make):
+    folder = make(tmp_path, exported)
+    before = snapshot(folder)
+    chosen = page.checkpoint_box.currentData()
+    choose_folder(page, qtbot, monkeypatch, folder)
+    note = page.inputs.checkpoint_note.text()
+    assert f"The XTTS v2 model in {folder} cannot be used: " in note and "Traceback" not in note
+    assert page.checkpoint_box.currentData() == chosen and not page.inputs.speaks_with_folder()
+    assert page.checkpoint_box.findData(FOLDER_ITEM) == -1 and page.generate_button.isEnabled()
+    assert saved_folder(project) == {} and snapshot(folder) == before
+
+
+def test_cancelling_the_folder_picker_changes_nothing(page, qtbot, monkeypatch, project):
+    chosen = page.checkpoint_box.currentData()
+    choose_folder(page, qtbot, monkeypatch, "")
+    assert page.checkpoint_box.currentData() == chosen and "#c62828" not in page.inputs.checkpoint_note.text()
+    assert saved_folder(project) == {}
+
+
+@pytest.mark.timeout(600)
+def test_a_folder_that_vanished_is_said_so(page, qtbot, monkeypatch, project, tmp_path, exported):
+    folder = shutil.copytree(exported, tmp_path / "on_a_usb_stick")
+    choose_folder(page, qtbot, monkeypatch, folder)
+    assert page.inputs.speaks_with_folder()
+    shutil.rmtree(folder)  # gone while the page shows it
+    page.text_box.setCurrentText("Hello world.")
+    rows = len(page.rows)
+    page.generate_button.click()
+    qtbot.waitUntil(lambda: not page.is_busy(), timeout=GENERATION_TIMEOUT_MS)
+    assert f"The model folder {folder} is not there any more." in page.message.text() and len(page.rows) == rows
+    assert page.checkpoint_box.findData(FOLDER_ITEM) == -1 and page.selected_checkpoint() is not None
+
+    again = next(_page(qtbot, project))  # opened later: said so, not offered, the best checkpoint speaks
+    assert "is not there any more" in again.inputs.checkpoint_note.text()
+    assert again.checkpoint_box.findData(FOLDER_ITEM) == -1 and again.selected_checkpoint() is not None
+    assert saved_folder(project) == {"xtts": str(folder)}  # kept: a drive plugged in again brings it back
