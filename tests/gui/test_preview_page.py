@@ -172,7 +172,9 @@ def test_without_checkpoints_the_page_says_train_first(qtbot, tmp_path):
     page = PreviewPage()
     qtbot.addWidget(page)
     page.set_project(VoiceProject.create(tmp_path / "fresh"))
-    assert page.checkpoint_box.count() == 0 and not page.generate_button.isEnabled()
+    # Only "A model folder…": a folder the user has may speak before any training.
+    assert page.checkpoint_box.count() == 1 and page.checkpoint_box.itemText(0) == "A model folder…"
+    assert not page.generate_button.isEnabled() and page.inputs.voice() is None
     assert "No training checkpoint yet" in page.message.text() and not page.export_panel.isEnabled()
 
 
