@@ -475,7 +475,11 @@ def check_model_folder(engine: Any, folder: str | os.PathLike[str]) -> str:
     try:
         return engine.describe_base_model(folder)
     except BaseModelError as exc:
-        raise PreviewError(f"The {engine.title} model in {folder} cannot be used: {exc}") from exc
+        # The engine's message names the folder as a rule ("The Orpheus model folder ... is missing ..."): said
+        # once, not after "The Orpheus-TTS 3B model in <the same folder> cannot be used:".
+        said = str(exc)
+        raise PreviewError(f"{engine.title} cannot speak with this folder. {said}" if str(folder) in said else
+                           f"The {engine.title} model in {folder} cannot be used: {said}") from exc
 
 
 def check_voices(engine: Any, *voices: Voice) -> None:
