@@ -50,7 +50,9 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
     output_sample_rate = SAMPLE_RATE
     max_clip_ms = int(MAX_SECONDS * 1000)
     base_model_files = (CONFIG_FILE, *TOKENIZER_FILES, "model*.safetensors", *(f"{CODEC_DIR}/{n}" for n in CODEC_FILES))
-    voice_files = (CONFIG_FILE, *TOKENIZER_FILES, *(f"{CODEC_DIR}/{n}" for n in CODEC_FILES))  # the weights: any name
+    # None checked by name before loading: load_voice's own check (files.validate_base_model) names every missing file
+    # of a model folder, and a LoRA adapter folder (no config.json, no codec) is a voice too, on its base (.adapter).
+    voice_files: tuple[str, ...] = ()
     export_formats = tuple(EXPORT_FORMAT_TITLES)
     export_format_titles = EXPORT_FORMAT_TITLES
     export_folders: dict[str, str] = {}  # AllTalk v2 has no Orpheus engine: neither format goes into its models/
@@ -84,7 +86,8 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
         info = self.validate_base_model(folder)
         config = info.config
         size = f"{info.parameters / 1e9:.2f} B" if info.parameters >= 1e9 else f"{info.parameters / 1e6:.2f} M"
-        return (f"Llama with {config['num_hidden_layers']} layers, width {config['hidden_size']}, "
+        adapter = f"The {info.adapter.describe()}, merged in memory when it loads: " if info.adapter else ""
+        return (f"{adapter}Llama with {config['num_hidden_layers']} layers, width {config['hidden_size']}, "
                 f"{size} parameters, a vocabulary of {config['vocab_size']:,} and a context of "
                 f"{info.context:,} tokens; SNAC {info.codec.sample_rate // 1000} kHz codec "
                 f"({info.codec.codebook_size} codes a level, {info.codec.frame_rate:.1f} frames a second).")
@@ -133,7 +136,7 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
         special = special_tokens(info.folder, info.codec)
         (train_samples, eval_samples), notes = _encode(config, info, special, train_clips, eval_clips)
         write_speakers(config.run_dir, [c.speaker for c in train_clips + eval_clips])
-        lm = orpheus_model.load_lm(info.folder, config.engine_options().base_weights, device)
+        lm = orpheus_model.load_model(info, config.engine_options().base_weights, device)
         model = orpheus_model.OrpheusLM(lm, special)
         trainable = self.apply_memory_levers(model, config)
         model.train()
@@ -149,7 +152,8 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
             # The configuration's count: a 4-bit weight is stored as half a byte, which numel() would count as half.
             loss_parts=orpheus_model.LOSS_PARTS, parameters=info.parameters,
             trainable=trainable, longest_seconds=max(c.seconds for c in train_clips),
-            notes=(*((note,) if (note := language_note(self, config.language)) else ()), *notes),
+            notes=(*((note,) if (note := language_note(self, config.language)) else ()), *_adapter_note(info, config),
+                   *notes),
         )
 
     # ----------------------------------------------------------------------------------------- memory
@@ -258,6 +262,16 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
         from alltalk_gui.core.engines.orpheus.export import export_checkpoint
 
         return export_checkpoint(checkpoint, out_dir, options, project_name=project_name, progress=progress)
+
+
+def _adapter_note(info, config) -> tuple[str, ...]:
+    """The run's log says what it starts from when the base chosen was a LoRA adapter."""
+    if info.adapter is None:
+        return ()
+    weights = config.engine_options().base_weights
+    how = "merged in bf16, then quantised to 4 bits" if weights == "nf4" else f"merged in {weights}"
+    then = "new LoRA adapters train on the merged weights" if config.lora_rank else "the merged weights train"
+    return (f"Base: the {info.adapter.describe()}; {how}; {then}.",)
 
 
 def _check_options(config) -> None:

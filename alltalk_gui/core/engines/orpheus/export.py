@@ -82,6 +82,10 @@ def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: Expo
         info = validate_base_model(base)
     except BaseModelError as exc:
         raise OrpheusExportError(str(exc)) from exc
+    if options.format == "lora" and info.adapter is not None:
+        raise OrpheusExportError(f"This run trained on the LoRA adapter in {info.adapter.folder} merged into its base "
+                                 "model: its own adapters fit only that merge, not the base model alone. Export it as "
+                                 "a model folder (format orpheus), which holds both.")
     report("Reading the weights", 0.05)
     needed = HEADROOM_BYTES + (_lora_bytes(info, rank) if options.format == "lora" else
                                2 * info.parameters + sum((info.codec_dir / n).stat().st_size for n in CODEC_FILES))
@@ -91,8 +95,8 @@ def export_checkpoint(checkpoint, out_dir: str | os.PathLike[str], options: Expo
             if options.format == "lora":
                 speakers, step = _write_adapter(export.folder, checkpoint, info, report)
             else:
-                speakers, step = _write_model(export.folder, checkpoint, info, special_tokens(base), report)
-            facts = _export_info(checkpoint, options, target.name, speakers, step)
+                speakers, step = _write_model(export.folder, checkpoint, info, special_tokens(info.folder), report)
+            facts = _export_info(checkpoint, options, target.name, speakers, step, info)
             atomic.write_json(export.folder / "export_info.json", facts)
             atomic.write_text(export.folder / "README.md", _readme(facts))
             report("Publishing", 0.95)
@@ -110,7 +114,7 @@ def _write_model(folder: Path, checkpoint, info, special, report) -> tuple[list[
     from alltalk_gui.core.engines.orpheus.tuned import tuned_lm
 
     weights = "fp32" if info.parameters < MERGE_IN_FP32_BELOW else "bf16"
-    model = tuned_lm(info.folder, checkpoint.path, weights=weights)
+    model = tuned_lm(checkpoint.base_model_dir, checkpoint.path, weights=weights)  # an adapter: merged again
     report("Writing the model", 0.4)
     lm = model.lm.to(torch.bfloat16)  # as Orpheus publishes its weights
     lm.generation_config = generation_config(special)
@@ -175,20 +179,40 @@ def _lora_bytes(info, rank: int) -> int:
     return 4 * rank * layers * (8 * hidden + 3 * (hidden + mlp))
 
 
-def _export_info(checkpoint, options: ExportOptions, name: str, speakers: list[str], step: int) -> dict[str, Any]:
+def _export_info(checkpoint, options: ExportOptions, name: str, speakers: list[str], step: int,
+                 info) -> dict[str, Any]:
+    """What the export is and what it was trained from: the base folder, and the LoRA adapter merged into it when
+    the run's base was one (``info``: the checked base of the run)."""
     from alltalk_gui import __version__
 
+    adapter = info.adapter
+    trained_from = {"base_model": {"folder": str(info.folder), "name": _base_name(info.folder)}}
+    if adapter is not None:
+        trained_from["adapter"] = {"folder": str(adapter.folder), "made_for": adapter.base_name, "rank": adapter.rank,
+                                   "modules": len(adapter.modules), "full_modules": list(adapter.saved_modules)}
     return {
         "name": name, "format": options.format, "engine": "orpheus",
         "exported_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "exported_by": f"AllTalk GUI {__version__}",
         "speakers": speakers, "precision": "bfloat16" if options.format == "orpheus" else "float32 adapters",
         "licence": download.LICENCE_TITLE, "licence_url": download.LICENCE_URL,
-        "base_model": {"folder": str(checkpoint.base_model_dir), "name": _base_name(Path(checkpoint.base_model_dir))},
+        **trained_from,
         "checkpoint": {"path": str(checkpoint.path), "run": checkpoint.run, "step": step,
                        "epoch": checkpoint.epoch, "eval_loss": checkpoint.eval_loss},
         "training_settings": training_settings(checkpoint),
     }
+
+
+def _trained_from(info: dict[str, Any]) -> str:
+    base = info["base_model"]
+    named = f"`{base['name']}` (folder `{base['folder']}`)" if base["name"] != base["folder"] else f"`{base['folder']}`"
+    adapter = info.get("adapter")
+    if adapter is None:
+        return f"The Orpheus base model {named}."
+    full = f", with {' and '.join(adapter['full_modules'])} in full" if adapter["full_modules"] else ""
+    return (f"The LoRA adapter in `{adapter['folder']}` (rank {adapter['rank']}, {adapter['modules']} modules{full}; "
+            f"made for `{adapter['made_for']}`), merged into the Orpheus base model {named} before training; this "
+            "folder holds the result with the run's training folded in, and needs neither.")
 
 
 def _readme(info: dict[str, Any]) -> str:
@@ -227,6 +251,10 @@ Orpheus's own package (`pip install orpheus-speech`) serves it with vLLM:
 
 Made with AllTalk GUI ({info['exported_by']}, exported {info['exported_at']}) from run `{ckpt['run']}`, step
 {ckpt['step']}, epoch {ckpt['epoch']}{loss}.
+
+## Trained from
+
+{_trained_from(info)}
 
 ## The speaker name to prompt with
 

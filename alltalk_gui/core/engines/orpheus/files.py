@@ -49,6 +49,7 @@ class OrpheusModelInfo:
     context: int                    # tokens a training sequence may hold
     codec: CodecFacts
     weights: tuple[Path, ...]
+    adapter: Any = None             # an adapter.AdapterInfo when the folder chosen was a LoRA adapter of this base
 
     @property
     def codec_dir(self) -> Path:
@@ -87,24 +88,11 @@ def missing_files(folder: Path) -> list[str]:
     return missing
 
 
-ADAPTER_CONFIG = "adapter_config.json"  # peft's LoRA adapter folder (Unsloth's save_pretrained, our "lora" export)
-
-
 def _missing_message(folder: Path, missing: list[str]) -> str:
-    """What ``folder`` lacks, said for what it is: a LoRA adapter folder is not a model (it names its base); a
-    merged fine-tune (Unsloth's save_pretrained_merged) lacks only the codec, which is the base model's."""
+    """What ``folder`` lacks, said for what it is: a merged fine-tune (Unsloth's save_pretrained_merged) lacks only
+    the codec, which is the base model's."""
     from alltalk_gui.core.engine_api.shared_files import where_to_get
 
-    if (folder / ADAPTER_CONFIG).is_file() and not weight_files_present(folder):
-        try:
-            base = json.loads((folder / ADAPTER_CONFIG).read_text(encoding="utf-8")).get("base_model_name_or_path")
-        except (OSError, ValueError, AttributeError):
-            base = None
-        of = f" for {base}" if base else ""
-        return (f"{folder} holds a LoRA adapter{of} ({ADAPTER_CONFIG}), not a whole Orpheus model. Merge it into "
-                "its base model first (Unsloth's save_pretrained_merged(..., save_method='merged_16bit'), or peft's "
-                "merge_and_unload() and save_pretrained) and choose the merged folder; or export it from this app "
-                "as a model folder, not as the LoRA adapter alone.")
     message = f"The Orpheus model folder {folder} is missing {', '.join(missing)}."
     codec = [name for name in missing if name.startswith(f"{CODEC_DIR}/")]
     if codec and len(codec) == len(missing):
@@ -193,14 +181,20 @@ def special_tokens(folder: str | os.PathLike[str], codec: CodecFacts | None = No
 
 
 def validate_base_model(folder: str | os.PathLike[str]) -> OrpheusModelInfo:
-    """Check that ``folder`` holds a usable Orpheus-TTS model and its SNAC codec, without loading weights.
+    """Check that ``folder`` holds a usable Orpheus-TTS model and its SNAC codec, without loading weights. A LoRA
+    adapter folder (Unsloth's, peft's) is checked against its base (:mod:`.adapter`): the answer is the base's, with
+    ``adapter`` set.
 
     Raises:
         BaseModelError: naming every missing file, or the first file that does not fit.
     """
+    from alltalk_gui.core.engines.orpheus.adapter import adapter_info, is_adapter_folder
+
     folder = Path(folder).expanduser()
     if not folder.is_dir():
         raise BaseModelError(f"The Orpheus model folder {folder} does not exist.")
+    if is_adapter_folder(folder):
+        return adapter_info(folder)
     missing = missing_files(folder)
     if missing:
         raise BaseModelError(_missing_message(folder, missing))

@@ -73,6 +73,49 @@ def load_lm(folder: str | os.PathLike[str], weights: str, device: Any = "cpu"):
     return lm
 
 
+def load_model(info, weights: str, device: Any = "cpu"):
+    """The ``LlamaForCausalLM`` of a checked base folder (:class:`~.files.OrpheusModelInfo`), weights stored as
+    ``weights``: :func:`load_lm`, or, when the folder chosen was a LoRA adapter (``info.adapter``), its base with
+    the adapter merged in (:func:`.adapter.merge_adapter`). The merge is done in bf16 (fp32 for ``weights=fp32``)
+    on the CPU and only then, for nf4, are the merged weights quantised (:func:`quantise_nf4`), as a QLoRA model is
+    published: merging into 4-bit weights would round the base twice. So a 4-bit run from an adapter briefly holds
+    the base in bf16 in RAM (6.6 GB for Orpheus 3B) before its card holds 4 bits."""
+    if info.adapter is None:
+        return load_lm(info.folder, weights, device)
+    from alltalk_gui.core.engines.orpheus.adapter import merge_adapter
+
+    lm = merge_adapter(load_lm(info.folder, "fp32" if weights == "fp32" else "bf16"), info.adapter)
+    lm.config.use_cache = False
+    if weights == "nf4":
+        quantise_nf4(lm, device)
+    return lm
+
+
+def quantise_nf4(lm, device: Any) -> None:
+    """Quantise a loaded model's linear layers to 4-bit NF4 on ``device``, in place, as :func:`load_lm`'s
+    ``BitsAndBytesConfig`` does while loading (double quantisation, bf16 compute, blocks of 64; the output
+    projection stays as it is: the loss reads it as a plain matrix). bitsandbytes quantises a ``Params4bit`` when
+    it moves to its device, packing the same bytes transformers does (checked: identical on the CPU)."""
+    import bitsandbytes as bnb
+
+    for name, module in list(lm.named_modules()):
+        if type(module) is not nn.Linear or name.rpartition(".")[2] == "lm_head":
+            continue
+        quantised = bnb.nn.Linear4bit(module.in_features, module.out_features, bias=module.bias is not None,
+                                      compute_dtype=torch.bfloat16, compress_statistics=True, quant_type="nf4",
+                                      device="meta")
+        quantised.weight = bnb.nn.Params4bit(module.weight.data.to(torch.bfloat16), requires_grad=False,
+                                             compress_statistics=True, quant_type="nf4")
+        if module.bias is not None:
+            quantised.bias = nn.Parameter(module.bias.data, requires_grad=False)
+        parent, _, child = name.rpartition(".")
+        setattr(lm.get_submodule(parent) if parent else lm, child, quantised.to(device))
+    lm.to(device)  # the rest (embedding, norms, output projection) where the 4-bit layers are, as device_map does
+    lm.is_loaded_in_4bit = True  # peft puts its bitsandbytes LoRA layers on 4-bit layers of such a model
+    if torch.device(device).type == "cpu":
+        _keep_cpu_weights_unpacked(lm)
+
+
 def _keep_cpu_weights_unpacked(lm) -> None:
     """bitsandbytes 0.50 repacks a 4-bit layer's weights for its AVX-512 kernel the first time the layer runs in
     eval mode on such a CPU, and fails doing so for double-quantised weights (absmax holds the quantised

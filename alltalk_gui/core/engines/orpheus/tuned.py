@@ -103,6 +103,7 @@ def tuned_lm(base_model_dir: str | os.PathLike[str], checkpoint_dir: str | os.Pa
              weights: str = "fp32", device: Any = "cpu") -> TunedModel:
     """The model of ``checkpoint_dir`` (None: the base model), LoRA merged, weights stored as ``weights`` (fp32 or
     bf16: a 4-bit base is not merged into, LoRA trained on one is merged into the full-precision weights).
+    ``base_model_dir`` is the folder the run was given, a LoRA adapter folder too (merged into its base first).
 
     Raises:
         BaseModelError: the base folder or the checkpoint cannot be loaded, or they do not fit together.
@@ -110,11 +111,11 @@ def tuned_lm(base_model_dir: str | os.PathLike[str], checkpoint_dir: str | os.Pa
     import torch
 
     from alltalk_gui.core.engines.orpheus.files import validate_base_model
-    from alltalk_gui.core.engines.orpheus.model import add_lora, load_lm, merge_lora
+    from alltalk_gui.core.engines.orpheus.model import add_lora, load_model, merge_lora
 
-    validate_base_model(base_model_dir)
+    info = validate_base_model(base_model_dir)
     if checkpoint_dir is None:
-        lm = load_lm(base_model_dir, weights)
+        lm = load_model(info, weights)
         return TunedModel(lm.eval().to(device), 0, {}, [], 0, 0.0)
     from alltalk_gui.core.training.checkpoints import CheckpointError, read_checkpoint
 
@@ -124,7 +125,7 @@ def tuned_lm(base_model_dir: str | os.PathLike[str], checkpoint_dir: str | os.Pa
         raise BaseModelError(str(exc)) from exc
     config = checkpoint.config
     rank, alpha = int(config.get("lora_rank") or 0), float(config.get("lora_alpha") or 32.0)
-    lm = load_lm(base_model_dir, weights)
+    lm = load_model(info, weights)
     if rank:
         add_lora(lm, rank, alpha)
     load_into(lm, checkpoint_state(checkpoint.path), checkpoint.path, lora=bool(rank))

@@ -32,7 +32,7 @@ def load_voice_as(base_model_dir: Path, weights: Path | None, device, held: str)
     from alltalk_gui.core.engines.orpheus.tuned import tuned_lm
 
     info = validate_base_model(base_model_dir)
-    model = tuned_lm(info.folder, weights.parent if weights is not None else None, weights=held, device=device)
+    model = tuned_lm(base_model_dir, weights.parent if weights is not None else None, weights=held, device=device)
     tokenizer = load_tokenizer(info.folder)
     return OrpheusVoice(model.lm, tokenizer, special_tokens(info.folder, info.codec, tokenizer),
                         load_codec(info.codec_dir, device), info.codec, info.context, model.speakers)

@@ -1,10 +1,9 @@
 """Orpheus folders made by other tools, chosen as the base model: Unsloth's merged 16-bit folder (a Hugging Face
-Llama folder without the SNAC codec) is told where the codec is; a LoRA adapter folder (Unsloth's save_pretrained,
-or our own adapter-only export) is named as an adapter of its base, not listed as a model missing five files."""
+Llama folder without the SNAC codec) is told where the codec is. A LoRA adapter folder (Unsloth's save_pretrained)
+is used on its base: test_adapter_base.py."""
 
 from __future__ import annotations
 
-import json
 import shutil
 
 import pytest
@@ -29,21 +28,3 @@ def test_a_merged_fine_tune_without_the_codec_is_told_where_it_is(tiny_orpheus, 
         f"base model in {tiny_orpheus} into {merged}.")
     shutil.copytree(tiny_orpheus / "snac", merged / "snac")  # what the message says to do
     assert "Llama with" in get_engine("orpheus").describe_base_model(merged)
-
-
-def test_a_lora_adapter_folder_is_named_as_one(tiny_orpheus, tmp_path):
-    adapter = tmp_path / "lora_model"
-    adapter.mkdir()
-    for name in ("tokenizer.json", "tokenizer_config.json"):
-        shutil.copy(tiny_orpheus / name, adapter / name)
-    (adapter / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": "unsloth/orpheus-3b-0.1-ft",
-                                                             "peft_type": "LORA", "r": 64}))
-    (adapter / "adapter_model.safetensors").write_bytes(b"\0" * 64)
-    with pytest.raises(BaseModelError) as refused:
-        validate_base_model(adapter)
-    message = str(refused.value)
-    assert message.startswith(f"{adapter} holds a LoRA adapter for unsloth/orpheus-3b-0.1-ft (adapter_config.json), "
-                              "not a whole Orpheus model.")
-    assert "merged_16bit" in message and "merge_and_unload" in message
-    assert sorted(p.name for p in adapter.iterdir()) == ["adapter_config.json", "adapter_model.safetensors",
-                                                         "tokenizer.json", "tokenizer_config.json"]

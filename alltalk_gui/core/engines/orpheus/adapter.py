@@ -1,0 +1,302 @@
+"""An Orpheus LoRA adapter folder made elsewhere (Unsloth's ``save_pretrained``, peft's) used as a base model.
+
+Most Orpheus fine-tunes come out of Unsloth's notebook as an adapter folder, not a model::
+
+    adapter_config.json             peft's LoraConfig: rank, target modules, base_model_name_or_path, ...
+    adapter_model.safetensors       base_model.model.<module>.lora_A/lora_B.weight (+ modules_to_save in full)
+    tokenizer.json, tokenizer_config.json, special_tokens_map.json   (Unsloth saves the tokenizer beside it)
+
+Such a folder is accepted wherever a base-model folder is (training's base, ``preview --model``). Its **base
+model** is found on this computer (:func:`base_candidates`: the folder ``base_model_name_or_path`` names, when it
+is a local Orpheus folder; else the Orpheus base-model folder of the app settings), checked (:func:`check_fits`:
+every adapted module exists in the base with the shapes the adapter was made for, full copies of
+``modules_to_save`` such as ``embed_tokens``/``lm_head`` have the base's vocabulary; :func:`check_tokenizer`: the
+adapter's tokenizer is the base's) from JSON and safetensors headers only, and merged in memory when a model is
+loaded (:func:`merge_adapter`: peft's ``PeftModel.from_pretrained(...).merge_and_unload()``). A training run
+then starts from the merged weights as from any base: LoRA profiles put new adapters on them, full profiles train
+them, and the 4-bit profile merges in bf16 first and quantises the merged weights (:func:`.model.load_model`).
+Nothing is ever written into the adapter folder or the base folder.
+
+The Hub name an adapter usually gives (``unsloth/orpheus-3b-0.1-ft``: Unsloth's copy of
+``canopylabs/orpheus-3b-0.1-ft``) is not downloaded from here: the message says which model to get and where to
+set it. Which base counts is decided by fit, not by name: a base of the same architecture, vocabulary and
+tokenizer is what the adapter's deltas were computed against only if it is the same model, so the message and
+the run's log name both folders.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from alltalk_gui.core.engine_api.engine import BaseModelError
+
+ADAPTER_CONFIG = "adapter_config.json"
+ADAPTER_WEIGHTS = "adapter_model.safetensors"
+OLD_ADAPTER_WEIGHTS = "adapter_model.bin"      # peft before safetensors: a pickle, not read here
+PEFT_PREFIX = "base_model.model."               # peft's prefix of every saved key
+SAME_WEIGHTS = {"unsloth/orpheus-3b-0.1-ft": "canopylabs/orpheus-3b-0.1-ft",
+                "unsloth/orpheus-3b-0.1-pretrained": "canopylabs/orpheus-3b-0.1-pretrained"}
+
+
+@dataclass(frozen=True)
+class AdapterInfo:
+    """A checked adapter folder and the base folder it goes on."""
+
+    folder: Path
+    base_name: str                  # its base_model_name_or_path, as written
+    base_folder: Path               # the local base folder it fits
+    rank: int
+    modules: tuple[str, ...]        # the modules it adds LoRA deltas to
+    saved_modules: tuple[str, ...]  # the modules it carries in full (modules_to_save)
+
+    def describe(self) -> str:
+        full = f", {' and '.join(self.saved_modules)} in full" if self.saved_modules else ""
+        return (f"LoRA adapter in {self.folder} (rank {self.rank}, {len(self.modules)} modules{full}; made for "
+                f"{self.base_name}) on the base model in {self.base_folder}")
+
+
+def is_adapter_folder(folder: Path) -> bool:
+    """A peft adapter folder (its config, and no model weights of its own)."""
+    from alltalk_gui.core.engines.orpheus.files import weight_files_present
+
+    return (folder / ADAPTER_CONFIG).is_file() and not weight_files_present(folder)
+
+
+def read_adapter_config(folder: Path) -> dict[str, Any]:
+    """``adapter_config.json`` of a LoRA adapter that names its base.
+
+    Raises:
+        BaseModelError: unreadable, not LoRA, or without ``base_model_name_or_path``.
+    """
+    try:
+        config = json.loads((folder / ADAPTER_CONFIG).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BaseModelError(f"{ADAPTER_CONFIG} in {folder} cannot be read: {exc}") from exc
+    if not isinstance(config, dict):
+        raise BaseModelError(f"{ADAPTER_CONFIG} in {folder} must hold a JSON object.")
+    kind = config.get("peft_type", "LORA")
+    if kind != "LORA":
+        raise BaseModelError(f"{folder} holds a {kind} adapter; only LoRA adapters (Unsloth's, peft's LoRA) can be "
+                             "used as an Orpheus base model.")
+    if not str(config.get("base_model_name_or_path") or "").strip():
+        raise BaseModelError(f"{ADAPTER_CONFIG} in {folder} does not say which model the adapter was made for "
+                             "(base_model_name_or_path is missing), so its base cannot be checked. Save the adapter "
+                             "again with peft or Unsloth (they write it), or choose the merged model instead.")
+    return config
+
+
+def adapter_shapes(folder: Path) -> dict[str, tuple[int, ...]]:
+    """Tensor names (peft's prefix removed) and shapes from the adapter's safetensors header.
+
+    Raises:
+        BaseModelError: no safetensors weights, or a damaged file.
+    """
+    from safetensors import safe_open
+
+    path = folder / ADAPTER_WEIGHTS
+    if not path.is_file():
+        old = " (only the old pickled adapter_model.bin, which is not loaded: save it again with peft's default "\
+              "safe_serialization)" if (folder / OLD_ADAPTER_WEIGHTS).is_file() else ""
+        raise BaseModelError(f"The LoRA adapter in {folder} has no {ADAPTER_WEIGHTS}{old}.")
+    shapes: dict[str, tuple[int, ...]] = {}
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            for key in f.keys():
+                shapes[key.removeprefix(PEFT_PREFIX)] = tuple(f.get_slice(key).get_shape())
+    except Exception as exc:  # safetensors raises several types for a damaged file
+        raise BaseModelError(f"{ADAPTER_WEIGHTS} in {folder} cannot be read (damaged or incomplete): "
+                             f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
+    if not shapes:
+        raise BaseModelError(f"{ADAPTER_WEIGHTS} in {folder} holds no tensors.")
+    return shapes
+
+
+def base_candidates(folder: Path, base_name: str) -> list[Path]:
+    """Where the adapter in ``folder`` may find its base, in order: the folder its ``base_model_name_or_path``
+    names when that is a folder here (peft writes the path a base was loaded from; a relative one is read from
+    the adapter's folder), then the Orpheus base-model folder of the app settings. Neither the adapter itself
+    nor another adapter counts (an adapter is not a base for another)."""
+    from alltalk_gui.core.engines.orpheus.files import BASE_MODEL_SETTING
+
+    named = Path(base_name).expanduser()
+    candidates = [named if named.is_absolute() else folder / named]
+    chosen = _chosen_base(BASE_MODEL_SETTING)
+    if chosen is not None:
+        candidates.append(chosen)
+    return [c for c in candidates if c.is_dir() and c.resolve() != folder.resolve() and not is_adapter_folder(c)]
+
+
+def _chosen_base(setting: str) -> Path | None:
+    from alltalk_gui.core import app_settings
+
+    try:
+        chosen = app_settings.get(setting)
+    except app_settings.SettingsError:  # the first-run page explains an unreadable settings file
+        return None
+    return Path(str(chosen)).expanduser() if chosen else None
+
+
+def no_base_message(folder: Path, base_name: str, problems: list[str]) -> str:
+    """The adapter's base model is not here: which model to get, and where the app looks for it."""
+    from alltalk_gui.core.engines.orpheus.files import BASE_MODEL_SETTING
+
+    chosen = _chosen_base(BASE_MODEL_SETTING)
+    same = SAME_WEIGHTS.get(base_name, base_name)
+    also = f" ({base_name} holds the same weights as {same})" if same != base_name else ""
+    if problems:
+        where = f"the folders where the app looked do not hold it: {' '.join(problems)}"
+    elif chosen is not None and chosen.is_dir():
+        where = f"the Orpheus base-model folder of the app settings is {chosen}, which is an adapter too"
+    elif chosen is not None:
+        where = f"the Orpheus base-model folder of the app settings, {chosen}, does not exist"
+    else:
+        where = "no Orpheus base-model folder is set in the app settings"
+    return (f"{folder} holds a LoRA adapter made for {base_name}; the app needs that base model on this computer "
+            f"and {where}. The app cannot download {base_name} by itself: get {same}{also} with 'alltalk-gui "
+            f"download-base-model BASE_DIR --engine orpheus' (or the Train page's Download…), which makes BASE_DIR "
+            f"Orpheus's base model in the app settings, then give the adapter as the run's base: 'alltalk-gui train "
+            f"PROJECT --base-model {folder}'.")
+
+
+def check_fits(adapter: Path, shapes: dict[str, tuple[int, ...]], base: Path,
+               model_shapes: dict[str, tuple[int, ...]], vocab: int) -> tuple[tuple[str, ...], tuple[str, ...], int]:
+    """Whether the adapter's tensors fit the base whose every weight has ``model_shapes`` (lm_head included);
+    returns the adapted modules, the modules carried in full, and the rank.
+
+    Raises:
+        BaseModelError: a module the base lacks, or a shape made for another model (hidden size, vocabulary).
+    """
+    adapted: dict[str, int] = {}
+    saved: set[str] = set()
+    for key, shape in sorted(shapes.items()):
+        module, part = _split(key)
+        if module is None:
+            raise BaseModelError(f"{ADAPTER_WEIGHTS} in {adapter} holds {key}, which is not a LoRA tensor peft "
+                                 "writes; the adapter cannot be used.")
+        weight = model_shapes.get(f"{module}.weight")
+        if weight is None:
+            raise BaseModelError(f"The LoRA adapter in {adapter} adapts {module}, which the Orpheus model in {base} "
+                                 "does not have: it was made for another model.")
+        if part == "weight":  # a module carried in full (modules_to_save: embed_tokens, lm_head)
+            saved.add(module.rpartition(".")[2])
+            if shape != weight:
+                raise BaseModelError(_misfit(adapter, base, module, shape, weight, vocab))
+            continue
+        out_features, in_features = weight
+        rank = shape[0] if part in ("lora_A", "lora_embedding_A") else shape[1]
+        made_for = {"lora_A": (rank, in_features), "lora_B": (out_features, rank),
+                    "lora_embedding_A": (rank, out_features), "lora_embedding_B": (in_features, rank)}[part]
+        if len(shape) != 2 or shape != made_for or adapted.setdefault(module, rank) != rank:
+            raise BaseModelError(_misfit(adapter, base, module, shape, weight, vocab))
+    if not adapted and not saved:
+        raise BaseModelError(f"{ADAPTER_WEIGHTS} in {adapter} holds no LoRA tensors.")
+    return tuple(sorted(adapted)), tuple(sorted(saved)), max(adapted.values(), default=0)
+
+
+def _split(key: str) -> tuple[str | None, str]:
+    """``model.layers.0.self_attn.q_proj.lora_A.weight`` -> (module, "lora_A"); a full weight -> (module,
+    "weight"); anything else -> (None, "")."""
+    for part in ("lora_A", "lora_B"):
+        if key.endswith(f".{part}.weight"):
+            return key.removesuffix(f".{part}.weight"), part
+    for part in ("lora_embedding_A", "lora_embedding_B"):
+        if key.endswith(f".{part}"):
+            return key.removesuffix(f".{part}"), part
+    if key.endswith(".weight") and "lora_" not in key:
+        return key.removesuffix(".weight"), "weight"
+    return None, ""
+
+
+def _misfit(adapter: Path, base: Path, module: str, shape: tuple[int, ...], weight: tuple[int, ...],
+            vocab: int) -> str:
+    """Why a tensor of the adapter does not fit its module in the base, said as the model size it was made for."""
+    what = "vocabulary" if module.endswith(("embed_tokens", "lm_head")) else "model size (hidden or MLP width)"
+    there = f"a vocabulary of {vocab:,}" if what == "vocabulary" else f"{module}'s weight of shape {weight}"
+    return (f"The LoRA adapter in {adapter} does not fit the Orpheus model in {base}: its tensor for {module} has "
+            f"shape {shape}, made for another {what}, and the base has {there}. Choose the base model the adapter "
+            "was trained from.")
+
+
+def check_tokenizer(adapter: Path, base: Path, base_special: Any, base_tokens: int, codec: Any) -> None:
+    """The adapter's own tokenizer (when it has one: Unsloth saves it) must be the base's: the same number of
+    tokens and the same special and audio token ids.
+
+    Raises:
+        BaseModelError: it differs, or cannot be loaded.
+    """
+    from alltalk_gui.core.engines.orpheus.files import TOKENIZER_FILES, load_tokenizer, special_tokens
+
+    if not (adapter / TOKENIZER_FILES[0]).is_file():
+        return
+    tokenizer = load_tokenizer(adapter)
+    try:
+        special = special_tokens(adapter, codec, tokenizer)
+    except BaseModelError:  # it lacks Orpheus's tokens: not the base's either, said below
+        special = None
+    if len(tokenizer) != base_tokens or special != base_special:
+        raise BaseModelError(f"The tokenizer in {adapter} is not the one of the Orpheus model in {base} "
+                             f"({len(tokenizer):,} tokens against {base_tokens:,}, or other special token ids): the "
+                             "adapter was trained with another tokenizer. Choose the base model it was trained from.")
+
+
+def merge_adapter(lm, adapter: AdapterInfo):
+    """``lm`` (the base, bf16 or fp32) with the adapter's deltas folded in and its full modules in place, through
+    peft (``PeftModel.from_pretrained(...).merge_and_unload()``; the weights load from safetensors). peft unties
+    the embedding and the output projection when the adapter carries either in full; where both are still the
+    same values they are tied again (half the memory in a full fine-tune, and the base's layout)."""
+    import torch
+    from peft import PeftModel
+
+    tied = bool(lm.config.tie_word_embeddings)
+    try:
+        merged = PeftModel.from_pretrained(lm, str(adapter.folder), is_trainable=False).merge_and_unload()
+    except Exception as exc:  # peft and torch raise many types for an adapter that cannot be applied
+        raise BaseModelError(f"The LoRA adapter in {adapter.folder} cannot be put on the base model in "
+                             f"{adapter.base_folder}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+                             ) from exc
+    embedding, head = merged.get_input_embeddings().weight, merged.lm_head.weight
+    if tied and head is not embedding and torch.equal(head, embedding):
+        merged.config.tie_word_embeddings = True
+        merged.lm_head.weight = embedding
+    return merged.requires_grad_(True)  # peft froze it for inference; as load_lm's, the levers decide what trains
+
+
+def adapter_info(folder: str | os.PathLike[str]):
+    """The base folder's :class:`~.files.OrpheusModelInfo` with ``adapter`` set, for an adapter ``folder``
+    (:func:`alltalk_gui.core.engines.orpheus.files.validate_base_model` hands adapter folders here).
+
+    Raises:
+        BaseModelError: as :func:`read_adapter_config`, :func:`adapter_shapes`,             :func:`check_fits`, :func:`check_tokenizer`, or the base folder's own check.
+    """
+    from dataclasses import replace
+
+    from alltalk_gui.core.engines.orpheus.files import (load_tokenizer, special_tokens, stored_shapes,
+                                                         validate_base_model)
+
+    folder = Path(folder)
+    config = read_adapter_config(folder)
+    shapes = adapter_shapes(folder)
+    base_name = str(config["base_model_name_or_path"]).strip()
+    base, problems = None, []
+    for candidate in base_candidates(folder, base_name):
+        try:
+            base = validate_base_model(candidate)
+            break
+        except BaseModelError as exc:
+            problems.append(str(exc))
+    if base is None:
+        raise BaseModelError(no_base_message(folder, base_name, problems))
+    model_shapes = stored_shapes(base.weights)
+    if "lm_head.weight" not in model_shapes:  # tied: the embedding's matrix
+        model_shapes["lm_head.weight"] = model_shapes["model.embed_tokens.weight"]
+    vocab = int(base.config["vocab_size"])
+    modules, saved, rank = check_fits(folder, shapes, base.folder, model_shapes, vocab)
+    tokenizer = load_tokenizer(base.folder)
+    check_tokenizer(folder, base.folder, special_tokens(base.folder, base.codec, tokenizer), len(tokenizer),
+                    base.codec)
+    info = AdapterInfo(folder, base_name, base.folder, rank or int(config.get("r") or 0), modules, saved)
+    return replace(base, adapter=info)
