@@ -6,16 +6,17 @@ Most Orpheus fine-tunes come out of Unsloth's notebook as an adapter folder, not
     adapter_model.safetensors       base_model.model.<module>.lora_A/lora_B.weight (+ modules_to_save in full)
     tokenizer.json, tokenizer_config.json, special_tokens_map.json   (Unsloth saves the tokenizer beside it)
 
-Such a folder is accepted wherever a base-model folder is (training's base, ``preview --model``). Its **base
-model** is found on this computer (:func:`base_candidates`: the folder ``base_model_name_or_path`` names, when it
-is a local Orpheus folder; else the Orpheus base-model folder of the app settings), checked (:func:`check_fits`:
-every adapted module exists in the base with the shapes the adapter was made for, full copies of
-``modules_to_save`` such as ``embed_tokens``/``lm_head`` have the base's vocabulary; :func:`check_tokenizer`: the
-adapter's tokenizer is the base's) from JSON and safetensors headers only, and merged in memory when a model is
-loaded (:func:`merge_adapter`: peft's ``PeftModel.from_pretrained(...).merge_and_unload()``). A training run
-then starts from the merged weights as from any base: LoRA profiles put new adapters on them, full profiles train
-them, and the 4-bit profile merges in bf16 first and quantises the merged weights (:func:`.model.load_model`).
-Nothing is ever written into the adapter folder or the base folder.
+Such a folder is accepted wherever a base-model folder is (training's base, ``preview --model``):
+:func:`.files.validate_base_model` finds its **base model** on this computer (:func:`base_candidates`: the folder
+``base_model_name_or_path`` names, when it is a local Orpheus folder; else the Orpheus base-model folder of the app
+settings) and checks it from JSON and safetensors headers only (:func:`check_fits`: every adapted module exists in
+the base with the shapes the adapter was made for, full copies of ``modules_to_save`` such as
+``embed_tokens``/``lm_head`` have the base's vocabulary; the adapter's tokenizer is the base's). The adapter is
+merged in memory when a model loads (:func:`merge_adapter`: peft's
+``PeftModel.from_pretrained(...).merge_and_unload()``). A training run then starts from the merged weights as from
+any base: LoRA profiles put new adapters on them, full profiles train them, and the 4-bit profile merges in bf16
+first and quantises the merged weights (:func:`.model.load_model`). Nothing is ever written into the adapter
+folder or the base folder. This module reads no other module of the engine (files.py calls it).
 
 The Hub name an adapter usually gives (``unsloth/orpheus-3b-0.1-ft``: Unsloth's copy of
 ``canopylabs/orpheus-3b-0.1-ft``) is not downloaded from here: the message says which model to get and where to
@@ -27,7 +28,6 @@ the run's log name both folders.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,13 +57,6 @@ class AdapterInfo:
         full = f", {' and '.join(self.saved_modules)} in full" if self.saved_modules else ""
         return (f"LoRA adapter in {self.folder} (rank {self.rank}, {len(self.modules)} modules{full}; made for "
                 f"{self.base_name}) on the base model in {self.base_folder}")
-
-
-def is_adapter_folder(folder: Path) -> bool:
-    """A peft adapter folder (its config, and no model weights of its own)."""
-    from alltalk_gui.core.engines.orpheus.files import weight_files_present
-
-    return (folder / ADAPTER_CONFIG).is_file() and not weight_files_present(folder)
 
 
 def read_adapter_config(folder: Path) -> dict[str, Any]:
@@ -115,36 +108,19 @@ def adapter_shapes(folder: Path) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def base_candidates(folder: Path, base_name: str) -> list[Path]:
+def base_candidates(folder: Path, base_name: str, chosen: Path | None) -> list[Path]:
     """Where the adapter in ``folder`` may find its base, in order: the folder its ``base_model_name_or_path``
     names when that is a folder here (peft writes the path a base was loaded from; a relative one is read from
-    the adapter's folder), then the Orpheus base-model folder of the app settings. Neither the adapter itself
-    nor another adapter counts (an adapter is not a base for another)."""
-    from alltalk_gui.core.engines.orpheus.files import BASE_MODEL_SETTING
-
+    the adapter's folder), then ``chosen``, the Orpheus base-model folder of the app settings. Not the adapter
+    itself (:func:`~.files.validate_base_model` leaves out other adapters too: an adapter is no base)."""
     named = Path(base_name).expanduser()
-    candidates = [named if named.is_absolute() else folder / named]
-    chosen = _chosen_base(BASE_MODEL_SETTING)
-    if chosen is not None:
-        candidates.append(chosen)
-    return [c for c in candidates if c.is_dir() and c.resolve() != folder.resolve() and not is_adapter_folder(c)]
+    candidates = [named if named.is_absolute() else folder / named, *((chosen,) if chosen is not None else ())]
+    return [c for c in candidates if c.is_dir() and c.resolve() != folder.resolve()]
 
 
-def _chosen_base(setting: str) -> Path | None:
-    from alltalk_gui.core import app_settings
-
-    try:
-        chosen = app_settings.get(setting)
-    except app_settings.SettingsError:  # the first-run page explains an unreadable settings file
-        return None
-    return Path(str(chosen)).expanduser() if chosen else None
-
-
-def no_base_message(folder: Path, base_name: str, problems: list[str]) -> str:
-    """The adapter's base model is not here: which model to get, and where the app looks for it."""
-    from alltalk_gui.core.engines.orpheus.files import BASE_MODEL_SETTING
-
-    chosen = _chosen_base(BASE_MODEL_SETTING)
+def no_base_message(folder: Path, base_name: str, problems: list[str], chosen: Path | None) -> str:
+    """The adapter's base model is not here: which model to get, and where the app looks for it (``chosen``: the
+    Orpheus base-model folder of the app settings; ``problems``: why the folders looked at are not its base)."""
     same = SAME_WEIGHTS.get(base_name, base_name)
     also = f" ({base_name} holds the same weights as {same})" if same != base_name else ""
     if problems:
@@ -221,26 +197,11 @@ def _misfit(adapter: Path, base: Path, module: str, shape: tuple[int, ...], weig
             "was trained from.")
 
 
-def check_tokenizer(adapter: Path, base: Path, base_special: Any, base_tokens: int, codec: Any) -> None:
-    """The adapter's own tokenizer (when it has one: Unsloth saves it) must be the base's: the same number of
-    tokens and the same special and audio token ids.
-
-    Raises:
-        BaseModelError: it differs, or cannot be loaded.
-    """
-    from alltalk_gui.core.engines.orpheus.files import TOKENIZER_FILES, load_tokenizer, special_tokens
-
-    if not (adapter / TOKENIZER_FILES[0]).is_file():
-        return
-    tokenizer = load_tokenizer(adapter)
-    try:
-        special = special_tokens(adapter, codec, tokenizer)
-    except BaseModelError:  # it lacks Orpheus's tokens: not the base's either, said below
-        special = None
-    if len(tokenizer) != base_tokens or special != base_special:
-        raise BaseModelError(f"The tokenizer in {adapter} is not the one of the Orpheus model in {base} "
-                             f"({len(tokenizer):,} tokens against {base_tokens:,}, or other special token ids): the "
-                             "adapter was trained with another tokenizer. Choose the base model it was trained from.")
+def tokenizer_misfit(adapter: Path, base: Path, tokens: int, base_tokens: int) -> str:
+    """The adapter's own tokenizer (Unsloth saves it beside the adapter) is not its base's."""
+    return (f"The tokenizer in {adapter} is not the one of the Orpheus model in {base} ({tokens:,} tokens against "
+            f"{base_tokens:,}, or other special token ids): the adapter was trained with another tokenizer. Choose "
+            "the base model it was trained from.")
 
 
 def merge_adapter(lm, adapter: AdapterInfo):
@@ -263,40 +224,3 @@ def merge_adapter(lm, adapter: AdapterInfo):
         merged.config.tie_word_embeddings = True
         merged.lm_head.weight = embedding
     return merged.requires_grad_(True)  # peft froze it for inference; as load_lm's, the levers decide what trains
-
-
-def adapter_info(folder: str | os.PathLike[str]):
-    """The base folder's :class:`~.files.OrpheusModelInfo` with ``adapter`` set, for an adapter ``folder``
-    (:func:`alltalk_gui.core.engines.orpheus.files.validate_base_model` hands adapter folders here).
-
-    Raises:
-        BaseModelError: as :func:`read_adapter_config`, :func:`adapter_shapes`,             :func:`check_fits`, :func:`check_tokenizer`, or the base folder's own check.
-    """
-    from dataclasses import replace
-
-    from alltalk_gui.core.engines.orpheus.files import (load_tokenizer, special_tokens, stored_shapes,
-                                                         validate_base_model)
-
-    folder = Path(folder)
-    config = read_adapter_config(folder)
-    shapes = adapter_shapes(folder)
-    base_name = str(config["base_model_name_or_path"]).strip()
-    base, problems = None, []
-    for candidate in base_candidates(folder, base_name):
-        try:
-            base = validate_base_model(candidate)
-            break
-        except BaseModelError as exc:
-            problems.append(str(exc))
-    if base is None:
-        raise BaseModelError(no_base_message(folder, base_name, problems))
-    model_shapes = stored_shapes(base.weights)
-    if "lm_head.weight" not in model_shapes:  # tied: the embedding's matrix
-        model_shapes["lm_head.weight"] = model_shapes["model.embed_tokens.weight"]
-    vocab = int(base.config["vocab_size"])
-    modules, saved, rank = check_fits(folder, shapes, base.folder, model_shapes, vocab)
-    tokenizer = load_tokenizer(base.folder)
-    check_tokenizer(folder, base.folder, special_tokens(base.folder, base.codec, tokenizer), len(tokenizer),
-                    base.codec)
-    info = AdapterInfo(folder, base_name, base.folder, rank or int(config.get("r") or 0), modules, saved)
-    return replace(base, adapter=info)

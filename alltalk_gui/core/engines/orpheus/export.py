@@ -135,7 +135,7 @@ def _write_adapter(folder: Path, checkpoint, info, report) -> tuple[list[str], i
     from transformers import LlamaConfig, LlamaForCausalLM
 
     from alltalk_gui.core.engines.orpheus.model import LORA_TARGETS
-    from alltalk_gui.core.engines.orpheus.tuned import checkpoint_state, load_into, read_speakers
+    from alltalk_gui.core.engines.orpheus.tuned import checkpoint_state, read_speakers
 
     config = checkpoint.config
     report("Reading the adapters", 0.3)

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from alltalk_gui.core.engine_api.engine import BaseModelError
+from alltalk_gui.core.engines.orpheus.adapter import ADAPTER_CONFIG, AdapterInfo
 from alltalk_gui.core.engines.orpheus.codec import CODEC_DIR, CODEC_FILES, CodecFacts, read_codec_facts
 
 BASE_MODEL_SETTING = "orpheus_base_model_dir"  # the app settings' key of the base-model folder chosen for this engine
@@ -49,7 +50,7 @@ class OrpheusModelInfo:
     context: int                    # tokens a training sequence may hold
     codec: CodecFacts
     weights: tuple[Path, ...]
-    adapter: Any = None             # an adapter.AdapterInfo when the folder chosen was a LoRA adapter of this base
+    adapter: AdapterInfo | None = None  # set when the folder chosen was a LoRA adapter of this base
 
     @property
     def codec_dir(self) -> Path:
@@ -98,6 +99,64 @@ def _missing_message(folder: Path, missing: list[str]) -> str:
     if codec and len(codec) == len(missing):
         message += " " + where_to_get(codec, folder, BASE_MODEL_SETTING, "Orpheus-TTS", "orpheus")
     return message
+
+
+def is_adapter_folder(folder: Path) -> bool:
+    """A peft adapter folder (its config, and no model weights of its own)."""
+    return (folder / ADAPTER_CONFIG).is_file() and not weight_files_present(folder)
+
+
+def _adapter_on_its_base(folder: Path) -> OrpheusModelInfo:
+    """The checked base of the LoRA adapter in ``folder`` (:mod:`.adapter`), with ``adapter`` set: its base found
+    (the first candidate that is a whole Orpheus model), its tensors and tokenizer checked against it.
+
+    Raises:
+        BaseModelError: the adapter cannot be read, its base is not here, or it does not fit it.
+    """
+    from alltalk_gui.core.engines.orpheus import adapter
+
+    config = adapter.read_adapter_config(folder)
+    shapes = adapter.adapter_shapes(folder)
+    base_name = str(config["base_model_name_or_path"]).strip()
+    chosen = _chosen_base()
+    base, problems = None, []
+    for candidate in adapter.base_candidates(folder, base_name, chosen):
+        if is_adapter_folder(candidate):
+            continue
+        try:
+            base = validate_base_model(candidate)
+            break
+        except BaseModelError as exc:
+            problems.append(str(exc))
+    if base is None:
+        raise BaseModelError(adapter.no_base_message(folder, base_name, problems, chosen))
+    model_shapes = stored_shapes(base.weights)
+    if "lm_head.weight" not in model_shapes:  # tied: the embedding's matrix
+        model_shapes["lm_head.weight"] = model_shapes["model.embed_tokens.weight"]
+    modules, saved, rank = adapter.check_fits(folder, shapes, base.folder, model_shapes, int(base.config["vocab_size"]))
+    tokenizer = load_tokenizer(base.folder)
+    if (folder / TOKENIZER_FILES[0]).is_file():  # Unsloth saves the tokenizer beside the adapter: the base's?
+        own = load_tokenizer(folder)
+        try:
+            same = special_tokens(folder, base.codec, own) == special_tokens(base.folder, base.codec, tokenizer)
+        except BaseModelError:  # it lacks Orpheus's tokens
+            same = False
+        if not same or len(own) != len(tokenizer):
+            raise BaseModelError(adapter.tokenizer_misfit(folder, base.folder, len(own), len(tokenizer)))
+    found = adapter.AdapterInfo(folder, base_name, base.folder, rank or int(config.get("r") or 0), modules, saved)
+    return replace(base, adapter=found)
+
+
+def _chosen_base() -> Path | None:
+    """The Orpheus base-model folder of the app settings (None: none, or unreadable settings, which the first-run
+    page explains)."""
+    from alltalk_gui.core import app_settings
+
+    try:
+        chosen = app_settings.get(BASE_MODEL_SETTING)
+    except app_settings.SettingsError:
+        return None
+    return Path(str(chosen)).expanduser() if chosen else None
 
 
 def weight_files_present(folder: Path) -> bool:
@@ -188,13 +247,11 @@ def validate_base_model(folder: str | os.PathLike[str]) -> OrpheusModelInfo:
     Raises:
         BaseModelError: naming every missing file, or the first file that does not fit.
     """
-    from alltalk_gui.core.engines.orpheus.adapter import adapter_info, is_adapter_folder
-
     folder = Path(folder).expanduser()
     if not folder.is_dir():
         raise BaseModelError(f"The Orpheus model folder {folder} does not exist.")
     if is_adapter_folder(folder):
-        return adapter_info(folder)
+        return _adapter_on_its_base(folder)
     missing = missing_files(folder)
     if missing:
         raise BaseModelError(_missing_message(folder, missing))
