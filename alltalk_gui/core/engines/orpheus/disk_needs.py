@@ -16,15 +16,16 @@ from typing import Any
 
 from alltalk_gui.core.engine_api.engine import DiskNeeds
 from alltalk_gui.core.engines.orpheus.codec import CODEC_DIR, CODEC_FILES
-from alltalk_gui.core.engines.orpheus.files import CONFIG_FILE, TOKENIZER_FILES
+from alltalk_gui.core.engines.orpheus.files import CONFIG_FILE, TOKENIZER_FILES, config_folder
 from alltalk_gui.core.engines.orpheus.memory_estimate import Shape
 
 _SMALL_FILES = 1 << 20  # scheduler, RNG states, train_state.json, train_config.json
 
 
 def disk_needs(config: Any) -> DiskNeeds | None:
-    """One checkpoint and one export of ``config``; None without a usable config.json."""
-    folder = Path(config.base_model_dir)
+    """One checkpoint and one export of ``config``; None without a usable config.json (a LoRA adapter's: its
+    base's, :func:`config_folder`)."""
+    folder = config_folder(Path(config.base_model_dir))
     try:
         shape = Shape.of(json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, TypeError):

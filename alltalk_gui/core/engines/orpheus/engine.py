@@ -102,14 +102,16 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
         return ContextCheck(vocab_file)
 
     def base_model_vocab(self) -> Path | None:
-        """The chosen base folder's ``tokenizer.json`` (what :class:`ContextCheck` counts tokens with)."""
+        """The chosen base folder's ``tokenizer.json`` (what :class:`ContextCheck` counts tokens with; a LoRA
+        adapter's base's, whose codec and context the check reads beside it)."""
         from alltalk_gui.core import app_settings
+        from alltalk_gui.core.engines.orpheus.files import config_folder
 
         try:
             folder = app_settings.get(self.base_model_setting)
         except app_settings.SettingsError:  # unreadable settings count as no choice: the check is approximate
             return None
-        tokenizer = Path(str(folder)).expanduser() / TOKENIZER_FILES[0] if folder else None
+        tokenizer = config_folder(Path(str(folder)).expanduser()) / TOKENIZER_FILES[0] if folder else None
         return tokenizer if tokenizer is not None and tokenizer.is_file() else None
 
     def load_clips(self, config) -> tuple[list[Any], list[Any]]:

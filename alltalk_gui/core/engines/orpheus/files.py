@@ -118,7 +118,7 @@ def _adapter_on_its_base(folder: Path) -> OrpheusModelInfo:
     config = adapter.read_adapter_config(folder)
     shapes = adapter.adapter_shapes(folder)
     base_name = str(config["base_model_name_or_path"]).strip()
-    chosen = _chosen_base()
+    chosen = chosen_base_folder()
     base, problems = None, []
     for candidate in adapter.base_candidates(folder, base_name, chosen):
         if is_adapter_folder(candidate):
@@ -147,7 +147,22 @@ def _adapter_on_its_base(folder: Path) -> OrpheusModelInfo:
     return replace(base, adapter=found)
 
 
-def _chosen_base() -> Path | None:
+def config_folder(folder: Path) -> Path:
+    """The folder whose config.json, tokenizer and codec a run on ``folder`` uses: ``folder``, or for a LoRA
+    adapter the first of its base's candidates that has a config.json (JSON only: the full check is training's)."""
+    from alltalk_gui.core.engines.orpheus import adapter
+
+    if not is_adapter_folder(folder):
+        return folder
+    try:
+        name = str(adapter.read_adapter_config(folder)["base_model_name_or_path"]).strip()
+    except BaseModelError:
+        return folder
+    bases = [c for c in adapter.base_candidates(folder, name, chosen_base_folder()) if (c / CONFIG_FILE).is_file()]
+    return bases[0] if bases else folder
+
+
+def chosen_base_folder() -> Path | None:
     """The Orpheus base-model folder of the app settings (None: none, or unreadable settings, which the first-run
     page explains)."""
     from alltalk_gui.core import app_settings

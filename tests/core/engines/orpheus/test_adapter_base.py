@@ -294,3 +294,14 @@ def test_bad_adapters_are_refused(settings, case, expected, adapter, tiny_orpheu
         (folder / "tokenizer.json").write_text(json.dumps(tokenizer))
     message = refused(folder, tiny_orpheus)
     assert expected.format(adapter=folder, base=tiny_orpheus) in message, message
+
+
+def test_the_disk_needs_of_a_run_on_an_adapter_are_its_bases(settings, project, adapter, tiny_orpheus, tmp_path,
+                                                             monkeypatch):
+    engine = get_engine("orpheus")
+    for rank in (0, 16):
+        on_base = engine.disk_needs(orpheus_config(project, tiny_orpheus, "x", lora_rank=rank))
+        assert on_base is not None
+        assert engine.disk_needs(orpheus_config(project, adapter, "x", lora_rank=rank)) == on_base
+    monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "empty_settings"))
+    assert engine.disk_needs(orpheus_config(project, adapter, "x")) is None  # no base here: training says why
