@@ -7,9 +7,9 @@ Most Orpheus fine-tunes come out of Unsloth's notebook as an adapter folder, not
     tokenizer.json, tokenizer_config.json, special_tokens_map.json   (Unsloth saves the tokenizer beside it)
 
 Such a folder is accepted wherever a base-model folder is (training's base, ``preview --model``):
-:func:`.files.validate_base_model` finds its **base model** on this computer (:func:`base_candidates`: the folder
-``base_model_name_or_path`` names, when it is a local Orpheus folder; else the Orpheus base-model folder of the app
-settings) and checks it from JSON and safetensors headers only (:func:`check_fits`: every adapted module exists in
+:func:`.files.validate_base_model` puts it on the **base model** the user chose for Orpheus (the app settings'
+folder: ``base_model_name_or_path`` is only named in messages; a path in a file someone else wrote is not followed)
+and checks it from JSON and safetensors headers only (:func:`check_fits`: every adapted module exists in
 the base with the shapes the adapter was made for, full copies of ``modules_to_save`` such as
 ``embed_tokens``/``lm_head`` have the base's vocabulary; the adapter's tokenizer is the base's). The adapter is
 merged in memory when a model loads (:func:`merge_adapter`: peft's
@@ -108,34 +108,30 @@ def adapter_shapes(folder: Path) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def base_candidates(folder: Path, base_name: str, chosen: Path | None) -> list[Path]:
-    """Where the adapter in ``folder`` may find its base, in order: the folder its ``base_model_name_or_path``
-    names when that is a folder here (peft writes the path a base was loaded from; a relative one is read from
-    the adapter's folder), then ``chosen``, the Orpheus base-model folder of the app settings. Not the adapter
-    itself (:func:`~.files.validate_base_model` leaves out other adapters too: an adapter is no base)."""
-    named = Path(base_name).expanduser()
-    candidates = [named if named.is_absolute() else folder / named, *((chosen,) if chosen is not None else ())]
-    return [c for c in candidates if c.is_dir() and c.resolve() != folder.resolve()]
-
-
-def no_base_message(folder: Path, base_name: str, problems: list[str], chosen: Path | None) -> str:
+def no_base_message(folder: Path, base_name: str, chosen: Path | None, problem: str = "") -> str:
     """The adapter's base model is not here: which model to get, and where the app looks for it (``chosen``: the
-    Orpheus base-model folder of the app settings; ``problems``: why the folders looked at are not its base)."""
+    Orpheus base-model folder of the app settings; ``problem``: why that folder is not a base)."""
     same = SAME_WEIGHTS.get(base_name, base_name)
     also = f" ({base_name} holds the same weights as {same})" if same != base_name else ""
-    if problems:
-        where = f"the folders where the app looked do not hold it: {' '.join(problems)}"
+    if problem:
+        where = f"the Orpheus base-model folder of the app settings is not one: {problem}"
     elif chosen is not None and chosen.is_dir():
         where = f"the Orpheus base-model folder of the app settings is {chosen}, which is an adapter too"
     elif chosen is not None:
         where = f"the Orpheus base-model folder of the app settings, {chosen}, does not exist"
     else:
         where = "no Orpheus base-model folder is set in the app settings"
-    return (f"{folder} holds a LoRA adapter made for {base_name}; the app needs that base model on this computer "
-            f"and {where}. The app cannot download {base_name} by itself: get {same}{also} with 'alltalk-gui "
-            f"download-base-model BASE_DIR --engine orpheus' (or the Train page's Download…), which makes BASE_DIR "
-            f"Orpheus's base model in the app settings, then give the adapter as the run's base: 'alltalk-gui train "
-            f"PROJECT --base-model {folder}'.")
+    named = Path(base_name).expanduser()
+    if named.is_absolute() and named.is_dir():  # peft writes the folder a base was loaded from: not read unasked
+        get = (f"The adapter names the folder {named}: if that is its base, make it Orpheus's base model (the Train "
+               "page's Choose folder…, or 'alltalk-gui download-base-model' into a folder of your choice)")
+    else:
+        get = (f"The app cannot download {base_name} by itself: get {same}{also} with 'alltalk-gui "
+               "download-base-model BASE_DIR --engine orpheus' (or the Train page's Download…), which makes BASE_DIR "
+               "Orpheus's base model in the app settings")
+    return (f"{folder} holds a LoRA adapter made for {base_name}; the app puts it on the Orpheus base model of its "
+            f"settings, and {where}. {get}, then give the adapter as the run's base: 'alltalk-gui train PROJECT "
+            f"--base-model {folder}'.")
 
 
 def check_fits(adapter: Path, shapes: dict[str, tuple[int, ...]], base: Path,

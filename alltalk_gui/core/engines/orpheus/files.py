@@ -107,8 +107,9 @@ def is_adapter_folder(folder: Path) -> bool:
 
 
 def _adapter_on_its_base(folder: Path) -> OrpheusModelInfo:
-    """The checked base of the LoRA adapter in ``folder`` (:mod:`.adapter`), with ``adapter`` set: its base found
-    (the first candidate that is a whole Orpheus model), its tensors and tokenizer checked against it.
+    """The checked base of the LoRA adapter in ``folder`` (:mod:`.adapter`), with ``adapter`` set: the Orpheus base
+    model of the app settings (a whole model, not this or another adapter), the adapter's tensors and tokenizer
+    checked against it.
 
     Raises:
         BaseModelError: the adapter cannot be read, its base is not here, or it does not fit it.
@@ -118,18 +119,13 @@ def _adapter_on_its_base(folder: Path) -> OrpheusModelInfo:
     config = adapter.read_adapter_config(folder)
     shapes = adapter.adapter_shapes(folder)
     base_name = str(config["base_model_name_or_path"]).strip()
-    chosen = chosen_base_folder()
-    base, problems = None, []
-    for candidate in adapter.base_candidates(folder, base_name, chosen):
-        if is_adapter_folder(candidate):
-            continue
-        try:
-            base = validate_base_model(candidate)
-            break
-        except BaseModelError as exc:
-            problems.append(str(exc))
-    if base is None:
-        raise BaseModelError(adapter.no_base_message(folder, base_name, problems, chosen))
+    chosen = _base_of_adapter(folder)
+    if chosen is None:
+        raise BaseModelError(adapter.no_base_message(folder, base_name, chosen_base_folder()))
+    try:
+        base = validate_base_model(chosen)
+    except BaseModelError as exc:
+        raise BaseModelError(adapter.no_base_message(folder, base_name, chosen, str(exc))) from exc
     model_shapes = stored_shapes(base.weights)
     if "lm_head.weight" not in model_shapes:  # tied: the embedding's matrix
         model_shapes["lm_head.weight"] = model_shapes["model.embed_tokens.weight"]
@@ -147,19 +143,19 @@ def _adapter_on_its_base(folder: Path) -> OrpheusModelInfo:
     return replace(base, adapter=found)
 
 
+def _base_of_adapter(folder: Path) -> Path | None:
+    """The folder an adapter in ``folder`` goes on: the Orpheus base-model folder of the app settings, unless that
+    is missing, the adapter itself or another adapter."""
+    chosen = chosen_base_folder()
+    if chosen is None or not chosen.is_dir() or chosen.resolve() == folder.resolve() or is_adapter_folder(chosen):
+        return None
+    return chosen
+
+
 def config_folder(folder: Path) -> Path:
     """The folder whose config.json, tokenizer and codec a run on ``folder`` uses: ``folder``, or for a LoRA
-    adapter the first of its base's candidates that has a config.json (JSON only: the full check is training's)."""
-    from alltalk_gui.core.engines.orpheus import adapter
-
-    if not is_adapter_folder(folder):
-        return folder
-    try:
-        name = str(adapter.read_adapter_config(folder)["base_model_name_or_path"]).strip()
-    except BaseModelError:
-        return folder
-    bases = [c for c in adapter.base_candidates(folder, name, chosen_base_folder()) if (c / CONFIG_FILE).is_file()]
-    return bases[0] if bases else folder
+    adapter its base's (no check, JSON-cheap: the full check is training's)."""
+    return (_base_of_adapter(folder) or folder) if is_adapter_folder(folder) else folder
 
 
 def chosen_base_folder() -> Path | None:

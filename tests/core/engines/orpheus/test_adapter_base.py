@@ -240,23 +240,30 @@ def refused(folder: Path, *watched: Path) -> str:
 def test_an_adapter_without_its_base_says_which_model_to_get(adapter, tmp_path, monkeypatch):
     monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "empty_settings"))
     message = refused(adapter)
-    assert message.startswith(f"{adapter} holds a LoRA adapter made for {HUB_NAME}; the app needs that base model on "
-                              "this computer and no Orpheus base-model folder is set in the app settings.")
+    assert message.startswith(f"{adapter} holds a LoRA adapter made for {HUB_NAME}; the app puts it on the Orpheus "
+                              "base model of its settings, and no Orpheus base-model folder is set in the app settings.")
     assert ("get canopylabs/orpheus-3b-0.1-ft (unsloth/orpheus-3b-0.1-ft holds the same weights as "
             "canopylabs/orpheus-3b-0.1-ft) with 'alltalk-gui download-base-model BASE_DIR --engine orpheus'") in message
     assert f"'alltalk-gui train PROJECT --base-model {adapter}'" in message
     assert not (tmp_path / "empty_settings").exists()
     app_settings.set_value(BASE_MODEL_SETTING, str(adapter))  # the Train page's choice was the adapter itself
     assert "of the app settings is " + str(adapter) + ", which is an adapter too" in refused(adapter)
+    app_settings.set_value(BASE_MODEL_SETTING, str(tmp_path))  # not a model
+    assert f"the Orpheus base-model folder of the app settings is not one: The Orpheus model folder {tmp_path} is " \
+           "missing config.json" in refused(adapter)
 
 
-def test_a_local_base_named_by_the_adapter_is_used(adapter, tiny_orpheus, tmp_path, monkeypatch):
-    """peft writes the folder a base was loaded from: that base needs no setting."""
-    monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "empty_settings"))
+def test_a_local_base_the_adapter_names_is_named_not_read(adapter, tiny_orpheus, tmp_path, monkeypatch):
+    """peft writes the folder a base was loaded from; a path in a file someone else wrote is not followed: the
+    message names it, and the user's choice of it as Orpheus's base makes the adapter work."""
+    monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "settings"))
     local = tmp_path / "local_adapter"
     shutil.copytree(adapter, local)
     config = json.loads((local / "adapter_config.json").read_text())
     (local / "adapter_config.json").write_text(json.dumps({**config, "base_model_name_or_path": str(tiny_orpheus)}))
+    assert (f"The adapter names the folder {tiny_orpheus}: if that is its base, make it Orpheus's base model"
+            in refused(local))
+    app_settings.set_value(BASE_MODEL_SETTING, str(tiny_orpheus))
     assert validate_base_model(local).folder == tiny_orpheus
 
 
