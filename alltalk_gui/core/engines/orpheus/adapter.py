@@ -52,11 +52,21 @@ class AdapterInfo:
     rank: int
     modules: tuple[str, ...]        # the modules it adds LoRA deltas to
     saved_modules: tuple[str, ...]  # the modules it carries in full (modules_to_save)
+    base_source: str = ""           # the Hub repository the base folder was downloaded from, when the app did
 
     def describe(self) -> str:
         full = f", {' and '.join(self.saved_modules)} in full" if self.saved_modules else ""
         return (f"LoRA adapter in {self.folder} (rank {self.rank}, {len(self.modules)} modules{full}; made for "
-                f"{self.base_name}) on the base model in {self.base_folder}")
+                f"{self.base_name}) on the base model in {self.base_folder}{self.other_base()}")
+
+    def other_base(self) -> str:
+        """A caution when the base was downloaded from another model than the adapter names (same shapes, other
+        weights: Orpheus's pretrained and fine-tuned models are both 3B with one tokenizer), else ""."""
+        made_for, source = (SAME_WEIGHTS.get(name, name) for name in (self.base_name, self.base_source))
+        if not self.base_source or made_for == source:
+            return ""
+        return (f" (downloaded from {self.base_source}, not {self.base_name}: it fits, but the adapter's changes were "
+                "learnt on another model's weights)")
 
 
 def read_adapter_config(folder: Path) -> dict[str, Any]:

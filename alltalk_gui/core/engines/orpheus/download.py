@@ -39,6 +39,7 @@ from alltalk_gui.core.engine_api.hub_files import (
     sha256_from_etag,
 )
 from alltalk_gui.core.engines.orpheus.codec import CODEC_DIR, CODEC_FILES
+from alltalk_gui.core.engines.orpheus.files import SOURCE_FILE
 
 __all__ = ["DownloadError", "DownloadProgress", "LicenceNotAccepted", "download_base_model", "MODELS"]
 
@@ -49,7 +50,6 @@ DEFAULT_REVISION = "main"
 MODEL_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json")
 OPTIONAL_FILES = ("generation_config.json", "special_tokens_map.json")
 INDEX = "model.safetensors.index.json"
-SOURCE_FILE = ".alltalk_source.json"   # which repository and revision a downloaded folder came from
 LICENCE_ID = "orpheus-llama3.2-community"
 LICENCE_TITLE = "Llama 3.2 Community License"
 LICENCE_URL = "https://www.llama.com/llama3_2/license/"

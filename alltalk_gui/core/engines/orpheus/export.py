@@ -20,7 +20,6 @@ that small difference is how QLoRA fine-tunes are always published).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -167,10 +166,9 @@ def _assign_adapters(lm, state: dict[str, Any], checkpoint_dir: Path) -> None:
 
 def _base_name(folder: Path) -> str:
     """The Hub name of a downloaded base model (its ``.alltalk_source.json``), else the folder."""
-    try:
-        return str(json.loads((folder / download.SOURCE_FILE).read_text(encoding="utf-8"))["repo"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return str(folder)
+    from alltalk_gui.core.engines.orpheus.files import downloaded_from
+
+    return downloaded_from(folder) or str(folder)
 
 
 def _lora_bytes(info, rank: int) -> int:

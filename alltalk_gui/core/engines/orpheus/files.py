@@ -29,6 +29,7 @@ from alltalk_gui.core.engines.orpheus.adapter import ADAPTER_CONFIG, AdapterInfo
 from alltalk_gui.core.engines.orpheus.codec import CODEC_DIR, CODEC_FILES, CodecFacts, read_codec_facts
 
 BASE_MODEL_SETTING = "orpheus_base_model_dir"  # the app settings' key of the base-model folder chosen for this engine
+SOURCE_FILE = ".alltalk_source.json"   # which repository and revision a downloaded folder came from (download.py)
 CONFIG_FILE = "config.json"
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
 WEIGHTS_FILE = "model.safetensors"
@@ -139,8 +140,18 @@ def _adapter_on_its_base(folder: Path) -> OrpheusModelInfo:
             same = False
         if not same or len(own) != len(tokenizer):
             raise BaseModelError(adapter.tokenizer_misfit(folder, base.folder, len(own), len(tokenizer)))
-    found = adapter.AdapterInfo(folder, base_name, base.folder, rank or int(config.get("r") or 0), modules, saved)
+    found = adapter.AdapterInfo(folder, base_name, base.folder, rank or int(config.get("r") or 0), modules, saved,
+                                downloaded_from(base.folder))
     return replace(base, adapter=found)
+
+
+def downloaded_from(folder: Path) -> str:
+    """The Hub repository a base folder was downloaded from by this app (its ``.alltalk_source.json``), else ""."""
+    try:
+        repo = json.loads((folder / SOURCE_FILE).read_text(encoding="utf-8"))["repo"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    return repo if isinstance(repo, str) else ""
 
 
 def _base_of_adapter(folder: Path) -> Path | None:

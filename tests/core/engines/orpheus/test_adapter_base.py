@@ -312,3 +312,19 @@ def test_the_disk_needs_of_a_run_on_an_adapter_are_its_bases(settings, project, 
         assert engine.disk_needs(orpheus_config(project, adapter, "x", lora_rank=rank)) == on_base
     monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "empty_settings"))
     assert engine.disk_needs(orpheus_config(project, adapter, "x")) is None  # no base here: training says why
+
+
+def test_a_base_downloaded_from_another_model_is_named_as_such(adapter, tiny_orpheus, tmp_path, monkeypatch):
+    """The pretrained and the fine-tuned Orpheus have the same shapes and tokenizer: the fit cannot tell them apart,
+    the record of the app's download can, and the description says so (the run's log and the Train page show it)."""
+    from alltalk_gui.core.engines.orpheus.files import SOURCE_FILE
+
+    base = tmp_path / "pretrained"
+    shutil.copytree(tiny_orpheus, base)
+    monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "settings"))
+    app_settings.set_value(BASE_MODEL_SETTING, str(base))
+    (base / SOURCE_FILE).write_text(json.dumps({"repo": "canopylabs/orpheus-3b-0.1-pretrained"}))
+    assert (f"(downloaded from canopylabs/orpheus-3b-0.1-pretrained, not {HUB_NAME}: it fits, but the adapter's "
+            "changes were learnt on another model's weights)") in get_engine("orpheus").describe_base_model(adapter)
+    (base / SOURCE_FILE).write_text(json.dumps({"repo": "canopylabs/orpheus-3b-0.1-ft"}))  # Unsloth's copy of it
+    assert "downloaded from" not in get_engine("orpheus").describe_base_model(adapter)
