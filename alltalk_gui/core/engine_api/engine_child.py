@@ -16,6 +16,7 @@ with the last lines of the child's output.
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import subprocess
@@ -43,7 +44,7 @@ class EngineChild:
         self.python, self.module = python, module
         self._lock = threading.Lock()
         self._next_id = 0
-        self._tail: list[str] = []
+        self._tail: collections.deque[str] = collections.deque(maxlen=40)  # the child's last output lines
         self._tmp = tempfile.TemporaryDirectory(prefix="alltalk-engine-")
         read_fd, write_fd = os.pipe()  # the answers' own pipe: libraries printing to stdout cannot garble it
         child_env = dict(os.environ if env is None else env, PYTHONUNBUFFERED="1")
@@ -68,14 +69,12 @@ class EngineChild:
             raise EngineError(f"Cannot start the engine's process ({python}): {exc}") from exc
         os.close(write_fd)
         self._answers = os.fdopen(read_fd, "r", encoding="utf-8", errors="replace")
-        self._reader = threading.Thread(target=self._read_output, daemon=True)
+        # The reader must not hold this object: a thread's target keeps it alive as long as the child runs, so a
+        # dropped EngineChild was never collected and its child (a loaded Parler voice, about 1 GB even for the
+        # tiny test model) lived on until the app quit: each voice a preview or the judge dropped piled up.
+        self._reader = threading.Thread(target=_read_output, args=(self.process.stdout, self._tail), daemon=True)
         self._reader.start()
         self._finalizer = weakref.finalize(self, _shut, self.process, self._answers, self._tmp)
-
-    def _read_output(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self._tail = (self._tail + [line.rstrip()])[-40:]
 
     def call(self, name: str, progress: Callable[[str, float], None] | None = None, **args: Any) -> Any:
         """Run ``<module>.<name>(**args)`` in the child and return its result (arrays as numpy arrays).
@@ -110,7 +109,7 @@ class EngineChild:
     def _died(self) -> str:
         self.process.poll()
         self._reader.join(timeout=5)  # its last lines (the child's own error) are read once the pipe ends
-        output = "\n".join(self._tail[-15:])
+        output = "\n".join(list(self._tail)[-15:])
         return (f"The engine's process ended unexpectedly (exit code {self.process.returncode}).\n{output}").strip()
 
     def close(self) -> None:
@@ -129,6 +128,12 @@ def call_once(python: str, module: str, name: str, progress: Callable[[str, floa
         return child.call(name, progress=progress, **args)
     finally:
         child.close()
+
+
+def _read_output(stream, tail: collections.deque) -> None:
+    """Keep the child's last output lines (its own error when it dies), until its output ends."""
+    for line in stream:
+        tail.append(line.rstrip())
 
 
 def _shut(process: subprocess.Popen, answers, tmp: tempfile.TemporaryDirectory) -> None:

@@ -73,3 +73,17 @@ def test_close_ends_the_child_and_call_once_runs_one_function():
 def test_an_interpreter_that_cannot_start_is_an_engine_error(tmp_path):
     with pytest.raises(EngineError, match="Cannot start the engine's process"):
         EngineChild(str(tmp_path / "no-python"), MODULE)
+
+
+def test_a_dropped_child_ends_its_process():
+    """A voice the preview or the judge drops is an EngineChild nobody holds any more: its process (a loaded model)
+    must end then, not when the app quits."""
+    import gc
+
+    child = EngineChild(sys.executable, MODULE)
+    assert child.call("echo", value=1) == 1
+    process = child.process
+    del child
+    gc.collect()
+    process.wait(timeout=30)
+    assert process.returncode is not None
