@@ -98,6 +98,8 @@ class MainWindow(QMainWindow):
         self.transcript_page.recordings_added.connect(lambda: self.import_page.set_project(self.project))
         preview_row = self.pages.index(self.preview_page)
         self.train_page.preview_requested.connect(lambda: self.sidebar.setCurrentRow(preview_row))
+        # A starting run sizes itself from the card's free memory: the voices the Preview page keeps loaded go first.
+        self.train_page.run.running_changed.connect(lambda running: running and self.preview_page.release_models())
         transcript_row = self.pages.index(self.transcript_page)
         self.train_page.flagged_requested.connect(lambda: (self.sidebar.setCurrentRow(transcript_row),
                                                            self.transcript_page.show_flagged()))

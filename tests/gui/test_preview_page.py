@@ -34,6 +34,9 @@ def open_page(qtbot, project, **short_take):
         if worker is not None:
             worker.wait(GENERATION_TIMEOUT_MS)
     page.player.stop()
+    page.release_models()  # the voices (an engine's child processes among them) go with the test
+    if page.releaser is not None:
+        page.releaser.wait(GENERATION_TIMEOUT_MS)
 
 
 @pytest.fixture
@@ -100,6 +103,33 @@ def test_generate_then_play(page, qtbot, voice):
 
 
 @pytest.mark.timeout(600)
+def test_a_starting_training_run_gives_back_the_preview_models(page, qtbot, voice):
+    """The models stay loaded between takes; when a run starts on the Train page (or another project opens) the
+    page drops them, so that the run finds the card's memory free. A take being made finishes first."""
+    from alltalk_gui.gui.main_window import MainWindow
+
+    rows = len(page.rows)  # earlier tests' takes, shown again
+    page.text_box.setCurrentText("Hello.")
+    page.compare_button.click()  # the base model and the checkpoint
+    page.release_models()  # asked while the take is being made: done after it
+    assert page.session.engine is not None or page.is_busy()
+    _wait_idle(qtbot, page)
+    qtbot.waitUntil(lambda: page.session.engine is None and not page.is_busy(), timeout=GENERATION_TIMEOUT_MS)
+    assert len(page.rows) == rows + 1 and len(page.rows[0].takes) == 2  # the take was made, then the models went
+
+    page.generate_button.click()  # loaded again for the next take
+    _wait_idle(qtbot, page)
+    assert len(page.session.engine._models) == 1
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.preview_page.session = page.session  # the window's Preview page holding these loaded models
+    window.train_page.run.running_changed.emit(True)  # what the Train page says as its run starts
+    qtbot.waitUntil(lambda: page.session.engine is None, timeout=GENERATION_TIMEOUT_MS)
+    window.train_page.run.running_changed.emit(False)  # a run ending loads nothing
+    assert page.session.engine is None
+
+
 def test_ab_row_shows_base_and_fine_tuned_side_by_side(page, qtbot):
     page.text_box.setCurrentText("Hello world.")
     page.compare_button.click()

@@ -68,6 +68,14 @@ def test_ab_puts_the_base_model_beside_the_checkpoint(page, qtbot):
     assert page.message.text() == "", page.message.text()
     assert [t.result.label for t in page.rows[0].takes] == ["base", "fine-tuned"]
     assert all(t.result.sample_rate == 44_100 for t in page.rows[0].takes)
+    # Each voice lives in a child process of Parler's environment (about 1 GB each with the tiny model): giving
+    # the models back, as a starting training run asks, ends both.
+    children = [voice.child.process for voice in page.session.engine._models.values()]
+    assert len(children) == 2 and all(child.poll() is None for child in children)
+    page.release_models()
+    _wait_idle(qtbot, page)
+    assert page.session.engine is None
+    qtbot.waitUntil(lambda: all(child.poll() is not None for child in children), timeout=30_000)
 
 
 def test_an_emptied_description_stops_generate_and_says_why(page):

@@ -33,7 +33,8 @@ from alltalk_gui.core.voice.preview import (
     MODEL_LABEL, TUNED_LABEL, GenerationSettings, PreviewResult, Voice, affordable_on_cpu, load_previews,
 )
 from alltalk_gui.core.project.folder import VoiceProject
-from alltalk_gui.gui.preview.preview_worker import PreviewRequest, PreviewSession, export_worker, preview_worker
+from alltalk_gui.gui.preview.preview_worker import (PreviewRequest, PreviewSession, export_worker, preview_worker,
+                                                    release_worker)
 from alltalk_gui.gui.preview.ab_row import AbRow
 from alltalk_gui.gui.common.audio_player import AudioPlayer
 from alltalk_gui.gui.preview.export_panel import ExportPanel
@@ -76,6 +77,8 @@ class PreviewPage(QWidget):
         self.project: VoiceProject | None = None
         self.worker: Worker | None = None
         self.export_job: Worker | None = None
+        self.releaser: Worker | None = None
+        self._release_when_idle = False  # a release asked for while a take was being made
         self.session = PreviewSession()
         self.whisper_model: str | None = None  # None: the transcription step's default model, when on disk
         self.rows: list[AbRow] = []
@@ -169,6 +172,8 @@ class PreviewPage(QWidget):
     # -- project --------------------------------------------------------------------------------------------
     def set_project(self, project: VoiceProject | None) -> None:
         self.player.stop()
+        if project is not self.project:
+            self.release_models()  # the last project's voices
         self.project = project
         for row in self.rows:
             row.deleteLater()
@@ -329,10 +334,29 @@ class PreviewPage(QWidget):
         self.generation.show_estimate(self.inputs.picker.reference_seconds(), self.inputs.reference_text(),
                                       self.inputs.text())
 
+    def release_models(self) -> None:
+        """Give back the memory of the models kept loaded between previews (a training run starts, or another
+        project opens); a take being made finishes first. The next preview loads them again."""
+        if self.is_busy():  # a take being made may be loading them right now
+            self._release_when_idle = True
+            return
+        self._release_when_idle = False
+        if self.session.engine is None:
+            return
+        self.releaser = release_worker(self.session, self)
+        self.releaser.finished.connect(lambda _none: self._update_buttons())
+        self.releaser.failed.connect(lambda _tb: self._update_buttons())
+        self.releaser.start()
+        self._update_buttons()
+
+    def _released_if_asked(self) -> None:
+        if self._release_when_idle:
+            self.release_models()
+
     def shutdown(self) -> None:
         """Wait for a running generation or export (neither can be cut short safely) and stop playback."""
         self.player.stop()
-        for worker in (self.worker, self.export_job):
+        for worker in (self.worker, self.export_job, self.releaser):
             if worker is not None and worker.is_running():
                 worker.wait(10 * 60 * 1000)
 
@@ -344,7 +368,7 @@ class PreviewPage(QWidget):
         return True
 
     def is_busy(self) -> bool:
-        return any(w is not None and w.is_running() for w in (self.worker, self.export_job))
+        return any(w is not None and w.is_running() for w in (self.worker, self.export_job, self.releaser))
 
     # -- generation -----------------------------------------------------------------------------------------
     def generate(self, ab: bool) -> None:
@@ -384,6 +408,7 @@ class PreviewPage(QWidget):
             self.inputs.model_folder.message = ""  # it spoke: an earlier problem with it is past
         self.status_message.emit(f"Saved {', '.join(r.wav.name for r in results)} in previews/.")
         self._update_buttons()
+        self._released_if_asked()
 
     def _add_row(self, results: list[PreviewResult]) -> None:
         row = AbRow(results)
@@ -399,6 +424,7 @@ class PreviewPage(QWidget):
             self.inputs.model_folder.set_project(self.project, self.inputs.model_folder.engine)
         self.message.setText(f"<span style='color:#c62828'>{error_text(traceback_text)}</span>")
         self._update_buttons()
+        self._released_if_asked()
 
     # -- export ---------------------------------------------------------------------------------------------
     def export(self) -> None:
@@ -410,9 +436,9 @@ class PreviewPage(QWidget):
                                         self.project.name, self, reference_text=self.inputs.reference_text())
         self.export_job.progress.connect(panel.show_progress)
         self.export_job.finished.connect(lambda result: (panel.set_busy(False), panel.show_result(result),
-                                                         self._update_buttons()))
+                                                         self._update_buttons(), self._released_if_asked()))
         self.export_job.failed.connect(lambda tb: (panel.set_busy(False), panel.show_error(error_text(tb)),
-                                                   self._update_buttons()))
+                                                   self._update_buttons(), self._released_if_asked()))
         panel.set_busy(True)
         self.export_job.start()
         self._update_buttons()
