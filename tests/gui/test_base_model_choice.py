@@ -48,3 +48,30 @@ def test_an_answer_for_an_earlier_folder_is_not_shown(qtbot, tmp_path, monkeypat
     qtbot.waitUntil(lambda: not first.is_running(), timeout=20000)
     qtbot.wait(50)  # the answer's queued signal
     assert "not chosen yet" in choice.label.text() and "coqui" not in choice.label.text()
+
+
+def test_an_orpheus_lora_adapter_chosen_after_the_base_goes_on_that_base(qtbot, tmp_path, tmp_path_factory,
+                                                                         monkeypatch):
+    """Unsloth's usual output, an adapter alone, chosen on the Train page: the setting becomes the adapter, the base
+    chosen before is kept (shared_files.remember_choice) and the engine finds it there, so the page says the folder
+    is usable, not that it lacks the model's files."""
+    from alltalk_gui.core.engine_api.shared_files import previous_setting
+    from tests.core.engines.orpheus.test_adapter_base import make_adapter, tree
+    from tests.orpheus_tiny import tiny_orpheus_folder
+
+    monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "config"))
+    base = tiny_orpheus_folder(tmp_path_factory)
+    adapter = make_adapter(base, tmp_path / "unsloth" / "lora_model")
+    before = tree(adapter)
+    choice = _choice(qtbot, "orpheus")
+    choice.set_folder(base)
+    assert "found in" in choice.label.text()
+    choice.set_folder(adapter)
+    qtbot.waitUntil(lambda: choice.check is not None and not choice.check.is_running(), timeout=60_000)
+    qtbot.waitUntil(lambda: "found in" in choice.label.text(), timeout=20_000)
+    text = choice.label.text()
+    assert str(adapter) in text and "color" not in text, text
+    assert app_settings.get(choice.engine.base_model_setting) == str(adapter.absolute())
+    assert app_settings.get(previous_setting(choice.engine.base_model_setting)) == str(base.absolute())
+    assert tree(adapter) == before  # only read
+

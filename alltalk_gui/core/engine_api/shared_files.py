@@ -28,6 +28,39 @@ def where_to_get(files: list[str], folder: Path, setting: str, title: str, engin
             f"with 'alltalk-gui download-base-model DIR --engine {engine}' or the Train page's Download…).")
 
 
+def previous_setting(setting: str) -> str:
+    """The app-settings key that keeps an engine's base-model folder from before the last choice (``setting``):
+    a fine-tune that is only an adapter (Orpheus's LoRA from Unsloth) chosen on the Train page replaces the
+    setting, and still has to find the base model it goes on."""
+    return f"{setting}_previous"
+
+
+def remember_choice(setting: str, folder: Path) -> None:
+    """Set the engine's base-model folder (``setting``) to ``folder``, keeping the one before under
+    :func:`previous_setting`."""
+    try:
+        before = app_settings.get(setting)
+    except app_settings.SettingsError:
+        before = None
+    chosen = str(Path(folder).absolute())
+    if before and before != chosen:
+        app_settings.set_value(previous_setting(setting), before)
+    app_settings.set_value(setting, chosen)
+
+
+def chosen_folders(setting: str) -> list[Path]:
+    """The engine's base-model folder of the app settings, then the one chosen before it (where set)."""
+    folders = []
+    for key in (setting, previous_setting(setting)):
+        try:
+            value = app_settings.get(key)
+        except app_settings.SettingsError:
+            continue
+        if value:
+            folders.append(Path(str(value)).expanduser())
+    return folders
+
+
 def has_file(folder: Path, pattern: str) -> bool:
     """Whether ``folder`` holds a file of ``pattern``, an entry of ``Engine.base_model_files``: a glob pattern, or
     alternatives joined by ``|`` (F5-TTS: ``model_*.safetensors|model_*.pt``, its own trainer's checkpoints)."""

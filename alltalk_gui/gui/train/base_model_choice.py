@@ -21,7 +21,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton, QWidget
 
 from alltalk_gui.core import app_settings
-from alltalk_gui.core.engine_api.shared_files import in_words
+from alltalk_gui.core.engine_api.shared_files import in_words, remember_choice
 from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, Engine, EngineError, engine_names, get_engine
 from alltalk_gui.gui.common.base_model_download import BaseModelDownload
 from alltalk_gui.gui.common.workers import Worker
@@ -64,7 +64,7 @@ class BaseModelChoice(QObject):
         return Path(value) if value else None
 
     def set_folder(self, folder: str | Path) -> None:
-        app_settings.set_value(self.engine.base_model_setting, str(Path(folder).absolute()))
+        remember_choice(self.engine.base_model_setting, Path(folder))  # the one before kept: an adapter's base
         self.refresh()
         self.changed.emit()
 
@@ -97,21 +97,23 @@ class BaseModelChoice(QObject):
         names the missing files too) replaces the list unless the page asked again meanwhile."""
         engine, asked = self.engine, self._asked
 
-        def job(_job) -> str:
+        def job(_job) -> tuple[bool, str]:
             try:
-                engine.describe_base_model(folder)
+                return True, engine.describe_base_model(folder)
             except EngineError as exc:
-                return str(exc)
-            return ""
+                return False, str(exc)
 
         self.check = Worker(job, self)
-        self.check.finished.connect(lambda answer: self._explained(asked, answer))
+        self.check.finished.connect(lambda answer: self._explained(asked, folder, *answer))
         self.check.start()
 
-    def _explained(self, asked: int, answer: object) -> None:
-        if asked != self._asked or not answer:
+    def _explained(self, asked: int, folder: Path, usable: bool, said: str) -> None:
+        if asked != self._asked:
             return
-        self.label.setText(f"<span style='color:{RED}'>{escape(str(answer), quote=False)}</span>")
+        if usable:  # files the list wanted are missing, yet the engine uses the folder (an Orpheus LoRA adapter)
+            self.label.setText(escape(f"{self.engine.title} found in {folder}: {said}", quote=False))
+        elif said:
+            self.label.setText(f"<span style='color:{RED}'>{escape(said, quote=False)}</span>")
 
     def choose(self) -> None:
         # Open where the current model is; for a first choice, beside another engine's model (base models are

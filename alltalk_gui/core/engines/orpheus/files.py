@@ -155,12 +155,14 @@ def downloaded_from(folder: Path) -> str:
 
 
 def _base_of_adapter(folder: Path) -> Path | None:
-    """The folder an adapter in ``folder`` goes on: the Orpheus base-model folder of the app settings, unless that
-    is missing, the adapter itself or another adapter."""
-    chosen = chosen_base_folder()
-    if chosen is None or not chosen.is_dir() or chosen.resolve() == folder.resolve() or is_adapter_folder(chosen):
-        return None
-    return chosen
+    """The folder an adapter in ``folder`` goes on: the Orpheus base-model folder of the app settings, or the one
+    chosen before it when the setting is now the adapter (chosen on the Train page), never missing folders, the
+    adapter itself or another adapter."""
+    from alltalk_gui.core.engine_api.shared_files import chosen_folders
+
+    return next((chosen for chosen in chosen_folders(BASE_MODEL_SETTING)
+                 if chosen.is_dir() and chosen.resolve() != folder.resolve() and not is_adapter_folder(chosen)),
+                None)
 
 
 def config_folder(folder: Path) -> Path:
