@@ -27,6 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-s", type=float, default=None, help="longest clip (default: the project's engine's; "
                    "capped at the engine's limit: 'alltalk-gui engines' lists them)")
     p.add_argument("--no-download", action="store_true", help="fail instead of downloading a missing model")
+    p.add_argument("--no-speaker-check", action="store_true",
+                   help="do not measure whose voice each clip holds (the other_speaker flag); 'segments "
+                        "--speaker-check' measures later")
     p.set_defaults(func=cmd_transcribe)
 
     p = sub.add_parser("segments", help="list a project's clips with their flags")
@@ -34,6 +37,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
     p.add_argument("--flagged", action="store_true", help="only kept clips that have flags")
     p.add_argument("--all", action="store_true", help="include deleted clips")
+    p.add_argument("--speaker-check", action="store_true",
+                   help="measure the voice of the clips not measured yet (after edits), then list")
+    p.add_argument("--main-voice", metavar="CLIP",
+                   help="say which clip holds your voice when two voices share the recordings ('auto': let the "
+                        "clips decide again); clips of other voices are then flagged other_speaker")
     p.set_defaults(func=cmd_segments)
 
     p = sub.add_parser("dataset", help="export the kept clips as a coqui training dataset (dataset/ folder)")
@@ -84,6 +92,8 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
                                     vocab_file=vocab)
     except (TranscriptionError, whisper_models.ModelError, ValueError) as exc:
         return _fail(str(exc))
+    if not args.no_speaker_check:
+        _check_speakers(report.segments)
     summary = report.segments.summary()
     print(f"Transcribed {len(report.transcribed)} file(s), {format_duration(report.audio_seconds)} of audio in "
           f"{report.seconds:.1f} s ({', '.join(sorted(set(report.languages.values())))}).")
@@ -92,12 +102,13 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
     if report.language_note:
         print(f"Note: {report.language_note}")
     print(f"{summary.clips} clips, {summary.flagged} flagged. {summary.guidance.message}")
+    _print_speakers(report.segments)
     print(f"Review them with: alltalk-gui segments {shlex.quote(args.dir)} --flagged")
     return EXIT_SOME_REJECTED if report.failed else EXIT_OK
 
 
 def cmd_segments(args: argparse.Namespace) -> int:
-    from alltalk_gui.core.transcript.segments import SegmentList, SegmentsError
+    from alltalk_gui.core.transcript.segments import SegmentEditError, SegmentList, SegmentsError
 
     project = VoiceProject.open(args.dir)
     try:
@@ -106,6 +117,14 @@ def cmd_segments(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if not clips.is_checked_with_current_checker():
         clips.recheck()  # e.g. a base model (its vocabulary) was chosen since; else listing needs no torch
+    try:
+        if args.speaker_check:
+            _check_speakers(clips)
+        if args.main_voice:
+            clips.choose_main_voice(None if args.main_voice == "auto" else args.main_voice)
+    except SegmentEditError as exc:
+        return _fail(str(exc))
+    finally:
         clips.close()
     chosen = clips.view("flagged" if args.flagged else "all" if args.all else "kept")
     rows = [_clip_row(clips, s) for s in chosen]
@@ -122,7 +141,30 @@ def cmd_segments(args: argparse.Namespace) -> int:
     summary = clips.summary()
     print(f"{summary.kept} kept clips ({format_duration(summary.kept_duration_s)}), {summary.flagged} flagged, "
           f"{summary.deleted} deleted. {summary.guidance.message}")
+    _print_speakers(clips)
     return EXIT_OK
+
+
+def _check_speakers(clips: Any) -> None:
+    """Measure the voice of the clips not measured yet (in this process: the CLI has no GUI to keep responsive)."""
+    from alltalk_gui.core.transcript.speaker_check import measure
+
+    requests = clips.speakers_to_measure()
+    if requests:
+        print(f"Measuring the voice of {len(requests)} clip(s)...", flush=True)
+        measure(requests, clips.speakers.store)
+        clips.speakers_measured()
+
+
+def _print_speakers(clips: Any) -> None:
+    """The speaker check's line, and how many kept clips sound like another voice."""
+    others = len(clips.view("other_voice"))
+    if others:
+        print(f"{others} clip(s) may hold another voice (other_speaker): listen to them and delete those that are "
+              "not yours.")
+    status = clips.speaker_status()
+    if status:
+        print(status)
 
 
 def cmd_dataset(args: argparse.Namespace) -> int:

@@ -21,6 +21,15 @@ UNANSWERED_DIALOG_SECONDS = 20
 
 
 @pytest.fixture(autouse=True)
+def no_speaker_measuring(monkeypatch):
+    """Pages measure clips' voices in a child process that imports torch (seconds of CPU): off unless a test of the
+    speaker check turns it on (tests/gui/test_transcript_speakers.py)."""
+    from alltalk_gui.gui.transcript.speaker_worker import SpeakerMeasurer
+
+    monkeypatch.setattr(SpeakerMeasurer, "enabled", False)
+
+
+@pytest.fixture(autouse=True)
 def unanswered_dialogs_fail(monkeypatch):
     """A modal dialog no test answers fails the test instead of waiting forever: offscreen nobody can click it,
     and pytest's timeout cannot interrupt Qt's nested event loop, so one such dialog stalled the whole suite

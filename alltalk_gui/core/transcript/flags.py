@@ -36,8 +36,10 @@ CLIPPED = "clipped"
 UNENCODABLE = "unencodable"
 EMPTY_TEXT = "empty_text"
 DUPLICATE_TEXT = "duplicate_text"
+OTHER_SPEAKER = "other_speaker"  # the voice is not the project's main speaker's (transcript/speakers.py)
 
-ALL_FLAGS = (TOO_SHORT, LONG, TOO_LONG, LOW_CONFIDENCE, NON_SPEECH, CLIPPED, UNENCODABLE, EMPTY_TEXT, DUPLICATE_TEXT)
+ALL_FLAGS = (TOO_SHORT, LONG, TOO_LONG, LOW_CONFIDENCE, NON_SPEECH, CLIPPED, UNENCODABLE, EMPTY_TEXT, DUPLICATE_TEXT,
+             OTHER_SPEAKER)
 # Flags the dataset export refuses; the rest only warn.
 BLOCKING = frozenset({TOO_LONG, EMPTY_TEXT, UNENCODABLE})
 
@@ -52,6 +54,15 @@ MIN_WORDS_PER_S = 0.5        # real speech has 2-4 words a second; music with a 
 CLIPPED_FRACTION_ABOVE = 0.001
 NOISE_FLATNESS_ABOVE = 0.3   # spectral flatness: ~0.01-0.1 for voice, ~0.5+ for hiss and broadband noise
 STEADY_LOW_ENERGY_BELOW = 0.08  # share of quiet 50 ms frames: 0.2-0.35 in speech, ~0 in music and hum
+# Likeness (cosine of GE2E speaker embeddings, core/audio/speaker.py) of a clip to the project's main speaker under
+# which the clip is flagged as another voice. Measured 2026-11-27 (benchmarks/other_speaker.py, results/
+# other_speaker_2026-11-27.json: interviews built of real and espeak-ng speech, transcribed by tiny.en, cut by the
+# app): the main speaker's own clips 0.88-0.97 (the Sonnet reader 0.885-0.950), other voices 0.57-0.72 (the CMU
+# ARCTIC speakers 0.57-0.70, espeak-ng against the reader 0.60-0.61, espeak's female variant against its male voice
+# 0.64-0.72). The judge measured the same reader 0.86-0.91 against his mean, and espeak-ng variants up to 0.80 apart
+# (voice/judge/thresholds.py). 0.80 lies midway between the groups. espeak-ng's en-us, en-gb and de voices are one
+# synthetic speaker to the encoder (0.91-0.95): they are not flagged, nor would they be told apart by ear.
+OTHER_SPEAKER_BELOW = 0.80
 
 # What Whisper writes when it hears music or other non-speech instead of words.
 _NON_SPEECH_TEXT = re.compile(r"♪|♫|[\[(]\s*(music|applause|laughter|silence|noise|no speech|inaudible)\s*[\])]",
@@ -87,6 +98,9 @@ class ClipFacts:
     # The text is no longer what the recogniser heard (the user corrected it, or gave the known text): its
     # confidence and no-speech guess were about other words, so the flags drawn from them no longer apply.
     text_corrected: bool = False
+    # Likeness of the clip's voice to the project's main speaker (transcript/speakers.py); None: not measured (the
+    # speaker check is off, still measuring, the clip is too short or silent, or the project has no main voice).
+    speaker_likeness: float | None = None
 
 
 _NOT_ALNUM = re.compile(r"[\W_]+")
@@ -185,6 +199,10 @@ class ClipChecker:
         if clip.clipped_fraction is not None and clip.clipped_fraction > CLIPPED_FRACTION_ABOVE:
             out.append(Flag(CLIPPED, f"{clip.clipped_fraction:.1%} of the samples are at full scale (clipped "
                                      "recording); the distortion will be learned as part of the voice."))
+        if clip.speaker_likeness is not None and clip.speaker_likeness < OTHER_SPEAKER_BELOW:
+            out.append(Flag(OTHER_SPEAKER, f"Another voice? Likeness {clip.speaker_likeness:.2f} to the main speaker "
+                                           f"(the same voice measures {OTHER_SPEAKER_BELOW:.2f} or more). Listen: "
+                                           "delete it if it is not yours, or press Looks fine."))
         if duplicate_of is not None and text:
             out.append(Flag(DUPLICATE_TEXT, f"Same text as clip {duplicate_of}; keep one of them."))
         return out

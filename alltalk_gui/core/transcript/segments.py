@@ -30,14 +30,16 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from alltalk_gui.core.audio.clips import AudioStats, ClipAudio, ClipAudioError
 from alltalk_gui.core.transcript import journal
 from alltalk_gui.core.transcript.duplicates import DuplicateIndex
-from alltalk_gui.core.transcript.flags import BLOCKING, ClipChecker, ClipFacts, Flag, normalise_for_duplicates
+from alltalk_gui.core.transcript.flags import (
+    BLOCKING, OTHER_SPEAKER, ClipChecker, ClipFacts, Flag, normalise_for_duplicates,
+)
 from alltalk_gui.core.engine_api.languages import is_spaced
 from alltalk_gui.core.project.duration_guidance import Guidance, guidance
 
 SCHEMA_VERSION = 1
 CLIP_ID = re.compile(r"c\d{1,12}")
 """The only clip ids accepted from segments.json: the app's own form (c00001). Ids become file names on export."""
-FILTERS = ("all", "kept", "flagged", "deleted")
+FILTERS = ("all", "kept", "flagged", "other_voice", "deleted")
 SORT_KEYS = ("time", "duration", "text", "flags", "confidence")
 
 
@@ -227,6 +229,9 @@ class SegmentList:
     next_number: int = 1
     read_only: bool = False  # the project is open read-only (another program holds its lock): edits are refused
     read_only_reason: str = ""  # why, in words (the project's read_only_reason)
+    # Whose voice each clip holds (speaker_check.SpeakerCheck): the other_speaker flag; None leaves it out.
+    speakers: Any = None
+    main_voice: str | None = None  # a clip the user said holds their voice (the main speaker's), if any
 
     def __post_init__(self) -> None:
         self._listeners: list[Callable[[Change], None]] = []
@@ -257,7 +262,8 @@ class SegmentList:
         result = cls(list(segments), path=project.segments_file, checker=checker,
                      audio=audio if audio is not None else ClipAudio(project),
                      source_order=[s.id for s in project.sources],
-                     source_names={s.id: s.name for s in project.sources}, meta=dict(meta or {}))
+                     source_names={s.id: s.name for s in project.sources}, meta=dict(meta or {}),
+                     speakers=_speaker_check(project))
         result._refresh(set(result.ids()), {})
         result.save(fresh=True)
         return result
@@ -286,7 +292,8 @@ class SegmentList:
                      source_names={s.id: s.name for s in project.sources},
                      meta=data.get("transcription", {}), next_number=int(data.get("next_number", 1)),
                      read_only=bool(getattr(project, "read_only", False)),
-                     read_only_reason=str(getattr(project, "read_only_reason", "")))
+                     read_only_reason=str(getattr(project, "read_only_reason", "")),
+                     speakers=_speaker_check(project), main_voice=settings.get("main_voice"))
         result._journal_head = data.get("journal") or {}
         if path.exists():  # no file yet: nothing was flagged, nothing to recheck (and no file to create)
             result._checked_with = data.get("checked_with")
@@ -299,7 +306,8 @@ class SegmentList:
         return {
             "schema_version": SCHEMA_VERSION,
             "settings": {"language": self.checker.language, "min_s": self.checker.min_ms / 1000,
-                         "max_s": self.checker.max_s},  # the wish: another engine may allow more of it
+                         "max_s": self.checker.max_s,  # the wish: another engine may allow more of it
+                         **({"main_voice": self.main_voice} if self.main_voice else {})},
             "transcription": self.meta,
             "next_number": self.next_number,
             "checked_with": self._checked_with,  # what every clip's flags were last computed with
@@ -424,7 +432,8 @@ class SegmentList:
         return self.source_names.get(source_id, source_id)
 
     def view(self, filter: str = "all", sort_by: str = "time", descending: bool = False) -> list[Segment]:
-        """The clips to show: ``filter`` is all | kept | flagged (kept with flags) | deleted; sorted by
+        """The clips to show: ``filter`` is all | kept | flagged (kept with flags) | other_voice (kept, flagged as
+        another speaker's) | deleted; sorted by
         time (source order, then start) | duration | text | flags (most first) | confidence."""
         if filter not in FILTERS:
             raise ValueError(f"Unknown filter '{filter}'; use one of {', '.join(FILTERS)}.")
@@ -434,6 +443,7 @@ class SegmentList:
         chosen = [s for s in self.segments if filter == "all"
                   or (filter == "kept" and not s.deleted)
                   or (filter == "flagged" and not s.deleted and s.flags)
+                  or (filter == "other_voice" and not s.deleted and OTHER_SPEAKER in s.flag_codes)
                   or (filter == "deleted" and s.deleted)]
         if sort_by == "time":  # the list's own order: no sort needed
             return chosen[::-1] if descending else chosen
@@ -690,6 +700,38 @@ class SegmentList:
             self.announce(change)
         return change
 
+    # -- the speaker check (speaker_check.py) ----------------------------------------------------------------
+    def speakers_to_measure(self) -> list[Any]:
+        """The kept clips whose voice is not measured yet (``speaker_check.Request``s; none when the check is off)."""
+        return self.speakers.missing(self.segments) if self.speakers is not None else []
+
+    def speakers_measured(self, notify: bool = True) -> Change:
+        """The project's speaker embeddings were measured (by a worker or a child process): read them, find the main
+        voice again and reflag every clip. Not an edit to undo; the Change names the clips whose flags changed."""
+        if self.speakers is None:
+            return Change("speaker check")
+        self.speakers.store.reload()
+        return self.recheck(notify=notify)
+
+    def speaker_status(self) -> str:
+        """One line about the speaker check: off and why, still measuring, two voices of equal share, or its result."""
+        return self.speakers.status(self.segments) if self.speakers is not None else ""
+
+    def choose_main_voice(self, segment_id: str | None) -> Change:
+        """The user says clip ``segment_id`` holds their voice (None: let the clips decide again): the main voice is
+        found from it, and clips of other voices are flagged. Saved with the list; not an edit to undo."""
+        self._refuse_if_read_only()
+        if segment_id is not None:
+            segment = self[segment_id]
+            if self.speakers is None or self.speakers.embedding(segment) is None:
+                raise SegmentEditError(f"The voice of clip {segment_id} has not been measured (too short, silent, or "
+                                       "the speaker check is off or still measuring); choose another clip.")
+        self.main_voice = segment_id
+        change = self.recheck(notify=True)
+        if self.path is not None:
+            self._storage().write_snapshot(head=self._head())
+        return change
+
     def undo(self, change: Change) -> Change:
         """Reverse ``change`` (which must be the latest change to its clips); returns the inverse applied."""
         return self._commit(change.inverse())
@@ -796,7 +838,8 @@ class SegmentList:
             peak=audio.peak if audio else None, clipped_fraction=audio.clipped_fraction if audio else None,
             flatness=audio.flatness if audio else None, low_energy_ratio=audio.low_energy_ratio if audio else None,
             # All its recognised words, not only those inside: a trim changes the span, not the text.
-            text_corrected=bool(segment.words) and _norm(join_words(segment.words)) != _norm(segment.text))
+            text_corrected=bool(segment.words) and _norm(join_words(segment.words)) != _norm(segment.text),
+            speaker_likeness=self.speakers.likeness(segment) if self.speakers is not None else None)
         source = self._text_source
         check_text = source is None or source.known(segment.text)
         if not check_text:  # asked for now, answered in the background (check_text_in_background)
@@ -812,6 +855,8 @@ class SegmentList:
             if segment.id in touched:
                 self.segments[i] = replace(segment, audio=self._measure(segment, previous.get(segment.id)))
         self._check_order()
+        if self.speakers is not None:  # the main voice of the clips as they are now
+            self.speakers.find_main_voice(self.segments, self.main_voice)
         dups = self._dups = DuplicateIndex((self._order_key(s), s.id, s.text) for s in self.segments if not s.deleted)
         for i, segment in enumerate(self.segments):
             flags = self._flags_for(segment, dups.duplicate_of(segment.id))
@@ -901,6 +946,16 @@ class SegmentList:
         self.segments.sort(key=self._order_key)
 
 
+def _speaker_check(project: Any) -> Any:
+    """The speaker check of a real project (its stored embeddings); None for a stand-in without sources' digests."""
+    from alltalk_gui.core.transcript.speaker_check import SpeakerCheck
+
+    try:
+        return SpeakerCheck.for_project(project)
+    except AttributeError:  # a test's project without sources or root: no speaker check
+        return None
+
+
 def new_segment_id(number: int) -> str:
     """The id of the ``number``-th clip of a fresh list (c00001, c00002...)."""
     return f"c{number:05d}"
@@ -966,6 +1021,7 @@ _SETTING_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "language": ((str,), "a text"),
     "min_s": ((int, float), "a number"),
     "max_s": ((int, float), "a number"),
+    "main_voice": ((str,), "a clip id"),
 }
 
 

@@ -22,6 +22,7 @@ FLAG_LABEL = {
     "too_short": "short", "long": "long", "too_long": "too long", "low_confidence": "unsure",
     "non_speech": "may not be speech",
     "clipped": "clipped", "unencodable": "bad characters", "empty_text": "no text", "duplicate_text": "duplicate",
+    "other_speaker": "another voice?",
 }
 
 

@@ -26,7 +26,8 @@ from alltalk_gui.gui.common.media_icons import media_icon
 from alltalk_gui.gui.common.wording import plural
 
 GUIDANCE_COLOUR = {"empty": "palette(mid)", "short": "#b26a00", "good": "#2e7d32", "long": "#1565c0"}
-FILTERS = [("All clips", "all"), ("Kept", "kept"), ("Flagged", "flagged"), ("Deleted", "deleted")]
+FILTERS = [("All clips", "all"), ("Kept", "kept"), ("Flagged", "flagged"), ("Another voice?", "other_voice"),
+           ("Deleted", "deleted")]
 
 
 class TranscriptEditor(QWidget):

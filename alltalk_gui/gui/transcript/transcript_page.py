@@ -21,6 +21,7 @@ from alltalk_gui.core.transcript.segments import SegmentList, SegmentsError
 from alltalk_gui.gui.common.project_lock import is_read_only, read_only_message
 from alltalk_gui.gui.transcript.own_transcript import KnownTextDialog, import_dataset_folder
 from alltalk_gui.gui.transcript.transcribe_panel import TranscribePanel
+from alltalk_gui.gui.transcript.speaker_worker import SpeakerMeasurer
 from alltalk_gui.gui.transcript.transcript_editor import TranscriptEditor
 from alltalk_gui.gui.common.wording import noun, plural
 from alltalk_gui.gui.transcript.transcribe_worker import (
@@ -59,6 +60,9 @@ class TranscriptPage(QWidget):
         self.notice_box.hide()
         self.editor = TranscriptEditor()
         self.editor.status_message.connect(self.status_message)
+        # Whose voice each clip holds: measured in a child process after transcription and after edits.
+        self.speakers = SpeakerMeasurer(self)
+        self.speakers.changed.connect(self._show_speaker_status)
         self.editor.retranscribe_requested.connect(self.retranscribe)
         # No "…": it writes at once (it asks only when some clips would be refused).
         self.export_button = QPushButton("Export dataset")
@@ -85,6 +89,9 @@ class TranscriptPage(QWidget):
         layout.addWidget(intro)
         layout.addWidget(self.panel)
         layout.addWidget(self.notice_box)
+        self.speaker_status = QLabel(wordWrap=True, objectName="speakerStatus")
+        self.speaker_status.hide()
+        layout.addWidget(self.speaker_status)
         self.empty = QLabel(alignment=Qt.AlignmentFlag.AlignCenter, wordWrap=True)
         self.empty.setStyleSheet("color: palette(mid); font-size: 14pt;")
         self.body = QStackedWidget()
@@ -128,6 +135,7 @@ class TranscriptPage(QWidget):
             answered = lambda: self._answered.emit(segments)  # noqa: E731 - a queued signal: the slot runs here
             segments.check_text_in_background(answered)
             self._judge_for_the_projects_engine(segments)
+        self.speakers.follow(segments)
 
     def _judge_for_the_projects_engine(self, segments: SegmentList) -> None:
         """Flags judged for another engine (a switch made while this list was being made, an older version) are
@@ -193,6 +201,7 @@ class TranscriptPage(QWidget):
                 pass
         if self.export_worker is not None and self.export_worker.is_running():
             self.export_worker.wait()
+        self.speakers.stop()
         self.editor.player.stop()
 
     # -- transcription --------------------------------------------------------------------------------------
@@ -354,6 +363,10 @@ class TranscriptPage(QWidget):
             self.export_worker = export_dataset(self, self.project, self.segments, self.show_flagged)
 
     # -- helpers --------------------------------------------------------------------------------------------
+    def _show_speaker_status(self, text: str) -> None:
+        self.speaker_status.setText(text)
+        self.speaker_status.setVisible(bool(text) and self.segments is not None and len(self.segments) > 0)
+
     def _run(self, worker: TranscribeWorker, on_done) -> None:
         self.worker = worker
         worker.report.connect(self.panel.show_progress)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import importlib.util
 
-# The modules the judge imports (distribution in brackets): resemblyzer (resemblyzer) needs webrtcvad
-# (webrtcvad-wheels); distillmos (distillmos) needs xls_r_sqa (xls-r-sqa) for its configuration.
-MODULES = (("resemblyzer", "resemblyzer"), ("webrtcvad", "webrtcvad-wheels"), ("distillmos", "distillmos"),
-           ("xls_r_sqa", "xls-r-sqa"))
+from alltalk_gui.core.audio import speaker
+
+# The modules the judge imports (distribution in brackets): the speaker encoder's (resemblyzer, webrtcvad), and
+# distillmos (distillmos), which needs xls_r_sqa (xls-r-sqa) for its configuration.
+MODULES = speaker.MODULES + (("distillmos", "distillmos"), ("xls_r_sqa", "xls-r-sqa"))
 
 
 def missing_packages() -> list[str]:

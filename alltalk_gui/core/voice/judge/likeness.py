@@ -1,114 +1,19 @@
 """Likeness: how much a voice sounds like the speaker, as the cosine similarity of speaker embeddings.
 
-The embeddings come from resemblyzer's GE2E speaker encoder (``resemblyzer/pretrained.pt`` inside its wheel: a
-3-layer LSTM over 40 mel bands at 16 kHz, 256 values per utterance). The speaker is the mean of the embeddings of
-their held-out real clips (renormalised, as resemblyzer's ``embed_speaker`` does), so one odd clip does not
-decide. Each clip goes through resemblyzer's own preparation: 16 kHz, its volume raised to -30 dBFS when quieter,
-and pauses longer than about 0.2 s shortened by its voice activity detector (webrtcvad).
-
-The encoder loads once, on first use, in the thread that calls it (never the GUI's): about 2 s on a CPU.
-Its weights load with ``torch.load``'s default, which is ``weights_only=True`` from torch 2.6 (we pin 2.9).
+The measure itself (resemblyzer's GE2E encoder, the speaker as the mean of their clips, the cosine) lives in
+:mod:`alltalk_gui.core.audio.speaker`, which the transcript's speaker check shares; the judge names its audio
+error after itself, and its readings and thresholds are in :mod:`.thresholds`.
 """
 
 from __future__ import annotations
 
-import threading
-import warnings
-from typing import Any, Sequence
-
-import numpy as np
-
-from alltalk_gui.core.audio import decode as audio
-
-RATE = 16_000
-MIN_SPEECH_S = 0.3  # less voiced audio than this gives the encoder nothing to go on
-
-
-class JudgeAudioError(ValueError):
-    """Audio the judge cannot measure: silent, too short, or not finite; the message says which."""
-
-
-class SpeakerEncoder:
-    """resemblyzer's voice encoder, loaded on first use. ``device``: ``auto`` (CUDA when there), ``cpu``, ``cuda``."""
-
-    def __init__(self, device: str = "auto") -> None:
-        self.device = device
-        self._model: Any = None
-        self._lock = threading.Lock()
-
-    def _encoder(self) -> Any:
-        with self._lock:
-            if self._model is None:
-                import torch
-
-                with warnings.catch_warnings():  # resemblyzer imports scipy.ndimage.morphology (deprecated name)
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    from resemblyzer import VoiceEncoder
-
-                device = self.device
-                if device == "auto":
-                    device = "cuda" if torch.cuda.is_available() else "cpu"
-                self._model = VoiceEncoder(device, verbose=False)
-            return self._model
-
-    def embed(self, samples: np.ndarray, rate: int) -> np.ndarray:
-        """The 256-value embedding (unit length) of one clip (mono float at ``rate``).
-
-        Raises:
-            JudgeAudioError: the clip is silent, shorter than :data:`MIN_SPEECH_S` of voice, or not finite.
-        """
-        encoder = self._encoder()
-        from resemblyzer import audio as rz_audio
-
-        wav = prepared(samples, rate)
-        wav = rz_audio.trim_long_silences(rz_audio.normalize_volume(wav, -30, increase_only=True))
-        if wav.size < MIN_SPEECH_S * RATE:
-            raise JudgeAudioError(f"There is less than {MIN_SPEECH_S} s of voice to compare.")
-        return np.asarray(encoder.embed_utterance(wav), dtype=np.float32)
-
-    def speaker(self, clips: Sequence[tuple[np.ndarray, int]]) -> np.ndarray:
-        """The speaker's embedding: the renormalised mean of their clips' embeddings.
-
-        Raises:
-            JudgeAudioError: no clip given, or one cannot be measured (the message names which).
-        """
-        if not clips:
-            raise JudgeAudioError("No reference clip of the speaker was given.")
-        embeddings = []
-        for i, (samples, rate) in enumerate(clips, start=1):
-            try:
-                embeddings.append(self.embed(samples, rate))
-            except JudgeAudioError as exc:
-                raise JudgeAudioError(f"Reference clip {i}: {exc}") from None
-        return unit(np.mean(embeddings, axis=0))
-
-
-def prepared(samples: np.ndarray, rate: int) -> np.ndarray:
-    """Mono float32 at 16 kHz, checked to be finite and not silent.
-
-    Raises:
-        JudgeAudioError: empty, silent or not finite.
-    """
-    mono = as_mono(samples)
-    if mono.size == 0:
-        raise JudgeAudioError("The audio is empty.")
-    if not np.isfinite(mono).all():
-        raise JudgeAudioError("The audio holds invalid (not finite) samples.")
-    if float(np.max(np.abs(mono))) < 1e-4:
-        raise JudgeAudioError("The audio is silent.")
-    return audio.resample(mono, rate, RATE) if rate != RATE else mono
-
-
-def as_mono(samples: np.ndarray) -> np.ndarray:
-    """Float32 mono: a (frames, channels) array is averaged over its channels."""
-    mono = np.asarray(samples, dtype=np.float32)
-    return audio.to_mono(mono) if mono.ndim > 1 else mono
-
-
-def unit(vector: np.ndarray) -> np.ndarray:
-    return (vector / np.linalg.norm(vector)).astype(np.float32)
-
-
-def likeness(candidate: np.ndarray, speaker: np.ndarray) -> float:
-    """Cosine similarity of two embeddings (both unit length): 1 is the same voice direction."""
-    return float(np.dot(unit(candidate), unit(speaker)))
+from alltalk_gui.core.audio.speaker import (  # noqa: F401  (the judge's names for the shared measure)
+    MIN_SPEECH_S,
+    RATE,
+    SpeakerAudioError as JudgeAudioError,
+    SpeakerEncoder,
+    as_mono,
+    likeness,
+    prepared,
+    unit,
+)
