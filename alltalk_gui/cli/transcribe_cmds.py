@@ -120,6 +120,8 @@ def cmd_segments(args: argparse.Namespace) -> int:
     try:
         if args.speaker_check:
             _check_speakers(clips)
+        elif not clips.read_only:
+            clips.refresh_speaker_flags()  # embeddings measured while the list was closed
         if args.main_voice:
             clips.choose_main_voice(None if args.main_voice == "auto" else args.main_voice)
     except SegmentEditError as exc:

@@ -55,6 +55,8 @@ def test_transcribe_list_and_export(project_dir, capsys):
     out = capsys.readouterr().out
     assert "[1/2] reading.wav" in out and "[2/2] second take.wav: 100%" in out and "overall" in out
     assert "Transcribed 2 file(s)" in out and "(en)" in out
+    # One espeak-ng voice throughout: the speaker check finds no other (or says why it is off).
+    assert "Speaker check: all clips sound like one voice" in out or "Speaker check off:" in out, out
 
     assert main(["segments", str(project_dir), "--json"]) == 0
     clips = json.loads(capsys.readouterr().out)

@@ -37,18 +37,21 @@ class SpeakerAudioError(ValueError):
     """Audio whose voice cannot be measured: silent, too short, or not finite; the message says which."""
 
 
-def missing_packages() -> list[str]:
-    """The encoder's packages that are not installed (empty when it can run)."""
-    return [package for module, package in MODULES if importlib.util.find_spec(module) is None]
+def missing_packages(modules: tuple[tuple[str, str], ...] = MODULES) -> list[str]:
+    """The packages of ``modules`` ((module, distribution) pairs; the encoder's by default) that are not installed."""
+    return [package for module, package in modules if importlib.util.find_spec(module) is None]
+
+
+def not_installed(packages: list[str]) -> str:
+    """'a, b, which are not installed' (for the sentences that say why a measure is off)."""
+    return f"{', '.join(packages)}, which {'are' if len(packages) > 1 else 'is'} not installed"
 
 
 def unavailable_reason() -> str | None:
     """One sentence saying why speaker embeddings cannot be made here, or None when they can."""
     missing = missing_packages()
-    if not missing:
-        return None
-    return (f"The speaker encoder needs {', '.join(missing)}, which {'are' if len(missing) > 1 else 'is'} not "
-            "installed (the optional 'judge' extra): run the install again (bash packaging/run.sh).")
+    return None if not missing else (f"The speaker encoder needs {not_installed(missing)} (the optional 'judge' "
+                                      "extra): run the install again (bash packaging/run.sh).")
 
 
 class SpeakerEncoder:

@@ -10,6 +10,10 @@ for F5-TTS), empty text, and text the engine cannot encode (its text check,
 trained on, but it is probably worth a look; a clip outside the wanted length range (what transcription cuts to)
 is one of them, shorter or longer. Every limit comes from the project's engine: a checker is made for one engine
 by name (:class:`ClipChecker`), so the same clips are judged anew when the project changes engine.
+
+One warning depends on the other clips too: ``other_speaker``, a voice unlike the project's main speaker. The
+clip list finds the main voice from all clips' speaker embeddings (:mod:`.speakers`, :mod:`.speaker_check`) and
+hands the checker one number per clip, :attr:`ClipFacts.speaker_likeness`.
 """
 
 from __future__ import annotations
@@ -73,13 +77,18 @@ _NON_SPEECH_TEXT = re.compile(r"♪|♫|[\[(]\s*(music|applause|laughter|silence
 class Flag:
     code: str    # one of ALL_FLAGS
     reason: str  # one sentence for the user, with the numbers that triggered it
+    value: float | None = None  # the measure behind it, where a list shows it beside the flag (other_speaker)
 
-    def to_dict(self) -> dict[str, str]:
-        return {"code": self.code, "reason": self.reason}
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "reason": self.reason}
+        if self.value is not None:
+            out["value"] = round(self.value, 4)
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Flag":
-        return cls(str(data["code"]), str(data["reason"]))
+        value = data.get("value")
+        return cls(str(data["code"]), str(data["reason"]), None if value is None else float(value))
 
 
 @dataclass(frozen=True)
@@ -202,7 +211,8 @@ class ClipChecker:
         if clip.speaker_likeness is not None and clip.speaker_likeness < OTHER_SPEAKER_BELOW:
             out.append(Flag(OTHER_SPEAKER, f"Another voice? Likeness {clip.speaker_likeness:.2f} to the main speaker "
                                            f"(the same voice measures {OTHER_SPEAKER_BELOW:.2f} or more). Listen: "
-                                           "delete it if it is not yours, or press Looks fine."))
+                                           "delete it if it is not yours, or press Looks fine.",
+                            clip.speaker_likeness))
         if duplicate_of is not None and text:
             out.append(Flag(DUPLICATE_TEXT, f"Same text as clip {duplicate_of}; keep one of them."))
         return out

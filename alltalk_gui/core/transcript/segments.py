@@ -31,7 +31,7 @@ from alltalk_gui.core.audio.clips import AudioStats, ClipAudio, ClipAudioError
 from alltalk_gui.core.transcript import journal
 from alltalk_gui.core.transcript.duplicates import DuplicateIndex
 from alltalk_gui.core.transcript.flags import (
-    BLOCKING, OTHER_SPEAKER, ClipChecker, ClipFacts, Flag, normalise_for_duplicates,
+    BLOCKING, OTHER_SPEAKER, OTHER_SPEAKER_BELOW, ClipChecker, ClipFacts, Flag, normalise_for_duplicates,
 )
 from alltalk_gui.core.engine_api.languages import is_spaced
 from alltalk_gui.core.project.duration_guidance import Guidance, guidance
@@ -295,6 +295,8 @@ class SegmentList:
                      read_only_reason=str(getattr(project, "read_only_reason", "")),
                      speakers=_speaker_check(project), main_voice=settings.get("main_voice"))
         result._journal_head = data.get("journal") or {}
+        if result.speakers is not None:  # the main voice of the stored embeddings (milliseconds, no model)
+            result.speakers.find_main_voice(result.segments, result.main_voice)
         if path.exists():  # no file yet: nothing was flagged, nothing to recheck (and no file to create)
             result._checked_with = data.get("checked_with")
         return result
@@ -712,6 +714,21 @@ class SegmentList:
             return Change("speaker check")
         self.speakers.store.reload()
         return self.recheck(notify=notify)
+
+    def refresh_speaker_flags(self, notify: bool = True) -> Change:
+        """Reflag the clips if their ``other_speaker`` flags do not match the stored embeddings (measured while the
+        list was closed, or by another program); otherwise nothing (a look at each clip, no flag computed)."""
+        if self.speakers is None:
+            return Change("speaker check")
+        main = self.speakers.main
+        for s in self.segments:
+            if s.deleted:
+                continue
+            likeness = main.likeness(self.speakers.embedding(s))
+            expected = likeness is not None and likeness < OTHER_SPEAKER_BELOW and OTHER_SPEAKER not in s.accepted
+            if expected != (OTHER_SPEAKER in s.flag_codes):
+                return self.recheck(notify=notify)
+        return Change("speaker check")
 
     def speaker_status(self) -> str:
         """One line about the speaker check: off and why, still measuring, two voices of equal share, or its result."""

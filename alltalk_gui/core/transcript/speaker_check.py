@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from alltalk_gui.core.audio import speaker
+from alltalk_gui.core.transcript.flags import OTHER_SPEAKER, OTHER_SPEAKER_BELOW
 from alltalk_gui.core.transcript.speaker_store import SpeakerStore, clip_key
 from alltalk_gui.core.transcript.speakers import NO_MAIN_VOICE, MainVoice, find_main_voice
 
@@ -99,12 +100,14 @@ class SpeakerCheck:
         waiting = len(self.missing(kept))
         if self.main.note:
             return f"Speaker check: {self.main.note}"
-        if waiting:
-            return f"Speaker check: {waiting} of {len(kept)} clips still to measure."
+        still = f"{waiting} of {len(kept)} clips still to measure" if waiting else ""
         if self.main.centre is None:
-            return "Speaker check: no clip could be measured." if kept else ""
-        return (f"Speaker check: the main voice holds {self.main.share:.0%} of the measured audio "
-                f"({measured} of {len(kept)} clips measured).")
+            return f"Speaker check: {still}." if still else "Speaker check: no clip could be measured." if kept else ""
+        others = sum(1 for s in kept if OTHER_SPEAKER in s.flag_codes)
+        found = (f"{others} clip{'s' if others != 1 else ''} may hold another voice (likeness under "
+                 f"{OTHER_SPEAKER_BELOW:.2f} to the main voice)" if others else "all clips sound like one voice")
+        return (f"Speaker check: {found}; the main voice holds {self.main.share:.0%} of the measured audio "
+                f"({measured} of {len(kept)} clips measured{'; ' + still if still else ''}).")
 
 
 def measure(requests: Sequence[Request], store: SpeakerStore, encoder: Any = None, progress: Progress | None = None,

@@ -14,6 +14,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPalette
 from PySide6.QtWidgets import QApplication
 
+from alltalk_gui.core.transcript.flags import OTHER_SPEAKER, Flag
 from alltalk_gui.core.transcript.segments import Change, Segment, SegmentList
 from alltalk_gui.gui.common.column_table import ColumnTableModel
 from alltalk_gui.gui.common.media_icons import media_icon
@@ -26,9 +27,16 @@ FLAG_LABEL = {
 }
 
 
+def flag_label(flag: Flag) -> str:
+    """A flag's short label for the list; another voice's with its likeness ("another voice? 0.58")."""
+    label = FLAG_LABEL.get(flag.code, flag.code)
+    return f"{label} {flag.value:.2f}" if flag.code == OTHER_SPEAKER and flag.value is not None else label
+
+
 def flags_column_width(metrics: QFontMetrics) -> int:
     """Pixels for the Flags column: its longest single label (or its title), with the cell's margins."""
-    return max(metrics.horizontalAdvance(text) for text in [*FLAG_LABEL.values(), "deleted", "Flags"]) + 16
+    labels = [*FLAG_LABEL.values(), flag_label(Flag(OTHER_SPEAKER, "", 0.0)), "deleted", "Flags"]
+    return max(metrics.horizontalAdvance(text) for text in labels) + 16
 
 
 BLOCKING_COLOUR = QColor("#c62828")
@@ -225,5 +233,5 @@ class SegmentsModel(ColumnTableModel):
         if col == Column.FLAGS:
             if segment.deleted:
                 return "deleted"
-            return ", ".join(FLAG_LABEL.get(code, code) for code in segment.flag_codes)
+            return ", ".join(flag_label(flag) for flag in segment.flags)
         return None

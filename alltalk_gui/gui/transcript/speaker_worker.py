@@ -53,6 +53,12 @@ class SpeakerMeasurer(QObject):
             return
         requests = [] if segments.read_only or not self.enabled else segments.speakers_to_measure()
         if not requests:
+            if not segments.read_only:
+                try:
+                    segments.refresh_speaker_flags()  # measured while the list was closed
+                except OSError as exc:
+                    self.changed.emit(f"Speaker check: the clips' flags could not be saved: {exc}")
+                    return
             self.changed.emit(segments.speaker_status())
             return
         from alltalk_gui.core.transcript.speaker_check import measure_in_child

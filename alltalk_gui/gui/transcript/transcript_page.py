@@ -8,6 +8,7 @@ downloaded (file, size, from where) or, offline, that it cannot be, and may pick
 
 from __future__ import annotations
 
+import html
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -17,7 +18,7 @@ from PySide6.QtWidgets import (
 
 from alltalk_gui.core.dataset import byo_layouts
 from alltalk_gui.core.project.folder import VoiceProject
-from alltalk_gui.core.transcript.segments import SegmentList, SegmentsError
+from alltalk_gui.core.transcript.segments import SegmentEditError, SegmentList, SegmentsError
 from alltalk_gui.gui.common.project_lock import is_read_only, read_only_message
 from alltalk_gui.gui.transcript.own_transcript import KnownTextDialog, import_dataset_folder
 from alltalk_gui.gui.transcript.transcribe_panel import TranscribePanel
@@ -90,6 +91,7 @@ class TranscriptPage(QWidget):
         layout.addWidget(self.panel)
         layout.addWidget(self.notice_box)
         self.speaker_status = QLabel(wordWrap=True, objectName="speakerStatus")
+        self.speaker_status.linkActivated.connect(self._speaker_link)
         self.speaker_status.hide()
         layout.addWidget(self.speaker_status)
         self.empty = QLabel(alignment=Qt.AlignmentFlag.AlignCenter, wordWrap=True)
@@ -364,8 +366,30 @@ class TranscriptPage(QWidget):
 
     # -- helpers --------------------------------------------------------------------------------------------
     def _show_speaker_status(self, text: str) -> None:
-        self.speaker_status.setText(text)
+        link = ""
+        if self.segments is not None and self.segments.view("other_voice"):
+            link = " <a href='other_voice'>Show them</a>"
+        elif self.segments is not None and self.segments.speakers is not None and self.segments.speakers.main.note \
+                and self.segments.speakers.main.second_share:  # two voices of equal share: the user says which
+            link = " <a href='mine'>The selected clip is my voice</a>"
+        self.speaker_status.setText(f"{html.escape(text)}{link}")
         self.speaker_status.setVisible(bool(text) and self.segments is not None and len(self.segments) > 0)
+
+    def _speaker_link(self, link: str) -> None:
+        if link == "other_voice":
+            self.editor.show_filter("other_voice")
+            return
+        segment = self.editor.current()
+        if self.segments is None or segment is None:
+            self.status_message.emit("Select a clip of your voice first, then mark it.")
+            return
+        try:
+            self.segments.choose_main_voice(segment.id)
+        except (SegmentEditError, OSError) as exc:
+            self.status_message.emit(str(exc))
+            return
+        self.status_message.emit(f"Clip {segment.id} is your voice: clips of the other voice are flagged.")
+        self._show_speaker_status(self.segments.speaker_status())
 
     def _run(self, worker: TranscribeWorker, on_done) -> None:
         self.worker = worker

@@ -139,9 +139,18 @@ def test_the_other_voices_clips_are_flagged_and_the_readers_are_not(tmp_path, in
     assert clips.summary().flagged >= 2
     assert "the main voice holds" in clips.speaker_status()
     # A person listened: "Looks fine" accepts the warning for that clip, as for the other warnings.
+    clips.close()
+    # The dataset export counts them among the flagged clips it still writes (a warning, not a refusal).
+    from alltalk_gui.core.dataset.export import export_dataset
+    from alltalk_gui.core.project.folder import VoiceProject
+
+    report = export_dataset(VoiceProject.open(tmp_path / "voice"), skip_refused=True)
+    assert flagged <= set(report.flagged) and report.train + report.eval >= 12
+    # A person listened: "Looks fine" accepts the warning for that clip, as for the other warnings.
+    clips = SegmentList.open(VoiceProject.open(tmp_path / "voice"))
     first = sorted(flagged)[0]
     clips.accept_flags(first)
-    assert OTHER_SPEAKER not in clips[first].flag_codes
+    assert OTHER_SPEAKER not in clips[first].flag_codes and clips.refresh_speaker_flags().is_empty
     clips.close()
 
 
@@ -198,25 +207,32 @@ def test_a_project_with_one_clip_flags_nothing_and_says_why(tmp_path, interview,
     clips.close()
 
 
+def two_voices(tmp_path, interview) -> list[str]:
+    """A project of ten reader's clips, whose stored embeddings (as the encoder would store them) are five of one
+    voice and five of another, and an eleventh clip not measured; returns the kept clips' ids in order."""
+    clips = make_list(tmp_path, interview, which={"reader", "short"})  # the short one stays unmeasured
+    kept = [s.id for s in clips.view("kept")]
+    for s, (_id, e, _w) in zip(clips.view("kept"), voices([5, 5], seed=3)):
+        clips.speakers.store.put(clips.speakers.key(s), e)
+    clips.speakers.store.save()
+    clips.close()
+    return kept
+
+
 def test_two_voices_of_equal_share_ask_and_the_users_choice_flags_the_other(tmp_path, interview):
     """Five clips of one voice and five of another, about the same length: no flags, a question; the user's
     answer (a clip of their voice) flags the other's clips, and is kept with the list."""
-    clips = make_list(tmp_path, interview, which={"reader", "short"})  # the short one stays unmeasured
-    store = clips.speakers.store
-    vectors = voices([5, 5], seed=3)
-    for s, (_id, e, _w) in zip(clips.view("kept"), vectors):
-        store.put(clips.speakers.key(s), e)
-    store.save()
+    kept = two_voices(tmp_path, interview)
+    from alltalk_gui.core.project.folder import VoiceProject
+
+    clips = SegmentList.open(VoiceProject.open(tmp_path / "voice"))
     clips.speakers_measured()
     assert clips.view("other_voice") == [] and "which one is yours?" in clips.speaker_status()
-    kept = [s.id for s in clips.view("kept")]
     with pytest.raises(SegmentEditError, match="has not been measured"):
         clips.choose_main_voice(_unmeasured(clips))
     clips.choose_main_voice(kept[6])  # a clip of the second voice
     assert {s.id for s in clips.view("other_voice")} == set(kept[:5])
     clips.close()
-    from alltalk_gui.core.project.folder import VoiceProject
-
     again = SegmentList.open(VoiceProject.open(tmp_path / "voice"))
     assert again.main_voice == kept[6]
     again.recheck()
@@ -231,7 +247,7 @@ def _unmeasured(clips: SegmentList) -> str:
 
 
 def test_without_the_judge_extra_the_check_is_off_and_says_why(tmp_path, interview, monkeypatch):
-    monkeypatch.setattr(speaker, "missing_packages", lambda: ["resemblyzer", "webrtcvad-wheels"])
+    monkeypatch.setattr(speaker, "missing_packages", lambda *_modules: ["resemblyzer", "webrtcvad-wheels"])
     clips = make_list(tmp_path, interview, which={"reader", "arctic"})
     assert clips.speakers_to_measure() == []  # nothing is measured, nothing breaks
     status = clips.speaker_status()

@@ -7,8 +7,6 @@ trains, previews and exports, with the eval loss choosing the best checkpoint as
 
 from __future__ import annotations
 
-import importlib.util
-
 from alltalk_gui.core.audio import speaker
 
 # The modules the judge imports (distribution in brackets): the speaker encoder's (resemblyzer, webrtcvad), and
@@ -18,7 +16,7 @@ MODULES = speaker.MODULES + (("distillmos", "distillmos"), ("xls_r_sqa", "xls-r-
 
 def missing_packages() -> list[str]:
     """The judge's packages that are not installed (empty when it can run)."""
-    return [package for module, package in MODULES if importlib.util.find_spec(module) is None]
+    return speaker.missing_packages(MODULES)
 
 
 def unavailable_reason() -> str | None:
@@ -26,6 +24,6 @@ def unavailable_reason() -> str | None:
     missing = missing_packages()
     if not missing:
         return None
-    return (f"The checkpoint judge needs {', '.join(missing)}, which {'are' if len(missing) > 1 else 'is'} not "
-            "installed: run the install again (bash packaging/run.sh), or see the README's 'Checkpoint judge'. "
-            "Without it the best checkpoint is the one with the lowest eval loss.")
+    return (f"The checkpoint judge needs {speaker.not_installed(missing)}: run the install again (bash "
+            "packaging/run.sh), or see the README's 'Checkpoint judge'. Without it the best checkpoint is the one "
+            "with the lowest eval loss.")
