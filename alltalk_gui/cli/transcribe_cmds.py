@@ -151,6 +151,9 @@ def _check_speakers(clips: Any) -> None:
     """Measure the voice of the clips not measured yet (in this process: the CLI has no GUI to keep responsive)."""
     from alltalk_gui.core.transcript.speaker_check import measure
 
+    if clips.read_only:  # nothing is written into a project another program holds
+        print(f"The voices were not measured: {clips.read_only_reason or 'the project is open read-only.'}")
+        return
     requests = clips.speakers_to_measure()
     if requests:
         print(f"Measuring the voice of {len(requests)} clip(s)...", flush=True)

@@ -964,13 +964,11 @@ class SegmentList:
 
 
 def _speaker_check(project: Any) -> Any:
-    """The speaker check of a real project (its stored embeddings); None for a stand-in without sources' digests."""
+    """The speaker check of ``project``'s clips: its stored embeddings (imported here: lists made in memory by
+    tests and tools need none)."""
     from alltalk_gui.core.transcript.speaker_check import SpeakerCheck
 
-    try:
-        return SpeakerCheck.for_project(project)
-    except AttributeError:  # a test's project without sources or root: no speaker check
-        return None
+    return SpeakerCheck.for_project(project)
 
 
 def new_segment_id(number: int) -> str:
