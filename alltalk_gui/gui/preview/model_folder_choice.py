@@ -18,8 +18,9 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from alltalk_gui.core.engine_api.engine import Engine
-from alltalk_gui.core.project.folder import ProjectError, VoiceProject
+from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.gui.common.workers import Worker
+from alltalk_gui.gui.preview.remembered_generation import save_quietly
 
 SETTING = "preview"
 KEY = "model_folder"
@@ -40,12 +41,7 @@ def remember_folder(project: VoiceProject, engine: str, folder: Path) -> None:
     folders = preview.get(KEY) if isinstance(preview.get(KEY), dict) else {}
     preview[KEY] = {**folders, engine: str(folder)}
     project.settings[SETTING] = preview
-    if project.read_only:
-        return
-    try:
-        project.save()
-    except (ProjectError, OSError):  # kept for this session; the next choice tries again
-        pass
+    save_quietly(project)
 
 
 class ModelFolderChoice(QObject):

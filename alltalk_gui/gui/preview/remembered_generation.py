@@ -29,9 +29,15 @@ def remember(project: VoiceProject | None, engine: str, values: dict[str, Any]) 
     generation = dict(project.settings.get(SETTING) or {})
     generation[engine] = dict(values)
     project.settings[SETTING] = generation
+    save_quietly(project)
+
+
+def save_quietly(project: VoiceProject) -> None:
+    """Save project.json after a remembered choice changed, unless the project is open read-only; a failure keeps
+    the choice for this session (the next change tries again) rather than interrupting the user."""
     if project.read_only:
         return
     try:
         project.save()
-    except (ProjectError, OSError):  # kept for this session; the next change tries again
+    except (ProjectError, OSError):
         pass
