@@ -82,13 +82,15 @@ def test_the_checkpoint_list_names_the_engine_and_compares_within_it(qtbot, proj
     page = PreviewPage()
     qtbot.addWidget(page)
     page.set_project(project)
-    labels = [page.checkpoint_box.itemText(i) for i in range(page.checkpoint_box.count())]
+    # The checkpoints, then the list's last entry, "A model folder…" (tests/gui/test_preview_model_folder.py).
+    labels = [page.checkpoint_box.itemText(i) for i in range(len(page.inputs.checkpoints))]
+    assert page.checkpoint_box.itemText(page.checkpoint_box.count() - 1) == "A model folder…"
     assert labels[0] == f"XTTS v2 · {XTTS_RUN} · step 30, eval loss 3.630  (latest, best)"  # the project's first
     assert labels[-1] == f"F5-TTS v1 · {F5_RUN} · step 1, eval loss 14.050"  # no mark: not compared with XTTS
     assert page.selected_checkpoint().engine == "xtts"
     project.choose_engine("f5")
     page.refresh()
-    labels = [page.checkpoint_box.itemText(i) for i in range(page.checkpoint_box.count())]
+    labels = [page.checkpoint_box.itemText(i) for i in range(len(page.inputs.checkpoints))]
     assert labels[0] == f"F5-TTS v1 · {F5_RUN} · step 1, eval loss 14.050  (latest, best)"
     assert page.selected_checkpoint().engine == "f5" and page.inputs.engine.name == "f5"
 
