@@ -21,8 +21,8 @@ def where_to_get(files: list[str], folder: Path, setting: str, title: str, engin
     ``download-base-model`` command for ``engine``, or the Train page's Download…)."""
     names = files[0] if len(files) == 1 else f"{', '.join(files[:-1])} and {files[-1]}"
     same = f"{names} {'is' if len(files) == 1 else 'are'} the same for every {title} fine-tune"
-    base = _chosen_base(setting)
-    if base is not None and base.resolve() != folder.resolve() and all((base / f).is_file() for f in files):
+    base = setting_folder(setting)
+    if base is not None and base.is_dir() and base.resolve() != folder.resolve() and all((base / f).is_file() for f in files):
         return f"{same}: copy {'it' if len(files) == 1 else 'them'} from your {title} base model in {base} into {folder}."
     return (f"{same}: copy {'it' if len(files) == 1 else 'them'} into {folder} from the {title} base model (get it "
             f"with 'alltalk-gui download-base-model DIR --engine {engine}' or the Train page's Download…).")
@@ -38,27 +38,26 @@ def previous_setting(setting: str) -> str:
 def remember_choice(setting: str, folder: Path) -> None:
     """Set the engine's base-model folder (``setting``) to ``folder``, keeping the one before under
     :func:`previous_setting`."""
-    try:
-        before = app_settings.get(setting)
-    except app_settings.SettingsError:
-        before = None
+    before = setting_folder(setting)
     chosen = str(Path(folder).absolute())
-    if before and before != chosen:
-        app_settings.set_value(previous_setting(setting), before)
+    if before is not None and str(before) != chosen:
+        app_settings.set_value(previous_setting(setting), str(before))
     app_settings.set_value(setting, chosen)
 
 
 def chosen_folders(setting: str) -> list[Path]:
     """The engine's base-model folder of the app settings, then the one chosen before it (where set)."""
-    folders = []
-    for key in (setting, previous_setting(setting)):
-        try:
-            value = app_settings.get(key)
-        except app_settings.SettingsError:
-            continue
-        if value:
-            folders.append(Path(str(value)).expanduser())
-    return folders
+    return [folder for key in (setting, previous_setting(setting)) if (folder := setting_folder(key)) is not None]
+
+
+def setting_folder(key: str) -> Path | None:
+    """The folder an app-settings ``key`` names (None: unset, or settings that cannot be read, which the first-run
+    page explains)."""
+    try:
+        value = app_settings.get(key)
+    except app_settings.SettingsError:
+        return None
+    return Path(str(value)).expanduser() if value else None
 
 
 def has_file(folder: Path, pattern: str) -> bool:
@@ -71,10 +70,3 @@ def in_words(patterns: tuple[str, ...] | list[str]) -> str:
     """``base_model_files`` entries for people: "model_*.safetensors or model_*.pt, vocab.txt"."""
     return ", ".join(pattern.replace("|", " or ") for pattern in patterns)
 
-
-def _chosen_base(setting: str) -> Path | None:
-    try:
-        value = app_settings.get(setting)
-    except app_settings.SettingsError:
-        return None
-    return Path(value) if value and Path(value).is_dir() else None

@@ -21,7 +21,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton, QWidget
 
 from alltalk_gui.core import app_settings
-from alltalk_gui.core.engine_api.shared_files import in_words, remember_choice
+from alltalk_gui.core.engine_api.shared_files import in_words, remember_choice, setting_folder
 from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, Engine, EngineError, engine_names, get_engine
 from alltalk_gui.gui.common.base_model_download import BaseModelDownload
 from alltalk_gui.gui.common.workers import Worker
@@ -57,11 +57,7 @@ class BaseModelChoice(QObject):
     def folder(self) -> Path | None:
         """The chosen engine's base-model folder from the app settings; None when none was chosen (or the settings
         file cannot be read: the first-run page explains that)."""
-        try:
-            value = app_settings.get(self.engine.base_model_setting)
-        except app_settings.SettingsError:
-            return None
-        return Path(value) if value else None
+        return setting_folder(self.engine.base_model_setting)
 
     def set_folder(self, folder: str | Path) -> None:
         remember_choice(self.engine.base_model_setting, Path(folder))  # the one before kept: an adapter's base

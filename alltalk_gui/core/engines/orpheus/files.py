@@ -174,13 +174,9 @@ def config_folder(folder: Path) -> Path:
 def chosen_base_folder() -> Path | None:
     """The Orpheus base-model folder of the app settings (None: none, or unreadable settings, which the first-run
     page explains)."""
-    from alltalk_gui.core import app_settings
+    from alltalk_gui.core.engine_api.shared_files import setting_folder
 
-    try:
-        chosen = app_settings.get(BASE_MODEL_SETTING)
-    except app_settings.SettingsError:
-        return None
-    return Path(str(chosen)).expanduser() if chosen else None
+    return setting_folder(BASE_MODEL_SETTING)
 
 
 def weight_files_present(folder: Path) -> bool:
@@ -219,14 +215,12 @@ def expected_shapes(config: dict[str, Any]) -> dict[str, tuple[int, ...]]:
 
 def stored_shapes(paths: tuple[Path, ...]) -> dict[str, tuple[int, ...]]:
     """Tensor names and shapes from the safetensors headers of ``paths`` (no tensor is read)."""
-    from safetensors import safe_open
+    from alltalk_gui.core.engines.orpheus.adapter import header_shapes
 
     shapes: dict[str, tuple[int, ...]] = {}
     for path in paths:
         try:
-            with safe_open(str(path), framework="pt") as f:
-                for key in f.keys():
-                    shapes[key] = tuple(f.get_slice(key).get_shape())
+            shapes.update(header_shapes(path))
         except Exception as exc:  # safetensors raises several types for a damaged file
             raise BaseModelError(f"{path.name} in {path.parent} cannot be read: {exc}") from exc
     return shapes
