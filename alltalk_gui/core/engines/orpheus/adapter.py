@@ -92,24 +92,28 @@ def read_adapter_config(folder: Path) -> dict[str, Any]:
     return config
 
 
+def header_shapes(path: Path) -> dict[str, tuple[int, ...]]:
+    """Tensor names and shapes from a safetensors file's header (no tensor is read); raises what safetensors
+    raises for a damaged file (several types: callers say it in their words)."""
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="pt") as f:
+        return {key: tuple(f.get_slice(key).get_shape()) for key in f.keys()}
+
+
 def adapter_shapes(folder: Path) -> dict[str, tuple[int, ...]]:
     """Tensor names (peft's prefix removed) and shapes from the adapter's safetensors header.
 
     Raises:
         BaseModelError: no safetensors weights, or a damaged file.
     """
-    from safetensors import safe_open
-
     path = folder / ADAPTER_WEIGHTS
     if not path.is_file():
         old = " (only the old pickled adapter_model.bin, which is not loaded: save it again with peft's default "\
               "safe_serialization)" if (folder / OLD_ADAPTER_WEIGHTS).is_file() else ""
         raise BaseModelError(f"The LoRA adapter in {folder} has no {ADAPTER_WEIGHTS}{old}.")
-    shapes: dict[str, tuple[int, ...]] = {}
     try:
-        with safe_open(str(path), framework="pt") as f:
-            for key in f.keys():
-                shapes[key.removeprefix(PEFT_PREFIX)] = tuple(f.get_slice(key).get_shape())
+        shapes = {key.removeprefix(PEFT_PREFIX): shape for key, shape in header_shapes(path).items()}
     except Exception as exc:  # safetensors raises several types for a damaged file
         raise BaseModelError(f"{ADAPTER_WEIGHTS} in {folder} cannot be read (damaged or incomplete): "
                              f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
