@@ -229,8 +229,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
     if args.model:
         return _preview_model_folder(args, project)
     try:
-        if not args.text.strip():
-            raise PreviewError("--text is empty: give the sentence to speak.")
+        out = _wav_out(args)
         checkpoint = _checkpoint(args, project)
         language = args.language or checkpoint.language or project.language
         engine = PreviewEngine(args.device, engine=checkpoint.engine)
@@ -239,9 +238,6 @@ def cmd_preview(args: argparse.Namespace) -> int:
         checker = None
         if args.whisper_model:
             checker = _checker(args.whisper_model, args.device)
-        out = Path(args.out).expanduser().absolute()
-        if out.suffix.lower() != ".wav":
-            raise PreviewError(f"--out must name a .wav file (got {out.name}).")
         references, reference_text = _voice_input(args, project, engine.engine,
                                                   lambda: engine.engine.reference_suggestion(checkpoint))
         if kind.uses_audio:
@@ -268,6 +264,20 @@ def cmd_preview(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _wav_out(args: argparse.Namespace) -> Path:
+    """The wav file ``--out`` names, checked with ``--text`` before any model or Whisper loads.
+
+    Raises:
+        PreviewError: the text is empty, or --out is no .wav file.
+    """
+    if not args.text.strip():
+        raise PreviewError("--text is empty: give the sentence to speak.")
+    out = Path(args.out).expanduser().absolute()
+    if out.suffix.lower() != ".wav":
+        raise PreviewError(f"--out must name a .wav file (got {out.name}).")
+    return out
+
+
 def _preview_model_folder(args: argparse.Namespace, project: VoiceProject) -> int:
     """``preview --model DIR``: speak with a model folder of the project's engine, checked by the engine first (a
     fine-tune from another tool, or an export), with the project's references or voice prompt."""
@@ -278,11 +288,7 @@ def _preview_model_folder(args: argparse.Namespace, project: VoiceProject) -> in
                                           ("--base-model", args.base_model), ("--ab", args.ab)) if given]
         if clash:
             raise PreviewError(f"--model speaks with a model folder alone: leave out {', '.join(clash)}.")
-        if not args.text.strip():
-            raise PreviewError("--text is empty: give the sentence to speak.")
-        out = Path(args.out).expanduser().absolute()
-        if out.suffix.lower() != ".wav":
-            raise PreviewError(f"--out must name a .wav file (got {out.name}).")
+        out = _wav_out(args)
         folder = Path(args.model).expanduser().absolute()
         engine = PreviewEngine(args.device, engine=project.engine)
         described = check_model_folder(engine.engine, folder)

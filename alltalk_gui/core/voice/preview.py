@@ -525,10 +525,8 @@ def generate_pair(engine: PreviewEngine, first: Voice, second: Voice, *, text: s
         stem, n = f"{start}_{n}", n + 1
     both = []
     for i, voice in enumerate((first, second)):
-        both.append(generate_preview(
-            engine, base_model_dir=voice.model_dir, checkpoint=voice.checkpoint, label=voice.label, text=text,
-            out_dir=folder, stem=f"{stem}_{voice.label}", progress=lambda what, f, i=i: report(what, (i + f) / 2),
-            position=i, **preview))
+        both.append(generate_take(engine, voice, text=text, out_dir=folder, stem=f"{stem}_{voice.label}",
+                                  progress=lambda what, f, i=i: report(what, (i + f) / 2), position=i, **preview))
     return both[0], both[1]
 
 
