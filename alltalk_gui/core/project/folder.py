@@ -50,6 +50,8 @@ log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2
 PROJECT_FILE = "project.json"
+# Features measured once from the clips and read again (training's frozen front ends, each clip's speaker embedding).
+FEATURE_CACHE_DIR = "feature_cache"
 BACKUP_FILE = "project.json.bak"
 
 UNNAMED_ENGINE = "xtts"

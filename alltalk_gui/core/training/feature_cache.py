@@ -39,10 +39,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from alltalk_gui.core import atomic
+from alltalk_gui.core.project.folder import FEATURE_CACHE_DIR
 
 log = logging.getLogger(__name__)
 
-CACHE_DIR = "feature_cache"
+CACHE_DIR = FEATURE_CACHE_DIR  # in the project folder
 STAMP = "__stamp__"  # the array in every entry that says what wrote it
 
 Arrays = dict[str, Any]  # name -> numpy array

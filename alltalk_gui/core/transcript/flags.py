@@ -68,6 +68,11 @@ STEADY_LOW_ENERGY_BELOW = 0.08  # share of quiet 50 ms frames: 0.2-0.35 in speec
 # synthetic speaker to the encoder (0.91-0.95): they are not flagged, nor would they be told apart by ear.
 OTHER_SPEAKER_BELOW = 0.80
 
+
+def another_voice(likeness: float | None) -> bool:
+    """Whether a clip's likeness to the main speaker (None: not known) makes it another voice's."""
+    return likeness is not None and likeness < OTHER_SPEAKER_BELOW
+
 # What Whisper writes when it hears music or other non-speech instead of words.
 _NON_SPEECH_TEXT = re.compile(r"♪|♫|[\[(]\s*(music|applause|laughter|silence|noise|no speech|inaudible)\s*[\])]",
                               re.IGNORECASE)
@@ -208,7 +213,7 @@ class ClipChecker:
         if clip.clipped_fraction is not None and clip.clipped_fraction > CLIPPED_FRACTION_ABOVE:
             out.append(Flag(CLIPPED, f"{clip.clipped_fraction:.1%} of the samples are at full scale (clipped "
                                      "recording); the distortion will be learned as part of the voice."))
-        if clip.speaker_likeness is not None and clip.speaker_likeness < OTHER_SPEAKER_BELOW:
+        if another_voice(clip.speaker_likeness):
             out.append(Flag(OTHER_SPEAKER, f"Another voice? Likeness {clip.speaker_likeness:.2f} to the main speaker "
                                            f"(the same voice measures {OTHER_SPEAKER_BELOW:.2f} or more). Listen: "
                                            "delete it if it is not yours, or press Looks fine.",

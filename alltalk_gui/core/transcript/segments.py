@@ -31,7 +31,7 @@ from alltalk_gui.core.audio.clips import AudioStats, ClipAudio, ClipAudioError
 from alltalk_gui.core.transcript import journal
 from alltalk_gui.core.transcript.duplicates import DuplicateIndex
 from alltalk_gui.core.transcript.flags import (
-    BLOCKING, OTHER_SPEAKER, OTHER_SPEAKER_BELOW, ClipChecker, ClipFacts, Flag, normalise_for_duplicates,
+    BLOCKING, OTHER_SPEAKER, ClipChecker, ClipFacts, Flag, another_voice, normalise_for_duplicates,
 )
 from alltalk_gui.core.engine_api.languages import is_spaced
 from alltalk_gui.core.project.duration_guidance import Guidance, guidance
@@ -724,8 +724,7 @@ class SegmentList:
         for s in self.segments:
             if s.deleted:
                 continue
-            likeness = main.likeness(self.speakers.embedding(s))
-            expected = likeness is not None and likeness < OTHER_SPEAKER_BELOW and OTHER_SPEAKER not in s.accepted
+            expected = another_voice(main.likeness(self.speakers.embedding(s))) and OTHER_SPEAKER not in s.accepted
             if expected != (OTHER_SPEAKER in s.flag_codes):
                 return self.recheck(notify=notify)
         return Change("speaker check")

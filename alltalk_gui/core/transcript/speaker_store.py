@@ -20,11 +20,12 @@ from typing import Any
 import numpy as np
 
 from alltalk_gui.core import atomic
+from alltalk_gui.core.project.folder import FEATURE_CACHE_DIR
 
 log = logging.getLogger(__name__)
 
 MODEL = "resemblyzer-0.1.4-ge2e"  # the encoder the file's embeddings come from
-FILE = Path("feature_cache") / "speaker-ge2e.npz"
+FILE = Path(FEATURE_CACHE_DIR) / "speaker-ge2e.npz"
 DIMENSIONS = 256
 
 
