@@ -132,6 +132,9 @@ def cases(folder: Path) -> dict[str, list[Turn]]:
         # last one), then the Sonnet again: the reader speaks ~80 % of the time.
         out["sonnet_reader_with_arctic_speakers"] = interleave(sonnet + sonnet[:3], arc, 3)
         out["sonnet_reader_with_espeak_interviewer"] = interleave(sonnet + sonnet[:3], voice("en-us", QUESTIONS), 2)
+        # An interview in which the others speak a third of the time: a sentence after every two lines.
+        out["sonnet_reader_with_arctic_speakers_one_third"] = interleave(sonnet, arc, 1)
+        out["sonnet_reader_with_espeak_interviewer_one_third"] = interleave(sonnet, voice("en-us", QUESTIONS), 1)
     except Exception as exc:  # noqa: BLE001 - human recordings not fetched: the synthetic cases still run
         print(f"human recordings left out: {exc}", file=sys.stderr)
     main_us = voice("en-us", MAIN_TEXT)
