@@ -37,6 +37,7 @@ COMMAND_MODULES = [
     "alltalk_gui.cli.byo_cmds",
     "alltalk_gui.cli.transcribe_cmds",
     "alltalk_gui.cli.train_cmds",
+    "alltalk_gui.cli.checkpoint_cmds",
     "alltalk_gui.cli.preview_cmds",
     "alltalk_gui.cli.judge_cmds",
     "alltalk_gui.cli.engine_env_cmds",

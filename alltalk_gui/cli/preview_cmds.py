@@ -10,7 +10,7 @@ from typing import Any
 
 from alltalk_gui.cli import EXIT_OK, EXIT_USAGE
 from alltalk_gui.core.training.checkpoints import (
-    CheckpointError, CheckpointInfo, list_checkpoints, resolve_checkpoint,
+    CheckpointError, CheckpointInfo, resolve_checkpoint,
 )
 from alltalk_gui.core.engine_api.engine import get_engine
 from alltalk_gui.core.voice.export import FORMATS, ExportError, ExportOptions, export_destination, export_voice
@@ -27,10 +27,6 @@ def _errors() -> tuple[type[Exception], ...]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("checkpoints", help="list a project's training checkpoints")
-    p.add_argument("dir", help="project folder")
-    p.set_defaults(func=cmd_checkpoints)
-
     p = sub.add_parser("preview", help="speak a sentence with a trained checkpoint (and the base model), or with "
                                        "any model folder of the project's engine (--model)")
     p.add_argument("dir", help="project folder")
@@ -192,34 +188,6 @@ def _references(args: argparse.Namespace, project: VoiceProject) -> list[Path]:
     from alltalk_gui.core.voice.references import choose_references
 
     return [c.path for c in choose_references(project.dataset_dir)]
-
-
-def cmd_checkpoints(args: argparse.Namespace) -> int:
-    project = VoiceProject.open(args.dir)
-    found = list_checkpoints(project.root)
-    if not found:
-        print("No training checkpoints yet. Train first: alltalk-gui train DIR")
-        return EXIT_OK
-    from alltalk_gui.core.voice.judge.best import choose
-    from alltalk_gui.core.voice.judge.scores import read_scores
-
-    best, judged = {}, {}
-    for c in found:
-        if c.eval_loss is not None and (c.run not in best or c.eval_loss < best[c.run].eval_loss):
-            best[c.run] = c
-    for run in {c.run for c in found}:
-        run_dir = next(c for c in found if c.run == run).path.parent.parent
-        scores = read_scores(run_dir)
-        picked = choose(scores, [c.step for c in found if c.run == run])
-        if picked is not None:  # the judge's choice replaces the eval loss's
-            best[run] = next(c for c in found if c.run == run and c.step == picked[0].step)
-        judged[run] = {s.step: s for s in scores}
-    for c in found:
-        mark = " (best)" if best.get(c.run) is c else ""
-        scores = judged.get(c.run, {}).get(c.step)
-        heard = f"\n    judge: {scores.summary()}" if scores is not None else ""
-        print(f"{c.label}{mark}\n    {c.path}{heard}")
-    return EXIT_OK
 
 
 def cmd_preview(args: argparse.Namespace) -> int:

@@ -267,11 +267,13 @@ def default_checkpoint(project_dir: str | os.PathLike[str], run: str | None = No
 
 def run_folders(runs: str | os.PathLike[str]) -> list[Path]:
     """The run folders in a project's ``runs/`` (none if it does not exist). A link that leads out of ``runs/``
-    is left out: a shared project could point it at any folder, which a resumed run would write and prune."""
+    is left out: a shared project could point it at any folder, which a resumed run would write and prune. So are
+    hidden folders: a run being deleted is renamed to one first (:mod:`alltalk_gui.core.voice.run_space`)."""
     runs = Path(runs)
     if not runs.is_dir():
         return []
-    return [p for p in runs.iterdir() if p.is_dir() and safe_paths.is_inside(p, runs)]
+    return [p for p in runs.iterdir()
+            if p.is_dir() and not p.name.startswith(".") and safe_paths.is_inside(p, runs)]
 
 
 def _run_time(run_dir: Path) -> float:
