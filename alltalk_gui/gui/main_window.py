@@ -29,6 +29,7 @@ from alltalk_gui.gui.start.new_project_dialog import NewProjectDialog
 from alltalk_gui.gui.start.first_run_page import FirstRunPage
 from alltalk_gui.gui.sources.import_page import ImportPage
 from alltalk_gui.gui.preview.preview_page import PreviewPage
+from alltalk_gui.gui.train.free_space_dialog import FreeSpaceDialog
 from alltalk_gui.gui.train.train_page import TrainPage
 from alltalk_gui.gui.transcript.transcript_page import TranscriptPage
 from alltalk_gui.gui.start.welcome_page import WelcomePage
@@ -100,6 +101,7 @@ class MainWindow(QMainWindow):
         self.train_page.preview_requested.connect(lambda: self.sidebar.setCurrentRow(preview_row))
         # A starting run sizes itself from the card's free memory: the voices the Preview page keeps loaded go first.
         self.train_page.run.running_changed.connect(lambda running: running and self.preview_page.release_models())
+        self.train_page.free_space_requested.connect(self.free_disk_space)
         transcript_row = self.pages.index(self.transcript_page)
         self.train_page.flagged_requested.connect(lambda: (self.sidebar.setCurrentRow(transcript_row),
                                                            self.transcript_page.show_flagged()))
@@ -131,6 +133,7 @@ class MainWindow(QMainWindow):
         self.recent_menu = menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self.close_action = self._action(menu, "&Close project", self.close_project, QKeySequence.StandardKey.Close)
+        self.free_space_action = self._action(menu, "&Free disk space…", self.free_disk_space)
         menu.addSeparator()
         self._action(menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         # The transcript editor's actions with their shortcuts, so they can be found without hovering; they act
@@ -160,6 +163,17 @@ class MainWindow(QMainWindow):
             action.triggered.connect(lambda _=False, f=folder: self.open_project(f))
         if not recent:
             self.recent_menu.addAction("No recent projects").setEnabled(False)
+
+    def free_disk_space(self) -> None:
+        """Show what each training run takes on disk and free it (the Preview page's models are given back first:
+        they may be read from a run about to go)."""
+        if self.project is None:
+            return
+        dialog = FreeSpaceDialog(self.project, before_delete=self.preview_page.release_models, parent=self)
+        dialog.freed.connect(self.train_page.runs_changed)
+        dialog.freed.connect(self.preview_page.refresh)
+        dialog.exec()
+        dialog.deleteLater()
 
     def _about(self) -> None:
         AboutDialog(self).exec()
@@ -277,6 +291,7 @@ class MainWindow(QMainWindow):
     def _update_steps(self) -> None:
         has_project = self.project is not None
         self.close_action.setEnabled(has_project)
+        self.free_space_action.setEnabled(has_project)
         for row, page in enumerate(self.pages):
             item = self.sidebar.item(row)
             enabled = has_project

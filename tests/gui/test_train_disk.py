@@ -109,4 +109,19 @@ def test_a_run_stopped_by_a_full_disk_says_where_and_how_much(qtbot, tmp_path):
     banners = " ".join(panel.banner_texts())
     assert str(folder) in banners and "about 5.31 GB needed" in banners and "1.20 GB free" in banners
     assert "step_0000002) is kept" in banners
-    assert "Free some space, then Resume" in panel.status.text()
+    assert "Free some space (Project › Free disk space…), then Resume" in panel.status.text()
+
+
+def test_free_space_opens_the_runs_window_then_asks_again(qtbot, monkeypatch, tmp_path, tiny_base, voice_project,
+                                                          started):
+    """"Free space…" in the warning: the window's Free disk space is asked for, then the plan is made again with
+    what is free by then (here still too little: the user then starts anyway)."""
+    page = _page(qtbot, monkeypatch, tmp_path, tiny_base, voice_project, free=None)
+    free = _needed(page, 1) - (1 << 20)  # not even one checkpoint fits
+    real = shutil.disk_usage
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: Usage(real(path).total, real(path).used, free))
+    answers, asked, shown = iter(["free", "anyway"]), [], []
+    monkeypatch.setattr(page, "ask_disk", lambda warning, fewer: asked.append(fewer) or next(answers))
+    page.free_space_requested.connect(lambda: shown.append(True))
+    page.start()
+    assert shown == [True] and asked == [None, None] and len(started) == 1

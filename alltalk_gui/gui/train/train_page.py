@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from alltalk_gui.core.engine_api.engine import get_engine
+from alltalk_gui.core.training.checkpoints import run_folders
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.gui.common.project_lock import is_read_only, read_only_message
@@ -53,6 +54,7 @@ class TrainPage(QWidget):
     status_message = Signal(str)
     preview_requested = Signal()
     flagged_requested = Signal()  # show the dataset's flagged clips in the editor
+    free_space_requested = Signal()  # show what the project's runs take on disk, to free some (the main window)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -164,21 +166,35 @@ class TrainPage(QWidget):
             return True
         fewer = plan.keep_last_that_fits()
         answer = self.ask_disk(plan.warning() or "", fewer)
+        if answer == "free":  # the window shows the runs' space; then the plan is made again with what is free now
+            self.free_space_requested.emit()
+            return self._room_for(config)
         if answer == "fewer" and fewer is not None:
             self.setup.advanced.change("keep_last", fewer)
             config.keep_last = fewer
         return answer in ("fewer", "anyway")
 
     def ask_disk(self, warning: str, fewer: int | None) -> str:
-        """"fewer" (keep ``fewer`` checkpoints and start), "anyway" or "cancel"."""
+        """"fewer" (keep ``fewer`` checkpoints and start), "free" (show what earlier runs take, to free some),
+        "anyway" or "cancel"."""
         box = QMessageBox(QMessageBox.Icon.Warning, "Not enough disk space", warning, parent=self)
         keep = box.addButton(f"Keep {fewer} and start", QMessageBox.ButtonRole.AcceptRole) if fewer else None
+        free = box.addButton("Free space…", QMessageBox.ButtonRole.ActionRole) if self._has_runs() else None
         anyway = box.addButton("Start anyway", QMessageBox.ButtonRole.DestructiveRole)
         cancel = box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(keep or cancel)
         box.exec()
         clicked = box.clickedButton()
-        return "fewer" if keep is not None and clicked is keep else "anyway" if clicked is anyway else "cancel"
+        answers = ((keep, "fewer"), (free, "free"), (anyway, "anyway"))
+        return next((answer for button, answer in answers if button is not None and clicked is button), "cancel")
+
+    def _has_runs(self) -> bool:
+        return self.project is not None and bool(run_folders(self.project.runs_dir))
+
+    def runs_changed(self) -> None:
+        """Runs were deleted or thinned (Free disk space): show what is left, unless a run is being trained."""
+        if not self.run.is_running():
+            self._show_runs()
 
     def resume(self) -> None:
         if is_read_only(self.project):

@@ -424,7 +424,8 @@ class RunPanel(QWidget):
         elif self.last_error is not None and self.last_error_kind in (ErrorKind.DISK_FULL, ErrorKind.SAVE_FAILED):
             # Where, how much is needed and free, what is kept: all in the message (Resume goes on after).
             self.add_banner("error", f"Training stopped: {self.last_error.strip()}")
-            self.status.setText("Training stopped: a checkpoint could not be written. Free some space, then Resume.")
+            self.status.setText("Training stopped: a checkpoint could not be written. Free some space (Project › Free "
+                                "disk space…), then Resume.")
             self._notify("Training stopped", self.last_error.strip().splitlines()[0])
         elif self.last_error is not None:
             first = self.last_error.strip().splitlines()[0]
