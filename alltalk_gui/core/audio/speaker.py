@@ -83,6 +83,17 @@ class SpeakerEncoder:
         Raises:
             SpeakerAudioError: the clip is silent, has less than ``min_speech_s`` of voice, or is not finite.
         """
+        return self.embed_with_voice(samples, rate, min_speech_s)[0]
+
+    def embed_with_voice(self, samples: np.ndarray, rate: int,
+                         min_speech_s: float = MIN_SPEECH_S) -> tuple[np.ndarray, float]:
+        """:meth:`embed`, and the seconds of voice it heard (the clip without its pauses): an embedding of little
+        voice wanders, so how far it may stray from its speaker depends on it
+        (:func:`alltalk_gui.core.transcript.flags.other_speaker_below`).
+
+        Raises:
+            SpeakerAudioError: as :meth:`embed`.
+        """
         encoder = self._encoder()
         from resemblyzer import audio as rz_audio
 
@@ -90,7 +101,7 @@ class SpeakerEncoder:
         wav = rz_audio.trim_long_silences(rz_audio.normalize_volume(wav, -30, increase_only=True))
         if wav.size < min_speech_s * RATE:
             raise SpeakerAudioError(f"There is less than {min_speech_s:g} s of voice to compare.")
-        return np.asarray(encoder.embed_utterance(wav), dtype=np.float32)
+        return np.asarray(encoder.embed_utterance(wav), dtype=np.float32), wav.size / RATE
 
     def speaker(self, clips: Sequence[tuple[np.ndarray, int]]) -> np.ndarray:
         """The speaker's embedding: the renormalised mean of their clips' embeddings.

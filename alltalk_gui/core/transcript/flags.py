@@ -13,7 +13,8 @@ by name (:class:`ClipChecker`), so the same clips are judged anew when the proje
 
 One warning depends on the other clips too: ``other_speaker``, a voice unlike the project's main speaker. The
 clip list finds the main voice from all clips' speaker embeddings (:mod:`.speakers`, :mod:`.speaker_check`) and
-hands the checker one number per clip, :attr:`ClipFacts.speaker_likeness`.
+hands the checker two numbers per clip, :attr:`ClipFacts.speaker_likeness` and the seconds of voice it was measured
+on, :attr:`ClipFacts.speaker_voice_s` (a short clip may stray further: :func:`other_speaker_below`).
 """
 
 from __future__ import annotations
@@ -67,11 +68,34 @@ STEADY_LOW_ENERGY_BELOW = 0.08  # share of quiet 50 ms frames: 0.2-0.35 in speec
 # (voice/judge/thresholds.py). 0.80 lies midway between the groups. espeak-ng's en-us, en-gb and de voices are one
 # synthetic speaker to the encoder (0.91-0.95): they are not flagged, nor would they be told apart by ear.
 OTHER_SPEAKER_BELOW = 0.80
+# With little voice the embedding wanders, and the main speaker's own short clips measure lower. Random windows
+# (benchmarks/other_speaker.py --short, results/other_speaker_short_2026-11-27.json): the Sonnet reader against his
+# mean measured 0.64-0.85 (median 0.77) with 1.2 s of voice, 0.68-0.90 with 1.4 s, 0.80-0.90 with 1.7 s; the ARCTIC
+# speakers against him 0.42-0.67 at every length; espeak-ng en-us against its mean 0.76-0.89 with 1.0 s of voice, its
+# female variant 0.48-0.67 with 1.0 s and up to 0.71 with 2 s. So the line rises with the seconds of voice, through
+# these points (seconds of voice, likeness), and stays at OTHER_SPEAKER_BELOW from 2 s on; under
+# speaker_check.MIN_VOICE_S (1 s) a clip is not measured at all. With the fixed 0.80, half the reader's clips with
+# 1.2 s of voice were flagged as another voice.
+SHORT_VOICE_LINE = ((1.0, 0.58), (1.4, 0.66), (2.0, OTHER_SPEAKER_BELOW))
 
 
-def another_voice(likeness: float | None) -> bool:
-    """Whether a clip's likeness to the main speaker (None: not known) makes it another voice's."""
-    return likeness is not None and likeness < OTHER_SPEAKER_BELOW
+def other_speaker_below(voice_s: float | None) -> float:
+    """The likeness under which a clip measured on ``voice_s`` seconds of voice is another voice's (None: not
+    known, the full line)."""
+    if voice_s is None or voice_s >= SHORT_VOICE_LINE[-1][0]:
+        return OTHER_SPEAKER_BELOW
+    if voice_s <= SHORT_VOICE_LINE[0][0]:
+        return SHORT_VOICE_LINE[0][1]
+    for (s0, l0), (s1, l1) in zip(SHORT_VOICE_LINE, SHORT_VOICE_LINE[1:]):
+        if voice_s <= s1:
+            return l0 + (l1 - l0) * (voice_s - s0) / (s1 - s0)
+    return OTHER_SPEAKER_BELOW  # pragma: no cover - the loop returns
+
+
+def another_voice(likeness: float | None, voice_s: float | None = None) -> bool:
+    """Whether a clip's likeness to the main speaker (None: not known), measured on ``voice_s`` seconds of voice,
+    makes it another voice's."""
+    return likeness is not None and likeness < other_speaker_below(voice_s)
 
 # What Whisper writes when it hears music or other non-speech instead of words.
 _NON_SPEECH_TEXT = re.compile(r"♪|♫|[\[(]\s*(music|applause|laughter|silence|noise|no speech|inaudible)\s*[\])]",
@@ -115,6 +139,7 @@ class ClipFacts:
     # Likeness of the clip's voice to the project's main speaker (transcript/speakers.py); None: not measured (the
     # speaker check is off, still measuring, the clip is too short or silent, or the project has no main voice).
     speaker_likeness: float | None = None
+    speaker_voice_s: float | None = None  # the seconds of voice that likeness was measured on (None: not known)
 
 
 _NOT_ALNUM = re.compile(r"[\W_]+")
@@ -213,11 +238,13 @@ class ClipChecker:
         if clip.clipped_fraction is not None and clip.clipped_fraction > CLIPPED_FRACTION_ABOVE:
             out.append(Flag(CLIPPED, f"{clip.clipped_fraction:.1%} of the samples are at full scale (clipped "
                                      "recording); the distortion will be learned as part of the voice."))
-        if another_voice(clip.speaker_likeness):
+        if another_voice(clip.speaker_likeness, clip.speaker_voice_s):
+            short = (f" in {clip.speaker_voice_s:.1f} s of voice"
+                     if clip.speaker_voice_s is not None and clip.speaker_voice_s < SHORT_VOICE_LINE[-1][0] else "")
             out.append(Flag(OTHER_SPEAKER, f"Another voice? Likeness {clip.speaker_likeness:.2f} to the main speaker "
-                                           f"(the same voice measures {OTHER_SPEAKER_BELOW:.2f} or more). Listen: "
-                                           "delete it if it is not yours, or press Looks fine.",
-                            clip.speaker_likeness))
+                                           f"(the same voice measures {other_speaker_below(clip.speaker_voice_s):.2f} "
+                                           f"or more{short}). Listen: delete it if it is not yours, or press Looks "
+                                           "fine.", clip.speaker_likeness))
         if duplicate_of is not None and text:
             out.append(Flag(DUPLICATE_TEXT, f"Same text as clip {duplicate_of}; keep one of them."))
         return out

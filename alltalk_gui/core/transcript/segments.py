@@ -724,7 +724,8 @@ class SegmentList:
         for s in self.segments:
             if s.deleted:
                 continue
-            expected = another_voice(main.likeness(self.speakers.embedding(s))) and OTHER_SPEAKER not in s.accepted
+            expected = (another_voice(main.likeness(self.speakers.embedding(s)), self.speakers.voice_seconds(s))
+                        and OTHER_SPEAKER not in s.accepted)
             if expected != (OTHER_SPEAKER in s.flag_codes):
                 return self.recheck(notify=notify)
         return Change("speaker check")
@@ -855,7 +856,8 @@ class SegmentList:
             flatness=audio.flatness if audio else None, low_energy_ratio=audio.low_energy_ratio if audio else None,
             # All its recognised words, not only those inside: a trim changes the span, not the text.
             text_corrected=bool(segment.words) and _norm(join_words(segment.words)) != _norm(segment.text),
-            speaker_likeness=self.speakers.likeness(segment) if self.speakers is not None else None)
+            speaker_likeness=self.speakers.likeness(segment) if self.speakers is not None else None,
+            speaker_voice_s=self.speakers.voice_seconds(segment) if self.speakers is not None else None)
         source = self._text_source
         check_text = source is None or source.known(segment.text)
         if not check_text:  # asked for now, answered in the background (check_text_in_background)

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from alltalk_gui.core.audio import speaker
-from alltalk_gui.core.transcript.flags import OTHER_SPEAKER, OTHER_SPEAKER_BELOW
+from alltalk_gui.core.transcript.flags import OTHER_SPEAKER, OTHER_SPEAKER_BELOW, SHORT_VOICE_LINE
 from alltalk_gui.core.transcript.speaker_store import SpeakerStore, clip_key
 from alltalk_gui.core.transcript.speakers import NO_MAIN_VOICE, MainVoice, find_main_voice
 
@@ -65,6 +65,11 @@ class SpeakerCheck:
         key = self.key(segment)
         return None if key is None else self.store.get(key)
 
+    def voice_seconds(self, segment: Any) -> float | None:
+        """The seconds of voice the clip's embedding was measured on; None when not known."""
+        key = self.key(segment)
+        return None if key is None else self.store.seconds(key)
+
     def likeness(self, segment: Any) -> float | None:
         """The clip's likeness to the main voice; None when either is unknown."""
         return self.main.likeness(self.embedding(segment))
@@ -105,7 +110,8 @@ class SpeakerCheck:
             return f"Speaker check: {still}." if still else "Speaker check: no clip could be measured." if kept else ""
         others = sum(1 for s in kept if OTHER_SPEAKER in s.flag_codes)
         found = (f"{others} clip{'s' if others != 1 else ''} may hold another voice (likeness under "
-                 f"{OTHER_SPEAKER_BELOW:.2f} to the main voice)" if others else "all clips sound like one voice")
+                 f"{OTHER_SPEAKER_BELOW:.2f} to the main voice, less for clips with under "
+                 f"{SHORT_VOICE_LINE[-1][0]:g} s of voice)" if others else "all clips sound like one voice")
         return (f"Speaker check: {found}; the main voice holds {self.main.share:.0%} of the measured audio "
                 f"({measured} of {len(kept)} clips measured{'; ' + still if still else ''}).")
 
@@ -135,7 +141,8 @@ def measure(requests: Sequence[Request], store: SpeakerStore, encoder: Any = Non
             samples, rate = source
             clip = samples[request.start_ms * rate // 1000: request.end_ms * rate // 1000]
             try:
-                store.put(request.key, encoder.embed(clip, rate, min_speech_s=MIN_VOICE_S))
+                embedding, voice_s = encoder.embed_with_voice(clip, rate, min_speech_s=MIN_VOICE_S)
+                store.put(request.key, embedding, voice_s=voice_s)
             except speaker.SpeakerAudioError as exc:
                 store.put(request.key, None, str(exc))
             done += 1
