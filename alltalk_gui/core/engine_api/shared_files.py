@@ -5,7 +5,9 @@ folders lack ``dvae.pth`` and ``mel_stats.pth``, F5-TTS's ``ckpts/<project>/`` l
 Vocos vocoder, an Unsloth Orpheus folder lacks the SNAC codec. Those files are the same for every fine-tune of
 the base model, so the one place to get them is the base model the user already chose for the engine (the app
 settings' folder), or its download. :func:`where_to_get` says exactly that, naming the files and both folders;
-the app never copies them itself (it writes nothing into a folder the user chose as a model).
+the app never copies them itself (it writes nothing into a folder the user chose as a model). An engine may instead
+read them from that base where they are (:func:`chosen_folders`): XTTS v2 does so for a training folder of coqui's
+Trainer, Orpheus for a LoRA adapter.
 """
 
 from __future__ import annotations

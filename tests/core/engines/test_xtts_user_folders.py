@@ -1,7 +1,7 @@
 """An XTTS v2 fine-tune the user made elsewhere, chosen as the base model: AllTalk's compacted
 ``models/trainedmodel/`` (coqui's Trainer names, "xtts."-prefixed, maybe half precision) validates and loads the
-user's own GPT; AllTalk's training folder and a folder without the DVAE or mel statistics are refused saying
-exactly what to do, and nothing in any folder changes."""
+user's own GPT; a folder without the DVAE or mel statistics is refused saying exactly what to do, and nothing in
+any folder changes. AllTalk's training folder itself: test_xtts_trainer_folder.py."""
 
 from __future__ import annotations
 
@@ -71,21 +71,6 @@ def test_alltalks_compacted_fine_tune_is_a_base_model_and_loads_its_own_gpt(base
     assert torch.allclose(model.gpt.text_embedding.weight, expected, atol=1e-2 if half else 0)
     assert gpt.state_dict()[key].dtype == torch.float32  # half weights train in the model's own precision
     assert listing(folder) == before  # nothing written into the user's folder
-
-
-def test_alltalks_training_folder_is_named_with_what_to_do(base, tmp_path):
-    folder = tmp_path / "XTTS_FT-November-27-2026"
-    folder.mkdir()
-    torch.save(trainer_checkpoint(base, 0.5), folder / "best_model.pth")
-    for name in ("config.json", "vocab.json"):
-        shutil.copy(base / name, folder / name)
-    before = listing(folder)
-    with pytest.raises(BaseModelError) as refused:
-        get_engine("xtts").describe_base_model(folder)
-    message = str(refused.value)
-    assert "training folder of coqui's Trainer" in message and "best_model.pth" in message
-    assert "models/trainedmodel/" in message and "as model.pth" in message and "dvae.pth and mel_stats.pth" in message
-    assert listing(folder) == before
 
 
 def test_a_fine_tune_without_the_dvae_says_where_the_chosen_base_has_it(base, tmp_path, monkeypatch):

@@ -12,11 +12,10 @@ GUI thread.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from alltalk_gui.core.engine_api.engine import DiskNeeds
-from alltalk_gui.core.engines.xtts.files import OPTIONAL_FILES, REQUIRED_FILES
+from alltalk_gui.core.engines.xtts.layout import OPTIONAL_FILES, REQUIRED_FILES, WEIGHTS_FILE, model_files
 from alltalk_gui.core.engines.xtts.memory_estimate import ModelSize, trainable_params
 
 _PERCEIVER_INNER = 8 * 64  # coqui's PerceiverResampler: 8 heads of 64
@@ -46,14 +45,17 @@ def gpt_size(model_args: dict[str, Any]) -> ModelSize:
 
 def disk_needs(config: Any) -> DiskNeeds | None:
     """One checkpoint and one export of ``config`` (see the module text); None without a usable config.json."""
-    folder = Path(config.base_model_dir)
+    files = model_files(config.base_model_dir)
+    # An export's model.pth is the base's with the GPT replaced: as big as the base's model.pth. A Trainer folder's
+    # save also holds the optimizer's state (3.5 GB for the real GPT), so the base lending it files sizes it.
+    weights_file = files.base / WEIGHTS_FILE if files.is_trainer_folder and files.base is not None else files.weights
     try:
-        size = gpt_size(json.loads((folder / "config.json").read_text(encoding="utf-8"))["model_args"])
-        weights = (folder / "model.pth").stat().st_size
+        size = gpt_size(json.loads(files.path("config.json").read_text(encoding="utf-8"))["model_args"])
+        weights = weights_file.stat().st_size
     except (OSError, ValueError, KeyError, TypeError):
         return None
     moments = 2 if "8bit" in config.optimizer else 8  # bytes of optimizer state per trainable parameter
     checkpoint = size.gpt_params * 4 + trainable_params(config, size) * moments + _SMALL_FILES
-    others = sum(f.stat().st_size for f in (folder / name for name in (*REQUIRED_FILES, *OPTIONAL_FILES))
-                 if f.is_file() and f.name != "model.pth")
+    others = sum(f.stat().st_size for f in (files.path(name) for name in (*REQUIRED_FILES, *OPTIONAL_FILES)
+                                           if name != WEIGHTS_FILE) if f.is_file())
     return DiskNeeds(checkpoint_bytes=checkpoint, export_bytes=weights + others)

@@ -38,7 +38,9 @@ class XttsEngine(HubDownload, ShippedProfiles):
     output_sample_rate = OUTPUT_SAMPLE_RATE
     max_clip_ms = MAX_CLIP_MS
     base_model_files = REQUIRED_FILES
-    voice_files = ("model.pth", "config.json", "vocab.json", "mel_stats.pth")  # what synthesis reads
+    # What synthesis reads is model.VOICE_FILES, but a training folder of coqui's Trainer has no model.pth and
+    # borrows mel_stats.pth from its base (layout.py): the engine's load names whatever is missing, and where from.
+    voice_files = ("config.json",)
     optional_base_model_files = OPTIONAL_FILES
     export_formats = ("alltalk", "coqui")  # AllTalk's models/xtts/<name>/, or a plain coqui-tts model folder
     export_format_titles = {"alltalk": "AllTalk v2 (models/xtts/<name>)", "coqui": "coqui-tts model folder"}
@@ -69,8 +71,9 @@ class XttsEngine(HubDownload, ShippedProfiles):
 
     def describe_base_model(self, folder: str | os.PathLike[str]) -> str:
         info = self.validate_base_model(folder)
+        used = info.files.note() if info.files is not None else ""
         return (f"GPT with {info.gpt_layers} layers, width {info.gpt_width}, {info.gpt_parameters / 1e6:,.1f} M "
-                f"parameters; {info.number_text_tokens} text tokens.")
+                f"parameters; {info.number_text_tokens} text tokens{'; ' + used if used else ''}.")
 
     def make_test_model(self, folder: str | os.PathLike[str], seed: int = 0) -> Path:
         from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
@@ -106,9 +109,12 @@ class XttsEngine(HubDownload, ShippedProfiles):
         from alltalk_gui.core.engines.xtts.front_end import ClipFeatures, silence_frame, style_mel_settings
         from alltalk_gui.core.engines.xtts.model import LossWeights, load_gpt
 
+        from alltalk_gui.core.engines.xtts.layout import model_files
+
         train_clips, eval_clips = clips
         options: XttsTrainOptions = config.engine_options()
         gpt, xtts_config, _ = load_gpt(config.base_model_dir)
+        used = model_files(config.base_model_dir).note()  # a Trainer folder: which save, and what its base lends
         # The frozen front end runs once per clip, on the run's device, before the GPT gets there; its results are
         # cached beside the dataset and the front end is freed: nothing of it stays on the card while training.
         front = ClipFeatures(config, xtts_config, device)
@@ -136,7 +142,7 @@ class XttsEngine(HubDownload, ShippedProfiles):
             collate=collate_fn, loss=loss, batch_size=lambda batch: len(batch["filenames"]), split=split_batch,
             loss_parts=("loss_text_ce", "loss_mel_ce"), parameters=sum(p.numel() for p in gpt.parameters()),
             trainable=trainable, longest_seconds=max(c.samples for c in train_clips) / SAMPLE_RATE,
-            notes=(front.note(),),
+            notes=(front.note(), *([f"Base model {config.base_model_dir}: {used}."] if used else [])),
         )
 
     # ----------------------------------------------------------------------------------------- memory

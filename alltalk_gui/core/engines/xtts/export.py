@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from alltalk_gui.core import atomic
+from alltalk_gui.core.engines.xtts.files import missing_files_message, model_files
 from alltalk_gui.core.training.checkpoints import CheckpointInfo
 from alltalk_gui.core.voice import publish
 from alltalk_gui.core.voice.export import (ExportError, ExportOptions, ExportResult, ProgressCallback, safe_name,
@@ -57,14 +58,14 @@ def compact_state(base_model_dir: str | os.PathLike[str], gpt_weights: str | os.
         ExportError: the checkpoint's GPT does not have the base model's tensors (another base model).
     """
 
-    from alltalk_gui.core.engines.xtts.files import BaseModelError, load_checkpoint, model_state_dict
+    from alltalk_gui.core.engines.xtts.files import BaseModelError, read_model_state
     from alltalk_gui.core.engines.xtts.model import gpt_state
 
     base_model_dir = Path(base_model_dir)
-    model_path = base_model_dir / "model.pth"
     try:
-        # mmap: the real model.pth is 1.8 GB; its tensors are read from disk as torch.save writes them out.
-        base = model_state_dict(load_checkpoint(model_path, mmap=True), model_path)
+        # mmap: the real model.pth is 1.8 GB (a Trainer save 5 GB with its optimizer state, never read); its
+        # tensors are read from disk as torch.save writes them out.
+        base = read_model_state(model_files(base_model_dir).weights)
         tuned = gpt_state(base_model_dir, gpt_weights)  # LoRA adapters merged in
     except BaseModelError as exc:
         raise ExportError(str(exc)) from exc
@@ -112,17 +113,20 @@ def export_xtts(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], opt
     target = export_target(out_dir, options, project_name or checkpoint.run)
     out_dir, name = target.parent, target.name
     base = checkpoint.base_model_dir
+    files = model_files(base)  # a Trainer folder's files: its own, and what its base model lends (layout.py)
     publish.recover_interrupted(out_dir, name)
     publish.check_target(target, options.overwrite)
 
     copies = ["config.json", "vocab.json"]
     if options.format == "alltalk" or options.training_files:
         copies += ["dvae.pth", "mel_stats.pth"]
-    missing = [n for n in ["model.pth", *copies] if not (base / n).is_file()]
+    missing = [n for n in ["model.pth", *copies] if not files.path(n).is_file()]
     if missing:
+        if files.is_trainer_folder:
+            raise ExportError(missing_files_message(files, missing))
         raise ExportError(f"The base model folder {base} is missing {', '.join(missing)}; the export needs it. "
                           "Point the checkpoint to the right base model or restore the files.")
-    has_speakers = (base / "speakers_xtts.pth").is_file()
+    has_speakers = files.path("speakers_xtts.pth").is_file()
     if has_speakers:
         copies.append("speakers_xtts.pth")
     references = [Path(p) for p in options.references]
@@ -138,7 +142,7 @@ def export_xtts(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], opt
     report("Reading the weights", 0.05)
     state = compact_state(base, checkpoint.weights, options.half)
     model_bytes = _state_bytes(state)
-    needed = (model_bytes + sum((base / n).stat().st_size for n in copies)
+    needed = (model_bytes + sum(files.path(n).stat().st_size for n in copies)
               + sum(r.stat().st_size for r in references) + HEADROOM_BYTES)
     publish.prepare_output(out_dir, needed)
 
@@ -152,7 +156,7 @@ def export_xtts(checkpoint: CheckpointInfo, out_dir: str | os.PathLike[str], opt
         del state
         for i, file in enumerate(copies):
             report(f"Copying {file}", 0.5 + 0.2 * i / len(copies))
-            shutil.copy2(base / file, tmp / file)
+            shutil.copy2(files.path(file), tmp / file)
         ref_names = _copy_references(references, tmp / "wavs")
         if make_speakers:
             report("Computing the voice's speaker latents", 0.75)
@@ -210,7 +214,7 @@ def _export_info(checkpoint: CheckpointInfo, options: ExportOptions, name: str, 
 
     base_config: dict[str, Any] = {}
     try:
-        base_config = json.loads((checkpoint.base_model_dir / "config.json").read_text(encoding="utf-8"))
+        base_config = json.loads(model_files(checkpoint.base_model_dir).path("config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         pass
     return {

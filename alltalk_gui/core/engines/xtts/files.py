@@ -2,12 +2,18 @@
 
 A base-model folder (an AllTalk install's ``models/xtts/xttsv2_2.0.3/``, a Hugging Face download, or the tiny
 test model from :mod:`alltalk_gui.core.engines.xtts.tiny_model`) holds ``model.pth``, ``config.json``, ``vocab.json``,
-``dvae.pth`` and ``mel_stats.pth`` (and optionally ``speakers_xtts.pth``). :func:`validate_base_model` checks all of
-them before any training starts and raises :class:`BaseModelError` naming the first file that is missing or does
-not fit, so a user never waits for a model to load only to see a stack trace.
+``dvae.pth`` and ``mel_stats.pth`` (and optionally ``speakers_xtts.pth``). A training folder of coqui's Trainer
+(AllTalk's ``finetune/<project>/training/XTTS_FT-*/``) is one too: :mod:`.layout` says where each of its files is
+read from. :func:`validate_base_model` checks all of them before any training starts and raises
+:class:`BaseModelError` naming the first file that is missing or does not fit, so a user never waits for a model to
+load only to see a stack trace.
 
-Every checkpoint is read with ``torch.load(..., weights_only=True)`` (which cannot run code from the file);
-``mmap=True`` keeps validation of the 1.8 GB real ``model.pth`` cheap, since only the shapes are looked at.
+Every checkpoint is read with ``torch.load(..., weights_only=True)`` (which cannot run code from the file), with
+``mmap=True`` for model weights: only the tensors used are read from disk, so checking the 1.8 GB ``model.pth`` is
+cheap and a 5 GB Trainer save (weights + AdamW state) costs the weights' memory, not the file's. Of a Trainer save
+only the ``"model"`` entry is kept. Besides tensors and plain values, the load accepts coqui's XTTS config classes
+(the official ``model.pth`` pickles one) and numpy scalars (a loss some trainers store as ``numpy.float64``); a
+file naming anything else is refused with the names, and nothing from it runs.
 """
 
 from __future__ import annotations
@@ -15,20 +21,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pickle
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
 # The engine boundary's error, so the neutral packages catch it without knowing this engine.
 from alltalk_gui.core.engine_api.engine import BaseModelError  # noqa: F401  (re-exported)
 from alltalk_gui.core.engines.xtts.config_limits import range_errors
-
-BASE_MODEL_SETTING = "base_model_dir"  # the app settings' key of the base-model folder chosen for this engine
-REQUIRED_FILES = ("model.pth", "config.json", "vocab.json", "dvae.pth", "mel_stats.pth")
-OPTIONAL_FILES = ("speakers_xtts.pth",)
-# The same in every fine-tune of XTTS v2 (training never changes them): a fine-tune's folder gets them from its base.
-BASE_ONLY_FILES = ("dvae.pth", "mel_stats.pth")
+from alltalk_gui.core.engines.xtts.layout import (  # noqa: F401  (re-exported: the engine and download use them)
+    BASE_MODEL_SETTING, BASE_ONLY_FILES, OPTIONAL_FILES, REQUIRED_FILES, WEIGHTS_FILE, ModelFiles, model_files,
+    trainer_folder_message,
+)
 
 
 @dataclass(frozen=True)
@@ -55,9 +60,10 @@ class BaseModelInfo:
     gpt_parameters: int
     dvae: DvaeShape
     has_speakers: bool
+    files: ModelFiles | None = field(default=None, compare=False)  # where each file is read (None: all in folder)
 
     def path(self, name: str) -> Path:
-        return self.folder / name
+        return self.files.path(name) if self.files is not None else self.folder / name
 
     @property
     def parameters(self) -> int:
@@ -65,25 +71,38 @@ class BaseModelInfo:
         return self.gpt_parameters
 
 
+def _numpy_scalar_globals() -> list[Any]:
+    """numpy scalars as pickles name them (numpy 2's ``numpy._core`` and numpy 1's ``numpy.core``) and the dtypes
+    they carry: plain numbers, no code. Nothing else of numpy (arrays, object dtypes' contents) is allowed."""
+    import numpy as np
+
+    scalar = np._core.multiarray.scalar
+    dtypes = [type(np.dtype(code)) for code in ("f2", "f4", "f8", "i4", "i8", "u1", "?")]
+    return [scalar, (scalar, "numpy.core.multiarray.scalar"), np.dtype, *dtypes]
+
+
 @contextlib.contextmanager
 def _checkpoint_globals() -> Iterator[None]:
-    """Let weights_only loading accept the config objects pickled inside the original coqui ``model.pth``.
+    """Let weights_only loading accept the config objects pickled inside the original coqui ``model.pth``, and
+    numpy scalars.
 
     The official XTTS v2 ``model.pth`` stores an ``XttsConfig`` object next to the weights. coqui's own loader
     handles that by allow-listing the config classes for ``weights_only`` loading (and then *rewrites the file*,
     which we never want for a user's base model); we reuse only its allow-list.
     """
+    import torch
     from TTS.tts.models.xtts import _legacy_safe_globals
 
-    with _legacy_safe_globals():
+    with _legacy_safe_globals(), torch.serialization.safe_globals(_numpy_scalar_globals()):
         yield
 
 
 def load_checkpoint(path: str | os.PathLike[str], mmap: bool = False) -> Any:
-    """``torch.load`` with ``weights_only=True`` on the CPU (safetensors files through safetensors).
+    """``torch.load`` with ``weights_only=True`` on the CPU (safetensors files through safetensors). ``mmap``:
+    tensors stay in the file until used (a file in torch's old, non-zip format is read whole: it cannot be mapped).
 
     Raises:
-        BaseModelError: the file cannot be read or is not a weights-only checkpoint.
+        BaseModelError: the file cannot be read, is damaged, or names code a weights-only load does not run.
     """
     import torch
 
@@ -94,13 +113,44 @@ def load_checkpoint(path: str | os.PathLike[str], mmap: bool = False) -> Any:
 
             return load_file(str(path), device="cpu")
         with _checkpoint_globals():
-            return torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
+            try:
+                return torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
+            except RuntimeError as exc:
+                if not mmap or "zipfile" not in str(exc):
+                    raise
+                return torch.load(path, map_location="cpu", weights_only=True)  # the old format: no mmap
+    except pickle.UnpicklingError as exc:
+        raise BaseModelError(_unsafe_message(path, exc)) from None
     except Exception as exc:  # torch raises a zoo of types for damaged files
-        raise BaseModelError(f"{path.name} in {path.parent} cannot be loaded: {_first_line(exc)}") from exc
+        damaged = " (damaged or incomplete: copied only in part, or still being written?)" \
+            if "zip archive" in str(exc) or isinstance(exc, EOFError) else ""
+        raise BaseModelError(f"{path.name} in {path.parent} cannot be loaded{damaged}: {_first_line(exc)}") from exc
+
+
+def _unsafe_message(path: Path, exc: BaseException) -> str:
+    """A weights-only load refused ``path``: the globals it names that the app does not allow (found by torch's
+    static scan of the pickle: nothing from the file runs), and what to do."""
+    import torch
+
+    try:
+        with _checkpoint_globals():
+            names = torch.serialization.get_unsafe_globals_in_checkpoint(path)
+    except Exception:  # a pickle too damaged to scan: torch's own first line says what it met
+        names = []
+    said = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "") if names else \
+        _first_line(exc).removeprefix("Weights only load failed. ")
+    return (f"{path.name} in {path.parent} was not loaded: it names {said}, which the app does not run. Model files "
+            "are read weights-only (tensors and plain values), so that no file can run code on this computer. Save "
+            "the weights alone (torch.save of the state dict), or use the model folder AllTalk's compact step "
+            "writes.")
 
 
 def model_state_dict(checkpoint: Any, path: Path) -> dict[str, Any]:
-    """The state dict inside a coqui ``model.pth`` (``{"model": ..., "config": ...}``) or a bare state dict."""
+    """The state dict inside a coqui ``model.pth`` or Trainer save (``{"model": ..., "config": ...}``, only the
+    ``"model"`` entry is kept) or a bare state dict."""
+    if isinstance(checkpoint, dict) and "model" not in checkpoint and "optimizer" in checkpoint:
+        raise BaseModelError(f"{path.name} in {path.parent} holds a training state without model weights (only "
+                             f"{', '.join(sorted(map(str, checkpoint))[:6])}).")
     state = checkpoint.get("model", checkpoint) if isinstance(checkpoint, dict) else None
     if isinstance(state, dict):
         # coqui's Trainer saves the GPTTrainer, whose Xtts sits under "xtts." (AllTalk's finetune output, and its
@@ -109,6 +159,18 @@ def model_state_dict(checkpoint: Any, path: Path) -> dict[str, Any]:
     if not isinstance(state, dict) or not any(isinstance(k, str) and k.startswith("gpt.") for k in state):
         raise BaseModelError(f"{path.name} in {path.parent} holds no XTTS GPT weights (no 'gpt.*' entries).")
     return state
+
+
+def read_model_state(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The model weights of ``path`` (a ``model.pth``, or a Trainer save with its optimizer state), memory-mapped:
+    the tensors are read from disk when used, and the rest of the file (the optimizer's 3.5 GB for the real GPT)
+    is never read.
+
+    Raises:
+        BaseModelError: see :func:`load_checkpoint` and :func:`model_state_dict`.
+    """
+    path = Path(path)
+    return model_state_dict(load_checkpoint(path, mmap=True), path)
 
 
 def dvae_shape(state: dict[str, Any], path: Path) -> DvaeShape:
@@ -131,7 +193,7 @@ def load_xtts_config(folder: str | os.PathLike[str]):
     """
     from TTS.tts.configs.xtts_config import XttsConfig
 
-    path = Path(folder) / "config.json"
+    path = model_files(folder).path("config.json")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
@@ -139,7 +201,8 @@ def load_xtts_config(folder: str | os.PathLike[str]):
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BaseModelError(f"config.json in {path.parent} is not readable JSON: {exc}.") from exc
     if not isinstance(data, dict) or data.get("model") != "xtts":
-        raise BaseModelError(f"config.json in {path.parent} is not an XTTS config ('model' must be 'xtts').")
+        kind = f"it describes a '{data.get('model')}' model; " if isinstance(data, dict) and data.get("model") else ""
+        raise BaseModelError(f"config.json in {path.parent} is not an XTTS config ({kind}'model' must be 'xtts').")
     config = XttsConfig()
     errors = range_errors(data.get("model_args", {}), config.model_args)  # before anything is built from them
     if errors:
@@ -153,10 +216,10 @@ def load_xtts_config(folder: str | os.PathLike[str]):
 
 
 def load_tokenizer(folder: str | os.PathLike[str]):
-    """coqui's ``VoiceBpeTokenizer`` over the folder's ``vocab.json``."""
+    """coqui's ``VoiceBpeTokenizer`` over the folder's ``vocab.json`` (for a Trainer folder without one: its base's)."""
     from TTS.tts.layers.xtts.tokenizer import VoiceBpeTokenizer
 
-    path = Path(folder) / "vocab.json"
+    path = model_files(folder).path("vocab.json")
     try:
         tokenizer = VoiceBpeTokenizer(vocab_file=str(path))
     except Exception as exc:
@@ -167,24 +230,15 @@ def load_tokenizer(folder: str | os.PathLike[str]):
     return tokenizer
 
 
-def trainer_checkpoints(folder: Path) -> list[str]:
-    """The checkpoints coqui's Trainer writes into a training folder (AllTalk's
-    ``finetune/tmp-trn/training/XTTS_FT-*/``): ``best_model.pth``, ``best_model_<step>.pth``, ``checkpoint_<step>.pth``."""
-    return sorted(p.name for pattern in ("best_model*.pth", "checkpoint_*.pth") for p in folder.glob(pattern))
-
-
-def missing_files_message(folder: Path, missing: list[str]) -> str:
-    """Which files ``folder`` lacks and where a user gets them: a training folder of coqui's Trainer is named as
-    such (its checkpoint is not yet a model folder); ``dvae.pth`` and ``mel_stats.pth`` come from the base model."""
+def missing_files_message(files: ModelFiles, missing: list[str]) -> str:
+    """Which files the folder lacks and where a user gets them: for a training folder of coqui's Trainer, the
+    files no base model lends (:func:`.layout.trainer_folder_message`); ``dvae.pth`` and ``mel_stats.pth`` come from
+    the base model."""
     from alltalk_gui.core.engine_api.shared_files import where_to_get
 
-    found = trainer_checkpoints(folder)
-    if "model.pth" in missing and found:
-        return (f"{folder} is a training folder of coqui's Trainer (as AllTalk's finetune writes under "
-                f"finetune/tmp-trn/training/), with {', '.join(found)} but no model.pth. Use the model folder made "
-                "from it instead (AllTalk's final step copies the compacted model into models/trainedmodel/), or "
-                f"make one: copy {found[0]} into a new folder as model.pth, with this folder's config.json and "
-                "vocab.json and the base model's dvae.pth and mel_stats.pth.")
+    folder = files.folder
+    if files.is_trainer_folder:
+        return trainer_folder_message(files, missing)
     message = (f"The base-model folder {folder} is missing {', '.join(missing)}. An XTTS v2 base model needs "
                f"{', '.join(REQUIRED_FILES)}.")
     base_only = [name for name in missing if name in BASE_ONLY_FILES]
@@ -196,8 +250,9 @@ def missing_files_message(folder: Path, missing: list[str]) -> str:
 def validate_base_model(folder: str | os.PathLike[str]) -> BaseModelInfo:
     """Check that ``folder`` holds a usable XTTS v2 base model, without loading it onto a device.
 
-    Checks, in order: every required file is present and not empty; config.json is an XTTS config; vocab.json
-    is an XTTS tokenizer; model.pth loads (weights only) and every GPT tensor has the shape the config and
+    Checks, in order: every required file is present (in the folder, or for a Trainer folder where
+    :func:`.layout.model_files` finds it) and not empty; config.json is an XTTS config; vocab.json is an XTTS
+    tokenizer; the weights load (weights only, memory-mapped) and every GPT tensor has the shape the config and
     vocabulary call for; dvae.pth loads and its codebook matches the GPT's audio tokens; mel_stats.pth holds 80
     values.
 
@@ -209,26 +264,29 @@ def validate_base_model(folder: str | os.PathLike[str]) -> BaseModelInfo:
     folder = Path(folder).expanduser()
     if not folder.is_dir():
         raise BaseModelError(f"The base-model folder {folder} does not exist.")
-    missing = [name for name in REQUIRED_FILES if not (folder / name).is_file()]
+    files = model_files(folder)
+    missing = files.missing()
     if missing:
-        raise BaseModelError(missing_files_message(folder, missing))
-    empty = [name for name in REQUIRED_FILES if (folder / name).stat().st_size == 0]
+        raise BaseModelError(missing_files_message(files, missing))
+    empty = [where(files, name) for name in REQUIRED_FILES if files.path(name).stat().st_size == 0]
     if empty:
-        raise BaseModelError(f"{', '.join(empty)} in {folder} is empty (an interrupted download?).")
+        raise BaseModelError(f"{', '.join(empty)} {'is' if len(empty) == 1 else 'are'} empty (an interrupted "
+                             "download or copy?).")
 
     config = load_xtts_config(folder)
     tokenizer = load_tokenizer(folder)
     args = config.model_args
     vocab_tokens = tokenizer.get_number_tokens()
 
-    model_path = folder / "model.pth"
-    state = model_state_dict(load_checkpoint(model_path, mmap=True), model_path)
+    weights = files.weights.name
+    state = read_model_state(files.weights)
     gpt_state = {k[4:]: v for k, v in state.items() if k.startswith("gpt.")}
     text_rows = gpt_state.get("text_embedding.weight")
     if text_rows is not None and text_rows.shape[0] != vocab_tokens:
         raise BaseModelError(
-            f"vocab.json in {folder} has {vocab_tokens} tokens but model.pth was trained with {text_rows.shape[0]}: "
-            "the vocabulary belongs to a different model. Use the vocab.json that came with model.pth."
+            f"{where(files, 'vocab.json')} has {vocab_tokens} tokens but {weights} was trained with "
+            f"{text_rows.shape[0]}: the vocabulary belongs to a different model. Use the vocab.json that came with "
+            f"{weights}."
         )
 
     from alltalk_gui.core.engines.xtts.gpt import build_gpt
@@ -239,31 +297,31 @@ def validate_base_model(folder: str | os.PathLike[str]) -> BaseModelInfo:
     missing_keys = sorted(set(expected) - set(gpt_state))
     if missing_keys:
         raise BaseModelError(
-            f"model.pth in {folder} lacks {len(missing_keys)} GPT tensors the config calls for "
-            f"(first: gpt.{missing_keys[0]}); config.json and model.pth do not belong together."
+            f"{where(files, WEIGHTS_FILE)} lacks {len(missing_keys)} GPT tensors the config calls for "
+            f"(first: gpt.{missing_keys[0]}); config.json and {weights} do not belong together."
         )
     for key, tensor in expected.items():
         if tuple(gpt_state[key].shape) != tuple(tensor.shape):
             raise BaseModelError(
-                f"model.pth in {folder}: gpt.{key} has shape {tuple(gpt_state[key].shape)} but config.json calls "
-                f"for {tuple(tensor.shape)}; config.json and model.pth do not belong together."
+                f"{where(files, WEIGHTS_FILE)}: gpt.{key} has shape {tuple(gpt_state[key].shape)} but config.json "
+                f"calls for {tuple(tensor.shape)}; config.json and {weights} do not belong together."
             )
+    del state, gpt_state  # the memory-mapped file is let go
 
-    dvae_path = folder / "dvae.pth"
+    dvae_path = files.path("dvae.pth")
     dvae_state = load_checkpoint(dvae_path, mmap=True)
     if not isinstance(dvae_state, dict):
-        raise BaseModelError(f"dvae.pth in {folder} is not a state dict.")
+        raise BaseModelError(f"{where(files, 'dvae.pth')} is not a state dict.")
     dvae = dvae_shape(dvae_state, dvae_path)
     if dvae.num_tokens != args.gpt_num_audio_tokens - 2:
         raise BaseModelError(
-            f"dvae.pth in {folder} has {dvae.num_tokens} audio codes but config.json expects "
+            f"{where(files, 'dvae.pth')} has {dvae.num_tokens} audio codes but config.json expects "
             f"{args.gpt_num_audio_tokens - 2} (gpt_num_audio_tokens - 2); they come from different models."
         )
 
-    mel_path = folder / "mel_stats.pth"
-    mel = load_checkpoint(mel_path)
+    mel = load_checkpoint(files.path("mel_stats.pth"))
     if not isinstance(mel, torch.Tensor) or tuple(mel.shape) != (80,) or not torch.isfinite(mel).all() or (mel == 0).any():
-        raise BaseModelError(f"mel_stats.pth in {folder} must hold 80 finite, non-zero numbers.")
+        raise BaseModelError(f"{where(files, 'mel_stats.pth')} must hold 80 finite, non-zero numbers.")
 
     return BaseModelInfo(
         folder=folder,
@@ -274,8 +332,15 @@ def validate_base_model(folder: str | os.PathLike[str]) -> BaseModelInfo:
         num_audio_tokens=args.gpt_num_audio_tokens,
         gpt_parameters=sum(t.numel() for t in expected.values()),
         dvae=dvae,
-        has_speakers=(folder / "speakers_xtts.pth").is_file(),
+        has_speakers=files.path("speakers_xtts.pth").is_file(),
+        files=files,
     )
+
+
+def where(files: ModelFiles, name: str) -> str:
+    """"dvae.pth in <the folder it is read from>": a file named as the user finds it."""
+    path = files.path(name)
+    return f"{path.name} in {path.parent}"
 
 
 def _first_line(exc: BaseException) -> str:

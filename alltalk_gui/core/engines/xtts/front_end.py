@@ -32,7 +32,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from alltalk_gui.core.engines.xtts.files import dvae_shape, load_checkpoint, load_xtts_config
+from alltalk_gui.core.engines.xtts.files import dvae_shape, load_checkpoint, load_xtts_config, model_files
 from alltalk_gui.core.training.feature_cache import FeatureCache, cache_root, files_digest
 
 KIND = "xtts-front-end"
@@ -60,12 +60,13 @@ class FrontEnd(nn.Module):
 
         base_model = Path(base_model)
         self.config = config if config is not None else load_xtts_config(base_model)
-        mel_norm_file = str(base_model / "mel_stats.pth")  # a local path: coqui's default is a URL
+        files = model_files(base_model)  # a Trainer folder reads these from its base model (layout.py)
+        mel_norm_file = str(files.path("mel_stats.pth"))  # a local path: coqui's default is a URL
         self.style_mel = TorchMelSpectrogram(
             **style_mel_settings(self.config), normalize=False, sampling_rate=self.config.audio.sample_rate,
             mel_fmin=0, mel_fmax=8000, n_mel_channels=80, mel_norm_file=mel_norm_file,
         )
-        dvae_path = base_model / "dvae.pth"
+        dvae_path = files.path("dvae.pth")
         dvae_state = load_checkpoint(dvae_path)
         shape = dvae_shape(dvae_state, dvae_path)
         # The real DVAE's hyper-parameters are the ones GPTTrainer hard-codes; the tiny test model shrinks the widths.
@@ -113,7 +114,8 @@ def model_key(base_model: str | os.PathLike[str], config) -> str:
     settings = json.dumps({"kind": KIND, "sample_rate": config.audio.sample_rate,
                            "dvae_sample_rate": config.audio.dvae_sample_rate, **style_mel_settings(config)},
                           sort_keys=True)
-    return files_digest([base_model / "dvae.pth", base_model / "mel_stats.pth"], settings)
+    files = model_files(base_model)
+    return files_digest([files.path("dvae.pth"), files.path("mel_stats.pth")], settings)
 
 
 def silence_frame(base_model: str | os.PathLike[str], config) -> np.ndarray:
@@ -123,7 +125,7 @@ def silence_frame(base_model: str | os.PathLike[str], config) -> np.ndarray:
 
     mel = TorchMelSpectrogram(**style_mel_settings(config), normalize=False, sampling_rate=config.audio.sample_rate,
                               mel_fmin=0, mel_fmax=8000, n_mel_channels=80,
-                              mel_norm_file=str(Path(base_model) / "mel_stats.pth"))
+                              mel_norm_file=str(model_files(base_model).path("mel_stats.pth")))
     with torch.no_grad():
         return mel(torch.zeros(1, 1, 4 * style_mel_settings(config)["filter_length"]))[0, :, 2].numpy()
 

@@ -30,11 +30,14 @@ from alltalk_gui.core.engines.xtts.files import (
     load_checkpoint,
     load_tokenizer,
     load_xtts_config,
-    model_state_dict,
+    missing_files_message,
+    model_files,
+    read_model_state,
 )
 from alltalk_gui.core.engines.xtts.gpt import build_gpt, build_gpt_from_args  # noqa: F401  (re-exported)
 
 SAMPLE_RATE = 22050  # the GPT, the DVAE and the conditioning front end all work at 22 050 Hz
+VOICE_FILES = ("model.pth", "config.json", "vocab.json", "mel_stats.pth")  # what synthesis reads (not the DVAE)
 
 
 def import_coqui_trainer():
@@ -51,22 +54,23 @@ def import_coqui_trainer():
 
 
 def gpt_state_from_model_file(path: str | os.PathLike[str]) -> dict[str, torch.Tensor]:
-    """The ``gpt.*`` tensors of a coqui ``model.pth``, without the prefix."""
-    path = Path(path)
-    state = model_state_dict(load_checkpoint(path), path)
+    """The ``gpt.*`` tensors of a coqui ``model.pth`` or Trainer save, without the prefix (memory-mapped: the rest
+    of the file, a Trainer save's optimizer state, is never read)."""
+    state = read_model_state(path)
     return {k[4:]: v for k, v in state.items() if k.startswith("gpt.") and not k.startswith("gpt.gpt_inference.")}
 
 
 def load_gpt(base_model: str | os.PathLike[str], gpt_weights: str | os.PathLike[str] | None = None):
-    """Build the GPT and load weights: the base model's, or ``gpt_weights`` (a training checkpoint's
-    ``model.safetensors`` or any ``.pth`` with GPT weights) when given. LoRA adapters in a checkpoint are merged.
+    """Build the GPT and load weights: the base model's (its ``model.pth``, or a Trainer folder's save: see
+    :mod:`.layout`), or ``gpt_weights`` (a training checkpoint's ``model.safetensors`` or any ``.pth`` with GPT
+    weights) when given. LoRA adapters in a checkpoint are merged.
 
     Returns:
         ``(gpt, config, tokenizer)``
     """
     base_model = Path(base_model)
     if gpt_weights is None:
-        return _gpt_with_state(base_model, gpt_state_from_model_file(base_model / "model.pth"))
+        return _gpt_with_state(base_model, gpt_state_from_model_file(model_files(base_model).weights))
     gpt_weights = Path(gpt_weights)
     return _gpt_with_state(base_model, _read_gpt_weights(gpt_weights), gpt_weights)
 
@@ -82,10 +86,9 @@ def gpt_state(base_model: str | os.PathLike[str], gpt_weights: str | os.PathLike
 
 def _read_gpt_weights(gpt_weights: Path) -> dict[str, torch.Tensor]:
     """The GPT tensors of a checkpoint (``model.safetensors``: as stored) or of a coqui ``.pth`` (``gpt.*``)."""
-    state = load_checkpoint(gpt_weights)
     if gpt_weights.suffix == ".safetensors":
-        return state
-    return {k.removeprefix("gpt."): v for k, v in model_state_dict(state, gpt_weights).items() if k.startswith("gpt.")}
+        return load_checkpoint(gpt_weights)
+    return {k.removeprefix("gpt."): v for k, v in read_model_state(gpt_weights).items() if k.startswith("gpt.")}
 
 
 def _gpt_with_state(base_model: Path, state: dict[str, torch.Tensor], gpt_weights: Path | None = None):
@@ -221,21 +224,29 @@ def load_inference_model(base_model: str | os.PathLike[str], gpt_weights: str | 
                          device: str | torch.device = "cpu"):
     """A full coqui ``Xtts`` (GPT + HiFi-GAN) ready for inference, with fine-tuned GPT weights if given.
 
-    Loads ``model.pth`` weights-only ourselves: coqui's ``Xtts.load_checkpoint`` may rewrite an old
-    ``model.pth`` in place, and a user's base model must never change.
+    Loads ``model.pth`` (or a Trainer folder's save, :mod:`.layout`) weights-only ourselves: coqui's
+    ``Xtts.load_checkpoint`` may rewrite an old ``model.pth`` in place, and a user's base model must never change.
+
+    Raises:
+        BaseModelError: a file synthesis reads is missing (named with where it comes from), or does not load.
     """
     from TTS.tts.models.xtts import Xtts
 
     base_model = Path(base_model)
+    files = model_files(base_model)
+    missing = [name for name in VOICE_FILES if not files.path(name).is_file()]
+    if missing:
+        raise BaseModelError(missing_files_message(files, missing))
     config = load_xtts_config(base_model)
     model = Xtts(config)
     model.tokenizer = load_tokenizer(base_model)
     model.init_models()
-    state = model_state_dict(load_checkpoint(base_model / "model.pth"), base_model / "model.pth")
+    state = read_model_state(files.weights)
     state = {k: v for k, v in state.items()
              if k.split(".")[0] not in ("torch_mel_spectrogram_style_encoder", "torch_mel_spectrogram_dvae", "dvae")}
     model.load_state_dict(state, strict=False)
-    model.mel_stats.copy_(load_checkpoint(base_model / "mel_stats.pth"))
+    del state  # copied into the model: the memory-mapped file is let go
+    model.mel_stats.copy_(load_checkpoint(files.path("mel_stats.pth")))
     if gpt_weights is not None:
         gpt, _, _ = load_gpt(base_model, gpt_weights)
         model.gpt.load_state_dict(gpt.state_dict())

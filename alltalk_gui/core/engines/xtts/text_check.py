@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from alltalk_gui.core.engine_api import languages
-from alltalk_gui.core.engines.xtts.files import BASE_MODEL_SETTING
+from alltalk_gui.core.engines.xtts.layout import BASE_MODEL_SETTING, model_files
 
 # The languages XTTS v2 was trained on, as coqui's text cleaning names them (zh, not zh-cn).
 XTTS_LANGUAGES = frozenset(lang.tokenizer_code for lang in languages.LANGUAGES)
@@ -41,7 +41,7 @@ def base_model_vocab() -> Path | None:
         return None
     if not folder:
         return None
-    vocab = Path(str(folder)).expanduser() / "vocab.json"
+    vocab = model_files(Path(str(folder)).expanduser()).path("vocab.json")  # a Trainer folder's, else its base's
     return vocab if vocab.is_file() else None
 
 

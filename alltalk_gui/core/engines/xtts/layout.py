@@ -1,0 +1,141 @@
+"""Which files an XTTS v2 model folder holds, and where each one is read from.
+
+A model folder (a base model, a download, an export, AllTalk's compacted ``models/trainedmodel/``) holds
+``model.pth``, ``config.json``, ``vocab.json``, ``dvae.pth`` and ``mel_stats.pth`` (``speakers_xtts.pth``
+optionally), and every file is read from it.
+
+A **training folder of coqui's Trainer** (AllTalk's finetune writes one per run under
+``finetune/<project>/training/XTTS_FT-<date>/``) is a model folder too. It has no ``model.pth``: its weights are
+the Trainer's saves (``best_model.pth``, ``best_model_<step>.pth``, ``checkpoint_<step>.pth``: the whole
+GPTTrainer state with its optimizer; :func:`trainer_weights` says which one is used), beside the run's
+``config.json`` and ``vocab.json``. What it lacks (``dvae.pth``, ``mel_stats.pth``, the speakers file: the same for
+every fine-tune of XTTS v2) is lent by the XTTS v2 base model of the app settings, the way an Orpheus LoRA adapter
+finds its base (:func:`alltalk_gui.core.engine_api.shared_files.chosen_folders`: the folder chosen, or the one
+chosen before it when the Train page's choice is this training folder). Nothing is copied: the app writes nothing
+into a folder the user chose as a model.
+
+:func:`model_files` answers this from file names alone (no file is opened); the checks that load tensors are
+:func:`alltalk_gui.core.engines.xtts.files.validate_base_model`'s.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+BASE_MODEL_SETTING = "base_model_dir"  # the app settings' key of the base-model folder chosen for this engine
+WEIGHTS_FILE = "model.pth"
+REQUIRED_FILES = (WEIGHTS_FILE, "config.json", "vocab.json", "dvae.pth", "mel_stats.pth")
+OPTIONAL_FILES = ("speakers_xtts.pth",)
+# The same in every fine-tune of XTTS v2 (training never changes them): a fine-tune's folder gets them from its base.
+BASE_ONLY_FILES = ("dvae.pth", "mel_stats.pth")
+TRAINER_BEST = "best_model.pth"  # the Trainer's copy of its best save (what AllTalk's compact step reads)
+# What a Trainer folder may borrow from the base model when it lacks it (the weights never: they are the run's).
+LENDABLE_FILES = (*REQUIRED_FILES[1:], *OPTIONAL_FILES)
+
+_STEP = re.compile(r"(best_model|checkpoint)_(\d+)\.pth")
+
+
+def trainer_checkpoints(folder: Path) -> list[str]:
+    """The checkpoints coqui's Trainer writes into a training folder (AllTalk's
+    ``finetune/<project>/training/XTTS_FT-*/``): ``best_model.pth``, ``best_model_<step>.pth``, ``checkpoint_<step>.pth``."""
+    return sorted(p.name for pattern in ("best_model*.pth", "checkpoint_*.pth") for p in folder.glob(pattern)
+                  if p.is_file())
+
+
+def trainer_weights(folder: Path) -> Path | None:
+    """The Trainer save a training folder is used with: ``best_model.pth`` (the Trainer's copy of its best), else the
+    ``best_model_<step>.pth`` of the highest step, else the ``checkpoint_<step>.pth`` of the highest step (the
+    newest: the Trainer keeps a few); None when the folder has none."""
+    if (folder / TRAINER_BEST).is_file():
+        return folder / TRAINER_BEST
+    steps: dict[str, list[tuple[int, Path]]] = {"best_model": [], "checkpoint": []}
+    for name in trainer_checkpoints(folder):
+        if (match := _STEP.fullmatch(name)) is not None:
+            steps[match.group(1)].append((int(match.group(2)), folder / name))
+    found = max(steps["best_model"], default=None) or max(steps["checkpoint"], default=None)
+    return found[1] if found else None
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    """Where each file of an XTTS v2 model folder is read from (see the module text)."""
+
+    folder: Path
+    weights: Path               # model.pth, or the Trainer save a training folder is used with
+    base: Path | None = None    # the base-model folder lending what a training folder lacks
+    lent: tuple[str, ...] = ()  # the files read from ``base``
+
+    @property
+    def is_trainer_folder(self) -> bool:
+        return self.weights.name != WEIGHTS_FILE
+
+    def path(self, name: str) -> Path:
+        """Where the folder's file ``name`` (one of :data:`REQUIRED_FILES` or :data:`OPTIONAL_FILES`) is read."""
+        if name == WEIGHTS_FILE:
+            return self.weights
+        return (self.base if self.base is not None and name in self.lent else self.folder) / name
+
+    def missing(self) -> list[str]:
+        """The required files found nowhere (neither here nor lent)."""
+        return [name for name in REQUIRED_FILES if not self.path(name).is_file()]
+
+    def note(self) -> str:
+        """Which files a training folder is used with, in words ("" for a plain model folder)."""
+        if not self.is_trainer_folder:
+            return ""
+        said = f"weights from {self.weights.name} (a save of coqui's Trainer)"
+        if self.lent and self.base is not None:
+            said += f"; {_names(list(self.lent))} from the XTTS v2 base model in {self.base}"
+        return said
+
+
+def model_files(folder: str | os.PathLike[str]) -> ModelFiles:
+    """Where each file of ``folder`` is read from: all from the folder, or for a training folder of coqui's Trainer
+    (no ``model.pth``, a Trainer save) its save, its own files, and what it lacks from the base (module text)."""
+    folder = Path(folder)
+    if (folder / WEIGHTS_FILE).is_file() or (weights := trainer_weights(folder)) is None:
+        return ModelFiles(folder, folder / WEIGHTS_FILE)
+    wanted = [name for name in LENDABLE_FILES if not (folder / name).is_file()]
+    needed = [name for name in wanted if name in REQUIRED_FILES]
+    base = next((b for b in lending_bases(folder) if all((b / name).is_file() for name in needed)), None)
+    lent = tuple(name for name in wanted if base is not None and (base / name).is_file())
+    return ModelFiles(folder, weights, base if lent else None, lent)
+
+
+def lending_bases(folder: Path) -> list[Path]:
+    """The XTTS v2 base-model folders of the app settings that can lend files to the training folder ``folder``:
+    existing, not ``folder`` itself, and whole model folders (with a ``model.pth``), not other training folders."""
+    from alltalk_gui.core.engine_api.shared_files import chosen_folders
+
+    here = folder.resolve()
+    return [base for base in chosen_folders(BASE_MODEL_SETTING)
+            if base.is_dir() and base.resolve() != here and (base / WEIGHTS_FILE).is_file()]
+
+
+def trainer_folder_message(files: ModelFiles, missing: list[str]) -> str:
+    """Why a training folder of coqui's Trainer cannot be used yet: the files it lacks that no base lends, where
+    the app looked, and the two ways out (choose the base, or copy the files in)."""
+    from alltalk_gui.core.engine_api.shared_files import chosen_folders
+
+    folder, names = files.folder, _names(missing)
+    chosen = chosen_folders(BASE_MODEL_SETTING)
+    others = [base for base in chosen if base.resolve() != folder.resolve()] if folder.is_dir() else chosen
+    if not others:
+        where = "no XTTS v2 base model is set in the app settings"
+    elif not others[0].is_dir():
+        where = f"the XTTS v2 base model of the app settings, {others[0]}, does not exist"
+    else:
+        where = f"the XTTS v2 base model of the app settings, {others[0]}, does not have {'it' if len(missing) == 1 else 'them all'}"
+    return (f"{folder} is a training folder of coqui's Trainer (as AllTalk's finetune writes under "
+            f"finetune/<project>/training/); the app uses its {files.weights.name}, but it lacks {names}, which "
+            f"{'comes' if len(missing) == 1 else 'come'} from the XTTS v2 base model it was trained from, and {where}. "
+            "Choose that base model (the Train page's Choose folder… or 'alltalk-gui download-base-model DIR "
+            f"--engine xtts'), then this folder again; or copy {names} into {folder} (AllTalk keeps copies in "
+            "finetune/<project>/chkptandnorm/).")
+
+
+def _names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
