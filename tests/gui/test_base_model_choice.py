@@ -34,7 +34,8 @@ def test_a_fine_tune_folder_is_explained_by_its_engine(qtbot, tmp_path, monkeypa
     assert "missing: model.pth, dvae.pth, mel_stats.pth" in choice.label.text()  # at once, from the file names
     qtbot.waitUntil(lambda: "training folder of coqui's Trainer" in choice.label.text(), timeout=20000)
     text = choice.label.text()
-    assert "best_model.pth" in text and "models/trainedmodel/" in text and not choice.found()
+    # No XTTS base is set to lend the DVAE and mel statistics: what to do (the folder itself is usable then).
+    assert "uses its best_model.pth" in text and "no XTTS v2 base model is set" in text and not choice.found()
     assert sorted(p.name for p in folder.iterdir()) == ["best_model.pth", "config.json", "vocab.json"]
 
 

@@ -76,7 +76,7 @@ def _numpy_scalar_globals() -> list[Any]:
     they carry: plain numbers, no code. Nothing else of numpy (arrays, object dtypes' contents) is allowed."""
     import numpy as np
 
-    scalar = np._core.multiarray.scalar
+    scalar = (np._core if hasattr(np, "_core") else np.core).multiarray.scalar  # numpy 2, else 1
     dtypes = [type(np.dtype(code)) for code in ("f2", "f4", "f8", "i4", "i8", "u1", "?")]
     return [scalar, (scalar, "numpy.core.multiarray.scalar"), np.dtype, *dtypes]
 
