@@ -12,7 +12,8 @@ GPTTrainer state with its optimizer; :func:`trainer_weights` says which one is u
 every fine-tune of XTTS v2) is lent by the XTTS v2 base model of the app settings, the way an Orpheus LoRA adapter
 finds its base (:func:`alltalk_gui.core.engine_api.shared_files.chosen_folders`: the folder chosen, or the one
 chosen before it when the Train page's choice is this training folder). Nothing is copied: the app writes nothing
-into a folder the user chose as a model.
+into a folder the user chose as a model. A save is read memory-mapped (:mod:`.files`): a run that AllTalk is still
+training rewrites ``best_model.pth`` in place, so use its folder once that run has stopped.
 
 :func:`model_files` answers this from file names alone (no file is opened); the checks that load tensors are
 :func:`alltalk_gui.core.engines.xtts.files.validate_base_model`'s.
@@ -40,7 +41,8 @@ _STEP = re.compile(r"(best_model|checkpoint)_(\d+)\.pth")
 
 def trainer_checkpoints(folder: Path) -> list[str]:
     """The checkpoints coqui's Trainer writes into a training folder (AllTalk's
-    ``finetune/<project>/training/XTTS_FT-*/``): ``best_model.pth``, ``best_model_<step>.pth``, ``checkpoint_<step>.pth``."""
+    ``finetune/<project>/training/XTTS_FT-*/``): ``best_model.pth``, ``best_model_<step>.pth``,
+    ``checkpoint_<step>.pth``."""
     return sorted(p.name for pattern in ("best_model*.pth", "checkpoint_*.pth") for p in folder.glob(pattern)
                   if p.is_file())
 
@@ -128,7 +130,8 @@ def trainer_folder_message(files: ModelFiles, missing: list[str]) -> str:
     elif not others[0].is_dir():
         where = f"the XTTS v2 base model of the app settings, {others[0]}, does not exist"
     else:
-        where = f"the XTTS v2 base model of the app settings, {others[0]}, does not have {'it' if len(missing) == 1 else 'them all'}"
+        them = "it" if len(missing) == 1 else "them all"
+        where = f"the XTTS v2 base model of the app settings, {others[0]}, does not have {them}"
     return (f"{folder} is a training folder of coqui's Trainer (as AllTalk's finetune writes under "
             f"finetune/<project>/training/); the app uses its {files.weights.name}, but it lacks {names}, which "
             f"{'comes' if len(missing) == 1 else 'come'} from the XTTS v2 base model it was trained from, and {where}. "
