@@ -227,6 +227,11 @@ def test_an_empty_folder_names_the_files(settings, tmp_path):
     assert "is missing model.pth, config.json, vocab.json, dvae.pth, mel_stats.pth" in said
 
 
+def test_the_folder_of_alltalks_runs_names_them(run_folder, settings):
+    said = _refusal(run_folder.parent)  # finetune/<project>/training/ instead of one of its runs
+    assert f"It holds training folders of coqui's Trainer ({run_folder.name}): choose one of them." in said
+
+
 def test_another_models_training_folder_is_refused(voice, run_folder, settings, tmp_path):
     """A VITS run (coqui's Trainer too, its config is VitsConfig's) and an F5-TTS trainer save named best_model.pth."""
     from TTS.tts.configs.vits_config import VitsConfig

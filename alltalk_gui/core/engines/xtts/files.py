@@ -32,7 +32,7 @@ from alltalk_gui.core.engine_api.engine import BaseModelError  # noqa: F401  (re
 from alltalk_gui.core.engines.xtts.config_limits import range_errors
 from alltalk_gui.core.engines.xtts.layout import (  # noqa: F401  (re-exported: the engine and download use them)
     BASE_MODEL_SETTING, BASE_ONLY_FILES, OPTIONAL_FILES, REQUIRED_FILES, WEIGHTS_FILE, ModelFiles, model_files,
-    trainer_folder_message,
+    trainer_folder_message, trainer_weights,
 )
 
 
@@ -241,6 +241,11 @@ def missing_files_message(files: ModelFiles, missing: list[str]) -> str:
         return trainer_folder_message(files, missing)
     message = (f"The base-model folder {folder} is missing {', '.join(missing)}. An XTTS v2 base model needs "
                f"{', '.join(REQUIRED_FILES)}.")
+    runs = sorted(d.name for d in folder.iterdir() if d.is_dir() and trainer_weights(d) is not None) \
+        if folder.is_dir() else []
+    if runs:  # AllTalk's finetune/<project>/training/ chosen instead of one of its runs
+        return (f"{message} It holds training folders of coqui's Trainer ({', '.join(runs[:3])}"
+                f"{f' and {len(runs) - 3} more' if len(runs) > 3 else ''}): choose one of them.")
     base_only = [name for name in missing if name in BASE_ONLY_FILES]
     if base_only and len(base_only) == len(missing):
         message += " " + where_to_get(base_only, folder, BASE_MODEL_SETTING, "XTTS v2", "xtts")
