@@ -27,6 +27,7 @@ import weakref
 from pathlib import Path
 from typing import Any, Callable
 
+from alltalk_gui.core import process_flags
 from alltalk_gui.core.engine_api.engine import BaseModelError, EngineError
 
 ARRAY_KEY = "__npy__"
@@ -50,7 +51,7 @@ class EngineChild:
         child_env = dict(os.environ if env is None else env, PYTHONUNBUFFERED="1")
         child_env[PROTOCOL_FD_ENV] = str(write_fd)
         child_env[FOLDER_ENV] = self._tmp.name
-        options: dict[str, Any] = {}
+        options: dict[str, Any] = process_flags.popen_options()  # no console window flashing up on Windows
         if os.name == "nt":  # a pipe handle must be marked inheritable explicitly on Windows
             import msvcrt
 

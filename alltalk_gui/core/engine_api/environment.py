@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from alltalk_gui.core import process_flags
+
 ROOT_ENV = "ALLTALK_GUI_ENGINE_ENVS"
 PIP_ARGS_ENV = "ALLTALK_GUI_ENGINE_PIP_ARGS"
 APP_PREFIX_ENV = "ALLTALK_GUI_APP_PREFIX"  # the app's environment, for code that runs in a layered one
@@ -202,7 +204,8 @@ def _run(cmd: list[str], say: Progress, cancelled: Callable[[], bool] | None) ->
     """Run ``cmd``, passing each output line on; raise with its last lines when it fails or is cancelled."""
     tail: list[str] = []
     process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
-                               env=dict(os.environ, PYTHONUNBUFFERED="1", PIP_NO_INPUT="1"))
+                               env=dict(os.environ, PYTHONUNBUFFERED="1", PIP_NO_INPUT="1"),
+                               **process_flags.popen_options())  # venv and pip: no console window on Windows
     assert process.stdout is not None
     for line in process.stdout:
         line = line.rstrip()

@@ -47,7 +47,7 @@ from typing import IO, Any
 
 import psutil
 
-from alltalk_gui.core import atomic
+from alltalk_gui.core import atomic, process_flags
 from alltalk_gui.core.engine_api.engine import get_engine
 from alltalk_gui.core.project.lock import RunLock, TrainingRunningError, running_training
 from alltalk_gui.core.training.checkpoints import CONFIG_FILE, run_checkpoints
@@ -58,9 +58,9 @@ RUNNER_MODULE = "alltalk_gui.core.training.runner"
 LAUNCHER_MODULE = "alltalk_gui.core.training.loopback_launcher"
 LOOPBACK = "127.0.0.1"
 NICENESS = 10  # POSIX nice value of the child (0 normal, 19 lowest)
-# Windows process creation flags (named in subprocess only on Windows, so spelled out here).
-CREATE_NEW_PROCESS_GROUP = 0x00000200
-BELOW_NORMAL_PRIORITY_CLASS = 0x00004000
+# Windows process creation flags, re-exported from their home (tests and callers name them here).
+BELOW_NORMAL_PRIORITY_CLASS = process_flags.BELOW_NORMAL_PRIORITY_CLASS
+CREATE_NEW_PROCESS_GROUP = process_flags.CREATE_NEW_PROCESS_GROUP
 
 
 def _on_windows() -> bool:
@@ -219,11 +219,9 @@ def priority_prefix(lower: bool) -> list[str]:
 
 
 def popen_options(*, lower_priority: bool) -> dict[str, Any]:
-    """``subprocess.Popen`` options: a process group of its own (for Stop and kill) and, on Windows, the priority."""
-    if _on_windows():
-        flags = CREATE_NEW_PROCESS_GROUP | (BELOW_NORMAL_PRIORITY_CLASS if lower_priority else 0)
-        return {"creationflags": flags}
-    return {"start_new_session": True}
+    """``subprocess.Popen`` options: a process group of its own (for Stop and kill) and, on Windows, the priority
+    and no console window of its own when the app has none (:mod:`alltalk_gui.core.process_flags`)."""
+    return process_flags.popen_options(new_group=True, lower_priority=lower_priority, windows=_on_windows())
 
 
 # -- the process ---------------------------------------------------------------------------------------------------

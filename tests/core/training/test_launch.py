@@ -16,6 +16,7 @@ from alltalk_gui.core.training import launch
 from alltalk_gui.core.training.checkpoints import run_checkpoints
 from alltalk_gui.core.training.events import Done, Started, Step
 from alltalk_gui.core.training.follow import EventsFollower, follow_process
+from alltalk_gui.core.process_flags import CREATE_NO_WINDOW
 from alltalk_gui.core.training.launch import (
     BELOW_NORMAL_PRIORITY_CLASS,
     CREATE_NEW_PROCESS_GROUP,
@@ -266,3 +267,10 @@ def test_two_processes_rendezvous_on_loopback_only_and_stop_together(tiny_projec
     assert started.processes == 2
     assert code == 0 and isinstance(seen[-1], Done) and seen[-1].reason == "stopped"
     assert run_checkpoints(config.run_dir)[-1].step == seen[-1].step
+
+
+def test_the_windowed_app_starts_training_without_a_console_window(windows, monkeypatch):
+    """The app has no console window (launcher, windowed build): the training child must not open one."""
+    monkeypatch.setattr(launch.process_flags, "has_console_window", lambda: False)
+    assert popen_options(lower_priority=True) == {
+        "creationflags": CREATE_NO_WINDOW | CREATE_NEW_PROCESS_GROUP | BELOW_NORMAL_PRIORITY_CLASS}

@@ -1,0 +1,51 @@
+"""Child processes start without a console window on Windows when the app has none (and as before elsewhere)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from alltalk_gui.core import process_flags
+from alltalk_gui.core.process_flags import (
+    BELOW_NORMAL_PRIORITY_CLASS, CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW, creation_flags, popen_options,
+)
+
+
+def test_the_flags_are_windows_own_values():
+    """The numbers Windows' SDK gives (subprocess names them only on Windows)."""
+    assert (CREATE_NO_WINDOW, CREATE_NEW_PROCESS_GROUP, BELOW_NORMAL_PRIORITY_CLASS) == (0x08000000, 0x200, 0x4000)
+    if sys.platform == "win32":
+        assert CREATE_NO_WINDOW == subprocess.CREATE_NO_WINDOW
+
+
+@pytest.mark.parametrize("new_group, lower, expected", [
+    (False, False, CREATE_NO_WINDOW),
+    (True, False, CREATE_NO_WINDOW | CREATE_NEW_PROCESS_GROUP),
+    (True, True, CREATE_NO_WINDOW | CREATE_NEW_PROCESS_GROUP | BELOW_NORMAL_PRIORITY_CLASS),
+])
+def test_a_windowed_app_starts_every_child_without_a_window(new_group, lower, expected):
+    assert creation_flags(console_window=False, new_group=new_group, lower_priority=lower) == expected
+    assert popen_options(new_group=new_group, lower_priority=lower, windows=True, console_window=False) == {
+        "creationflags": expected}
+
+
+def test_the_cli_in_a_terminal_shares_its_console_with_the_child():
+    """Output still shows in the terminal, and Ctrl+C / Ctrl+Break reach the child."""
+    assert popen_options(windows=True, console_window=True) == {}
+    assert popen_options(new_group=True, lower_priority=True, windows=True, console_window=True) == {
+        "creationflags": CREATE_NEW_PROCESS_GROUP | BELOW_NORMAL_PRIORITY_CLASS}
+
+
+def test_posix_gets_a_session_of_its_own_only_when_asked():
+    assert popen_options(windows=False) == {}
+    assert popen_options(new_group=True, lower_priority=True, windows=False) == {"start_new_session": True}
+    assert process_flags.has_console_window() or sys.platform == "win32"
+
+
+def test_this_systems_options_start_a_real_child():
+    """What every caller passes to Popen here is accepted by this system's Popen."""
+    done = subprocess.run([sys.executable, "-c", "print('ok')"], capture_output=True, text=True, timeout=60,
+                          **popen_options(new_group=True, lower_priority=True))
+    assert done.returncode == 0 and done.stdout.strip() == "ok"
