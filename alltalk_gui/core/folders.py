@@ -7,6 +7,10 @@ and renamed into place the moment they are complete, exactly when a scanner look
 retried for a few seconds before it counts as a failure. Linux has no such locks: there the first try works
 and the retries cost nothing.
 
+A file held for longer (a media player or a spreadsheet that has it open, a sync tool uploading it) still refuses
+after the retries: :class:`FileInUseError` then says which file or folder is in use, and that nothing was changed
+(``os.replace`` leaves the old file as it was; the new one is still with the caller).
+
 Removing a folder (old checkpoints, leftovers of an interrupted export) can fail the same way. A checkpoint is
 gigabytes, so a failure is reported in words (which folder is left, why) instead of being ignored.
 """
@@ -21,6 +25,27 @@ import time
 from pathlib import Path
 from typing import Callable
 
+IN_USE = ("open in another program (a media player, an editor, a spreadsheet, a sync or antivirus tool) "
+          "or read-only")
+
+
+class FileInUseError(PermissionError):
+    """A rename or replace still refused after :data:`RETRY_DELAYS_S`: on Windows, something holds ``path`` (or a
+    file in the folder ``path``) open. ``str()`` is a sentence for the user that names it; ``errno`` and
+    ``strerror`` are the system's."""
+
+    def __init__(self, path: str | os.PathLike[str], what: str, cause: OSError) -> None:
+        super().__init__(cause.errno, cause.strerror)
+        self.path = Path(path)
+        held = " (or a file in it)" if self.path.is_dir() else ""
+        self.reason = f"{self.path.name}{held} is {IN_USE}"
+        self.message = (f"{self.path}{held} is {IN_USE}, so it could not be {what} ({cause.strerror or cause}); nothing "
+                        "was changed. Close it there and try again.")
+
+    def __str__(self) -> str:
+        return self.message
+
+
 # About 4 s in all: long enough for a scanner to finish with a few files, short enough not to look hung.
 RETRY_DELAYS_S = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0)
 
@@ -32,16 +57,19 @@ def rename(source: str | os.PathLike[str], target: str | os.PathLike[str], *, ov
     raised after the same few seconds.
 
     Raises:
-        PermissionError: still refused after :data:`RETRY_DELAYS_S` (the last error, unchanged).
+        FileInUseError: still refused after :data:`RETRY_DELAYS_S` (a PermissionError naming the held file: the
+            target of a replace, the source of a rename).
         OSError: any other failure, at once (e.g. FileExistsError on Windows for an existing target).
     """
     for delay in (*RETRY_DELAYS_S, None):
         try:
             (os.replace if overwrite else os.rename)(source, target)
             return
-        except PermissionError:
+        except PermissionError as exc:
             if delay is None:
-                raise
+                if overwrite:
+                    raise FileInUseError(target, "replaced", exc) from exc
+                raise FileInUseError(source, f"renamed to {Path(target).name}", exc) from exc
             sleep(delay)
 
 

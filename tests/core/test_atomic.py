@@ -92,3 +92,24 @@ def test_fsync_tree_flushes_every_file_of_a_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(atomic, "fsync_file", lambda path: flushed.append(Path(path).relative_to(tmp_path)))
     atomic.fsync_tree(tmp_path)
     assert sorted(str(p) for p in flushed) == ["a.bin", "sub/b.bin"]
+
+
+def test_a_save_over_a_file_another_program_holds_says_which_and_keeps_the_old(tmp_path, monkeypatch):
+    """Windows: a project file open elsewhere refuses os.replace. The save says so; the old file stays whole and
+    no temporary is left (the caller still has the new data)."""
+    from alltalk_gui.core import folders
+    from tests.held_file import holdable
+
+    target = tmp_path / "project.json"
+    atomic.write_json(target, {"version": 1})
+    hold = holdable(target)
+    monkeypatch.setattr(folders, "RETRY_DELAYS_S", (0.0, 0.0))
+    try:
+        with pytest.raises(folders.FileInUseError, match="project.json is open in another program"):
+            with atomic.atomic_path(target) as tmp:
+                tmp.write_text('{"version": 2}\n', encoding="utf-8")
+                hold.hold()  # after the temporary exists: only the replace is refused, as on Windows
+    finally:
+        hold.release()
+    assert json.loads(target.read_text(encoding="utf-8")) == {"version": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["project.json"]

@@ -90,3 +90,77 @@ def test_remove_tree_reports_a_folder_it_cannot_delete(tmp_path, monkeypatch):
 
 def test_remove_tree_of_nothing_is_fine(tmp_path):
     assert folders.remove_tree(tmp_path / "gone") is None
+
+
+# -- a file held open: a real refused replace (tests/held_file.py) -----------------------------------------------
+
+@pytest.fixture()
+def held(tmp_path):
+    from tests.held_file import holdable
+
+    target = tmp_path / "take.wav"
+    target.write_bytes(b"old take")
+    hold = holdable(target)
+    yield hold
+    hold.release()
+
+
+def test_a_replace_waits_while_a_program_holds_the_file(tmp_path, held):
+    """The player lets go during the retries: the new file goes in, nothing else happens."""
+    new = tmp_path / ".take.wav.tmp"
+    new.write_bytes(b"new take")
+    held.hold()
+    slept = []
+
+    def sleep(delay):
+        slept.append(delay)
+        if len(slept) == 2:
+            held.release()
+
+    folders.rename(new, held.path, overwrite=True, sleep=sleep)
+    assert held.path.read_bytes() == b"new take" and not new.exists() and len(slept) == 2
+
+
+def test_a_file_held_for_longer_is_named_and_both_versions_are_kept(tmp_path, held):
+    new = tmp_path / ".take.wav.tmp"
+    new.write_bytes(b"new take")
+    held.hold()
+    slept = []
+    with pytest.raises(folders.FileInUseError) as caught:
+        folders.rename(new, held.path, overwrite=True, sleep=slept.append)
+    held.release()
+    assert isinstance(caught.value, PermissionError) and caught.value.path == held.path
+    message = str(caught.value)
+    assert message.startswith(f"{held.path} is open in another program") and "nothing was changed" in message
+    assert "Close it there and try again." in message
+    assert slept == list(folders.RETRY_DELAYS_S)
+    assert held.path.read_bytes() == b"old take" and new.read_bytes() == b"new take"
+
+
+def test_the_disk_words_for_a_held_file_say_in_use_not_read_only(tmp_path, held):
+    from alltalk_gui.core.machine import disk
+
+    new = tmp_path / ".take.wav.tmp"
+    new.write_bytes(b"new take")
+    held.hold()
+    with pytest.raises(folders.FileInUseError) as caught:
+        folders.rename(new, held.path, overwrite=True, sleep=lambda s: None)
+    assert disk.reason(caught.value) == "take.wav is " + folders.IN_USE
+    assert disk.reason(PermissionError(13, "Permission denied")).startswith("the folder cannot be written")
+
+
+def test_a_folder_that_cannot_be_set_aside_is_named_with_its_files(tmp_path):
+    """The dataset export sets the old dataset/ aside; a wav or CSV in it held open stops that rename."""
+    from tests.held_file import holdable
+
+    dataset = tmp_path / "dataset"
+    dataset.mkdir()
+    hold = holdable(dataset)
+    hold.hold()
+    try:
+        with pytest.raises(folders.FileInUseError) as caught:
+            folders.rename(dataset, tmp_path / ".dataset-old-1", sleep=lambda s: None)
+    finally:
+        hold.release()
+    assert str(caught.value).startswith(f"{dataset} (or a file in it) is open in another program")
+    assert "renamed to .dataset-old-1" in str(caught.value) and dataset.is_dir()

@@ -13,6 +13,8 @@ import os
 import shutil
 from pathlib import Path
 
+from alltalk_gui.core.folders import FileInUseError
+
 # Errors that mean "no room": a full disk, a user's quota, a file larger than the file system or a limit allows.
 FULL_ERRNOS = frozenset(code for code in (errno.ENOSPC, getattr(errno, "EDQUOT", None), errno.EFBIG) if code)
 
@@ -77,6 +79,8 @@ def reason(exc: OSError) -> str:
     """The cause of a failed write in words: "the disk is full", "the folder is read-only", or the system's text."""
     if is_full(exc):
         return "the disk is full" if exc.errno != errno.EFBIG else "the file is larger than the disk allows"
+    if isinstance(exc, FileInUseError):  # Windows: a file held open, which the system calls "access denied"
+        return exc.reason
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return "the folder cannot be written (read-only or no permission)"
     return exc.strerror or str(exc)
