@@ -5,13 +5,17 @@ created on first use: pages that never play anything never start Qt's audio back
 
 Without a sound output device Qt still "plays" (the position moves, silently), so Play turned into Stop and
 nothing said why there was no sound: each play then also sends ``error`` a sentence that says so.
+
+The back-end keeps the file it played open until it is given another source. On Windows an open file cannot be
+replaced, renamed or deleted, so a take played once would block its regeneration, a working copy its remaking,
+a checkpoint's sample the pruning of its folder: the player lets go of the file when playback stops or ends.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QUrl, Signal
+from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 
 
 NO_OUTPUT = ("No sound output was found on this computer: playback runs silently. Connect speakers or "
@@ -67,9 +71,21 @@ class AudioPlayer(QObject):
         return int(self._player.position()) if self._player is not None else 0
 
     def stop(self) -> None:
+        self.release()
+        self._set_current("")
+
+    def holds(self) -> str:
+        """The file the media back-end has open, or '' (none: nothing plays)."""
+        if self._player is None:
+            return ""
+        return self._player.source().toLocalFile()
+
+    def release(self) -> None:
+        """Stop and let go of the file, so that other code (or another program) may replace or delete it."""
         if self._player is not None:
             self._player.stop()
-        self._set_current("")
+            if not self._player.source().isEmpty():
+                self._player.setSource(QUrl())
 
     def _ensure_player(self):
         if self._player is None:
@@ -87,6 +103,14 @@ class AudioPlayer(QObject):
 
         if status in (QMediaPlayer.MediaStatus.EndOfMedia, QMediaPlayer.MediaStatus.InvalidMedia):
             self._set_current("")
+            # Let go of the file once Qt has finished with this signal (a new source set inside it is fragile);
+            # only if nothing else was started meanwhile.
+            ended = self._player.source()
+            QTimer.singleShot(0, self, lambda: self._release_if_still(ended))
+
+    def _release_if_still(self, source: QUrl) -> None:
+        if self._player is not None and self._player.source() == source and not self._current:
+            self.release()
 
     def _set_current(self, path: str) -> None:
         if path != self._current:
