@@ -22,8 +22,9 @@ import os
 import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
+from alltalk_gui.core.portable_names import is_device_name
+
 _PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-_WINDOWS_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
 
 
 class UnsafePathError(ValueError):
@@ -37,7 +38,7 @@ def plain_name(name: object, what: str = "name") -> str:
     Raises:
         UnsafePathError: anything else (path separators, ``..``, control characters, an empty string).
     """
-    if not isinstance(name, str) or not _PLAIN.fullmatch(name) or name.split(".")[0].lower() in _WINDOWS_RESERVED:
+    if not isinstance(name, str) or not _PLAIN.fullmatch(name) or is_device_name(name):
         raise UnsafePathError(f"{what} {name!r} is not a plain name (letters, digits, '_', '.', '-' only).")
     return name
 

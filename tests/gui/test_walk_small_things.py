@@ -59,6 +59,8 @@ def test_a_project_folder_keeps_the_name_as_typed(qtbot, tmp_path):
     assert dialog.folder == tmp_path / "Ada's voice"
     dialog.name_edit.setText('A: "quoted" / name. ')
     assert dialog.folder == tmp_path / "A_ _quoted_ _ name"  # what Windows refuses becomes "_", no dot at the end
+    dialog.name_edit.setText("con")
+    assert dialog.folder == tmp_path / "con_"  # a device name on Windows
 
 
 def test_f5s_first_base_model_choice_opens_beside_the_xtts_model(qtbot, tmp_path, monkeypatch):

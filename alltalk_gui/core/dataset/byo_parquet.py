@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from alltalk_gui.core import safe_paths
+from alltalk_gui.core.portable_names import portable_name
 from alltalk_gui.core.dataset.byo_rows import DatasetImportError, DatasetRow, audio_in
 
 AUDIO_COLUMNS = ("audio", "audio_file", "speech", "wav")
@@ -200,6 +201,7 @@ def _audio_file(cell: Any, file: Path, number: int, staging: Path) -> Path:
             return audio_in(file.parent, written)
         raise ValueError("the row holds no audio (its audio cell is empty).")
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(written.replace("\\", "/")).stem).strip("._")[:80]
+    stem = portable_name(stem, fallback="")  # "con" -> "con_": a device name on Windows
     suffix = next((s for magic, s in _SIGNATURES if data.startswith(magic)), None) or \
         (Path(written).suffix.lower() if re.fullmatch(r"\.[A-Za-z0-9]{1,5}", Path(written).suffix) else ".wav")
     target = staging / f"{stem}{suffix}"

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable
 
-from alltalk_gui.core import atomic
+from alltalk_gui.core import atomic, portable_names
 from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.project.folder import Source, VoiceProject
 
@@ -273,14 +273,11 @@ def _sha256(path: Path) -> str:
 
 
 def _free_name(folder: Path, name: str) -> str:
-    """``name``, or ``stem-2.ext``, ``stem-3.ext``... if a different file of that name was imported before."""
-    candidate = name
-    stem, suffix = Path(name).stem, Path(name).suffix
-    n = 2
-    while (folder / candidate).exists():
-        candidate = f"{stem}-{n}{suffix}"
-        n += 1
-    return candidate
+    """``name`` as a name Windows takes too (a project moves between systems: ``what?.wav`` or ``con.wav`` from a
+    Linux disk would be lost in the copy), or ``stem-2.ext``, ``stem-3.ext``... if a different file of that name
+    was imported before, in any case (``Take.wav`` and ``take.wav`` are one file on Windows)."""
+    taken = [p.name for p in folder.iterdir()] if folder.is_dir() else []
+    return portable_names.unique_name(portable_names.portable_name(name, fallback="recording"), taken)
 
 
 def _remove(*paths: Path) -> None:

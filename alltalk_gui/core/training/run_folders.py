@@ -20,6 +20,7 @@ import re
 import time
 from pathlib import Path
 
+from alltalk_gui.core.portable_names import is_device_name
 from alltalk_gui.core.training.checkpoints import run_checkpoints, run_folders
 from alltalk_gui.core.training.events import Done
 from alltalk_gui.core.training.follow import read_event_file
@@ -33,8 +34,6 @@ RUN_NAME_FORMAT = "run_%Y%m%d_%H%M%S"  # time.strftime format of a new run's nam
 # Letters, digits and . _ - (and spaces inside): a name every file system takes, shown as typed.
 _PLAIN_NAME = re.compile(r"^[\w.\- ]+$")
 _FINISHED = ("finished", "max_steps")  # Done reasons that leave nothing to resume
-# Device names Windows reserves in every folder, with or without an extension ("nul.txt" is the device too).
-_WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
 
 
 class RunNameError(ValueError):
@@ -61,7 +60,7 @@ def check_run_name(name: str) -> str:
     if not _PLAIN_NAME.match(name) or name != name.strip(" .") or len(name) > 100:
         raise RunNameError(f"The run name '{name}' is not a plain folder name: use at most 100 letters, digits, "
                            "'_', '-', '.' and spaces (not at either end).")
-    if name.split(".")[0].upper() in _WINDOWS_DEVICES:
+    if is_device_name(name):  # with or without an extension ("nul.txt" is the device too)
         raise RunNameError(f"The run name '{name}' is a device name on Windows; choose another.")
     return name
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from alltalk_gui.core import atomic
+from alltalk_gui.core import atomic, portable_names
 from alltalk_gui.core.engine_api.engine import engine_names, get_engine
 from alltalk_gui.core.training.checkpoints import CheckpointInfo
 
@@ -81,7 +81,7 @@ def disk_free_bytes(path: Path) -> int:
 
 def safe_name(name: str) -> str:
     """A folder name from a voice name: letters, digits, ``-`` and ``_``; spaces become ``_`` and apostrophes go
-    ("Ada's voice" -> ``Adas_voice``, not ``Ada_s_voice``).
+    ("Ada's voice" -> ``Adas_voice``, not ``Ada_s_voice``); a name Windows keeps for a device gets ``_``.
 
     Raises:
         ExportError: nothing usable is left.
@@ -89,7 +89,7 @@ def safe_name(name: str) -> str:
     cleaned = re.sub(r"[^\w\-]+", "_", re.sub(r"['’`]", "", name.strip()), flags=re.UNICODE).strip("._")
     if not cleaned:
         raise ExportError(f"'{name}' cannot be used as a folder name; use letters, digits, '-' or '_'.")
-    return cleaned[:80]
+    return portable_names.portable_name(cleaned[:80])  # "CON" -> "CON_": a device name on Windows
 
 
 def alltalk_root(folder: str | os.PathLike[str]) -> Path | None:

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
 )
 
 from alltalk_gui.core.engine_api import languages
+from alltalk_gui.core.portable_names import portable_name
 from alltalk_gui.gui import settings
 
 # The languages XTTS v2 was trained on (its config's "languages"), from the app's one list.
@@ -59,9 +60,8 @@ class NewProjectDialog(QDialog):
     @property
     def folder(self) -> Path:
         # The name as typed where every system takes it ("Ada's voice" stays so: it was "Ada_s voice"); only what
-        # Windows refuses in a folder name becomes "_", and no dot or space may end it.
-        safe = "".join(c if c.isalnum() or c in " -_.'(),&+" else "_" for c in self.name).strip(" .") or "voice"
-        return Path(self.parent_edit.text()).expanduser() / safe
+        # Windows refuses in a folder name becomes "_", no dot or space may end it, and "CON" becomes "CON_".
+        return Path(self.parent_edit.text()).expanduser() / portable_name(self.name, fallback="voice")
 
     def _browse(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Where to keep the project", self.parent_edit.text())

@@ -52,6 +52,19 @@ def test_an_orpheus_style_parquet_in_data_is_imported(tmp_path):
     assert staged(project) == []
 
 
+def test_rows_named_like_windows_devices_are_staged_under_names_windows_takes(tmp_path):
+    """A row whose path is ``con.wav`` would be written to the console device on Windows (``nul.wav``: lost)."""
+    repo = tmp_path / "devices"
+    rows = cells(2)
+    rows[0]["path"], rows[1]["path"] = "clips/con.wav", "clips/NUL.wav"
+    parquet(repo / "data" / "train.parquet", rows, [TEXT, "Second clip."])
+    project = VoiceProject.create(tmp_path / "p", language="en")
+    report = import_dataset(project, repo)
+    assert report.problems == []
+    assert [s.name for s in project.sources] == ["con_.wav", "NUL_.wav"]
+    assert staged(project) == []
+
+
 def test_several_speakers_one_is_chosen_and_nothing_is_lost_without_a_choice(tmp_path):
     file = parquet(tmp_path / "multi.parquet", cells(4), [f"Line {i}." for i in range(4)],
                    source=["tara", "leo", "tara", "tara"])

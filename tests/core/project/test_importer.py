@@ -134,6 +134,20 @@ def test_duplicates_are_detected_by_content_not_name(project, tmp_path):
     _assert_consistent(project)
 
 
+def test_copies_get_names_a_windows_disk_takes(project, tmp_path):
+    """A project moves between systems: names Linux allows and Windows refuses, or that differ only by case, would
+    be lost or overwritten in the copy. The user's name for the recording stays as it was."""
+    (tmp_path / "a").mkdir()
+    files = [_tone(tmp_path / "Take.wav", amplitude=0.1), _tone(tmp_path / "a" / "take.wav", amplitude=0.2),
+             _tone(tmp_path / "what? 1:2.wav", amplitude=0.25), _tone(tmp_path / "CON.wav", amplitude=0.3)]
+    report = import_files(project, files)
+    assert report.rejected == []
+    assert [s.file for s in report.imported] == ["sources/Take.wav", "sources/take-2.wav", "sources/what_ 1_2.wav",
+                                                 "sources/CON_.wav"]
+    assert [s.name for s in report.imported] == ["Take.wav", "take.wav", "what? 1:2.wav", "CON.wav"]
+    _assert_consistent(project)
+
+
 def test_over_size_and_over_duration_limits_say_so(project, tmp_path, monkeypatch):
     long_file = _tone(tmp_path / "long.wav", seconds=4.0)
     monkeypatch.setattr(audio, "MAX_DURATION_S", 3.0)

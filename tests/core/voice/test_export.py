@@ -128,6 +128,7 @@ def test_one_name_one_spelling_for_export_folders():
     from alltalk_gui.core.voice.export import safe_name
 
     assert safe_name("Ada's voice") == "Adas_voice" and safe_name("Grandma’s  stories!") == "Grandmas_stories"
+    assert safe_name("con") == "con_" and safe_name("LPT1") == "LPT1_"  # device names on Windows
     assert alltalk_name("Ada's voice") == "f5tts_v1_Adas_voice"
 
 
