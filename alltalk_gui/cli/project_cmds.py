@@ -12,6 +12,7 @@ from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, engine_names, get
 from alltalk_gui.core.engine_api.languages import CODES
 from alltalk_gui.core.project.duration_guidance import format_duration, guidance
 from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.core.project.long_paths import project_path_problem
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,6 +48,9 @@ def cmd_new(args: argparse.Namespace) -> int:
     note = language_note(engine, project.language)
     if note:
         print(f"{engine.title}: {note}")
+    too_deep = project_path_problem(project.root)  # Windows without long paths only
+    if too_deep:
+        print(f"Warning: {too_deep}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from alltalk_gui.core.project.folder import ProjectError, VoiceProject
+from alltalk_gui.core.project.long_paths import project_path_problem
 from alltalk_gui.gui import settings
 from alltalk_gui.gui.common.step_page import StepPage
 from alltalk_gui.gui.common.owner_bar import OwnerBar
@@ -199,6 +200,8 @@ class MainWindow(QMainWindow):
             self.set_project(project)
             if self.project is not project:  # refused while an import or a training runs
                 project.release_lock()
+            else:
+                self._warn_if_too_deep(project)
 
     def open_project_dialog(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Open a voice project", settings.last_folder("projects"))
@@ -221,9 +224,16 @@ class MainWindow(QMainWindow):
         if self.project is not project:  # refused while an import or a training runs
             project.release_lock()
             return False
+        self._warn_if_too_deep(project)
         if not project.read_only:
             self._offer_orphans(project)
         return True
+
+    def _warn_if_too_deep(self, project: VoiceProject) -> None:
+        """On Windows without long paths: say now when files inside the project would pass MAX_PATH."""
+        problem = project_path_problem(project.root)
+        if problem:
+            QMessageBox.warning(self, "The project folder's path is too long", problem)
 
     def _offer_orphans(self, project: VoiceProject) -> None:
         """Files an interrupted import left in the project without recording them: import or remove them, if the
