@@ -12,6 +12,14 @@ back-end adds the flag when ``GetConsoleWindow()`` is 0, so the Train page's dev
 that has a console window, the CLI in a terminal, keeps sharing it, so the child's output still shows there and
 Ctrl+C / Ctrl+Break reach it.
 
+The app reads what its children print as UTF-8 (the training child's ``output.log``, an engine child's output,
+pip's lines). Windows' Python writes to a file or pipe in the ANSI code page (cp1252 in Western Europe) unless
+told otherwise: "José" arrived with a replacement character for the "é", and printing a character the code page
+lacks (a Polish or Japanese name, a path under ``C:\\Users\\Łukasz``) to stdout raises UnicodeEncodeError in the
+child (stderr only mangles it).
+:func:`utf8_environment` makes the child's standard streams and its default text encoding UTF-8 on every
+system (Python's UTF-8 mode, the default from Python 3.15 on).
+
 Children started by :mod:`multiprocessing` (the transcription, text-check and speaker-check helpers) need nothing:
 Python starts them with the parent's own kind of executable (``pythonw.exe`` under ``pythonw.exe``, the
 windowed app under the windowed app), which opens no console either.
@@ -40,6 +48,12 @@ def creation_flags(*, console_window: bool, new_group: bool = False, lower_prior
     if lower_priority:
         flags |= BELOW_NORMAL_PRIORITY_CLASS
     return flags
+
+
+def utf8_environment(base: dict[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: this process's environment) with the child's text in UTF-8: its stdin/stdout/stderr
+    (``PYTHONIOENCODING``) and the default of its ``open()`` calls (``PYTHONUTF8``). Read its output as UTF-8."""
+    return dict(os.environ if base is None else base, PYTHONUTF8="1", PYTHONIOENCODING="utf-8")
 
 
 def has_console_window() -> bool:

@@ -48,7 +48,7 @@ class EngineChild:
         self._tail: collections.deque[str] = collections.deque(maxlen=40)  # the child's last output lines
         self._tmp = tempfile.TemporaryDirectory(prefix="alltalk-engine-")
         read_fd, write_fd = os.pipe()  # the answers' own pipe: libraries printing to stdout cannot garble it
-        child_env = dict(os.environ if env is None else env, PYTHONUNBUFFERED="1")
+        child_env = dict(process_flags.utf8_environment(env), PYTHONUNBUFFERED="1")  # read back as UTF-8
         child_env[PROTOCOL_FD_ENV] = str(write_fd)
         child_env[FOLDER_ENV] = self._tmp.name
         options: dict[str, Any] = process_flags.popen_options()  # no console window flashing up on Windows
@@ -63,7 +63,7 @@ class EngineChild:
         try:
             self.process = subprocess.Popen(
                 [python, "-u", "-m", __name__, module], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, text=True, errors="replace", env=child_env, **options)
+                stderr=subprocess.STDOUT, text=True, encoding="utf-8", errors="replace", env=child_env, **options)
         except OSError as exc:
             os.close(read_fd)
             os.close(write_fd)

@@ -203,8 +203,9 @@ def _layered(env: EngineEnvironment, folder: Path) -> Path:
 def _run(cmd: list[str], say: Progress, cancelled: Callable[[], bool] | None) -> None:
     """Run ``cmd``, passing each output line on; raise with its last lines when it fails or is cancelled."""
     tail: list[str] = []
-    process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
-                               env=dict(os.environ, PYTHONUNBUFFERED="1", PIP_NO_INPUT="1"),
+    process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8",
+                               errors="replace",
+                               env=dict(process_flags.utf8_environment(), PYTHONUNBUFFERED="1", PIP_NO_INPUT="1"),
                                **process_flags.popen_options())  # venv and pip: no console window on Windows
     assert process.stdout is not None
     for line in process.stdout:

@@ -195,8 +195,9 @@ def loopback_interface() -> str | None:
 
 
 def child_env(processes: int = 1, base: dict[str, str] | None = None) -> dict[str, str]:
-    """The child's environment: unbuffered output, and for several processes their links kept on loopback."""
-    env = dict(os.environ if base is None else base, PYTHONUNBUFFERED="1")
+    """The child's environment: unbuffered UTF-8 output (the app reads output.log as UTF-8; Windows would write the
+    ANSI code page), and for several processes their links kept on loopback."""
+    env = dict(process_flags.utf8_environment(base), PYTHONUNBUFFERED="1")
     if processes > 1:
         if _on_windows():
             env.setdefault("USE_LIBUV", "0")  # Windows wheels of PyTorch have no libuv TCPStore
@@ -380,7 +381,7 @@ def start_training(config: TrainConfig, *, resume: bool = False, processes: int 
                          mixed_precision=config.mixed_precision, accelerate_config=accelerate_config, python=python)
     cmd = priority_prefix(lower_priority) + cmd
     if output is subprocess.PIPE:
-        piped = {"stderr": subprocess.STDOUT, "text": True, "errors": "replace", "bufsize": 1}
+        piped = {"stderr": subprocess.STDOUT, "text": True, "encoding": "utf-8", "errors": "replace", "bufsize": 1}
     else:
         piped = {"stderr": subprocess.STDOUT} if output is not None else {}
     try:
