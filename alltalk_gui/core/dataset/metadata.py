@@ -40,7 +40,9 @@ def read_metadata(path: str | os.PathLike[str]) -> list[MetadataRow]:
     path = Path(path)
     if not path.is_file():
         raise MetadataError(f"{path} does not exist.")
-    lines = path.read_text(encoding="utf-8").splitlines()
+    # utf-8-sig: a CSV saved by Notepad or Excel on Windows as "UTF-8 with BOM" starts with one; the header holds
+    # no BOM in its first name then.
+    lines = path.read_text(encoding="utf-8-sig").splitlines()
     if not lines:
         raise MetadataError(f"{path} is empty; it needs the header line '{HEADER}'.")
     header = [h.strip() for h in lines[0].split("|")]

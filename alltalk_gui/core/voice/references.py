@@ -142,7 +142,9 @@ def reference_text(path: str | os.PathLike[str]) -> str:
         beside = path.with_name(path.stem + suffix)
         if beside.is_file():
             try:
-                text = " ".join(beside.read_text(encoding="utf-8").split())
+                # utf-8-sig: Windows editors may start the file with a byte-order mark, which is no whitespace:
+                # it would stay glued to the first word F5 is told the clip says.
+                text = " ".join(beside.read_text(encoding="utf-8-sig").split())
             except (OSError, UnicodeDecodeError) as exc:
                 raise ReferenceClipError(f"The transcript {beside} cannot be read: {exc}") from exc
             if text:
