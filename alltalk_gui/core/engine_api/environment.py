@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from alltalk_gui.core import process_flags
+from alltalk_gui.core import folders, process_flags
 
 ROOT_ENV = "ALLTALK_GUI_ENGINE_ENVS"
 PIP_ARGS_ENV = "ALLTALK_GUI_ENGINE_PIP_ARGS"
@@ -167,7 +167,9 @@ def create(env: EngineEnvironment, progress: Progress | None = None,
         _run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-input", "--disable-pip-version-check",
               "--target", str(made), *os.environ.get(PIP_ARGS_ENV, "").split(), *env.requirements], say, cancelled)
         _remove(folder)
-        os.replace(partial, folder)  # the venv's scripts hold no absolute path of the folder; pyvenv.cfg neither
+        # The venv's scripts hold no absolute path of the folder; pyvenv.cfg neither. Retried: on Windows the
+        # antivirus scans the new python.exe and DLLs just after pip, holding them (WinError 5 on the rename).
+        folders.rename(partial, folder)
         say("Checking that the engine's packages import.")
         check = "import " + ", ".join(env.imports) if env.imports else "pass"
         _run([str(interpreter(env)), "-c", check], say, cancelled)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from alltalk_gui.core import folders
+
 
 class LicenceNotAccepted(PermissionError):
     """The model's licence has not been accepted; show the engine's licence summary (or the full text) and ask."""
@@ -82,7 +84,8 @@ def fetch_verified(repo: str, name: str, revision: str, local_dir: Path, target:
                             "it.") from exc
     verify_download(path, name, size, sha256)
     if path != target:
-        os.replace(path, target)
+        # Retried: on Windows the antivirus reads a new multi-GB file right after it is written, holding it.
+        folders.rename(path, target, overwrite=True)
 
 
 def progress_reporter(callback: Callable[[DownloadProgress], None], name: str, total: int, index: int, count: int):
