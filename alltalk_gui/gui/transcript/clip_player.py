@@ -78,10 +78,13 @@ class _ClipFolder:
 
     def path(self) -> Path:
         if self._tmp is None:
-            self._tmp = tempfile.TemporaryDirectory(prefix="alltalk-clip-")
+            self._tmp = tempfile.TemporaryDirectory(prefix="alltalk-clip-", ignore_cleanup_errors=True)
         return Path(self._tmp.name)
 
     def remove(self, *_: object) -> None:
         if self._tmp is not None:
-            self._tmp.cleanup()
+            try:
+                self._tmp.cleanup()
+            except OSError:  # Windows: the media back-end still holds a clip; the system's temporary folder keeps it
+                pass
             self._tmp = None
