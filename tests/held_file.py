@@ -2,9 +2,9 @@
 
 On Windows ``os.replace`` onto a file that a media player, a spreadsheet or a sync tool has open fails with
 ``PermissionError`` (WinError 5 or 32) while the folder itself stays writable. Linux has no such locks; the nearest
-real refusal is the immutable attribute (``chattr +i``, root on ext4/xfs/btrfs): the folder stays writable, the temporary
-file is written beside the target, and the kernel answers the rename over it with EPERM. Without root, a folder
-made read-only after the temporary file exists gives EACCES for the same rename.
+real refusal is the immutable attribute (``chattr +i``, root on ext4/xfs/btrfs): the folder stays writable, the
+temporary file is written beside the target, and the kernel answers the rename over it with EPERM. Without root, a
+folder made read-only after the temporary file exists gives EACCES for the same rename.
 """
 
 from __future__ import annotations

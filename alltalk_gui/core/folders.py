@@ -39,8 +39,8 @@ class FileInUseError(PermissionError):
         self.path = Path(path)
         held = " (or a file in it)" if self.path.is_dir() else ""
         self.reason = f"{self.path.name}{held} is {IN_USE}"
-        self.message = (f"{self.path}{held} is {IN_USE}, so it could not be {what} ({cause.strerror or cause}); nothing "
-                        "was changed. Close it there and try again.")
+        self.message = (f"{self.path}{held} is {IN_USE}, so it could not be {what} ({cause.strerror or cause}); "
+                        "nothing was changed. Close it there and try again.")
 
     def __str__(self) -> str:
         return self.message

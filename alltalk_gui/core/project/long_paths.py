@@ -49,7 +49,10 @@ def path_length_problem(root: str | os.PathLike[str], *, windows: bool, long_pat
 
 
 def read_long_paths_enabled() -> bool:
-    """Whether Windows allows paths beyond MAX_PATH (``LongPathsEnabled`` = 1); True off Windows."""
+    """Whether Windows allows paths beyond MAX_PATH (``LongPathsEnabled`` = 1); True off Windows.
+
+    packaging/windows/install_helper/checks.py reads the same value for the install: it runs with the standard
+    library alone before the app is installed, so it cannot import this module (nor this one that)."""
     if os.name != "nt":
         return True
     import winreg
