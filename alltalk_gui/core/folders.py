@@ -73,6 +73,25 @@ def rename(source: str | os.PathLike[str], target: str | os.PathLike[str], *, ov
             sleep(delay)
 
 
+def remove_file(path: str | os.PathLike[str]) -> None:
+    """Delete one file (gone already counts as deleted). Windows refuses to delete a file with the read-only
+    attribute, which a copy of a file from a CD or a read-only share keeps (``shutil.copy2``): it is made writable
+    first.
+
+    Raises:
+        OSError: it still cannot be deleted (held open by another program, no permission).
+    """
+    path = Path(path)
+    try:
+        path.unlink(missing_ok=True)
+    except PermissionError:
+        mode = path.stat().st_mode
+        if mode & stat.S_IWRITE:
+            raise
+        os.chmod(path, mode | stat.S_IWRITE)
+        path.unlink(missing_ok=True)
+
+
 def remove_tree(path: str | os.PathLike[str], *, sleep: Callable[[float], None] = time.sleep) -> str | None:
     """Delete a folder and everything in it; return None when it is gone, else one sentence saying what is
     left and why (for a warning). Read-only files (which Windows refuses to delete) are made writable first;

@@ -164,3 +164,37 @@ def test_a_folder_that_cannot_be_set_aside_is_named_with_its_files(tmp_path):
         hold.release()
     assert str(caught.value).startswith(f"{dataset} (or a file in it) is open in another program")
     assert "renamed to .dataset-old-1" in str(caught.value) and dataset.is_dir()
+
+
+def test_remove_file_deletes_a_read_only_copy_as_windows_needs(tmp_path, monkeypatch):
+    """A failed import removes its copy of a read-only original (copy2 keeps the mode): Windows refuses to delete a
+    file with the read-only attribute until it is cleared."""
+    real_unlink = os.unlink
+
+    def windows_unlink(name, *, dir_fd=None):
+        if not os.stat(name, dir_fd=dir_fd).st_mode & stat.S_IWUSR:
+            raise PermissionError(13, "Access is denied", name)
+        real_unlink(name, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "unlink", windows_unlink)
+    copy = tmp_path / "from_cd.wav"
+    copy.write_bytes(b"x")
+    copy.chmod(stat.S_IRUSR)
+    folders.remove_file(copy)
+    assert not copy.exists()
+    folders.remove_file(copy)  # gone already: nothing to do
+
+
+def test_remove_file_reports_a_file_it_cannot_delete(tmp_path):
+    from tests.held_file import holdable
+
+    held = tmp_path / "take.wav"
+    held.write_bytes(b"x")
+    hold = holdable(held)
+    hold.hold()
+    try:
+        with pytest.raises(PermissionError):
+            folders.remove_file(held)
+    finally:
+        hold.release()
+    assert held.exists()

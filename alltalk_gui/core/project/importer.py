@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable
 
-from alltalk_gui.core import atomic, portable_names
+from alltalk_gui.core import atomic, folders, portable_names
 from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.project.folder import Source, VoiceProject
 
@@ -283,6 +283,6 @@ def _free_name(folder: Path, name: str) -> str:
 def _remove(*paths: Path) -> None:
     for p in paths:
         try:
-            p.unlink(missing_ok=True)
+            folders.remove_file(p)  # the copy of a read-only original is read-only too (Windows refuses to delete it)
         except OSError:
             pass

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from alltalk_gui.core import safe_paths
+from alltalk_gui.core import folders, safe_paths
 from alltalk_gui.core.project.folder import VoiceProject
 
 if TYPE_CHECKING:  # the importer loads the audio decoders: only adopt_orphans needs it
@@ -91,7 +91,7 @@ def remove_orphans(project: VoiceProject, orphans: Orphans) -> list[str]:
     problems = []
     for path in orphans.files:
         try:
-            path.unlink(missing_ok=True)
+            folders.remove_file(path)  # a read-only copy too (Windows refuses to delete one as it is)
         except OSError as exc:
             problems.append(f"Could not delete {path}: {exc.strerror or exc}.")
     for waiting in project.root.glob(f"{ADOPTING}*"):
