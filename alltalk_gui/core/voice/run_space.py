@@ -223,9 +223,10 @@ def delete_run(project_dir: str | os.PathLike[str], name: str) -> Freed:
     size = 0 if folder.is_symlink() else tree_bytes(folder)
     hidden = folder.with_name(f"{DELETING}{name}-{uuid.uuid4().hex[:8]}")
     try:
-        os.replace(folder, hidden)
+        folders.rename(folder, hidden)  # retried while Windows holds a file in it (a take playing, a loaded model)
     except OSError as exc:
-        raise ProjectError(f"Could not delete the run '{name}': {exc.strerror or exc}. Nothing was deleted.") from None
+        why = exc.reason if isinstance(exc, folders.FileInUseError) else exc.strerror or exc
+        raise ProjectError(f"Could not delete the run '{name}': {why}. Nothing was deleted.") from None
     problems = tuple(_finish_earlier_deletes(hidden.parent))
     return Freed(size - (tree_bytes(hidden) if hidden.exists() and not hidden.is_symlink() else 0), problems)
 

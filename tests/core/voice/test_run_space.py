@@ -127,3 +127,21 @@ def test_an_interrupted_delete_is_hidden_and_finished_by_the_next(voice, tmp_pat
     shutil.copytree(project / "runs" / "run1", project / "runs" / "run3")
     delete_run(project, "run3")
     assert sorted(os.listdir(project / "runs")) == ["run1"]
+
+
+def test_a_run_holding_an_open_file_is_not_deleted_and_says_so(voice, tmp_path, monkeypatch):
+    """Windows: a take of the run playing, or its checkpoint loaded, holds a file: the run's rename is refused."""
+    from alltalk_gui.core import folders
+    from tests.held_file import holdable
+
+    project = _two_runs(voice, tmp_path)
+    before = _snapshot(project)
+    monkeypatch.setattr(folders, "RETRY_DELAYS_S", (0.0, 0.0))
+    hold = holdable(project / "runs" / "run2")
+    hold.hold()
+    try:
+        with pytest.raises(ProjectError, match=r"run 'run2': run2 \(or a file in it\) is open in another program"):
+            delete_run(project, "run2")
+    finally:
+        hold.release()
+    assert _snapshot(project) == before
