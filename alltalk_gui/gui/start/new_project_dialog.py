@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtWidgets import (
@@ -11,6 +12,7 @@ from PySide6.QtWidgets import (
 
 from alltalk_gui.core.engine_api import languages
 from alltalk_gui.core.portable_names import portable_name
+from alltalk_gui.core.project.long_paths import project_path_problem
 from alltalk_gui.gui import settings
 
 # The languages XTTS v2 was trained on (its config's "languages"), from the app's one list.
@@ -79,4 +81,13 @@ class NewProjectDialog(QDialog):
         elif not ok:
             self.target_label.setText("<span style='color:#c62828'>Choose an existing folder to save in.</span>")
         else:
-            self.target_label.setText(f"The project will be created in {self.folder}")
+            too_deep = project_path_problem(self.folder)  # Windows without long paths only
+            if too_deep:
+                self.target_label.setText(f"The project will be created in {html.escape(str(self.folder))}<br>"
+                                          f"<span style='color:#e65100'>{html.escape(too_deep)}</span>")
+                # The form layout does not grow the dialog for the wrapped warning's lines: it would be cut off.
+                wanted = self.layout().heightForWidth(self.width())
+                if wanted > self.height():
+                    self.resize(self.width(), wanted)
+            else:
+                self.target_label.setText(f"The project will be created in {self.folder}")
