@@ -56,8 +56,9 @@ def test_rename_does_not_retry_other_errors(tmp_path):
     assert slept == []
 
 
-def test_remove_tree_deletes_read_only_files_as_windows_needs(tmp_path, monkeypatch):
-    """Windows refuses to delete a file with the read-only attribute; remove_tree clears it first."""
+def windows_unlink_rule(monkeypatch):
+    """``os.unlink`` refusing a file without write permission, as Windows refuses one with the read-only
+    attribute."""
     real_unlink = os.unlink
 
     def windows_unlink(name, *, dir_fd=None):
@@ -66,6 +67,11 @@ def test_remove_tree_deletes_read_only_files_as_windows_needs(tmp_path, monkeypa
         real_unlink(name, dir_fd=dir_fd)
 
     monkeypatch.setattr(os, "unlink", windows_unlink)
+
+
+def test_remove_tree_deletes_read_only_files_as_windows_needs(tmp_path, monkeypatch):
+    """Windows refuses to delete a file with the read-only attribute; remove_tree clears it first."""
+    windows_unlink_rule(monkeypatch)
     folder = tmp_path / "step_0000001"
     (folder / "sub").mkdir(parents=True)
     (folder / "sub" / "optimizer.bin").write_bytes(b"x")
@@ -169,14 +175,7 @@ def test_a_folder_that_cannot_be_set_aside_is_named_with_its_files(tmp_path):
 def test_remove_file_deletes_a_read_only_copy_as_windows_needs(tmp_path, monkeypatch):
     """A failed import removes its copy of a read-only original (copy2 keeps the mode): Windows refuses to delete a
     file with the read-only attribute until it is cleared."""
-    real_unlink = os.unlink
-
-    def windows_unlink(name, *, dir_fd=None):
-        if not os.stat(name, dir_fd=dir_fd).st_mode & stat.S_IWUSR:
-            raise PermissionError(13, "Access is denied", name)
-        real_unlink(name, dir_fd=dir_fd)
-
-    monkeypatch.setattr(os, "unlink", windows_unlink)
+    windows_unlink_rule(monkeypatch)
     copy = tmp_path / "from_cd.wav"
     copy.write_bytes(b"x")
     copy.chmod(stat.S_IRUSR)
