@@ -179,3 +179,25 @@ def test_the_swap_waits_while_an_antivirus_scans_the_new_wavs(project, monkeypat
     monkeypatch.undo()
     export_dataset(project, seed=4)
     assert [p.name for p in project.root.iterdir() if p.name.startswith(".dataset")] == []
+
+
+def test_a_dataset_held_open_elsewhere_is_named_and_kept(project, monkeypatch):
+    """Windows: metadata_train.csv open in Excel (or a wav in a player) holds dataset/, whose swap is refused: the
+    export says which folder is in use and the previous dataset stays as it was."""
+    from alltalk_gui.core import folders
+    from alltalk_gui.core.dataset.export import DatasetError
+    from tests.held_file import holdable
+
+    export_dataset(project)
+    before = (project.dataset_dir / "metadata_train.csv").read_bytes()
+    monkeypatch.setattr(folders, "RETRY_DELAYS_S", (0.0,))
+    hold = holdable(project.dataset_dir)
+    hold.hold()
+    try:
+        with pytest.raises(DatasetError, match=r"dataset \(or a file in it\) is open in another program") as caught:
+            export_dataset(project, seed=3)
+    finally:
+        hold.release()
+    assert "the previous dataset is as it was" in str(caught.value), str(caught.value)
+    assert (project.dataset_dir / "metadata_train.csv").read_bytes() == before
+    assert [p.name for p in project.root.iterdir() if p.name.startswith(".dataset")] == []
