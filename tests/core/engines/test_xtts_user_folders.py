@@ -73,19 +73,22 @@ def test_alltalks_compacted_fine_tune_is_a_base_model_and_loads_its_own_gpt(base
     assert listing(folder) == before  # nothing written into the user's folder
 
 
-def test_a_fine_tune_without_the_dvae_says_where_the_chosen_base_has_it(base, tmp_path, monkeypatch):
+def test_a_fine_tune_without_the_dvae_reads_it_from_the_chosen_base(base, tmp_path, monkeypatch):
+    """xtts-finetune-webui's ready/ folder has model.pth, config.json and vocab.json but no dvae.pth or
+    mel_stats.pth: without a base chosen the user is told where to get them; with one, they are read from it (the
+    same in every XTTS v2 fine-tune), the folder is used as it is and nothing is copied into it."""
     monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "settings"))
     folder = alltalk_trained_model(base, tmp_path / "only_three", half=False)
     (folder / "dvae.pth").unlink()
     (folder / "mel_stats.pth").unlink()
     engine = get_engine("xtts")
-    with pytest.raises(BaseModelError, match="download-base-model DIR --engine xtts"):  # no base chosen yet
+    with pytest.raises(BaseModelError) as refused:  # no base chosen yet
         engine.describe_base_model(folder)
+    assert "missing dvae.pth, mel_stats.pth" in str(refused.value)
+    assert "download-base-model DIR --engine xtts" in str(refused.value)
     app_settings.set_value(engine.base_model_setting, str(base))
-    with pytest.raises(BaseModelError) as refused:
-        engine.describe_base_model(folder)
-    assert str(refused.value).endswith(f"missing dvae.pth, mel_stats.pth. An XTTS v2 base model needs model.pth, "
-                                       f"config.json, vocab.json, dvae.pth, mel_stats.pth. dvae.pth and mel_stats.pth "
-                                       f"are the same for every XTTS v2 fine-tune: copy them from your XTTS v2 base "
-                                       f"model in {base} into {folder}.")
+    described = engine.describe_base_model(folder)
+    assert described.endswith(f"; dvae.pth and mel_stats.pth from the XTTS v2 base model in {base}.")
+    model = load_inference_model(folder)  # speaks with the user's GPT, the base's mel statistics
+    assert torch.allclose(model.gpt.text_embedding.weight, load_gpt(base)[0].state_dict()["text_embedding.weight"] * 0.5)
     assert sorted(p.name for p in folder.iterdir()) == ["config.json", "model.pth", "vocab.json"]

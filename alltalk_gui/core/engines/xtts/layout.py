@@ -2,7 +2,9 @@
 
 A model folder (a base model, a download, an export, AllTalk's compacted ``models/trainedmodel/``) holds
 ``model.pth``, ``config.json``, ``vocab.json``, ``dvae.pth`` and ``mel_stats.pth`` (``speakers_xtts.pth``
-optionally), and every file is read from it.
+optionally), and every file is read from it. A fine-tune's folder may lack what only a base ships, ``dvae.pth`` and
+``mel_stats.pth`` (xtts-finetune-webui's ``ready/`` folder has neither): those are read from the XTTS v2 base
+model of the app settings, as below.
 
 A **training folder of coqui's Trainer** (AllTalk's finetune writes one per run under
 ``finetune/<project>/training/XTTS_FT-<date>/``) is a model folder too. It has no ``model.pth``: its weights are
@@ -85,22 +87,29 @@ class ModelFiles:
         return [name for name in REQUIRED_FILES if not self.path(name).is_file()]
 
     def note(self) -> str:
-        """Which files a training folder is used with, in words ("" for a plain model folder)."""
-        if not self.is_trainer_folder:
-            return ""
-        said = f"weights from {self.weights.name} (a save of coqui's Trainer)"
+        """Which files a training folder is used with, and what a base lends, in words ("" for a model folder that
+        holds all its files)."""
+        said = [f"weights from {self.weights.name} (a save of coqui's Trainer)"] if self.is_trainer_folder else []
         if self.lent and self.base is not None:
-            said += f"; {_names(list(self.lent))} from the XTTS v2 base model in {self.base}"
-        return said
+            said.append(f"{_names(list(self.lent))} from the XTTS v2 base model in {self.base}")
+        return "; ".join(said)
 
 
 def model_files(folder: str | os.PathLike[str]) -> ModelFiles:
-    """Where each file of ``folder`` is read from: all from the folder, or for a training folder of coqui's Trainer
-    (no ``model.pth``, a Trainer save) its save, its own files, and what it lacks from the base (module text)."""
+    """Where each file of ``folder`` is read from: all from the folder; for a fine-tune's folder that lacks the files
+    only a base ships (xtts-finetune-webui's ``ready/`` has no ``dvae.pth`` or ``mel_stats.pth``) those from the
+    base; for a training folder of coqui's Trainer (no ``model.pth``, a Trainer save) its save, its own files, and
+    what it lacks from the base (module text)."""
     folder = Path(folder)
-    if (folder / WEIGHTS_FILE).is_file() or (weights := trainer_weights(folder)) is None:
+    if (folder / WEIGHTS_FILE).is_file():
+        weights, lendable = folder / WEIGHTS_FILE, BASE_ONLY_FILES  # its own config, vocab and speakers
+    elif (trainer := trainer_weights(folder)) is not None:
+        weights, lendable = trainer, LENDABLE_FILES
+    else:
         return ModelFiles(folder, folder / WEIGHTS_FILE)
-    wanted = [name for name in LENDABLE_FILES if not (folder / name).is_file()]
+    wanted = [name for name in lendable if not (folder / name).is_file()]
+    if not wanted:
+        return ModelFiles(folder, weights)
     needed = [name for name in wanted if name in REQUIRED_FILES]
     base = next((b for b in lending_bases(folder) if all((b / name).is_file() for name in needed)), None)
     lent = tuple(name for name in wanted if base is not None and (base / name).is_file())
@@ -108,7 +117,7 @@ def model_files(folder: str | os.PathLike[str]) -> ModelFiles:
 
 
 def lending_bases(folder: Path) -> list[Path]:
-    """The XTTS v2 base-model folders of the app settings that can lend files to the training folder ``folder``:
+    """The XTTS v2 base-model folders of the app settings that can lend files to the fine-tune's folder ``folder``:
     existing, not ``folder`` itself, and whole model folders (with a ``model.pth``), not other training folders."""
     from alltalk_gui.core.engine_api.shared_files import chosen_folders
 
