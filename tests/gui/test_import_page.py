@@ -8,7 +8,7 @@ import pytest
 import soundfile as sf
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from alltalk_gui.core.project.duration_guidance import format_duration
 from alltalk_gui.core.project.folder import VoiceProject
@@ -139,3 +139,29 @@ def test_the_window_opens_without_importing_torch():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.timeout(60)
+def test_tab_leaves_the_recordings_table_and_the_keyboard_plays_a_row(window, qtbot, tmp_path, recordings):
+    """Tab walked every cell of every row (and stopped at each row's play button) before it reached the buttons
+    under the table; now it goes on to them, and Space or Enter plays the current row."""
+    window.set_project(VoiceProject.create(tmp_path / "voice"))
+    page = window.import_page
+    page.import_paths([str(recordings / "speech.wav"), str(recordings / "loud.flac"), str(recordings / "readme.mp3")])
+    _wait_import(qtbot, page)
+    assert page.model.rowCount() == 2 and page.rejected_box.isVisible()
+    window.activateWindow()
+    page.table.setFocus()
+    page.table.setCurrentIndex(page.model.index(0, Column.NAME))
+    qtbot.waitUntil(page.table.hasFocus, timeout=5000)  # it stayed on the table (it went to a row's play button)
+    qtbot.keyClick(page.table, Qt.Key.Key_Tab)
+    after = QApplication.focusWidget()
+    assert after is not page.table and not page.table.isAncestorOf(after)
+    assert page.rejected_box.isAncestorOf(after)  # the next control down: the refusals' Details or Dismiss
+    page.table.setFocus()
+    qtbot.keyClick(page.table, Qt.Key.Key_Down)
+    qtbot.keyClick(page.table, Qt.Key.Key_Space)
+    assert page.player.current.endswith(".wav") and page.player.current == str(
+        page.project.path(page.model.source(1).audio_file))
+    qtbot.keyClick(page.table, Qt.Key.Key_Return)
+    assert page.player.current == ""

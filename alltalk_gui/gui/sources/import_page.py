@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QRect, Qt, QTimer, Signal
-from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView, QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem,
     QMessageBox,
@@ -117,6 +117,12 @@ class ImportPage(QWidget):
         self.table.setColumnWidth(Column.FORMAT, 110)
         self.model.modelReset.connect(self._fit_name_column)
         self.table.doubleClicked.connect(lambda index: self._toggle_play(index.row()))
+        # Keyboard: Tab leaves the table (it walked every cell of every row before reaching Details, Dismiss and
+        # what follows), the arrows move between rows, and Enter or Space plays the current row. The rows' play
+        # buttons are for the mouse only, so Tab does not stop at each of them.
+        self.table.setTabKeyNavigation(False)
+        for key in (Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            QShortcut(QKeySequence(key), self.table, self._play_current, context=Qt.ShortcutContext.WidgetShortcut)
         self.model.modelReset.connect(self._install_play_buttons)
 
         self.rejected_title = QLabel()
@@ -338,10 +344,15 @@ class ImportPage(QWidget):
         for row in range(self.model.rowCount()):
             button = QToolButton()
             button.setAutoRaise(True)
-            button.setToolTip("Play / stop (double-click a row)")
+            button.setToolTip("Play / stop (double-click a row, or Enter or Space on it)")
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             button.clicked.connect(lambda _=False, r=row: self._toggle_play(r))
             self.table.setIndexWidget(self.model.index(row, Column.PLAY), button)
         self._update_play_buttons(self.player.current)
+
+    def _play_current(self) -> None:
+        if self.table.currentIndex().isValid():
+            self._toggle_play(self.table.currentIndex().row())
 
     def _toggle_play(self, row: int) -> None:
         if self.project is None:
