@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QToolButton
 
 from tests.gui.walked_project import walked_window
 
@@ -52,3 +52,25 @@ def test_the_shortcuts_work_right_after_opening_the_page(window, qtbot):
     assert editor.player.current == first
     qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Space)  # Stop
     assert editor.player.current == ""
+
+
+@pytest.mark.timeout(60)
+def test_tab_stops_only_at_controls_in_the_editor(window, qtbot):
+    """Tab from the clip table round the page: each stop is something to press, type in or choose (the toolbar's
+    separators were stops of their own, 6 px wide, with nothing to show the focus)."""
+    _open_editor_from_the_sidebar(window, qtbot)
+    editor = window.transcript_page.editor
+    stops = []
+    for _ in range(60):
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        widget = QApplication.focusWidget()
+        if widget is editor.table:
+            break
+        stops.append(widget)
+    else:
+        pytest.fail("Tab never came back to the clip table")
+    in_toolbar = [w for w in stops if editor.toolbar.isAncestorOf(w)]
+    assert in_toolbar, "the toolbar's buttons are in the Tab order"
+    for widget in in_toolbar:
+        assert isinstance(widget, QToolButton) and widget.text(), f"Tab stopped on {widget!r}"
+        assert widget.width() > 10

@@ -85,9 +85,12 @@ class TranscriptEditor(QWidget):
         self.undo_stack.redoTextChanged.connect(lambda t: self.redo_action.setToolTip(
             f"Redo {t[:1].lower() + t[1:]} (Ctrl+Shift+Z)" if t else "Nothing to redo"))
         self.edit_text_action = self._add("Edit text", self.edit_text, "F2", add_to_toolbar=False)
-        for action in (self.toolbar.widgetForAction(a) for a in self.toolbar.actions()):
-            if action is not None:  # toolbar buttons take no focus by default: put them in the Tab order
-                action.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        for action in self.toolbar.actions():
+            button = self.toolbar.widgetForAction(action)
+            # Toolbar buttons take no focus by default: put them in the Tab order (not the separators: Tab
+            # stopped on each of them, an invisible 6 px place with nothing to press).
+            if button is not None and not action.isSeparator():
+                button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
 
         self.filter_combo = QComboBox()
         for label, name in FILTERS:
