@@ -402,3 +402,19 @@ def test_dataset_base_model_and_disk_are_stated(page):
     cards = [page.setup.cards.itemAt(i).widget() for i in range(page.setup.cards.count())]
     titles = [c.title.text() for c in cards if c is not None and hasattr(c, "title")]
     assert titles and ("CPU only" in titles[0] or "GPU 0" in titles[0])
+
+
+def test_start_without_a_dataset_says_how_to_make_one_and_starts_nothing(page, tmp_path):
+    """A new user's first press of Low VRAM before exporting the dataset: the child process used to load PyTorch
+    and the base model, fail, leave a run folder and say "start again"; now nothing starts and the page says what
+    to press."""
+    project = VoiceProject.create(tmp_path / "no dataset yet", name="New", language="en")
+    page.set_project(project)
+    page.setup.picker.low_vram.click()
+    assert page.run.supervisor is None and not page.run.is_running()
+    assert not project.runs_dir.exists() or not any(project.runs_dir.iterdir())
+    banners = [page.run.banners.itemAt(i).widget() for i in range(page.run.banners.count())]
+    assert [b.level for b in banners] == ["error"]
+    assert "Export dataset" in banners[0].text() and "Transcribe & Edit" in banners[0].text()
+    assert "Traceback" not in banners[0].text() and "alltalk-gui dataset" not in banners[0].text()
+    assert "Nothing was started" in page.run.status.text()

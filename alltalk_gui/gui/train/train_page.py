@@ -155,8 +155,27 @@ class TrainPage(QWidget):
             self.setup.environment.offer()
             return
         config = self.checked_config()
-        if config is not None and self._room_for(config):
+        if config is not None and self._has_dataset(config) and self._room_for(config):
             self.run.start(config, processes=self.setup.processes)
+
+    def _has_dataset(self, config: TrainConfig) -> bool:
+        """Whether the dataset the run would read is there; if not, say how to make it, before anything starts.
+        Without this a new user's first Start (the page already said "No dataset yet") launched the training
+        child, which loaded PyTorch and the base model for about 15 s, then failed, left a run folder behind and
+        said "start again"."""
+        from alltalk_gui.core.training.data import DatasetError, check_dataset_folder
+
+        try:
+            check_dataset_folder(config.dataset_path)
+        except DatasetError as exc:
+            own = self.project is not None and config.dataset_path == self.project.dataset_dir
+            message = ("There is no dataset yet: press Export dataset at the bottom of the Transcribe & Edit step, "
+                       "then Start again." if own and not config.dataset_path.exists() else str(exc))
+            self.run.clear_banners()
+            self.run.add_banner("error", message)
+            self.run.status.setText("Nothing was started: the dataset is missing.")
+            return False
+        return True
 
     def _room_for(self, config: TrainConfig) -> bool:
         """Warn before a run whose checkpoints and export need more disk than is free: keep fewer checkpoints (when
