@@ -29,6 +29,7 @@ from alltalk_gui.gui.common.audio_player import AudioPlayer
 from alltalk_gui.gui.sources.waveform_delegate import WaveformDelegate
 from alltalk_gui.gui.common.workers import Worker, adopt_worker, import_worker
 from alltalk_gui.gui.common.wording import noun, plural
+from alltalk_gui.gui.common.failure import failure_message, log_failure
 
 GUIDANCE_COLOUR = {"empty": "palette(mid)", "short": "#b26a00", "good": "#2e7d32", "long": "#1565c0"}
 
@@ -262,7 +263,9 @@ class ImportPage(QWidget):
         self._set_busy(False)
         self.model.refresh()
         self._update_summary()
-        self.rejected_list.addItem(f"The import stopped with an unexpected error:\n{traceback_text}")
+        log_failure("The import stopped", traceback_text)
+        self.rejected_list.addItem(f"The import stopped with an error nobody expected: {failure_message(traceback_text)}. "
+                                   "The files imported before it are kept; the log file has the details.")
         self._fit_rejected_list()
         self.rejected_title.setText("<b>The import stopped</b>")
         self.rejected_box.show()

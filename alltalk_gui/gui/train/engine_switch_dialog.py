@@ -24,6 +24,7 @@ from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentList, SegmentsError
 from alltalk_gui.gui.common.wording import plural
 from alltalk_gui.gui.common.workers import Worker
+from alltalk_gui.gui.common.failure import show_failure
 
 
 def needs_asking(change: EngineSwitch) -> bool:
@@ -143,8 +144,8 @@ class EngineSwitcher:
         def on_failed(trace: str) -> None:
             dialog.reset()
             release()
-            QMessageBox.critical(self.parent, "The engine switch stopped",
-                                 f"An unexpected error stopped it; the previous dataset was kept.\n\n{trace}")
+            show_failure(self.parent, "The engine switch stopped", "The switch stopped with an error; the previous "
+                         "dataset was kept.", trace)
             self.done(False, [])
 
         worker.progress.connect(on_progress)

@@ -17,6 +17,7 @@ from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentList, SegmentsError
 from alltalk_gui.gui.common.wording import noun, plural
 from alltalk_gui.gui.common.workers import Worker
+from alltalk_gui.gui.common.failure import show_failure
 
 
 def refused_text(items) -> str:
@@ -94,8 +95,8 @@ def export_dataset(parent: QWidget, project: VoiceProject, segments: SegmentList
 
     def on_failed(traceback_text: str) -> None:
         dialog.reset()
-        QMessageBox.critical(parent, "The dataset was not exported",
-                             f"An unexpected error stopped the export:\n\n{traceback_text}")
+        show_failure(parent, "The dataset was not exported", "The export stopped with an error; the dataset folder "
+                     "is as it was before.", traceback_text)
 
     worker.progress.connect(on_progress)
     worker.finished.connect(on_done)

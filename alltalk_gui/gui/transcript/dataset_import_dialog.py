@@ -18,6 +18,7 @@ from alltalk_gui.core.dataset.byo_import import DatasetImportError, DatasetImpor
 from alltalk_gui.core.dataset.byo_layouts import SUPPORTED_LAYOUTS
 from alltalk_gui.gui.common.workers import Worker
 from alltalk_gui.gui.common.wording import noun, plural
+from alltalk_gui.gui.common.failure import failure_message, log_failure
 
 
 class DatasetImportDialog(QDialog):
@@ -99,7 +100,8 @@ class DatasetImportDialog(QDialog):
 
         self.worker = Worker(job, self)
         self.worker.finished.connect(self._surveyed)
-        self.worker.failed.connect(lambda tb: self.found.setText(f"The dataset could not be read:\n{tb}"))
+        self.worker.failed.connect(lambda tb: (log_failure("Reading a dataset to import failed", tb), self.found.setText(
+            f"The dataset could not be read: {failure_message(tb)}")))
         self.worker.start()
 
     def _surveyed(self, answer: tuple[str, DatasetSurvey | Exception]) -> None:

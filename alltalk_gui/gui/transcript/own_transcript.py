@@ -19,6 +19,7 @@ from alltalk_gui.core.transcript.known_text import load_known_text, realign, sav
 from alltalk_gui.core.transcript.segments import SegmentList
 from alltalk_gui.gui.common.workers import Worker
 from alltalk_gui.gui.transcript.dataset_import_dialog import DatasetImportDialog, ImportReportDialog
+from alltalk_gui.gui.common.failure import show_failure
 
 
 class KnownTextDialog(QDialog):
@@ -90,6 +91,7 @@ def import_dataset_folder(parent: QWidget, project: VoiceProject, done: Callable
         done(report)
 
     worker.finished.connect(on_done)
-    worker.failed.connect(lambda tb: QMessageBox.critical(parent, "No dataset imported", tb))
+    worker.failed.connect(lambda tb: show_failure(parent, "No dataset imported", "Reading the dataset stopped with "
+                                                  "an error.", tb))
     worker.start()
     return worker

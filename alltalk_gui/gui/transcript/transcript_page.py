@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from alltalk_gui.core.dataset import byo_layouts
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentEditError, SegmentList, SegmentsError
+from alltalk_gui.gui.common.failure import show_failure
 from alltalk_gui.gui.common.project_lock import is_read_only, read_only_message
 from alltalk_gui.gui.transcript.own_transcript import KnownTextDialog, import_dataset_folder
 from alltalk_gui.gui.transcript.transcribe_panel import TranscribePanel
@@ -409,8 +410,7 @@ class TranscriptPage(QWidget):
     def _on_failed(self, traceback_text: str) -> None:
         self._done_busy()
         self._update_state()
-        QMessageBox.critical(self, "Transcription stopped", f"An unexpected error stopped the work:\n\n"
-                                                           f"{traceback_text}")
+        show_failure(self, "Transcription stopped", "The transcription stopped with an error.", traceback_text)
 
     def _done_busy(self) -> None:
         self.panel.set_busy(False)
