@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 
 from alltalk_gui.core.training.checkpoints import CONFIG_FILE, STATE_FILE, WEIGHTS_FILE
 from alltalk_gui.core.training.config import TrainConfig
-from alltalk_gui.core.training.events import Done, FinishReason, JsonlSink, Step
+from alltalk_gui.core.training.events import Done, Error, ErrorKind, FinishReason, JsonlSink, Step
 from alltalk_gui.core.training.launch import TrainingProcess
 from alltalk_gui.gui.train import training_supervisor
 from alltalk_gui.gui.train.train_run import RunPanel
@@ -106,3 +106,29 @@ def test_stop_while_the_run_sets_up_says_what_will_happen(qtbot, tmp_path, monke
     finally:
         panel.supervisor.kill()
         assert panel.supervisor.wait(10_000)
+
+
+def _failed_while_loading(config, *, events_path, **_kw) -> TrainingProcess:
+    """A start_training whose child failed before its Started event (as with a missing base model)."""
+    with JsonlSink(events_path) as sink:
+        sink.write(Error(kind=ErrorKind.BASE_MODEL, message="The base model folder /models/xtts is empty."))
+        sink.write(Done(step=0, epoch=0, reason=FinishReason.ERROR, final_loss=None, best_eval_loss=None,
+                        best_checkpoint=None, last_checkpoint=None, elapsed_s=3.0))
+    process = subprocess.Popen([sys.executable, "-c", "raise SystemExit(1)"])
+    process.wait()
+    return TrainingProcess(process, config.run_dir, events_path, 1, [sys.executable, "-c", ""])
+
+
+def test_a_run_that_fails_while_loading_leaves_no_busy_bar(qtbot, tmp_path, monkeypatch):
+    """The bar was left in its busy state ("Loading the model…", moving) after such a failure, as if the run
+    still loaded."""
+    monkeypatch.setattr(training_supervisor, "start_training", _failed_while_loading)
+    panel = RunPanel()
+    qtbot.addWidget(panel)
+    panel.start(TrainConfig(project_dir=str(tmp_path / "project"), run_name="r"))
+    assert panel.progress.maximum() == 0  # busy while it loads
+    qtbot.waitUntil(lambda: not panel.is_running(), timeout=10_000)
+    assert "base model folder" in panel.status.text() or "failed" in panel.status.text().lower()
+    assert panel.progress.maximum() > 0 and panel.progress.value() == 0
+    assert "Loading" not in panel.progress.format()
+    panel.supervisor.wait(10_000)

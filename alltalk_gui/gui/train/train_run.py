@@ -373,6 +373,12 @@ class RunPanel(QWidget):
     def _show_progress(self) -> None:
         h = self.history
         if not h.total_steps:
+            if not self.is_running() and self.progress.maximum() == 0:
+                # The run ended before its child said how many steps it has (a missing dataset or base model, a
+                # crash while loading): the bar was left busy ("Loading the model…"), as if it still worked.
+                self.progress.setRange(0, 1)
+                self.progress.setValue(0)
+                self.progress.setFormat("Ended before the first step")
             return
         self.progress.setRange(0, h.total_steps)
         self.progress.setValue(min(h.step, h.total_steps))
