@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QRect, Qt, QTimer, Signal
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, QRect, Qt, QTimer, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView, QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem,
     QMessageBox,
-    QProgressBar, QPushButton, QStyle, QTableView, QToolButton, QVBoxLayout, QWidget,
+    QProgressBar, QPushButton, QTableView, QToolButton, QVBoxLayout, QWidget,
 )
 
 from alltalk_gui.core.audio import decode as audio
@@ -26,12 +26,13 @@ from alltalk_gui.gui.sources.sources_model import Column, SourcesModel
 from alltalk_gui.gui.sources.bulk_drop import confirm_bulk_import
 from alltalk_gui.gui.common.project_lock import is_read_only, read_only_message
 from alltalk_gui.gui.common.audio_player import AudioPlayer
+from alltalk_gui.gui.common.media_icons import media_icon
 from alltalk_gui.gui.sources.waveform_delegate import WaveformDelegate
 from alltalk_gui.gui.common.workers import Worker, adopt_worker, import_worker
 from alltalk_gui.gui.common.wording import noun, plural
 from alltalk_gui.gui.common.failure import failure_message, log_failure
+from alltalk_gui.gui.common import status_colours
 
-GUIDANCE_COLOUR = {"empty": "palette(mid)", "short": "#b26a00", "good": "#2e7d32", "long": "#1565c0"}
 
 
 def _file_filter() -> str:
@@ -340,7 +341,7 @@ class ImportPage(QWidget):
             text += f" · {flagged} to check"
         self.summary.setText(text)
         g = guidance(usable)
-        self.guidance.setText(f"<span style='color:{GUIDANCE_COLOUR[g.level]}'>{g.message}</span>")
+        self.guidance.setText(f"<span style='color:{status_colours.guidance_colour(g.level)}'>{g.message}</span>")
 
     # -- playback -------------------------------------------------------------------------------------------
     def _install_play_buttons(self) -> None:
@@ -370,8 +371,15 @@ class ImportPage(QWidget):
             if button is None:
                 continue
             is_playing = bool(playing) and Path(playing) == self.project.path(self.model.source(row).audio_file)
-            icon = QStyle.StandardPixmap.SP_MediaStop if is_playing else QStyle.StandardPixmap.SP_MediaPlay
-            button.setIcon(self.style().standardIcon(icon))
+            # Painted in the palette's text colour: Fusion's standard media icons are dark grey pictures that
+            # all but vanished on the dark palette.
+            colour = self.palette().color(QPalette.ColorRole.Text).name()
+            button.setIcon(media_icon("stop" if is_playing else "play", colour))
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        if event.type() == QEvent.Type.PaletteChange:  # light/dark switch: paint the play icons again
+            self._update_play_buttons(self.player.current)
+        super().changeEvent(event)
 
     # -- drag and drop --------------------------------------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:

@@ -5,15 +5,15 @@ from __future__ import annotations
 from enum import IntEnum
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QColor
 
 from alltalk_gui.core.project.duration_guidance import format_duration
 from alltalk_gui.core.project.folder import Source, VoiceProject
 from alltalk_gui.gui.common.column_table import ColumnTableModel
 from alltalk_gui.gui.sources.waveform_delegate import ENVELOPE_ROLE
+from alltalk_gui.gui.common import status_colours
 
 VERDICT_LABEL = {"ok": "Good", "warning": "Check", "unusable": "Unusable"}
-VERDICT_COLOUR = {"ok": QColor("#2e7d32"), "warning": QColor("#b26a00"), "unusable": QColor("#c62828")}
+VERDICT_KIND = {"ok": status_colours.GOOD, "warning": status_colours.WARNING, "unusable": status_colours.PROBLEM}
 
 
 class Column(IntEnum):
@@ -85,7 +85,7 @@ class SourcesModel(ColumnTableModel):
             if col == Column.FORMAT:
                 return f"{a.get('container', '')} / {a.get('codec', '')}"
         if role == Qt.ItemDataRole.ForegroundRole and col == Column.VERDICT:
-            return VERDICT_COLOUR.get(src.verdict)
+            return status_colours.qcolour(VERDICT_KIND[src.verdict]) if src.verdict in VERDICT_KIND else None
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (Column.LENGTH, Column.PEAK, Column.CLIPPED,
                                                                   Column.SILENCE, Column.SNR):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

@@ -14,6 +14,7 @@ from alltalk_gui.core.engine_api import languages
 from alltalk_gui.core.portable_names import portable_name
 from alltalk_gui.core.project.long_paths import project_path_problem
 from alltalk_gui.gui import settings
+from alltalk_gui.gui.common import status_colours
 
 # The languages XTTS v2 was trained on (its config's "languages"), from the app's one list.
 LANGUAGES = [(lang.code, lang.name) for lang in languages.LANGUAGES]
@@ -77,9 +78,10 @@ class NewProjectDialog(QDialog):
         if not self.name:
             self.target_label.setText("")
         elif exists:
-            self.target_label.setText(f"<span style='color:#c62828'>{self.folder} already holds a project.</span>")
+            self.target_label.setText(status_colours.span(status_colours.PROBLEM,
+                                                          f"{self.folder} already holds a project."))
         elif not ok:
-            self.target_label.setText("<span style='color:#c62828'>Choose an existing folder to save in.</span>")
+            self.target_label.setText(status_colours.span(status_colours.PROBLEM, "Choose an existing folder to save in."))
         else:
             too_deep = project_path_problem(self.folder)  # Windows without long paths only
             if too_deep:

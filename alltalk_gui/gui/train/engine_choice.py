@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QButtonGroup, QGridLayout, QLabel, QRadioButton, QWidget
 
 from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, engine_names, get_engine, language_note
+from alltalk_gui.gui.common import status_colours
 
 def engine_line(name: str) -> str:
     """The one line shown beside an engine's button: what decides for it, and its longest clip."""
@@ -77,5 +78,5 @@ class EngineChoice(QWidget):
 
     def _update_note(self) -> None:
         note = language_note(get_engine(self.engine()), self.language) if self.language else ""
-        self.note.setText(f"<span style='color:#b26a00'>{html.escape(note)}</span>")
+        self.note.setText(status_colours.span(status_colours.WARNING, html.escape(note)))
         self.note.setVisible(bool(note))

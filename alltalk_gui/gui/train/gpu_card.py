@@ -8,6 +8,7 @@ import html
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from alltalk_gui.core.machine.gpu import other_use
+from alltalk_gui.gui.common import status_colours
 
 
 class GpuCard(QFrame):
@@ -38,7 +39,7 @@ class GpuCard(QFrame):
             slow = "No CUDA GPU found: training runs on the processor, many times slower.<br>" if cpu_only else ""
             self.details.setText(f"{slow}{d.cores} cores · RAM {d.free_gib:.1f} of {d.total_gib:.1f} GiB free")
         if getattr(d, "warning", ""):  # e.g. a PyTorch without kernels for this card
-            self.details.setText(self.details.text() + f"<br><span style='color:#c0392b'>{html.escape(d.warning)}</span>")
+            self.details.setText(self.details.text() + "<br>" + status_colours.span(status_colours.PROBLEM, html.escape(d.warning)))
         tip = html.unescape(self.details.text().replace("<br>", "\n").replace("<b>", "").replace("</b>", ""))
         for p in getattr(d, "processes", ()):  # each other program on the card, with its pid and memory
             used = f"{p.used_gib:.1f} GiB" if p.used_gib is not None else "memory not reported"

@@ -24,12 +24,12 @@ from PySide6.QtWidgets import (
 
 from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE
 from alltalk_gui.core.training.config import TrainConfig
+from alltalk_gui.gui.common import status_colours
 
 # Share of the free memory an estimate may use and still count as a comfortable fit: estimates are a model,
 # and allocator fragmentation and the CUDA context take a little more.
 COMFORT = 0.85
-COLOURS = {"fits": "#2e7d32", "tight": "#b26a00", "too big": "#c62828"}
-NO_ESTIMATE = "#757575"
+FIT_KIND = {"fits": status_colours.GOOD, "tight": status_colours.WARNING, "too big": status_colours.PROBLEM}
 NO_ESTIMATE_TIP = ("No memory estimate for this base model: the engine has memory figures only for the model sizes "
                    "it was measured at. Training still runs; on a GPU, Auto tries what fits on the card first.")
 
@@ -222,11 +222,11 @@ class ProfilePicker(QGroupBox):
             estimate = self.source.estimate_gib(self.source.apply(base, name, device))
             verdict = fit(estimate, free_gib)
             if estimate is None:  # a base model of a size the engine never measured (a custom or test model)
-                label.setText(f"<span style='color:{NO_ESTIMATE}'>no estimate</span>")
+                label.setText(status_colours.span(status_colours.QUIET, "no estimate"))
                 label.setToolTip(NO_ESTIMATE_TIP)
                 continue
             free = f" of {free_gib:.1f} GiB free" if free_gib is not None else ""
-            colour = COLOURS.get(verdict or "", "palette(text)")
+            colour = status_colours.colour(FIT_KIND[verdict]) if verdict in FIT_KIND else "palette(text)"
             label.setText(f"<span style='color:{colour}'>● ~{estimate:.1f} GiB{free}</span>")
             label.setToolTip(f"Estimated peak memory on {where}: {estimate:.1f} GiB"
                              f"{' — ' + verdict if verdict else ''}")

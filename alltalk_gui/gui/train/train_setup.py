@@ -37,6 +37,7 @@ from alltalk_gui.gui.train.engine_switch_dialog import EngineSwitcher, ask as as
 from alltalk_gui.gui.train.gpu_card import GpuCard
 from alltalk_gui.gui.train.profile_picker import ProfilePicker
 from alltalk_gui.gui.common.wording import plural
+from alltalk_gui.gui.common import status_colours
 
 
 class SetupPanel(QWidget):
@@ -201,16 +202,16 @@ class SetupPanel(QWidget):
             if self.devices:
                 self.picker.set_devices(self.devices, self.base_config())  # Auto's pick for these clips
         if f["error"] or not f["train"]:
-            self.dataset_label.setText("<span style='color:#c62828'>No dataset yet: export it on the Transcribe "
-                                       "&amp; Edit step first.</span>")
+            self.dataset_label.setText(status_colours.span(status_colours.PROBLEM, "No dataset yet: export it on the "
+                                                           "Transcribe &amp; Edit step first."))
         else:
             flagged = f["flagged"]
             # A link, as it looks: it opens the editor on the Flagged clips.
-            fix = (f", <a href='flagged' style='color:#b26a00'>{plural(flagged, 'flagged clip')} in it</a> (listen "
+            fix = (f", <a href='flagged' style='color:{status_colours.colour(status_colours.WARNING)}'>{plural(flagged, 'flagged clip')} in it</a> (listen "
                    "to them first)" if flagged else ", no flagged clips" if flagged == 0 else "")
             # Written for another engine or rate (an older project, a switch made read-only): say so, and how to mend.
             misfit = mismatch(self.project.dataset_dir, get_engine(self.engine))
-            warn = f"<br><span style='color:#b26a00'>{html.escape(misfit)}</span>" if misfit else ""
+            warn = "<br>" + status_colours.span(status_colours.WARNING, html.escape(misfit)) if misfit else ""
             self.dataset_label.setText(f"{plural(f['train'], 'training clip')} ({f['minutes']:.1f} min in all), "
                                        f"{plural(f['eval'], 'eval clip')}{fix}.{warn}")
         self.base.refresh()
@@ -229,7 +230,7 @@ class SetupPanel(QWidget):
         if plan is None:
             self.disk_label.setText(f"{disk.size_text(disk.free_bytes(self.project.runs_dir))} free")
             return
-        colour = "#2e7d32" if plan.enough else "#c62828"
+        colour = status_colours.colour(status_colours.GOOD if plan.enough else status_colours.PROBLEM)
         parts = f"{plan.keep_last} kept" + (" + the best" if plan.best else "") + " + one being written"
         text = (f"About {disk.size_text(plan.needed_bytes())} needed for checkpoints and an export ({plan.checkpoints} "
                 f"checkpoints of about {disk.size_text(plan.checkpoint_bytes)}: {parts}; "

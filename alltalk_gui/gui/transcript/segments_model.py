@@ -18,6 +18,7 @@ from alltalk_gui.core.transcript.flags import OTHER_SPEAKER, Flag
 from alltalk_gui.core.transcript.segments import Change, Segment, SegmentList
 from alltalk_gui.gui.common.column_table import ColumnTableModel
 from alltalk_gui.gui.common.media_icons import media_icon
+from alltalk_gui.gui.common import status_colours
 
 FLAG_LABEL = {
     "too_short": "short", "long": "long", "too_long": "too long", "low_confidence": "unsure",
@@ -39,8 +40,6 @@ def flags_column_width(metrics: QFontMetrics) -> int:
     return max(metrics.horizontalAdvance(text) for text in labels) + 16
 
 
-BLOCKING_COLOUR = QColor("#c62828")
-WARNING_COLOUR = QColor("#b26a00")
 DELETED_COLOUR = QColor("#8a8a8a")
 
 # The core's sort keys, offered as one list (label, key, descending).
@@ -208,7 +207,8 @@ class SegmentsModel(ColumnTableModel):
             if segment.deleted:
                 return DELETED_COLOUR
             if col == Column.FLAGS and segment.flags:
-                return BLOCKING_COLOUR if segment.blocking_flags else WARNING_COLOUR
+                return status_colours.qcolour(status_colours.PROBLEM if segment.blocking_flags
+                                              else status_colours.WARNING)
         if role == Qt.ItemDataRole.FontRole and col == Column.TEXT and (segment.deleted
                                                                         or segment.id in self.highlight):
             font = QFont()

@@ -24,8 +24,8 @@ from alltalk_gui.gui.transcript.find_bar import FindBar
 from alltalk_gui.gui.transcript.clip_waveform import ClipWaveform
 from alltalk_gui.gui.common.media_icons import media_icon
 from alltalk_gui.gui.common.wording import plural
+from alltalk_gui.gui.common import status_colours
 
-GUIDANCE_COLOUR = {"empty": "palette(mid)", "short": "#b26a00", "good": "#2e7d32", "long": "#1565c0"}
 FILTERS = [("All clips", "all"), ("Kept", "kept"), ("Flagged", "flagged"), ("Another voice?", "other_voice"),
            ("Deleted", "deleted")]
 
@@ -483,11 +483,11 @@ class TranscriptEditor(QWidget):
         s = self.segments.summary()
         parts = [f"<b>{plural(s.kept, 'clip')}</b>", f"{format_duration(s.kept_duration_s)} kept"]
         if s.flagged:
-            parts.append(f"<span style='color:#b26a00'>{s.flagged} flagged</span>")
+            parts.append(status_colours.span(status_colours.WARNING, f"{s.flagged} flagged"))
         if s.blocked:
-            parts.append(f"<span style='color:#c62828'>{s.blocked} left out of the dataset</span>")
+            parts.append(status_colours.span(status_colours.PROBLEM, f"{s.blocked} left out of the dataset"))
         if s.deleted:
             parts.append(f"{s.deleted} deleted")
-        colour = GUIDANCE_COLOUR[s.guidance.level]
+        colour = status_colours.guidance_colour(s.guidance.level)
         self.summary.setText(" · ".join(parts) + f"<br><span style='color:{colour}'>{s.guidance.message}</span>")
         self._update_find_count()
