@@ -186,10 +186,21 @@ class TranscriptPage(QWidget):
         self._update_state()
 
     def busy_message(self) -> str | None:
-        """Nothing blocks a project change: :meth:`set_project` stops a running transcription itself."""
-        return None
+        """A running transcription blocks a project change, as an import does: switching stopped it without a
+        word, and what it had done was lost (the walk of 2026-11-27 met it)."""
+        return "Wait for the transcription to finish or cancel it first." if self.is_busy() else None
 
     def confirm_close(self) -> bool:
+        """Closing during a transcription asks first (it stopped it without a word, and what it had done was
+        lost); Yes stops it now."""
+        if self.is_busy():
+            answer = QMessageBox.question(
+                self, "Transcription running",
+                "A transcription is running. Stop it and quit? What it has done so far is lost: the next "
+                "Transcribe starts from the beginning.")
+            if answer != QMessageBox.StandardButton.Yes:
+                return False
+            self.shutdown()
         return True
 
     def is_busy(self) -> bool:
