@@ -58,3 +58,28 @@ def test_splash_shows_the_name_and_what_is_loading(qtbot):
     splash.show_message("Loading the interface…")
     assert splash.message().strip() == "Loading the interface…"
     assert not splash.pixmap().isNull()
+
+
+def test_the_sidebar_shows_when_it_has_the_keyboard_focus(qtbot, tmp_path):
+    """The sheet's ``outline: none`` hid Qt's focus rectangle: tabbing into the sidebar showed nothing at all."""
+    from alltalk_gui.core.project.folder import VoiceProject
+    from alltalk_gui.gui.main_window import MainWindow
+
+    app = QApplication.instance()
+    style.apply_style(app, dark=False)
+    try:
+        window = MainWindow()
+        qtbot.addWidget(window)
+        window.show()
+        qtbot.waitExposed(window)
+        window.activateWindow()
+        assert window.open_project(str(VoiceProject.create(tmp_path / "voice").root))
+        window.import_page.setFocus()
+        qtbot.waitUntil(lambda: not window.sidebar.hasFocus())
+        unfocused = window.sidebar.grab().toImage()
+        window.sidebar.setFocus()
+        qtbot.waitUntil(window.sidebar.hasFocus)
+        assert window.sidebar.grab().toImage() != unfocused
+    finally:
+        app.setStyleSheet("")
+        app.setPalette(app.style().standardPalette())
