@@ -316,4 +316,5 @@ def test_asking_for_a_gpu_on_a_machine_without_one_says_so(page, qtbot, monkeypa
     wait_idle(qtbot, page)
     assert warnings[0][0] == "Transcription failed"
     assert "No CUDA GPU is available here" in warnings[0][1]
+    assert "Device: CPU or Automatic" in warnings[0][1]  # the app's own words for it, not only the CLI's flag
     assert page.editor.model.rowCount() == 0 and not page.project.segments_file.exists()

@@ -35,7 +35,9 @@ def resolve_device(device: str) -> str:
 
         has_cuda = torch.cuda.is_available()
     if device == "cuda" and not has_cuda:
-        raise TranscriptionError("No CUDA GPU is available here; use --device cpu (or auto).")
+        # Read in the app (a Device list: CPU, Automatic) and in the CLI (--device): both names are given.
+        raise TranscriptionError("No CUDA GPU is available here: transcribe on the CPU (Device: CPU or Automatic; "
+                                 "--device cpu or auto on the command line).")
     return "cuda" if has_cuda else "cpu"
 
 

@@ -16,7 +16,7 @@ def test_without_a_gpu_auto_is_the_cpu_and_cuda_is_refused():
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
     assert resolve_device("auto") == "cpu" and resolve_device("cpu") == "cpu"
-    with pytest.raises(TranscriptionError, match="No CUDA GPU is available here; use --device cpu"):
+    with pytest.raises(TranscriptionError, match="No CUDA GPU is available here: transcribe on the CPU"):
         resolve_device("cuda")
 
 
