@@ -418,3 +418,18 @@ def test_start_without_a_dataset_says_how_to_make_one_and_starts_nothing(page, t
     assert "Export dataset" in banners[0].text() and "Transcribe & Edit" in banners[0].text()
     assert "Traceback" not in banners[0].text() and "alltalk-gui dataset" not in banners[0].text()
     assert "Nothing was started" in page.run.status.text()
+
+
+def test_start_without_a_base_model_says_where_to_choose_it(page, tmp_path):
+    """It opened the Advanced settings on "base_model_dir is not set: point it to the engine's base-model folder",
+    below the fold, while the page above already said the base model was not chosen."""
+    from alltalk_gui.gui.start import system_checks
+
+    system_checks.set_base_model_folder(tmp_path / "nothing here")
+    page.setup.base.refresh()
+    page.run.start_button.click()
+    assert page.run.supervisor is None and not page.setup.advanced.isChecked()
+    banners = [page.run.banners.itemAt(i).widget() for i in range(page.run.banners.count())]
+    assert len(banners) == 1 and "Choose the XTTS v2 base model first" in banners[0].text()
+    assert "Choose folder" in banners[0].text() and "base_model_dir" not in banners[0].text()
+    assert "Nothing was started" in page.run.status.text()

@@ -154,9 +154,21 @@ class TrainPage(QWidget):
         if not self.setup.environment.is_ready():  # the engine's own environment: set it up first
             self.setup.environment.offer()
             return
+        if self.project is not None and not self.setup.base.found():
+            title = get_engine(self.setup.engine).title
+            self._refuse(f"Choose the {title} base model first: Choose folder… or Download… beside Base model "
+                         "above.", "the base model is missing")
+            return
         config = self.checked_config()
         if config is not None and self._has_dataset(config) and self._room_for(config):
             self.run.start(config, processes=self.setup.processes)
+
+    def _refuse(self, message: str, why: str) -> None:
+        """Start cannot go on: say what to do first, above the plots, where the user looks after pressing it. A
+        missing base model opened the Advanced settings on "base_model_dir is not set", out of view below."""
+        self.run.clear_banners()
+        self.run.add_banner("error", message)
+        self.run.status.setText(f"Nothing was started: {why}.")
 
     def _has_dataset(self, config: TrainConfig) -> bool:
         """Whether the dataset the run would read is there; if not, say how to make it, before anything starts.
@@ -169,11 +181,9 @@ class TrainPage(QWidget):
             check_dataset_folder(config.dataset_path)
         except DatasetError as exc:
             own = self.project is not None and config.dataset_path == self.project.dataset_dir
-            message = ("There is no dataset yet: press Export dataset at the bottom of the Transcribe & Edit step, "
-                       "then Start again." if own and not config.dataset_path.exists() else str(exc))
-            self.run.clear_banners()
-            self.run.add_banner("error", message)
-            self.run.status.setText("Nothing was started: the dataset is missing.")
+            self._refuse("There is no dataset yet: press Export dataset at the bottom of the Transcribe & Edit step, "
+                         "then Start again." if own and not config.dataset_path.exists() else str(exc),
+                         "the dataset is missing")
             return False
         return True
 
