@@ -41,7 +41,8 @@ def _transcribing(window) -> TranscribeWorker:
 def test_closing_asks_and_no_keeps_the_transcription(window, monkeypatch):
     worker = _transcribing(window)
     asked = []
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: (asked.append(a[1:3]), QMessageBox.StandardButton.No)[1])
+    monkeypatch.setattr(QMessageBox, "question",
+                        lambda *a, **k: (asked.append(a[1:3]), QMessageBox.StandardButton.No)[1])
     assert window.close() is False
     assert asked and asked[0][0] == "Transcription running" and "lost" in asked[0][1]
     assert window.isVisible() and worker.is_running() and not worker.cancel_event.is_set()

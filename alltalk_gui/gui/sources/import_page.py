@@ -265,8 +265,9 @@ class ImportPage(QWidget):
         self.model.refresh()
         self._update_summary()
         log_failure("The import stopped", traceback_text)
-        self.rejected_list.addItem(f"The import stopped with an error nobody expected: {failure_message(traceback_text)}. "
-                                   "The files imported before it are kept; the log file has the details.")
+        self.rejected_list.addItem(f"The import stopped with an error nobody expected: "
+                                   f"{failure_message(traceback_text)}. The files imported before it are kept; the "
+                                   "log file has the details.")
         self._fit_rejected_list()
         self.rejected_title.setText("<b>The import stopped</b>")
         self.rejected_box.show()

@@ -81,7 +81,8 @@ class NewProjectDialog(QDialog):
             self.target_label.setText(status_colours.span(status_colours.PROBLEM,
                                                           f"{self.folder} already holds a project."))
         elif not ok:
-            self.target_label.setText(status_colours.span(status_colours.PROBLEM, "Choose an existing folder to save in."))
+            self.target_label.setText(status_colours.span(status_colours.PROBLEM,
+                                                          "Choose an existing folder to save in."))
         else:
             too_deep = project_path_problem(self.folder)  # Windows without long paths only
             if too_deep:

@@ -30,6 +30,11 @@ from alltalk_gui.gui.common import status_colours
 
 
 
+
+def _red() -> str:
+    return status_colours.colour(status_colours.PROBLEM)
+
+
 class BaseModelChoice(QObject):
     changed = Signal()
 
@@ -45,7 +50,7 @@ class BaseModelChoice(QObject):
         self.download = BaseModelDownload(parent)
         self.download.finished.connect(self._downloaded)
         self.download.failed.connect(lambda error: self.label.setText(
-            f"<span style='color:{status_colours.colour(status_colours.PROBLEM)}'>Download failed: {error}</span>"))
+            f"<span style='color:{_red()}'>Download failed: {error}</span>"))
         self.check: Worker | None = None  # the engine's own check of a folder that lacks files
         self._asked = 0  # which refresh asked the engine: only the latest one's answer is shown
 
@@ -73,19 +78,19 @@ class BaseModelChoice(QObject):
         if base_model_found(folder, self.engine):
             self.label.setText(f"{title} found in {folder}")
         elif (other := other_engine_of(folder, self.engine)) is not None:
-            self.label.setText(f"<span style='color:{status_colours.colour(status_colours.PROBLEM)}'>{folder} holds a base model for {other.title}, not "
+            self.label.setText(f"<span style='color:{_red()}'>{folder} holds a base model for {other.title}, not "
                                f"for {title}. Choose the {title} folder, or choose {other.title} as the engine "
                                "above.</span>")
         elif folder is not None and folder.is_dir():
             missing = in_words(missing_base_files(folder, self.engine))
-            self.label.setText(f"<span style='color:{status_colours.colour(status_colours.PROBLEM)}'>{folder} does not hold the {title} files (missing: "
+            self.label.setText(f"<span style='color:{_red()}'>{folder} does not hold the {title} files (missing: "
                                f"{missing}).</span>")
             self._explain(folder)
         elif folder is not None:
-            self.label.setText(f"<span style='color:{status_colours.colour(status_colours.PROBLEM)}'>The {title} folder {folder} does not exist any more: "
+            self.label.setText(f"<span style='color:{_red()}'>The {title} folder {folder} does not exist any more: "
                                "choose its folder or download it.</span>")
         else:
-            self.label.setText(f"<span style='color:{status_colours.colour(status_colours.PROBLEM)}'>{title}: not chosen yet. Choose its folder or download "
+            self.label.setText(f"<span style='color:{_red()}'>{title}: not chosen yet. Choose its folder or download "
                                f"it ({self.engine.download_size}).</span>")
 
     def _explain(self, folder: Path) -> None:
@@ -109,7 +114,7 @@ class BaseModelChoice(QObject):
         if usable:  # files the list wanted are missing, yet the engine uses the folder (an Orpheus LoRA adapter)
             self.label.setText(escape(f"{self.engine.title} found in {folder}: {said}", quote=False))
         elif said:
-            self.label.setText(f"<span style='color:{status_colours.colour(status_colours.PROBLEM)}'>{escape(said, quote=False)}</span>")
+            self.label.setText(f"<span style='color:{_red()}'>{escape(said, quote=False)}</span>")
 
     def choose(self) -> None:
         # Open where the current model is; for a first choice, beside another engine's model (base models are

@@ -39,7 +39,8 @@ class GpuCard(QFrame):
             slow = "No CUDA GPU found: training runs on the processor, many times slower.<br>" if cpu_only else ""
             self.details.setText(f"{slow}{d.cores} cores · RAM {d.free_gib:.1f} of {d.total_gib:.1f} GiB free")
         if getattr(d, "warning", ""):  # e.g. a PyTorch without kernels for this card
-            self.details.setText(self.details.text() + "<br>" + status_colours.span(status_colours.PROBLEM, html.escape(d.warning)))
+            warning = status_colours.span(status_colours.PROBLEM, html.escape(d.warning))
+            self.details.setText(self.details.text() + "<br>" + warning)
         tip = html.unescape(self.details.text().replace("<br>", "\n").replace("<b>", "").replace("</b>", ""))
         for p in getattr(d, "processes", ()):  # each other program on the card, with its pid and memory
             used = f"{p.used_gib:.1f} GiB" if p.used_gib is not None else "memory not reported"

@@ -207,7 +207,8 @@ class SetupPanel(QWidget):
         else:
             flagged = f["flagged"]
             # A link, as it looks: it opens the editor on the Flagged clips.
-            fix = (f", <a href='flagged' style='color:{status_colours.colour(status_colours.WARNING)}'>{plural(flagged, 'flagged clip')} in it</a> (listen "
+            amber = status_colours.colour(status_colours.WARNING)
+            fix = (f", <a href='flagged' style='color:{amber}'>{plural(flagged, 'flagged clip')} in it</a> (listen "
                    "to them first)" if flagged else ", no flagged clips" if flagged == 0 else "")
             # Written for another engine or rate (an older project, a switch made read-only): say so, and how to mend.
             misfit = mismatch(self.project.dataset_dir, get_engine(self.engine))

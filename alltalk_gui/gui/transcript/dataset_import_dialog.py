@@ -100,9 +100,12 @@ class DatasetImportDialog(QDialog):
 
         self.worker = Worker(job, self)
         self.worker.finished.connect(self._surveyed)
-        self.worker.failed.connect(lambda tb: (log_failure("Reading a dataset to import failed", tb), self.found.setText(
-            f"The dataset could not be read: {failure_message(tb)}")))
+        self.worker.failed.connect(self._not_read)
         self.worker.start()
+
+    def _not_read(self, traceback_text: str) -> None:
+        log_failure("Reading a dataset to import failed", traceback_text)
+        self.found.setText(f"The dataset could not be read: {failure_message(traceback_text)}")
 
     def _surveyed(self, answer: tuple[str, DatasetSurvey | Exception]) -> None:
         path, result = answer
