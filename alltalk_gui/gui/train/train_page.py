@@ -260,19 +260,18 @@ class TrainPage(QWidget):
 
     def confirm_close(self) -> bool:
         """Ask what to do with a running training before the window closes; True when it may close."""
-        if not self.run.is_running():
-            return True
-        if self._stopping:  # a second close while the first one waits for the checkpoint
-            return False
-        answer = self.ask_on_close()
-        if answer == "detach":  # the child trains on and holds the project until it ends
-            self.run.detach()
+        if self.run.is_running():
+            if self._stopping:  # a second close while the first one waits for the checkpoint
+                return False
+            answer = self.ask_on_close()
+            if answer == "detach":  # the child trains on and holds the project until it ends
+                self.run.detach()
+            elif answer == "stop":
+                self.stop_and_wait()
+            else:
+                return False
             self.run.previews.shutdown()
-            return True
-        if answer != "stop":
-            return False
-        self.stop_and_wait()
-        self.run.previews.shutdown()
+        self.setup.stop_scan()
         return True
 
     def ask_on_close(self) -> str:

@@ -265,6 +265,15 @@ class SetupPanel(QWidget):
         self._scan.finished.connect(self._scanned)
         self._scan.start(sys.executable, ["-m", "alltalk_gui", "gpu", "--json"])
 
+    def stop_scan(self) -> None:
+        """The window closes: end a device listing still at work (its torch import takes seconds). Left to Qt, the
+        process was killed as the page was destroyed, with "QProcess: Destroyed while process is still running"."""
+        scan, self._scan = self._scan, None
+        if scan is not None and scan.state() != QProcess.ProcessState.NotRunning:
+            scan.finished.disconnect(self._scanned)
+            scan.kill()
+            scan.waitForFinished(5000)
+
     def _scanned(self, code: int, _status) -> None:
         out = bytes(self._scan.readAllStandardOutput()).decode("utf-8", "replace")
         try:
