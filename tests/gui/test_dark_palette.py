@@ -84,3 +84,31 @@ def test_the_import_pages_play_icons_are_light_on_the_dark_palette(dark, qtbot, 
     assert drawn, "the icon draws something"
     base = dark.color(QPalette.ColorRole.Base)
     assert min(contrast(c, base) for c in drawn) >= 4.5
+
+
+def test_unchecked_boxes_and_radio_buttons_show_on_the_dark_palette(dark, qtbot):
+    """Fusion drew them in the base colour with an outline darker than the window: 1.2:1 on the dark palette."""
+    from PySide6.QtWidgets import QCheckBox, QRadioButton, QStyle, QStyleOptionButton, QVBoxLayout, QWidget
+
+    app = QApplication.instance()
+    style.apply_style(app, dark=True)
+    try:
+        holder = QWidget()
+        column = QVBoxLayout(holder)
+        boxes = [QCheckBox("Advanced settings"), QRadioButton("Low VRAM")]
+        for box in boxes:
+            column.addWidget(box)
+        qtbot.addWidget(holder)
+        holder.show()
+        window = app.palette().color(QPalette.ColorRole.Window)
+        for box, element in zip(boxes, (QStyle.SubElement.SE_CheckBoxIndicator,
+                                        QStyle.SubElement.SE_RadioButtonIndicator)):
+            option = QStyleOptionButton()
+            box.initStyleOption(option)
+            rect = box.style().subElementRect(element, option, box)
+            image = box.grab().toImage()
+            indicator = [image.pixelColor(x, y) for x in range(rect.left(), rect.right() + 1)
+                         for y in range(rect.top(), rect.bottom() + 1)]
+            assert max(contrast(c, window) for c in indicator) >= 3.0, type(box).__name__
+    finally:
+        app.setStyleSheet("")
