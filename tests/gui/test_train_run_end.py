@@ -132,3 +132,18 @@ def test_a_run_that_fails_while_loading_leaves_no_busy_bar(qtbot, tmp_path, monk
     assert panel.progress.maximum() > 0 and panel.progress.value() == 0
     assert "Loading" not in panel.progress.format()
     panel.supervisor.wait(10_000)
+
+
+def test_tab_goes_from_the_preview_choice_to_the_log_past_the_plots(qtbot):
+    """The four plots were Tab stops with no focus to show and nothing to do with the keys."""
+    from PySide6.QtWidgets import QApplication
+
+    panel = RunPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.activateWindow()
+    panel.previews.enabled.setFocus()
+    qtbot.waitUntil(panel.previews.enabled.hasFocus)
+    qtbot.keyClick(panel.previews.enabled, Qt.Key.Key_Tab)
+    assert QApplication.focusWidget() is panel.log.filter

@@ -47,6 +47,9 @@ class LivePlot(QWidget):
         self.plot.getAxis("left").enableAutoSIPrefix(False)
         self.plot.getViewBox().setLimits(xMin=0)  # no negative steps, also when auto-range pads a short run
         self.plot.setMinimumHeight(PLOT_MIN_HEIGHT)
+        # Read-only pictures: no Tab stop (four of them sat between "Speak a preview" and the log, each showing no
+        # focus and doing nothing with the keys). The mouse still pans and zooms.
+        self.plot.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         small = QFont(self.font())
         small.setPointSizeF(8)
         self.readout = QLabel(" ")
