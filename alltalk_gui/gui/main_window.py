@@ -23,6 +23,7 @@ from alltalk_gui.core.project.folder import ProjectError, VoiceProject
 from alltalk_gui.core.project.long_paths import project_path_problem
 from alltalk_gui.gui import settings
 from alltalk_gui.gui.common.step_page import StepPage
+from alltalk_gui.gui.common.wording import plural
 from alltalk_gui.gui.common.owner_bar import OwnerBar
 from alltalk_gui.gui.common.project_lock import PROGRAM, lock_or_read_only
 from alltalk_gui.gui.start.about_dialog import AboutDialog
@@ -256,7 +257,7 @@ class MainWindow(QMainWindow):
             self.import_page.adopt(orphans)
         elif box.clickedButton() is remove:
             problems = remove_orphans(project, orphans)
-            self.statusBar().showMessage(" ".join(problems) or f"Removed {len(orphans.files)} file(s).", 8000)
+            self.statusBar().showMessage(" ".join(problems) or f"Removed {plural(len(orphans.files), 'file')}.", 8000)
 
     def set_project(self, project: VoiceProject | None) -> None:
         for page in self.pages:

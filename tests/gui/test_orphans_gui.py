@@ -47,6 +47,7 @@ def test_remove_them(qtbot, killed, answer):
     window = _window(qtbot)
     assert window.open_project(str(root))
     assert not find_orphans(VoiceProject.open(root)) and (root / "project.json").read_bytes() == before
+    assert window.statusBar().currentMessage() == f"Removed {len(orphans.files)} files."  # not "file(s)"
 
 
 def test_not_now_leaves_everything(qtbot, killed, answer):

@@ -14,6 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from alltalk_gui.gui.common.wording import plural
 from alltalk_gui.gui.common.workers import Worker
 
 SETTLE_MS = 1500  # after an edit, wait this long for more edits before measuring the new spans
@@ -64,7 +65,7 @@ class SpeakerMeasurer(QObject):
         from alltalk_gui.core.transcript.speaker_check import measure_in_child
 
         store_path = segments.speakers.store.path
-        self.changed.emit(f"Speaker check: measuring the voice of {len(requests)} clip(s)…")
+        self.changed.emit(f"Speaker check: measuring the voice of {plural(len(requests), 'clip')}…")
         worker = Worker(lambda job: measure_in_child(
             requests, store_path, progress=lambda i, n: job.progress.emit(i, n, ""),
             stop=lambda: worker.cancel_event.is_set()), self)
