@@ -34,6 +34,9 @@ class KnownTextDialog(QDialog):
             self.recording.addItem(source.name, source.id)
         self.text = QPlainTextEdit()
         self.text.setPlaceholderText("Paste what is said in this recording, word for word.")
+        # Tab moves on to OK and Cancel (it typed a tab into the text, so the keyboard could not leave the box);
+        # a script needs no tab characters.
+        self.text.setTabChangesFocus(True)
         hint = QLabel("The clips keep Whisper's timing and take these words instead of the recognised ones, "
                       "aligned word by word (character by character in Chinese and Japanese).")
         hint.setWordWrap(True)
