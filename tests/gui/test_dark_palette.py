@@ -112,3 +112,15 @@ def test_unchecked_boxes_and_radio_buttons_show_on_the_dark_palette(dark, qtbot)
             assert max(contrast(c, window) for c in indicator) >= 3.0, type(box).__name__
     finally:
         app.setStyleSheet("")
+
+
+def test_banners_take_the_dark_look(dark, qtbot):
+    """A light pink error box glared out of the dark Train page; the dark look has its own, as readable."""
+    from alltalk_gui.gui.common.banner import BANNER_STYLES, Banner
+
+    banner = Banner("error", "Choose the XTTS v2 base model first.")
+    qtbot.addWidget(banner)
+    assert BANNER_STYLES["error"] not in banner.styleSheet()
+    image = banner.grab().toImage()
+    background = image.pixelColor(image.width() // 2, 2)
+    assert _luminance(background) < 0.1  # a dark box on the dark page
