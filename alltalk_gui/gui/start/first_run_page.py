@@ -29,6 +29,7 @@ from alltalk_gui.gui.start.system_checks import OK, PROBLEM, WARNING, Check
 from alltalk_gui.gui.common.base_model_download import BaseModelDownload
 from alltalk_gui.gui.common.workers import Worker
 from alltalk_gui.gui.common.wording import engine_titles, in_words
+from alltalk_gui.gui.common.label_links import links_by_keyboard
 
 log = logging.getLogger("alltalk_gui")
 
@@ -311,6 +312,7 @@ class FirstRunPage(QWidget):
         self.licence_label.setText(
             f"I have read the <a href='{licence.url}'>{licence.title}</a>{done}, under which the {engine.title} "
             f"model is released. {licence.summary} Read it to see how it applies to the voices you make.")
+        links_by_keyboard(self.licence_label)
 
     def _licence_toggled(self, checked: bool) -> None:
         if not checked:

@@ -38,6 +38,7 @@ from alltalk_gui.gui.train.gpu_card import GpuCard
 from alltalk_gui.gui.train.profile_picker import ProfilePicker
 from alltalk_gui.gui.common.wording import plural
 from alltalk_gui.gui.common import status_colours
+from alltalk_gui.gui.common.label_links import links_by_keyboard
 
 
 class SetupPanel(QWidget):
@@ -215,6 +216,7 @@ class SetupPanel(QWidget):
             warn = "<br>" + status_colours.span(status_colours.WARNING, html.escape(misfit)) if misfit else ""
             self.dataset_label.setText(f"{plural(f['train'], 'training clip')} ({f['minutes']:.1f} min in all), "
                                        f"{plural(f['eval'], 'eval clip')}{fix}.{warn}")
+        links_by_keyboard(self.dataset_label)
         self.base.refresh()
         self._refresh_config()
 

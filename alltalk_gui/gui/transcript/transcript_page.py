@@ -30,6 +30,7 @@ from alltalk_gui.gui.transcript.transcribe_worker import (
     ModelCheck, Outcome, TranscriberCache, TranscribeWorker, check_model_worker, retranscribe_worker,
     transcribe_worker,
 )
+from alltalk_gui.gui.common.label_links import links_by_keyboard
 
 
 class TranscriptPage(QWidget):
@@ -385,6 +386,7 @@ class TranscriptPage(QWidget):
                 and self.segments.speakers.main.second_share:  # two voices of equal share: the user says which
             link = " <a href='mine'>The selected clip is my voice</a>"
         self.speaker_status.setText(f"{html.escape(text)}{link}")
+        links_by_keyboard(self.speaker_status)
         self.speaker_status.setVisible(bool(text) and self.segments is not None and len(self.segments) > 0)
 
     def _speaker_link(self, link: str) -> None:
