@@ -22,7 +22,7 @@ import os
 import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from alltalk_gui.core.portable_names import is_device_name
+from alltalk_gui.core.portability.portable_names import is_device_name
 
 _PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from alltalk_gui.core import safe_paths
-from alltalk_gui.core.portable_names import portable_name
+from alltalk_gui.core.portability.portable_names import portable_name
 from alltalk_gui.core.dataset.byo_rows import DatasetImportError, DatasetRow, audio_in
 
 AUDIO_COLUMNS = ("audio", "audio_file", "speech", "wav")

@@ -27,7 +27,7 @@ import weakref
 from pathlib import Path
 from typing import Any, Callable
 
-from alltalk_gui.core import process_flags
+from alltalk_gui.core.portability import process_flags
 from alltalk_gui.core.engine_api.engine import BaseModelError, EngineError
 
 ARRAY_KEY = "__npy__"

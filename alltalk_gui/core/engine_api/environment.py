@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from alltalk_gui.core import folders, process_flags
+from alltalk_gui.core import folders
+from alltalk_gui.core.portability import process_flags
 
 ROOT_ENV = "ALLTALK_GUI_ENGINE_ENVS"
 PIP_ARGS_ENV = "ALLTALK_GUI_ENGINE_PIP_ARGS"

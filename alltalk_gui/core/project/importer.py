@@ -26,7 +26,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable
 
-from alltalk_gui.core import atomic, folders, portable_names
+from alltalk_gui.core import atomic, folders
+from alltalk_gui.core.portability import portable_names
 from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.project.folder import Source, VoiceProject
 

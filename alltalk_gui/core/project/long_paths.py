@@ -22,8 +22,12 @@ import os
 from pathlib import Path
 
 MAX_PATH = 260  # UTF-16 characters, the terminating NUL included
+# The longest name an engine gives its kind of cached features, before the "-<16 hex>" key (15 characters today: the
+# module text's example; neutral code names no engine, so the allowance is a number here, checked against a real
+# trained project in tests/core/project/test_long_paths.py).
+CACHE_KIND_NAME = 15
 # feature_cache/ + the longest kind with its 16-hex key + / + the temporary name of a <sha256>.npz entry
-DEEPEST_IN_PROJECT = len("feature_cache/") + len("xtts-front-end-") + 16 + 1 + len(".") + 64 + len(".npz") \
+DEEPEST_IN_PROJECT = len("feature_cache/") + CACHE_KIND_NAME + 16 + 1 + len(".") + 64 + len(".npz") \
     + len(".") + 8 + len(".tmp")
 MAX_PROJECT_PATH = MAX_PATH - 1 - 1 - DEEPEST_IN_PROJECT  # the NUL and the separator after the project folder
 

@@ -47,7 +47,8 @@ from typing import IO, Any
 
 import psutil
 
-from alltalk_gui.core import atomic, process_flags
+from alltalk_gui.core import atomic
+from alltalk_gui.core.portability import process_flags
 from alltalk_gui.core.engine_api.engine import get_engine
 from alltalk_gui.core.project.lock import RunLock, TrainingRunningError, running_training
 from alltalk_gui.core.training.checkpoints import CONFIG_FILE, run_checkpoints
@@ -221,7 +222,7 @@ def priority_prefix(lower: bool) -> list[str]:
 
 def popen_options(*, lower_priority: bool) -> dict[str, Any]:
     """``subprocess.Popen`` options: a process group of its own (for Stop and kill) and, on Windows, the priority
-    and no console window of its own when the app has none (:mod:`alltalk_gui.core.process_flags`)."""
+    and no console window of its own when the app has none (:mod:`alltalk_gui.core.portability.process_flags`)."""
     return process_flags.popen_options(new_group=True, lower_priority=lower_priority, windows=_on_windows())
 
 

@@ -20,7 +20,7 @@ import re
 import time
 from pathlib import Path
 
-from alltalk_gui.core.portable_names import is_device_name
+from alltalk_gui.core.portability.portable_names import is_device_name
 from alltalk_gui.core.training.checkpoints import run_checkpoints, run_folders
 from alltalk_gui.core.training.events import Done
 from alltalk_gui.core.training.follow import read_event_file

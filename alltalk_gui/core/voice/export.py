@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from alltalk_gui.core import atomic, portable_names
+from alltalk_gui.core import atomic
+from alltalk_gui.core.portability import portable_names
 from alltalk_gui.core.engine_api.engine import engine_names, get_engine
 from alltalk_gui.core.training.checkpoints import CheckpointInfo
 

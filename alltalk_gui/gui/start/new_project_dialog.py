@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (
 )
 
 from alltalk_gui.core.engine_api import languages
-from alltalk_gui.core.portable_names import portable_name
+from alltalk_gui.core.portability.portable_names import portable_name
 from alltalk_gui.core.project.long_paths import project_path_problem
 from alltalk_gui.gui import settings
 from alltalk_gui.gui.common import status_colours

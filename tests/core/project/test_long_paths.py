@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from alltalk_gui.core.portable_names import portable_name
+from alltalk_gui.core.portability.portable_names import portable_name
 from alltalk_gui.core.project.long_paths import (
     DEEPEST_IN_PROJECT, MAX_PATH, MAX_PROJECT_PATH, path_length_problem, project_path_problem, utf16_length,
 )

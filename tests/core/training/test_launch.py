@@ -16,7 +16,7 @@ from alltalk_gui.core.training import launch
 from alltalk_gui.core.training.checkpoints import run_checkpoints
 from alltalk_gui.core.training.events import Done, Started, Step
 from alltalk_gui.core.training.follow import EventsFollower, follow_process
-from alltalk_gui.core.process_flags import CREATE_NO_WINDOW
+from alltalk_gui.core.portability.process_flags import CREATE_NO_WINDOW
 from alltalk_gui.core.training.launch import (
     BELOW_NORMAL_PRIORITY_CLASS,
     CREATE_NEW_PROCESS_GROUP,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from alltalk_gui.core.portable_names import is_device_name, portable_name, unique_name, windows_problem
+from alltalk_gui.core.portability.portable_names import is_device_name, portable_name, unique_name, windows_problem
 
 
 @pytest.mark.parametrize("name", ["CON", "con", "Prn", "AUX", "nul", "COM1", "com9", "LPT1", "lpt9", "COM0",

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from alltalk_gui.core import process_flags
-from alltalk_gui.core.process_flags import (
+from alltalk_gui.core.portability import process_flags
+from alltalk_gui.core.portability.process_flags import (
     BELOW_NORMAL_PRIORITY_CLASS, CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW, creation_flags, popen_options,
 )
 
