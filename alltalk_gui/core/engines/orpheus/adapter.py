@@ -38,6 +38,9 @@ ADAPTER_CONFIG = "adapter_config.json"
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
 OLD_ADAPTER_WEIGHTS = "adapter_model.bin"      # peft before safetensors: a pickle, not read here
 PEFT_PREFIX = "base_model.model."               # peft's prefix of every saved key
+MAX_HEADER_BYTES = 100 << 20                    # safetensors' own limit of a header
+# The modules whose full copy (modules_to_save) unties Orpheus's tied embedding and output projection in a merge.
+VOCABULARY_MODULES = ("embed_tokens", "lm_head")
 SAME_WEIGHTS = {"unsloth/orpheus-3b-0.1-ft": "canopylabs/orpheus-3b-0.1-ft",
                 "unsloth/orpheus-3b-0.1-pretrained": "canopylabs/orpheus-3b-0.1-pretrained"}
 
@@ -93,12 +96,32 @@ def read_adapter_config(folder: Path) -> dict[str, Any]:
 
 
 def header_shapes(path: Path) -> dict[str, tuple[int, ...]]:
-    """Tensor names and shapes from a safetensors file's header (no tensor is read); raises what safetensors
-    raises for a damaged file (several types: callers say it in their words)."""
-    from safetensors import safe_open
+    """Tensor names and shapes from a safetensors file's header (no tensor is read).
 
-    with safe_open(str(path), framework="pt") as f:
-        return {key: tuple(f.get_slice(key).get_shape()) for key in f.keys()}
+    The format: 8 bytes giving the length of a JSON header, the header (each tensor's dtype, shape and byte range
+    in the data that follows), the data. Read here rather than with safetensors' ``safe_open``, which imports torch:
+    the memory estimate asks on the Train page's GUI thread (:func:`.files.loaded_shape`). Raises ValueError (or
+    KeyError, TypeError) for a damaged file, a file cut short included (callers say it in their words)."""
+    size = path.stat().st_size
+    with path.open("rb") as f:
+        length = int.from_bytes(f.read(8), "little")
+        if size < 8 or length > min(size - 8, MAX_HEADER_BYTES):
+            raise ValueError("not a safetensors file (its header's length does not fit the file)")
+        header = json.loads(f.read(length))
+    if not isinstance(header, dict):
+        raise ValueError("not a safetensors file (its header is not a JSON object)")
+    shapes: dict[str, tuple[int, ...]] = {}
+    end = 0
+    for key, entry in header.items():
+        if key == "__metadata__":
+            continue
+        shape, (begin, stop) = [int(n) for n in entry["shape"]], entry["data_offsets"]
+        if not 0 <= int(begin) <= int(stop):
+            raise ValueError(f"the byte range of {key} is not a range")
+        shapes[key], end = tuple(shape), max(end, int(stop))
+    if 8 + length + end > size:
+        raise ValueError(f"incomplete: its tensors need {8 + length + end:,} bytes, the file has {size:,}")
+    return shapes
 
 
 def adapter_shapes(folder: Path) -> dict[str, tuple[int, ...]]:
@@ -157,7 +180,7 @@ def check_fits(adapter: Path, shapes: dict[str, tuple[int, ...]], base: Path,
         BaseModelError: a module the base lacks, or a shape made for another model (hidden size, vocabulary).
     """
     adapted: dict[str, int] = {}
-    saved: set[str] = set()
+    saved = carried_in_full(shapes)
     for key, shape in sorted(shapes.items()):
         module, part = _split(key)
         if module is None:
@@ -168,7 +191,6 @@ def check_fits(adapter: Path, shapes: dict[str, tuple[int, ...]], base: Path,
             raise BaseModelError(f"The LoRA adapter in {adapter} adapts {module}, which the Orpheus model in {base} "
                                  "does not have: it was made for another model.")
         if part == "weight":  # a module carried in full (modules_to_save: embed_tokens, lm_head)
-            saved.add(module.rpartition(".")[2])
             if shape != weight:
                 raise BaseModelError(_misfit(adapter, base, module, shape, weight, vocab))
             continue
@@ -180,7 +202,20 @@ def check_fits(adapter: Path, shapes: dict[str, tuple[int, ...]], base: Path,
             raise BaseModelError(_misfit(adapter, base, module, shape, weight, vocab))
     if not adapted and not saved:
         raise BaseModelError(f"{ADAPTER_WEIGHTS} in {adapter} holds no LoRA tensors.")
-    return tuple(sorted(adapted)), tuple(sorted(saved)), max(adapted.values(), default=0)
+    return tuple(sorted(adapted)), saved, max(adapted.values(), default=0)
+
+
+def carried_in_full(shapes: dict[str, tuple[int, ...]]) -> tuple[str, ...]:
+    """The modules (last names: ``embed_tokens``, ``lm_head``) the adapter whose tensors are ``shapes`` carries in
+    full (peft's ``modules_to_save``), sorted."""
+    return tuple(sorted({_split(key)[0].rpartition(".")[2] for key in shapes if _split(key)[1] == "weight"}))
+
+
+def unties_embeddings(saved_modules: tuple[str, ...]) -> bool:
+    """Whether merging an adapter that carries ``saved_modules`` in full leaves a tied base with two vocabulary
+    matrices: the adapter's copy of one beside the base's other (:func:`merge_adapter` ties them again only where
+    they are still equal, which only the values can tell)."""
+    return bool(set(saved_modules) & set(VOCABULARY_MODULES))
 
 
 def _split(key: str) -> tuple[str | None, str]:
