@@ -10,26 +10,23 @@ GUI thread.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from alltalk_gui.core.engine_api.engine import DiskNeeds
 from alltalk_gui.core.engines.orpheus.codec import CODEC_DIR, CODEC_FILES
-from alltalk_gui.core.engines.orpheus.files import CONFIG_FILE, TOKENIZER_FILES, config_folder
-from alltalk_gui.core.engines.orpheus.memory_estimate import Shape
+from alltalk_gui.core.engines.orpheus.files import TOKENIZER_FILES, config_folder, loaded_shape
 
 _SMALL_FILES = 1 << 20  # scheduler, RNG states, train_state.json, train_config.json
 
 
 def disk_needs(config: Any) -> DiskNeeds | None:
     """One checkpoint and one export of ``config``; None without a usable config.json (a LoRA adapter's: its
-    base's, :func:`config_folder`)."""
-    folder = config_folder(Path(config.base_model_dir))
-    try:
-        shape = Shape.of(json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8")))
-    except (OSError, ValueError, KeyError, TypeError):
+    base's, with a second vocabulary matrix when the adapter carries one in full: :func:`loaded_shape`)."""
+    shape = loaded_shape(config.base_model_dir)
+    if shape is None:
         return None
+    folder = config_folder(Path(config.base_model_dir))
     if config.lora_rank:
         adapters = shape.lora(config.lora_rank)
         checkpoint = adapters * (4 + (2 if "8bit" in config.optimizer else 8))

@@ -151,8 +151,7 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
         return TrainingSetup(
             model=model, train_set=train_set, eval_set=eval_set, lengths=train_set.lengths,
             eval_lengths=eval_set.lengths, collate=pad_collate, loss=loss, batch_size=batch_size, split=split_batch,
-            # The configuration's count: a 4-bit weight is stored as half a byte, which numel() would count as half.
-            loss_parts=orpheus_model.LOSS_PARTS, parameters=info.parameters,
+            loss_parts=orpheus_model.LOSS_PARTS, parameters=orpheus_model.loaded_parameters(info, lm),
             trainable=trainable, longest_seconds=max(c.seconds for c in train_clips),
             notes=(*((note,) if (note := language_note(self, config.language)) else ()), *_adapter_note(info, config),
                    *notes),
@@ -170,13 +169,17 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
         return trainable(model)
 
     def estimate_memory(self, config, *, attention_scores: bool = False, parameters: int | None = None):
-        """The estimate for Orpheus 3B; None for another size (the tiny model). ``attention_scores`` is not
-        needed: SDPA keeps no n^2 scores for backward on either device."""
-        from alltalk_gui.core.engines.orpheus.memory_estimate import ORPHEUS_3B, estimate, setting_for
+        """The estimate for Orpheus 3B as a run on ``config``'s base holds it: one tied vocabulary matrix as
+        published, two where a LoRA adapter chosen as the base carries ``embed_tokens``/``lm_head`` in full
+        (:func:`.files.loaded_shape`) or the model the run built has the untied count (``parameters``, which the
+        loop gives). None for another size (the tiny model). ``attention_scores`` is not needed: SDPA keeps no n^2
+        scores for backward on either device."""
+        from alltalk_gui.core.engines.orpheus.files import loaded_shape
+        from alltalk_gui.core.engines.orpheus.memory_estimate import estimate, orpheus_3b_of_size, setting_for
 
-        if parameters is not None and abs(parameters - ORPHEUS_3B.parameters) > 0.01 * ORPHEUS_3B.parameters:
-            return None
-        return estimate(setting_for(config))
+        loaded = loaded_shape(config.base_model_dir) if parameters is None else None
+        shape = orpheus_3b_of_size(parameters, loaded is None or loaded.tied)
+        return estimate(setting_for(config), shape) if shape is not None else None
 
     def disk_needs(self, config) -> DiskNeeds | None:
         """From config.json's sizes (no torch): a LoRA checkpoint holds only the adapters (fp32) and their moments;

@@ -171,6 +171,32 @@ def config_folder(folder: Path) -> Path:
     return (_base_of_adapter(folder) or folder) if is_adapter_folder(folder) else folder
 
 
+def loaded_shape(folder: str | os.PathLike[str]):
+    """The :class:`~.memory_estimate.Shape` of the language model a run on ``folder`` holds: its ``config.json``'s
+    (a LoRA adapter's base's, :func:`config_folder`), untied where the adapter carries the embedding or the output
+    projection in full (:func:`.adapter.unties_embeddings`: a merge leaves two vocabulary matrices, which every
+    profile holds and a full fine-tune trains). From JSON and the adapter's safetensors header only, no torch (the
+    Train page asks on its GUI thread); None without a readable ``config.json``. The full check is training's."""
+    from alltalk_gui.core.engines.orpheus import adapter
+    from alltalk_gui.core.engines.orpheus.memory_estimate import Shape
+
+    if not str(folder):
+        return None
+    folder = Path(folder).expanduser()
+    base = config_folder(folder)
+    try:
+        shape = Shape.of(json.loads((base / CONFIG_FILE).read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if base == folder or not shape.tied:
+        return shape
+    try:
+        carried = adapter.carried_in_full(adapter.adapter_shapes(folder))
+    except BaseModelError:  # the run's check says why
+        return shape
+    return shape.untied() if adapter.unties_embeddings(carried) else shape
+
+
 def chosen_base_folder() -> Path | None:
     """The Orpheus base-model folder of the app settings (None: none, or unreadable settings, which the first-run
     page explains)."""

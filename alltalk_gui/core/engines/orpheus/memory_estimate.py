@@ -1,7 +1,9 @@
 """Estimate the peak GPU memory of an Orpheus 3B fine-tune before it starts.
 
 The same sum as for the other engines, for Orpheus's Llama (3.3 B parameters: 28 decoder layers of 100.7 M in
-their linear layers, a tied 156,940 x 3,072 embedding of 482 M):
+their linear layers, a tied 156,940 x 3,072 embedding of 482 M), or for the same model untied (:attr:`Shape.tied`:
+a separate output projection, another 482 M values in every part below, as a LoRA adapter that carries
+``embed_tokens``/``lm_head`` in full leaves the base it is merged into: :func:`.files.loaded_shape`):
 
 * **weights**: the decoder layers' linear weights at the base's storage - NF4 (4 bits plus double-quantised
   scales: 0.516 bytes a weight), bf16 (2) or fp32 (4) - and the rest (embedding, norms) at bf16 or fp32 (NF4
@@ -43,7 +45,7 @@ a 30 s clip is about 2,500 tokens.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +83,9 @@ class Shape:
     heads: int = 24
     kv_heads: int = 8
     vocab: int = 156940
+    # One vocabulary matrix for the embedding and the output projection (Orpheus 3B as published), or two (an
+    # untied config, or a merged adapter that carried either in full: the merge keeps its own copy of each).
+    tied: bool = True
 
     @property
     def kv(self) -> int:
@@ -96,9 +101,16 @@ class Shape:
         return self.vocab * self.hidden
 
     @property
+    def vocabulary_matrices(self) -> int:
+        return 1 if self.tied else 2
+
+    @property
     def parameters(self) -> int:
         norms = self.layers * 2 * self.hidden + self.hidden
-        return self.layers * self.layer_linear + self.embedding + norms
+        return self.layers * self.layer_linear + self.vocabulary_matrices * self.embedding + norms
+
+    def untied(self) -> "Shape":
+        return replace(self, tied=False)
 
     def lora(self, rank: int) -> int:
         """Adapter values of LoRA on the seven projections of every layer."""
@@ -107,12 +119,24 @@ class Shape:
 
     @classmethod
     def of(cls, config: dict[str, Any]) -> "Shape":
+        """The shape of a ``config.json`` (tied only where it says so: transformers' Llama default is untied)."""
         return cls(config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"],
                    config["num_attention_heads"], config.get("num_key_value_heads", config["num_attention_heads"]),
-                   config["vocab_size"])
+                   config["vocab_size"], bool(config.get("tie_word_embeddings", False)))
 
 
 ORPHEUS_3B = Shape.of(ORPHEUS_3B_CONFIG)
+
+
+def orpheus_3b_of_size(parameters: int | None, tied: bool = True) -> Shape | None:
+    """Orpheus 3B tied or untied, whichever has ``parameters`` (within 1 %: a model built and counted, which says
+    what was loaded better than the files do: a merge whose two matrices are still equal is tied again); ``tied``
+    decides without a count (None). None: another size (the tests' tiny model), which the estimate does not
+    describe."""
+    shapes = (ORPHEUS_3B, ORPHEUS_3B.untied())
+    if parameters is None:
+        return shapes[0] if tied else shapes[1]
+    return next((s for s in shapes if abs(parameters - s.parameters) <= 0.01 * s.parameters), None)
 
 
 @dataclass(frozen=True)
@@ -254,18 +278,19 @@ def embedding_gradient_buffers(setting: OrpheusSetting, shape: Shape, n: int, la
     * The loss before it (each chunk checkpointed apart, ``fused_loss=False``; the H200 run of 2026-11-27) gave a
       gradient per chunk, each a transposed view, summed out of place: three matrices at once (CPU: 3 buffers,
       3.02 embeddings).
-    * ``embeddings_in_full`` trains two untied copies: the output projection's gradients come from the loss (three
-      buffers while several chunks' are summed out of place, one otherwise; its ``.grad`` takes the sum before the
-      layers), the embedding's alone from the lookup at the end (one buffer, when the activations are gone).
+    * ``embeddings_in_full`` trains two untied copies, and a full fine-tune of an untied model (``shape.tied``
+      False) its two matrices: the output projection's gradients come from the loss (three buffers while several
+      chunks' are summed out of place, one otherwise; its ``.grad`` takes the sum before the layers), the
+      embedding's alone from the lookup at the end (one buffer, when the activations are gone).
     """
     dense = 4.0 if setting.base_weights == "fp32" else 2.0
     matrix = shape.embedding * dense
     summed_out_of_place = not (setting.chunked_loss and setting.fused_loss)
-    if not setting.lora_rank:
+    if not setting.lora_rank and shape.tied:
         at_once = 3 if summed_out_of_place else {"direct": 0, "handed": 1, "separate": 2}[setting.tied_gradient]
         beside = matrix if at_once else 0.0  # the buffer the loss makes, held to the end of the pass
         peak = max(logits + beside, at_once * matrix, layer + beside)
-    elif setting.embeddings_in_full:
+    elif setting.embeddings_in_full or not setting.lora_rank:
         chunks = -(-setting.batch_size * max(1, n - PROMPT_TOKENS) // CE_CHUNK) if setting.chunked_loss else 1
         several = chunks > 1 and not setting.fused_loss
         peak = max(logits + (0 if several else matrix), 3 * matrix if several else 0, layer, matrix)

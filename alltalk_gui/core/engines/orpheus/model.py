@@ -91,6 +91,16 @@ def load_model(info, weights: str, device: Any = "cpu"):
     return lm
 
 
+def loaded_parameters(info, lm) -> int:
+    """The parameter count of ``lm`` as :func:`load_model` built it from ``info``: the configuration's (a 4-bit
+    weight is stored two to a byte, which ``numel()`` would count as half), plus the output projection a merged
+    adapter left apart from a tied base's embedding (:func:`.adapter.merge_adapter`). The loop hands it to the
+    memory estimate, which tells tied from untied by it."""
+    head, embedding = lm.get_output_embeddings().weight, lm.get_input_embeddings().weight
+    untied_here = head is not embedding and bool(info.config.get("tie_word_embeddings", False))
+    return info.parameters + (head.numel() if untied_here else 0)
+
+
 def quantise_nf4(lm, device: Any) -> None:
     """Quantise a loaded model's linear layers to 4-bit NF4 on ``device``, in place, as :func:`load_lm`'s
     ``BitsAndBytesConfig`` does while loading (double quantisation, bf16 compute, blocks of 64; the output
