@@ -249,17 +249,22 @@ def tokenizer_misfit(adapter: Path, base: Path, tokens: int, base_tokens: int) -
             "the base model it was trained from.")
 
 
-def merge_adapter(lm, adapter: AdapterInfo):
+def merge_adapter(lm, adapter: AdapterInfo, merge_layers=None):
     """``lm`` (the base, bf16 or fp32) with the adapter's deltas folded in and its full modules in place, through
-    peft (``PeftModel.from_pretrained(...).merge_and_unload()``; the weights load from safetensors). peft unties
-    the embedding and the output projection when the adapter carries either in full; where both are still the
-    same values they are tied again (half the memory in a full fine-tune, and the base's layout)."""
+    peft (``PeftModel.from_pretrained(...).merge_and_unload()``; the weights load from safetensors).
+    ``merge_layers(model)``, when given, merges and unloads the LoRA layers of peft's model itself first (one at a
+    time, quantising each: :func:`.model.load_model`); peft then unloads the rest. peft unties the embedding and
+    the output projection when the adapter carries either in full; where both are still the same values they are
+    tied again (half the memory in a full fine-tune, and the base's layout)."""
     import torch
     from peft import PeftModel
 
     tied = bool(lm.config.tie_word_embeddings)
     try:
-        merged = PeftModel.from_pretrained(lm, str(adapter.folder), is_trainable=False).merge_and_unload()
+        with_adapter = PeftModel.from_pretrained(lm, str(adapter.folder), is_trainable=False)
+        if merge_layers is not None:
+            merge_layers(with_adapter.get_base_model())
+        merged = with_adapter.merge_and_unload()
     except Exception as exc:  # peft and torch raise many types for an adapter that cannot be applied
         raise BaseModelError(f"The LoRA adapter in {adapter.folder} cannot be put on the base model in "
                              f"{adapter.base_folder}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
@@ -268,4 +273,6 @@ def merge_adapter(lm, adapter: AdapterInfo):
     if tied and head is not embedding and torch.equal(head, embedding):
         merged.config.tie_word_embeddings = True
         merged.lm_head.weight = embedding
-    return merged.requires_grad_(True)  # peft froze it for inference; as load_lm's, the levers decide what trains
+    for parameter in merged.parameters():  # peft froze it for inference; as load_lm's, the levers decide what trains
+        parameter.requires_grad_(parameter.is_floating_point())  # (4-bit weights, packed in bytes, never train)
+    return merged

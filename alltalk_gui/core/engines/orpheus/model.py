@@ -33,6 +33,7 @@ preview rebuild the frozen rest from the base folder, which the run's config nam
 from __future__ import annotations
 
 import os
+from functools import partial
 from typing import Any
 
 import torch
@@ -77,17 +78,22 @@ def load_model(info, weights: str, device: Any = "cpu"):
     """The ``LlamaForCausalLM`` of a checked base folder (:class:`~.files.OrpheusModelInfo`), weights stored as
     ``weights``: :func:`load_lm`, or, when the folder chosen was a LoRA adapter (``info.adapter``), its base with
     the adapter merged in (:func:`.adapter.merge_adapter`). The merge is done in bf16 (fp32 for ``weights=fp32``)
-    on the CPU and only then, for nf4, are the merged weights quantised (:func:`quantise_nf4`), as a QLoRA model is
-    published: merging into 4-bit weights would round the base twice. So a 4-bit run from an adapter briefly holds
-    the base in bf16 in RAM (6.6 GB for Orpheus 3B) before its card holds 4 bits."""
+    on the CPU and only then, for nf4, are the merged weights quantised, as a QLoRA model is published: merging
+    into 4-bit weights would round the base twice. For nf4 each layer is quantised (:func:`nf4_linear`) as soon as
+    its adapter is merged (:func:`merge_lora`), so the host never holds the merged model in bf16: the base's
+    safetensors are mapped, read a layer at a time, and a merged layer is the only copy of its weights until it is
+    packed (``benchmarks/orpheus_adapter_merge.py``, docs/benchmarks.md)."""
     if info.adapter is None:
         return load_lm(info.folder, weights, device)
     from alltalk_gui.core.engines.orpheus.adapter import merge_adapter
 
-    lm = merge_adapter(load_lm(info.folder, "fp32" if weights == "fp32" else "bf16"), info.adapter)
+    base = load_lm(info.folder, "fp32" if weights == "fp32" else "bf16")
+    if weights != "nf4":
+        lm = merge_adapter(base, info.adapter)
+    else:
+        lm = merge_adapter(base, info.adapter, partial(merge_lora, then=partial(nf4_linear, device=device)))
+        _finish_nf4(lm, device)
     lm.config.use_cache = False
-    if weights == "nf4":
-        quantise_nf4(lm, device)
     return lm
 
 
@@ -104,22 +110,32 @@ def loaded_parameters(info, lm) -> int:
 def quantise_nf4(lm, device: Any) -> None:
     """Quantise a loaded model's linear layers to 4-bit NF4 on ``device``, in place, as :func:`load_lm`'s
     ``BitsAndBytesConfig`` does while loading (double quantisation, bf16 compute, blocks of 64; the output
-    projection stays as it is: the loss reads it as a plain matrix). bitsandbytes quantises a ``Params4bit`` when
-    it moves to its device, packing the same bytes transformers does (checked: identical on the CPU)."""
+    projection stays as it is: the loss reads it as a plain matrix): :func:`nf4_linear` for each."""
+    # By name, not a list of the modules: that would hold every bf16 layer until the last is quantised.
+    for name in [n for n, m in lm.named_modules() if type(m) is nn.Linear and n.rpartition(".")[2] != "lm_head"]:
+        parent, _, child = name.rpartition(".")
+        setattr(lm.get_submodule(parent) if parent else lm, child, nf4_linear(lm.get_submodule(name), device))
+    _finish_nf4(lm, device)
+
+
+def nf4_linear(module, device: Any):
+    """A plain ``nn.Linear`` as bitsandbytes' 4-bit NF4 layer on ``device`` (double quantisation, bf16 compute).
+    bitsandbytes quantises a ``Params4bit`` when it moves to its device, packing the same bytes transformers does
+    (checked: identical on the CPU); the bf16 weights are then the caller's to drop."""
     import bitsandbytes as bnb
 
-    for name, module in list(lm.named_modules()):
-        if type(module) is not nn.Linear or name.rpartition(".")[2] == "lm_head":
-            continue
-        quantised = bnb.nn.Linear4bit(module.in_features, module.out_features, bias=module.bias is not None,
-                                      compute_dtype=torch.bfloat16, compress_statistics=True, quant_type="nf4",
-                                      device="meta")
-        quantised.weight = bnb.nn.Params4bit(module.weight.data.to(torch.bfloat16), requires_grad=False,
-                                             compress_statistics=True, quant_type="nf4")
-        if module.bias is not None:
-            quantised.bias = nn.Parameter(module.bias.data, requires_grad=False)
-        parent, _, child = name.rpartition(".")
-        setattr(lm.get_submodule(parent) if parent else lm, child, quantised.to(device))
+    quantised = bnb.nn.Linear4bit(module.in_features, module.out_features, bias=module.bias is not None,
+                                  compute_dtype=torch.bfloat16, compress_statistics=True, quant_type="nf4",
+                                  device="meta")
+    quantised.weight = bnb.nn.Params4bit(module.weight.data.to(torch.bfloat16), requires_grad=False,
+                                         compress_statistics=True, quant_type="nf4")
+    if module.bias is not None:
+        quantised.bias = nn.Parameter(module.bias.data, requires_grad=False)
+    return quantised.to(device)
+
+
+def _finish_nf4(lm, device: Any) -> None:
+    """What a model whose linear layers :func:`nf4_linear` quantised needs, as transformers' 4-bit loading leaves it."""
     lm.to(device)  # the rest (embedding, norms, output projection) where the 4-bit layers are, as device_map does
     lm.is_loaded_in_4bit = True  # peft puts its bitsandbytes LoRA layers on 4-bit layers of such a model
     if torch.device(device).type == "cpu":
@@ -157,15 +173,28 @@ def lora_config(lm):
     return getattr(lm, "peft_config", {}).get("default")
 
 
-def merge_lora(lm):
-    """Fold the adapters into their base layers and drop them; returns ``lm`` with transformers' plain keys."""
+def merge_lora(lm, then=None):
+    """Fold the adapters into their base layers and drop them, one layer at a time (``then``: what each merged base
+    layer becomes, e.g. :func:`nf4_linear`, before the next is merged); returns ``lm`` with transformers' plain
+    keys.
+
+    Each merged weight is a new tensor, not the old one changed in place: transformers maps a base's safetensors
+    file, and a weight changed in place becomes private copies of the file's pages, which stay as long as the
+    mapping does (while any tensor of that file is used: the embedding, to the end), so quantising it afterwards
+    would free nothing. (Not peft's ``safe_merge``, which copies too but adds the delta rounded to bf16 first:
+    its 4-bit bytes would not be those of the merged model transformers quantises.)"""
     from peft.tuners.lora import LoraLayer
 
-    for name, module in list(lm.named_modules()):
-        if isinstance(module, LoraLayer):
-            module.merge()
-            parent_name, _, child = name.rpartition(".")
-            setattr(lm.get_submodule(parent_name) if parent_name else lm, child, module.get_base_layer())
+    # By name, not a list of the modules: that would hold every merged layer (and its adapter) to the end.
+    for name in [n for n, m in lm.named_modules() if isinstance(m, LoraLayer)]:
+        module = lm.get_submodule(name)
+        weight = module.get_base_layer().weight
+        weight.data = weight.data.clone()  # read from the mapped file, written to memory of its own
+        module.merge()
+        parent_name, _, child = name.rpartition(".")
+        merged = module.get_base_layer()
+        setattr(lm.get_submodule(parent_name) if parent_name else lm, child, then(merged) if then else merged)
+        del module, merged, weight
     if hasattr(lm, "peft_config"):
         del lm.peft_config
     return lm
