@@ -11,6 +11,9 @@
 #   3. Parler-TTS Mini, every profile and Parler's own settings, 10 s clips (issue 26's table);
 #   4. Orpheus Low and Medium at 30 s, and Orpheus's own LoRA settings at 10 s (the rest of issue 25's table);
 #   5. XTTS v2's and F5-TTS's Medium and Auto (call 2 measures their Low, High and baselines);
+#   6. an Orpheus LoRA adapter as the base of a Low run (benchmarks/orpheus_adapter_merge.py, real size, rank 64,
+#      plain and with embed_tokens/lm_head in full): the check and the bf16 merge on the host, then the 4-bit
+#      weights quantised on the card (host RAM, card memory, times); its CPU figures are in docs/benchmarks.md;
 # then one summary of what it measured, with the goals (benchmarks/gpu/summary.py --more).
 # A part starts only while at least its planned seconds are left (measured on the H200, 2026-11-27: 30-40 s an
 # Orpheus case once the random base is written; writing it took about a minute more, now done in call 2); each
@@ -66,6 +69,12 @@ part "XTTS v2 Medium and Auto, 11 s clips" 70 "$py" benchmarks/memory_profiles.p
     --steps 3 --profiles medium,auto --out "$results/memory_profiles_medium_auto_gpu.json"
 part "F5-TTS Medium and Auto, 30 s clips" 70 "$py" benchmarks/f5_memory_profiles.py --device cuda --warmup 1 \
     --steps 3 --profiles medium,auto --out "$results/f5_memory_profiles_medium_auto_gpu.json"
+# Planned from the CPU run (2 shared cores: 2-4 min a merge, the base read from disk): writing the two adapters
+# (2.6 GB) and the base's tokenizer and codec, then two merges on 16 cores; never measured on the card yet.
+[ -f "$orpheus_base/config.json" ] && planned=180 || planned=240
+part "Orpheus adapter as a Low base: check, merge, 4-bit on the card" "$planned" "$py" \
+    benchmarks/orpheus_adapter_merge.py --data /tmp/orpheus_adapters --base "$orpheus_base" --write --device cuda \
+    --cases plain-nf4,full-nf4 --out "$results/orpheus_adapter_merge_gpu.json"
 echo "## done: $(( budget - $(left) )) s of $budget" | tee -a "$log"
 # The cases and the goals they judge (Orpheus's and Parler's targets, Medium's speed goal), met or missed.
 "$py" benchmarks/gpu/summary.py "$results" "$(date -u +%Y-%m-%d)" --more 2>&1 | tee -a "$log"

@@ -253,7 +253,7 @@ def test_the_third_call_runs_what_its_seconds_allow_most_wanted_first(tmp_path):
     """With 100 s, call 2's Orpheus base written and Parler's environment not ready: Orpheus's High at 10 s and
     30 s, its Medium beside its own full fine-tune, the rest of its table, then XTTS's and F5's Medium and Auto, in
     that order with the kit's folder on PYTHONPATH; Parler's parts, planned at more (its environment 150 s, its
-    benchmark 140 s), are skipped with the reason."""
+    benchmark 140 s), and the adapter merge (180 s) are skipped with the reason."""
     ran, skipped = _run_more(tmp_path, base_written=True, parler_ready=False)
     scripts = [line.split()[1] for line in ran]
     assert scripts == ["benchmarks/orpheus_memory_profiles.py"] * 5 + [
@@ -263,19 +263,26 @@ def test_the_third_call_runs_what_its_seconds_allow_most_wanted_first(tmp_path):
     assert "--profiles medium,orpheus-full" in ran[2] and f"--base {tmp_path / 'orpheus_base'}" in ran[2]
     assert "--profiles medium,auto" in ran[5] and "--profiles medium,auto" in ran[6]
     assert all(f"PYTHONPATH={tmp_path / 'kit'}:" in line for line in ran)
-    assert len(skipped) == 2 and all("Parler" in line and "of 100" in line for line in skipped)
+    assert len(skipped) == 3 and all("of 100" in line for line in skipped)
+    assert ["Parler" in line for line in skipped] == [True, True, False] and "adapter" in skipped[2]
+
+
+def test_with_time_left_the_adapter_merge_runs_last_on_the_card_on_call_2s_base(tmp_path):
+    ran, skipped = _run_more(tmp_path, base_written=True, parler_ready=True, seconds=600)
+    assert not skipped and "benchmarks/orpheus_adapter_merge.py" in ran[-2] and "summary.py" in ran[-1]
+    assert f"--base {tmp_path / 'orpheus_base'} --write --device cuda --cases plain-nf4,full-nf4" in ran[-2]
 
 
 def test_a_ready_parler_environment_costs_the_third_call_no_planned_minutes(tmp_path):
     ran, skipped = _run_more(tmp_path, base_written=True, parler_ready=True)
     assert any("-m alltalk_gui engine-env parler" in line for line in ran)
-    assert len(skipped) == 1 and "Parler-TTS Mini" in skipped[0]  # its benchmark still needs 140 s
+    assert len(skipped) == 2 and "Parler-TTS Mini" in skipped[0]  # its benchmark still needs 140 s
 
 
 def test_without_call_2s_orpheus_base_its_parts_plan_the_minute_of_writing_it(tmp_path):
     ran, skipped = _run_more(tmp_path, base_written=False, parler_ready=True)
     assert not any("orpheus_memory_profiles.py" in line for line in ran) and "summary.py" in ran[-1]
-    assert sum("Orpheus" in line for line in skipped) == 5
+    assert sum("Orpheus" in line for line in skipped) == 6  # its five parts and the adapter merge
 
 
 def _stand_in(tmp_path, slow: str) -> Path:
