@@ -281,7 +281,9 @@ def embedding_gradient_buffers(setting: OrpheusSetting, shape: Shape, n: int, la
     * ``embeddings_in_full`` trains two untied copies, and a full fine-tune of an untied model (``shape.tied``
       False) its two matrices: the output projection's gradients come from the loss (three buffers while several
       chunks' are summed out of place, one otherwise; its ``.grad`` takes the sum before the layers), the
-      embedding's alone from the lookup at the end (one buffer, when the activations are gone).
+      embedding's alone from the lookup at the end (one buffer, when the activations are gone). Counted with the
+      engine's loss at hidden 512: one embedding more above the start of an accumulating micro-batch than tied
+      (``benchmarks/results/orpheus_embedding_gradient_transient_untied_2026-11-27_cpu.json``).
     """
     dense = 4.0 if setting.base_weights == "fp32" else 2.0
     matrix = shape.embedding * dense
