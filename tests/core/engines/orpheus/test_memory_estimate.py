@@ -80,21 +80,22 @@ def test_the_estimates_parts_are_the_bytes_a_run_holds(settings, project, tiny_o
         assert round((estimated.optimizer_gib - tied.optimizer_gib) * gib) == (0 if rank else 2 * one)
 
 
-def meta_lm(tied: bool):
-    """Orpheus 3B in bf16 on the meta device (nothing allocated), tied as published or not."""
+@pytest.fixture(scope="module")
+def meta_models() -> dict[bool, torch.nn.Module]:
+    """Orpheus 3B in bf16 on the meta device (nothing allocated), tied as published and not."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     with torch.device("meta"):
-        config = LlamaConfig(**dict(m.ORPHEUS_3B_CONFIG, tie_word_embeddings=tied))
-        return LlamaForCausalLM(config).to(torch.bfloat16)
+        return {tied: LlamaForCausalLM(LlamaConfig(**dict(m.ORPHEUS_3B_CONFIG, tie_word_embeddings=tied))).to(
+            torch.bfloat16) for tied in (True, False)}
 
 
 @pytest.mark.parametrize("profile", ["low", "medium", "high"])
-def test_at_real_size_untied_holds_one_matrix_more_and_high_trains_it(profile):
+def test_at_real_size_untied_holds_one_matrix_more_and_high_trains_it(meta_models, profile):
     from alltalk_gui.core.training.config import TrainConfig
     from alltalk_gui.core.training.profiles import apply_profile
 
-    models = {tied: meta_lm(tied) for tied in (True, False)}
+    models = meta_models
     counts = {tied: sum(p.numel() for p in lm.parameters()) for tied, lm in models.items()}
     assert counts == {True: m.ORPHEUS_3B.parameters, False: m.ORPHEUS_3B.untied().parameters}
     bf16 = {tied: sum(p.numel() * p.element_size() for p in lm.parameters()) for tied, lm in models.items()}
