@@ -10,8 +10,10 @@ hook for "a preview sentence at each checkpoint" during training.
 
 What speaks a take is a :class:`Voice`: the base model, one of the project's checkpoints, or any model folder of
 the project's engine (a fine-tune made with another tool, or an export of this app), which the engine checks first
-(:func:`check_model_folder`) and which is only read. :func:`generate_take` speaks with one, :func:`generate_pair`
-with two (same sentence, references and seed): the CLI's ``preview --model`` and the Preview page both use them.
+(:func:`check_model_folder`; another engine's model is named as such) and which is only read.
+:func:`generate_take` speaks with one, :func:`generate_pair` with any two different ones (same sentence, references
+and seed; both kept loaded while the pair is made): the CLI's ``preview --model/--compare-model`` and the Preview page
+both use them.
 
 Generation settings are the seed every engine reads and the engine's own options by name
 (:class:`GenerationSettings`): the engine declares them (``Engine.generation_options``) and gives a base model's
@@ -133,6 +135,7 @@ class PreviewResult:
     # The reference clip's words, the speaker's name or the voice's description, by the engine's reference kind.
     reference_text: str = ""
     position: int = 0                   # its place in an A/B pair: 0 on the left, 1 on the right
+    pair: str = ""                      # the stem an A/B pair's two takes share ("" for a take alone, older pairs)
 
     @property
     def speaker(self) -> str:
@@ -169,16 +172,16 @@ class PreviewResult:
 
 
 def load_previews(folder: str | os.PathLike[str], limit: int = 20) -> list[list[PreviewResult]]:
-    """The newest ``limit`` preview rows saved in ``folder``, newest first; an A/B pair (same stem, each ending in
-    its label: ``_base``, ``_fine-tuned``, ``_model``) is one row, in the order it was made (older pairs: base
-    first). Unreadable files and files whose wav was deleted are skipped."""
+    """The newest ``limit`` preview rows saved in ``folder``, newest first; an A/B pair (the ``pair`` its takes
+    share; older pairs: the same stem, each ending in its label ``_base``, ``_fine-tuned``, ``_model``) is one row,
+    in the order it was made (older pairs: base first). Unreadable files and files whose wav was deleted are skipped."""
     rows: dict[str, list[PreviewResult]] = {}
     for info in Path(folder).glob("*.json"):
         try:
             result = PreviewResult.from_file(info)
         except PreviewError:
             continue
-        key = info.stem.removesuffix(f"_{result.label}")
+        key = result.pair or info.stem.removesuffix(f"_{result.label}")  # older pairs: the stem before the label
         rows.setdefault(key, []).append(result)
     ordered = sorted(rows.items(), key=lambda item: max(r.info.stat().st_mtime for r in item[1]), reverse=True)
     return [sorted(results, key=lambda r: (r.position, r.label != BASE_LABEL)) for _key, results in ordered[:limit]]
@@ -252,6 +255,7 @@ class PreviewEngine:
         self.device = device
         self.engine = get_engine(engine)
         self._models: dict[tuple[str, str], Any] = {}
+        self._keep: set[tuple[str, str]] = set()  # the two sides of the A/B being made: neither drops the other
 
     def _resolve_device(self) -> str:
         import torch
@@ -281,11 +285,13 @@ class PreviewEngine:
                 raise PreviewError(f"The model folder {base_model_dir} is not there any more.")
             if missing:
                 raise PreviewError(f"The base model folder {base_model_dir} is missing {missing[0]}.")
-            dropped = [k for k in self._models if k[1]] if weights is not None else []  # the previous fine-tuned
+            # The previous fine-tuned goes first (the base stays), then the model used longest ago; never the other
+            # side of the A/B being made (two checkpoints, or two model folders, compared).
+            dropped = [k for k in self._models if k[1] and k not in self._keep] if weights is not None else []
             for old in dropped:
                 del self._models[old]
             while len(self._models) >= MAX_LOADED:
-                dropped.append(next(iter(self._models)))
+                dropped.append(next((k for k in self._models if k not in self._keep), next(iter(self._models))))
                 del self._models[dropped[-1]]
             if dropped and torch.cuda.is_available():
                 torch.cuda.empty_cache()  # give the dropped model's memory back before loading the next
@@ -294,6 +300,10 @@ class PreviewEngine:
             except BaseModelError as exc:
                 raise PreviewError(str(exc)) from exc
         return self._models[key]
+
+    def keeping(self, *voices: "Voice") -> "_Keeping":
+        """While in this ``with`` block, loading one of ``voices`` never drops another of them."""
+        return _Keeping(self, {(str(v.model_dir), str(v.checkpoint.weights) if v.checkpoint else "") for v in voices})
 
     def unload(self) -> None:
         """Drop the loaded models: their memory goes back (the GPU's to a training run beside them); the next
@@ -321,6 +331,17 @@ class PreviewEngine:
         return np.clip(out, -1.0, 1.0).astype(np.float32)
 
 
+class _Keeping:
+    def __init__(self, engine: PreviewEngine, keys: set[tuple[str, str]]) -> None:
+        self.engine, self.keys = engine, keys
+
+    def __enter__(self) -> None:
+        self.engine._keep = self.keys
+
+    def __exit__(self, *_exc: object) -> None:
+        self.engine._keep = set()
+
+
 def _slug(text: str, limit: int = 32) -> str:
     words = re.sub(r"[^\w]+", "_", text.lower(), flags=re.UNICODE).strip("_")
     return words[:limit].rstrip("_") or "preview"
@@ -338,7 +359,7 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
                      language: str, settings: GenerationSettings, out_dir: str | os.PathLike[str],
                      stem: str | None = None, checker: Any = None, out_file: str | os.PathLike[str] | None = None,
                      progress: ProgressCallback | None = None, reference_text: str = "",
-                     label: str | None = None, position: int = 0) -> PreviewResult:
+                     label: str | None = None, position: int = 0, pair: str = "") -> PreviewResult:
     """Generate one preview and save it (wav + JSON) into ``out_dir`` (or exactly ``out_file``).
 
     Args:
@@ -354,6 +375,7 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
         label: what the take is called (default "fine-tuned" with a checkpoint, else "base"), e.g. "model" for a
             model folder that is no base model of this project (``preview --model``).
         position: the take's place in an A/B pair (0 left, 1 right), kept in its JSON file.
+        pair: the stem the two takes of an A/B share, kept in its JSON file (how :func:`load_previews` pairs them).
 
     Raises:
         PreviewError: see :meth:`PreviewEngine.synthesize`; ReferenceClipError: a reference cannot be read.
@@ -398,6 +420,7 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
         checkpoint_label=checkpoint.label if checkpoint else ("base model" if label == BASE_LABEL else str(base)),
         references=[str(r) for r in references], settings=settings, sample_rate=rate,
         duration_s=wav.size / rate, generation_s=elapsed, reference_text=reference.text, position=position,
+        pair=pair,
     )
     if checker is not None:
         report("Listening with Whisper", 0.8)
@@ -459,27 +482,78 @@ class Voice:
     def model_folder(cls, folder: str | os.PathLike[str]) -> "Voice":
         return cls(MODEL_LABEL, Path(folder))
 
+    def same_as(self, other: "Voice") -> bool:
+        """Whether ``other`` speaks with the same model: the same checkpoint, or the same folder (by a link, or
+        written another way, too)."""
+        if (self.checkpoint is None) != (other.checkpoint is None) or self.label != other.label:
+            return False
+        if self.checkpoint is not None and other.checkpoint is not None:
+            return _same_path(self.checkpoint.path, other.checkpoint.path)
+        return _same_path(self.model_dir, other.model_dir)
 
-def check_model_folder(engine: Any, folder: str | os.PathLike[str]) -> str:
+    @property
+    def title(self) -> str:
+        """The voice in words: "the base model", "run1 · step 4", "the model folder mine"."""
+        if self.checkpoint is not None:
+            return self.checkpoint.label
+        return "the base model" if self.label == BASE_LABEL else f"the model folder {self.model_dir.name}"
+
+
+def _same_path(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one is not there (any more): the same when written the same
+        return Path(os.path.abspath(a)) == Path(os.path.abspath(b))
+
+
+def check_model_folder(engine: Any, folder: str | os.PathLike[str], *, typed: bool = False) -> str:
     """The engine's own check of a model folder to speak with (``Engine.describe_base_model``, which may import
     torch: call it off the GUI thread); returns its one-line description. Only reads the folder.
 
+    ``typed``: the user has just given the path (a command line), so a path that is not there never existed as far
+    as the app knows (a typo, say); otherwise it is a folder chosen earlier that has gone since.
+
     Raises:
-        PreviewError: the folder is gone, or the engine cannot use it (the engine's message, which names what is
-            missing and where it comes from).
+        PreviewError: the folder is not there, is a file, holds another engine's model (that engine named), or the
+            engine cannot use it (the engine's message, which names what is missing and where it comes from).
     """
     folder = Path(folder)
     if not folder.is_dir():
-        raise PreviewError(f"The model folder {folder} is not there any more." if not folder.exists()
-                           else f"{folder} is a file, not a model folder.")
+        if folder.exists():
+            raise PreviewError(f"{folder} is a file, not a model folder.")
+        raise PreviewError(f"There is no folder {folder}: check the path." if typed
+                           else f"The model folder {folder} is not there any more.")
     try:
         return engine.describe_base_model(folder)
     except BaseModelError as exc:
+        other = _other_engine_model(engine, folder)
+        if other is not None:
+            title, description = other
+            raise PreviewError(f"{folder} holds a model of another engine, {title} ({description.rstrip('.')}). "
+                               f"This voice is {engine.title}: both sides of a preview are {engine.title} "
+                               "models.") from exc
         # The engine's message names the folder as a rule ("The Orpheus model folder ... is missing ..."): said
         # once, not after "The Orpheus-TTS 3B model in <the same folder> cannot be used:".
         said = str(exc)
         raise PreviewError(f"{engine.title} cannot speak with this folder. {said}" if str(folder) in said else
                            f"The {engine.title} model in {folder} cannot be used: {said}") from exc
+
+
+def _other_engine_model(engine: Any, folder: Path) -> tuple[str, str] | None:
+    """(title, description) of the other engine whose model ``folder`` holds, by that engine's own check; None when
+    none takes it. Asked only once ``engine`` refused the folder, so a refusal can say "that is an F5-TTS model"
+    rather than list the files the project's engine misses."""
+    from alltalk_gui.core.engine_api.engine import engine_names
+
+    for name in engine_names():
+        if name == engine.name:
+            continue
+        try:
+            other = get_engine(name)
+            return other.title, other.describe_base_model(folder)
+        except Exception:  # noqa: BLE001 - a hint only: any engine that cannot read the folder simply is not it
+            continue
+    return None
 
 
 def check_voices(engine: Any, *voices: Voice) -> None:
@@ -508,25 +582,29 @@ def generate_pair(engine: PreviewEngine, first: Voice, second: Voice, *, text: s
     stem, each take's label at its end; ``position`` keeps their order); ``preview``: :func:`generate_preview`'s
     other arguments (check a model folder first: :func:`check_voices`).
 
+    Any two voices make a pair: the base model, checkpoints, model folders, two of a kind too (two folders: the
+    second take's file name ends in ``_model-2``).
+
     Raises:
-        PreviewError: the two are of the same kind (a pair tells its takes apart by their labels), or see
-            :func:`generate_preview`.
+        PreviewError: both are the same model (it would be loaded and heard twice), or see :func:`generate_preview`.
     """
-    if first.label == second.label:
-        raise PreviewError(f"An A/B compares two different kinds of model, not two {first.label} ones.")
+    if first.same_as(second):
+        raise PreviewError(f"Both sides are {first.title}: choose another model to compare it with.")
     report = progress or (lambda _what, _fraction: None)
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    labels = (first.label, second.label)
+    ends = (first.label, second.label if second.label != first.label else f"{second.label}-2")
     # One free stem for both takes (a number before the label), so the pair is recognisable as a pair later.
     start = stem = f"{time.strftime('%Y%m%d-%H%M%S')}_{_slug(text)}"
     n = 2
-    while any((folder / f"{stem}_{label}{ext}").exists() for label in labels for ext in (".wav", ".json")):
+    while any((folder / f"{stem}_{end}{ext}").exists() for end in ends for ext in (".wav", ".json")):
         stem, n = f"{start}_{n}", n + 1
     both = []
-    for i, voice in enumerate((first, second)):
-        both.append(generate_take(engine, voice, text=text, out_dir=folder, stem=f"{stem}_{voice.label}",
-                                  progress=lambda what, f, i=i: report(what, (i + f) / 2), position=i, **preview))
+    with engine.keeping(first, second):
+        for i, (voice, end) in enumerate(zip((first, second), ends)):
+            both.append(generate_take(engine, voice, text=text, out_dir=folder, stem=f"{stem}_{end}", pair=stem,
+                                      progress=lambda what, f, i=i: report(what, (i + f) / 2), position=i,
+                                      **preview))
     return both[0], both[1]
 
 

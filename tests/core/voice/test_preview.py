@@ -259,15 +259,51 @@ def test_saved_previews_are_read_back_as_rows(ab, tmp_path):
 def test_a_model_folder_is_checked_by_its_engine_and_refused_in_words(tmp_path, engine):
     from alltalk_gui.core.voice.preview import Voice, check_model_folder, generate_pair
 
-    with pytest.raises(PreviewError, match="is not there any more"):
+    with pytest.raises(PreviewError, match="is not there any more"):  # chosen earlier, gone since
         check_model_folder(engine.engine, tmp_path / "gone")
+    with pytest.raises(PreviewError, match="^There is no folder .*gone: check the path"):  # just typed
+        check_model_folder(engine.engine, tmp_path / "gone", typed=True)
     (tmp_path / "a_file").write_text("x")
     with pytest.raises(PreviewError, match="is a file, not a model folder"):
         check_model_folder(engine.engine, tmp_path / "a_file")
     (tmp_path / "empty").mkdir()
     with pytest.raises(PreviewError, match=r"^XTTS v2 cannot speak with this folder\. .*empty is missing model\.pth"):
         check_model_folder(engine.engine, tmp_path / "empty")
-    with pytest.raises(PreviewError, match="two different kinds"):
-        generate_pair(engine, Voice.model_folder(tmp_path), Voice.model_folder(tmp_path), text="Hi.",
-                      out_dir=tmp_path / "out")
+    (tmp_path / "link").symlink_to(tmp_path / "empty")
+    loaded = dict(engine._models)
+    with pytest.raises(PreviewError, match="^Both sides are the model folder empty: choose another model"):
+        generate_pair(engine, Voice.model_folder(tmp_path / "empty"), Voice.model_folder(tmp_path / "link"),
+                      text="Hi.", out_dir=tmp_path / "out")
+    assert engine._models == loaded  # nothing loaded for it
+    (tmp_path / "link").unlink()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "empty"]
+
+
+def test_any_two_voices_make_a_pair_and_both_stay_loaded(voice, references, checker, tmp_path):
+    """Two checkpoints, or two model folders (last week's export and today's): one row each, in the order made,
+    each take named by its voice, with its own WER; both sides stay loaded (the next A/B of the two loads nothing)."""
+    import os
+
+    from alltalk_gui.core.training.checkpoints import list_checkpoints
+    from alltalk_gui.core.voice.preview import MAX_LOADED, Voice, generate_pair
+
+    engine = PreviewEngine("cpu", engine="xtts")
+    older, newer = list_checkpoints(voice.project)[:2]
+    common = dict(text="Hello world.", references=references, language="en", settings=FAST, checker=checker)
+    first = generate_pair(engine, Voice.tuned(older), Voice.tuned(newer), out_dir=tmp_path, **common)
+    assert [r.wav.name.rsplit("_", 1)[1] for r in first] == ["fine-tuned.wav", "fine-tuned-2.wav"]
+    assert [r.speaker for r in first] == [f"Fine-tuned · {older.label}", f"Fine-tuned · {newer.label}"]
+    assert all(isinstance(r.wer, float) for r in first) and first[0].pair == first[1].pair != ""
+    assert len(engine._models) == MAX_LOADED and all(key[1] for key in engine._models)  # both checkpoints
+
+    today = tmp_path / "exports" / "today"
+    shutil.copytree(voice.base_model, today, copy_function=os.link)  # another folder, the same files
+    folders = (Voice.model_folder(voice.base_model), Voice.model_folder(today))
+    pair = generate_pair(engine, *folders, out_dir=tmp_path, **{**common, "checker": None})
+    assert set(engine._models) == {(str(voice.base_model), ""), (str(today), "")}  # the checkpoints made room
+    assert [r.speaker for r in pair] == [f"Model folder · {voice.base_model.name}", "Model folder · today"]
+    assert pair[1].wav.name.endswith("_model-2.wav") and pair[0].settings == pair[1].settings
+    rows = load_previews(tmp_path)
+    assert [[r.checkpoint_label for r in row] for row in rows[:1]] == [[str(voice.base_model), str(today)]]
+    assert [[r.label for r in row] for row in rows[1:]] == [["fine-tuned", "fine-tuned"]]
+    assert [r.checkpoint for r in rows[1]] == [str(older.path), str(newer.path)]
