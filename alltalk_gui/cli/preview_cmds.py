@@ -15,7 +15,7 @@ from alltalk_gui.core.training.checkpoints import (
 from alltalk_gui.core.engine_api.engine import get_engine
 from alltalk_gui.core.voice.export import FORMATS, ExportError, ExportOptions, export_destination, export_voice
 from alltalk_gui.core.engine_api.engine import ReferenceKind
-from alltalk_gui.core.voice.preview import GenerationSettings, PreviewError
+from alltalk_gui.core.voice.preview import BASE_LABEL, MODEL_LABEL, GenerationSettings, PreviewError
 from alltalk_gui.core.project.folder import VoiceProject
 
 def _errors() -> tuple[type[Exception], ...]:
@@ -39,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "read); not with --checkpoint, --run, --base-model or --ab")
     p.add_argument("--language", help="language code (default: the run's or the project's)")
     p.add_argument("--ab", action="store_true", help="also speak it with the base model, into FILE_base.wav")
+    p.add_argument("--compare-model", metavar="DIR", help="also speak it with this model folder of the same engine "
+                   "(an earlier export, or a fine-tune made with another tool; only read), the same references and "
+                   "seed, into FILE_compare.wav: an A/B with the checkpoint or with --model's folder; not with --ab")
     p.add_argument("--whisper-model", metavar="NAME_OR_PATH", help="check intelligibility: transcribe with this "
                    "faster-whisper model (already downloaded, or a local folder) and print the word error rate")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
@@ -113,7 +116,7 @@ def _generation_options() -> dict:
 
 
 _RESERVED = {"text", "out", "checkpoint", "run", "base_model", "reference", "language", "ab", "whisper_model",
-             "device", "reference_text", "seed"}  # the command's own flags: an option of that name is not offered
+             "device", "reference_text", "seed", "model", "compare_model"}  # the command's own flags: an option of that name is not offered
 
 
 def _help(option, engines: list[tuple[str, Any]]) -> str:
@@ -157,6 +160,8 @@ def _checkpoint(args: argparse.Namespace, project: VoiceProject) -> CheckpointIn
         print(f"Checkpoint: {choice.reason}")
     if args.base_model:
         checkpoint = dataclasses.replace(checkpoint, base_model_dir=Path(args.base_model).expanduser().absolute())
+    if not checkpoint.base_model_dir.is_dir() and args.base_model:  # typed just now: not one that went away
+        raise CheckpointError(f"--base-model: there is no folder {checkpoint.base_model_dir}: check the path.")
     if not checkpoint.base_model_dir.is_dir():
         raise CheckpointError(f"The base model {checkpoint.base_model_dir} that {checkpoint.label} was trained "
                               "from is not there any more; point to it with --base-model DIR.")
@@ -191,45 +196,83 @@ def _references(args: argparse.Namespace, project: VoiceProject) -> list[Path]:
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
-    from alltalk_gui.core.voice.preview import PreviewEngine, generate_preview
+    """``preview``: speak with the checkpoint (or ``--model``'s folder), and for an A/B also with the base model
+    (``--ab``) or another model folder (``--compare-model``), the same references and seed; every path is checked
+    before a model or Whisper loads, and nothing is written when one is refused."""
+    from alltalk_gui.core.voice.preview import PreviewEngine, Voice, check_model_folder, generate_take
 
     project = VoiceProject.open(args.dir)
-    if args.model:
-        return _preview_model_folder(args, project)
     try:
         out = _wav_out(args)
-        checkpoint = _checkpoint(args, project)
-        language = args.language or checkpoint.language or project.language
-        engine = PreviewEngine(args.device, engine=checkpoint.engine)
+        if args.ab and args.compare_model:
+            raise PreviewError("--ab and --compare-model each choose what the take is compared with: give one.")
+        if args.model:
+            clash = [flag for flag, given in (("--checkpoint", args.checkpoint), ("--run", args.run),
+                                              ("--base-model", args.base_model), ("--ab", args.ab)) if given]
+            if clash:
+                raise PreviewError(f"--model speaks with a model folder alone: leave out {', '.join(clash)}.")
+            checkpoint, voice = None, Voice.model_folder(Path(args.model).expanduser().absolute())
+            engine_name = project.engine
+        else:
+            checkpoint = _checkpoint(args, project)
+            voice, engine_name = Voice.tuned(checkpoint), checkpoint.engine
+        against = Voice.base(checkpoint.base_model_dir) if args.ab and checkpoint is not None else None
+        if args.compare_model:
+            against = Voice.model_folder(Path(args.compare_model).expanduser().absolute())
+            if against.same_as(voice):
+                raise PreviewError(f"--compare-model names {against.model_dir}, the folder --model speaks with: "
+                                   "compare it with another folder, or leave out --model to compare it with the "
+                                   "project's checkpoint.")
+        engine = PreviewEngine(args.device, engine=engine_name)
+        # The folders first, as typed (a typo is no folder that went away), before the references or Whisper load.
+        described = {v: check_model_folder(engine.engine, v.model_dir, typed=True)
+                     for v in (voice, against) if v is not None and v.checkpoint is None and v.label == MODEL_LABEL}
         kind = engine.engine.reference_kind
-        settings = _settings(args, engine.engine, checkpoint)
-        checker = None
-        if args.whisper_model:
-            checker = _checker(args.whisper_model, args.device)
-        references, reference_text = _voice_input(args, project, engine.engine,
-                                                  lambda: engine.engine.reference_suggestion(checkpoint))
-        if kind.uses_audio:
-            heard = ", ".join(r.name for r in references) + (f' ("{reference_text}")' if reference_text else "")
-        else:  # a speaker's name or a description: the words are the reference
-            heard = f'"{reference_text}"'
-        print(f"Speaking with {checkpoint.label} ({language}), {_reference_words(kind)}: {heard}", flush=True)
+        settings = _settings(args, engine.engine, checkpoint or voice.model_dir)
+        checker = _checker(args.whisper_model, args.device) if args.whisper_model else None
+        # A speaker name or description: the checkpoint's; with a model folder the project's (the folder's own
+        # may differ: --reference-text).
+        words = ((lambda: engine.engine.reference_suggestion(checkpoint)) if checkpoint is not None
+                 else (lambda: engine.engine.voice_prompt(project)))
+        references, reference_text = _voice_input(args, project, engine.engine, words)
+        language = args.language or (checkpoint.language if checkpoint is not None else None) or project.language
+        if checkpoint is not None:
+            if kind.uses_audio:
+                heard = ", ".join(r.name for r in references) + (f' ("{reference_text}")' if reference_text else "")
+            else:  # a speaker's name or a description: the words are the reference
+                heard = f'"{reference_text}"'
+            print(f"Speaking with {checkpoint.label} ({language}), {_reference_words(kind)}: {heard}", flush=True)
+        else:
+            print(f"Speaking with the model in {voice.model_dir} ({language}): {described[voice]}", flush=True)
+        if against is not None and against in described:
+            print(f"Comparing with the model in {against.model_dir}: {described[against]}", flush=True)
+        common = dict(text=args.text, references=references, language=language, settings=settings,
+                      out_dir=out.parent, checker=checker, reference_text=reference_text)
+        takes = [(voice, out)]
+        if against is not None:  # on the left of the pair, as the Preview page shows it
+            end = "_base" if against.label == BASE_LABEL else "_compare"
+            takes.insert(0, (against, out.with_name(out.stem + end + ".wav")))
         results = []
-        if args.ab:
-            results.append(generate_preview(
-                engine, base_model_dir=checkpoint.base_model_dir, checkpoint=None, text=args.text,
-                references=references, language=language, settings=settings, out_dir=out.parent,
-                out_file=out.with_name(out.stem + "_base.wav"), checker=checker, reference_text=reference_text))
-        results.append(generate_preview(
-            engine, base_model_dir=checkpoint.base_model_dir, checkpoint=checkpoint, text=args.text,
-            references=references, language=language, settings=settings, out_dir=out.parent, out_file=out,
-            checker=checker, reference_text=reference_text))
+        with engine.keeping(*(v for v, _path in takes)):
+            for position, (speaker, path) in enumerate(takes):
+                results.append(generate_take(engine, speaker, out_file=path, position=position,
+                                             pair=out.stem if len(takes) > 1 else "", **common))
     except _errors() as exc:
         print(f"alltalk-gui: {exc}", file=sys.stderr)
         return EXIT_USAGE
     for r in results:
-        wer = f", WER {r.wer:.2f} (heard: \"{r.transcript}\")" if r.wer is not None else ""
-        print(f"  {r.label}: {r.wav} ({r.duration_s:.1f} s, made in {r.generation_s:.1f} s){wer}")
+        print(_take_line(r))
     return EXIT_OK
+
+
+def _take_line(result) -> str:
+    """One take as the command reports it: which voice spoke (a model folder by its name), where, how long, and
+    what Whisper heard."""
+    if result.wer is not None:
+        wer = f", WER {result.wer:.2f} (heard: \"{result.transcript}\")"
+    else:
+        wer = f", no WER ({result.wer_note})" if result.wer_note and result.wer_note != "no Whisper model" else ""
+    return f"  {result.speaker}: {result.wav} ({result.duration_s:.1f} s, made in {result.generation_s:.1f} s){wer}"
 
 
 def _wav_out(args: argparse.Namespace) -> Path:
@@ -244,38 +287,6 @@ def _wav_out(args: argparse.Namespace) -> Path:
     if out.suffix.lower() != ".wav":
         raise PreviewError(f"--out must name a .wav file (got {out.name}).")
     return out
-
-
-def _preview_model_folder(args: argparse.Namespace, project: VoiceProject) -> int:
-    """``preview --model DIR``: speak with a model folder of the project's engine, checked by the engine first (a
-    fine-tune from another tool, or an export), with the project's references or voice prompt."""
-    from alltalk_gui.core.voice.preview import PreviewEngine, Voice, check_model_folder, generate_take
-
-    try:
-        clash = [flag for flag, given in (("--checkpoint", args.checkpoint), ("--run", args.run),
-                                          ("--base-model", args.base_model), ("--ab", args.ab)) if given]
-        if clash:
-            raise PreviewError(f"--model speaks with a model folder alone: leave out {', '.join(clash)}.")
-        out = _wav_out(args)
-        folder = Path(args.model).expanduser().absolute()
-        engine = PreviewEngine(args.device, engine=project.engine)
-        described = check_model_folder(engine.engine, folder)
-        # A speaker name or description: the project's (the folder's own may differ: --reference-text).
-        references, reference_text = _voice_input(args, project, engine.engine,
-                                                  lambda: engine.engine.voice_prompt(project))
-        settings = _settings(args, engine.engine, folder)
-        checker = _checker(args.whisper_model, args.device) if args.whisper_model else None
-        language = args.language or project.language
-        print(f"Speaking with the model in {folder} ({language}): {described}", flush=True)
-        result = generate_take(engine, Voice.model_folder(folder), text=args.text, references=references,
-                               language=language, settings=settings, out_dir=out.parent, out_file=out,
-                               checker=checker, reference_text=reference_text)
-    except _errors() as exc:
-        print(f"alltalk-gui: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    wer = f", WER {result.wer:.2f} (heard: \"{result.transcript}\")" if result.wer is not None else ""
-    print(f"  model: {result.wav} ({result.duration_s:.1f} s, made in {result.generation_s:.1f} s){wer}")
-    return EXIT_OK
 
 
 def _settings(args: argparse.Namespace, engine, checkpoint: CheckpointInfo | Path) -> GenerationSettings:

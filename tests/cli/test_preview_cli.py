@@ -36,7 +36,7 @@ def test_preview_with_ab_writes_both_wavs(voice, tmp_path):
         assert rate == 24000 and data.size > 0, path
     info = json.loads(out.with_suffix(".json").read_text())
     assert info["settings"]["options"]["temperature"] == 0.6 and info["label"] == "fine-tuned"
-    assert "fine-tuned:" in done.stdout and "base:" in done.stdout
+    assert "  Fine-tuned · run1 · step " in done.stdout and "  Base model: " in done.stdout
     assert done.stdout.count(", WER ") == 2 and isinstance(info["wer"], float)
 
 
@@ -80,7 +80,7 @@ def test_checkpoints_are_listed(voice, capsys):
     (["preview", "{project}", "--text", "hi", "--out", "{tmp}/a.wav", "--checkpoint", "{tmp}"],
      "not a complete training checkpoint"),
     (["preview", "{project}", "--text", "hi", "--out", "{tmp}/a.wav", "--base-model", "{tmp}/gone"],
-     "not there any more"),
+     "--base-model: there is no folder"),
     (["export", "{project}", "--out", "{tmp}", "--name", "..."], "cannot be used as a folder name"),
     (["preview", "{project}", "--text", "hi", "--out", "{tmp}/a.wav", "--whisper-model", "{tmp}/no_model"],
      "Whisper model for the intelligibility check cannot be used"),
@@ -125,7 +125,7 @@ def test_preview_a_model_folder_that_is_no_run_of_the_project(voice, tmp_path, c
     assert main(["preview", str(voice.project), "--text", "Hello world.", "--model", str(folder), "--out", str(out),
                  "--max-new-tokens", "8", "--device", "cpu"]) == 0
     said = capsys.readouterr().out
-    assert f"Speaking with the model in {folder} (en): GPT with" in said and f"  model: {out}" in said
+    assert f"Speaking with the model in {folder} (en): GPT with" in said and f"  Model folder · mine: {out}" in said
     info = json.loads(out.with_suffix(".json").read_text())
     assert info["label"] == "model" and info["checkpoint"] is None and info["checkpoint_label"] == str(folder)
     assert sf.read(out)[0].size > 0
@@ -142,3 +142,98 @@ def test_preview_a_model_folder_that_is_no_run_of_the_project(voice, tmp_path, c
     said = capsys.readouterr().err
     assert "XTTS v2 cannot speak with this folder. " in said and said.count(str(tmp_path / "f5ish")) == 1
     assert not refused.exists() and not refused.with_suffix(".json").exists()
+
+
+@pytest.fixture(scope="module")
+def exports(voice, tmp_path_factory):
+    """Two AllTalk exports of the trained voice, as last week's and today's would be."""
+    root = tmp_path_factory.mktemp("exports")
+    for name in ("last_week", "today"):
+        assert main(["export", str(voice.project), "--format", "alltalk", "--out", str(root), "--name", name]) == 0
+    return root / "last_week", root / "today"
+
+
+def test_compare_model_speaks_both_sides_with_their_names_and_wer(voice, exports, tmp_path, capsys):
+    """``--compare-model``: the checkpoint beside a model folder, and one model folder beside another (``--model``),
+    the same seed; each take named by the voice that spoke it, each with its WER; the folders are only read."""
+    last_week, today = exports
+    before = {p: p.stat().st_mtime_ns for folder in exports for p in folder.iterdir()}
+    capsys.readouterr()
+    out = tmp_path / "ab.wav"
+    assert main(["preview", str(voice.project), "--text", "Hello world.", "--compare-model", str(last_week),
+                 "--out", str(out), "--max-new-tokens", "8", "--device", "cpu",
+                 "--whisper-model", whisper_tiny_en()]) == 0
+    said = capsys.readouterr().out
+    assert f"Comparing with the model in {last_week}: GPT with" in said
+    assert f"  Model folder · last_week: {tmp_path / 'ab_compare.wav'}" in said
+    assert "  Fine-tuned · run1 · step " in said and said.count(", WER ") == 2
+    left, right = (json.loads((tmp_path / name).read_text()) for name in ("ab_compare.json", "ab.json"))
+    assert (left["label"], left["checkpoint_label"], left["position"]) == ("model", str(last_week), 0)
+    assert (right["label"], right["position"]) == ("fine-tuned", 1) and left["pair"] == right["pair"] == "ab"
+    assert left["settings"] == right["settings"] and isinstance(left["wer"], float) and isinstance(right["wer"], float)
+
+    out = tmp_path / "folders.wav"
+    assert main(["preview", str(voice.project), "--text", "Hello world.", "--model", str(today),
+                 "--compare-model", str(last_week), "--out", str(out), "--max-new-tokens", "8", "--device", "cpu"]) == 0
+    said = capsys.readouterr().out
+    assert f"  Model folder · last_week: {tmp_path / 'folders_compare.wav'}" in said
+    assert f"  Model folder · today: {out}" in said
+    assert sf.read(out)[0].size > 0 and sf.read(tmp_path / "folders_compare.wav")[0].size > 0
+    assert {p: p.stat().st_mtime_ns for folder in exports for p in folder.iterdir()} == before
+
+
+def _incomplete(tmp_path, exports):
+    folder = tmp_path / "inputs" / "incomplete"
+    folder.mkdir(parents=True)
+    for name in ("config.json", "vocab.json"):  # no model.pth
+        (folder / name).write_bytes((exports[0] / name).read_bytes())
+    return folder
+
+
+def _a_file(tmp_path, exports):
+    (tmp_path / "inputs").mkdir()
+    (tmp_path / "inputs" / "model.pth").write_bytes(b"x")
+    return tmp_path / "inputs" / "model.pth"
+
+
+def _f5_model(tmp_path, exports):
+    from alltalk_gui.core.engine_api.engine import get_engine
+
+    return get_engine("f5").make_test_model(tmp_path / "inputs" / "f5_voice")
+
+
+BAD_FOLDERS = [
+    (lambda tmp_path, exports: tmp_path / "inputs" / "typo", "There is no folder {folder}: check the path."),
+    (_a_file, "{folder} is a file, not a model folder."),
+    (_incomplete, "XTTS v2 cannot speak with this folder. "),
+    (_f5_model, "{folder} holds a model of another engine, F5-TTS v1 (DiT with 2 layers"),
+]
+SAME_FOLDER = (lambda tmp_path, exports: exports[0], "--compare-model names {folder}, the folder --model speaks with")
+
+
+def _files(folder):
+    return {p: p.stat().st_mtime_ns for p in folder.rglob("*")} if folder.exists() else {}
+
+
+@pytest.mark.parametrize("side, make, message", [("--compare-model", *case) for case in [*BAD_FOLDERS, SAME_FOLDER]]
+                         + [("--model", *case) for case in BAD_FOLDERS])
+def test_bad_model_folders_are_refused_in_words_and_nothing_is_written(voice, exports, tmp_path, capsys, side, make,
+                                                                      message):
+    """Each side's folder is checked as typed, before anything loads: a typo is said not to exist (not to have
+    gone), a file, an incomplete folder and another engine's model are refused in words; nothing is written."""
+    folder = make(tmp_path, exports)
+    inputs = _files(tmp_path / "inputs")
+    out = tmp_path / "takes" / "a.wav"
+    other = ["--model", str(exports[0])] if side == "--compare-model" else ["--compare-model", str(exports[1])]
+    assert main(["preview", str(voice.project), "--text", "Hi.", side, str(folder), *other, "--out", str(out),
+                 "--max-new-tokens", "8", "--device", "cpu"]) == 2
+    said = capsys.readouterr().err
+    assert message.format(folder=folder) in said and "Traceback" not in said and "not there any more" not in said
+    assert not (tmp_path / "takes").exists() and _files(tmp_path / "inputs") == inputs
+
+
+def test_ab_and_compare_model_are_one_choice(voice, exports, tmp_path, capsys):
+    assert main(["preview", str(voice.project), "--text", "Hi.", "--ab", "--compare-model", str(exports[0]),
+                 "--out", str(tmp_path / "a.wav")]) == 2
+    assert "--ab and --compare-model each choose what the take is compared with: give one." in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
