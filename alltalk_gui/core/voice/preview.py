@@ -484,8 +484,8 @@ class Voice:
 
     def same_as(self, other: "Voice") -> bool:
         """Whether ``other`` speaks with the same model: the same checkpoint, or the same folder (by a link, or
-        written another way, too)."""
-        if (self.checkpoint is None) != (other.checkpoint is None) or self.label != other.label:
+        written another way, too; the base model's folder chosen as a model folder is the base model)."""
+        if (self.checkpoint is None) != (other.checkpoint is None):
             return False
         if self.checkpoint is not None and other.checkpoint is not None:
             return _same_path(self.checkpoint.path, other.checkpoint.path)

@@ -1,10 +1,11 @@
-"""One row of the preview list: the sentence, and its takes side by side (base model | fine-tuned, or a model
-folder beside either), each named by the model that spoke, with a play button, its waveform and the word error
-rate of what Whisper heard."""
+"""One row of the preview list: the sentence, and its takes side by side (any two of the base model, a checkpoint
+and a model folder), each named by the model that spoke (a model folder by its name, and the folder above it when
+both have one name), with a play button, its waveform and the word error rate of what Whisper heard."""
 
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
@@ -19,6 +20,7 @@ from alltalk_gui.core.voice.preview import PreviewResult
 WAVE_POINTS = 600   # min/max pairs drawn: enough for a sharp outline, cheap to draw
 WAVE_HEIGHT = 64
 COLOURS = {"base": "#757575", "fine-tuned": "#2e7d32", "model": "#1565c0"}  # by the take's label
+SECOND_COLOUR = "#ef6c00"  # the right take of a pair of one kind (two folders, two checkpoints): told apart at a glance
 
 
 def envelope(samples: np.ndarray, points: int = WAVE_POINTS) -> tuple[np.ndarray, np.ndarray]:
@@ -29,6 +31,17 @@ def envelope(samples: np.ndarray, points: int = WAVE_POINTS) -> tuple[np.ndarray
     y = np.ravel([(c.min(), c.max()) for c in chunks])
     x = np.repeat(np.linspace(0.0, samples.size, len(chunks)), 2)
     return x, y
+
+
+def take_titles(results: list[PreviewResult]) -> list[str]:
+    """Each take's name by the model that spoke it; two model folders of one name (exports/2026-11-20/mine and
+    exports/2026-11-27/mine) are told apart by the folder above."""
+    titles = [r.speaker for r in results]
+    if len(set(titles)) == len(titles):
+        return titles
+    return [f"{title.rsplit(' · ', 1)[0]} · {Path(r.checkpoint_label).parent.name}/{Path(r.checkpoint_label).name}"
+            if r.checkpoint is None and titles.count(title) > 1 and r.label != "base" else title
+            for title, r in zip(titles, results)]
 
 
 def wer_text(result: PreviewResult) -> str:
@@ -51,12 +64,13 @@ class TakeView(QFrame):
 
     play_requested = Signal(str)
 
-    def __init__(self, result: PreviewResult, parent: QWidget | None = None) -> None:
+    def __init__(self, result: PreviewResult, parent: QWidget | None = None, title: str = "",
+                 colour: str = "") -> None:
         super().__init__(parent)
         self.result = result
         self.setObjectName("take")
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.title = QLabel(f"<b>{escape(result.speaker, quote=False)}</b>")
+        self.title = QLabel(f"<b>{escape(title or result.speaker, quote=False)}</b>")
         self.title.setWordWrap(True)
         if result.checkpoint is None and result.label != "base":  # a model folder: where it is
             self.title.setToolTip(result.checkpoint_label)
@@ -85,7 +99,8 @@ class TakeView(QFrame):
         # Scaled to the take's own peak (the level is in the label): a quiet take still shows its shape.
         self.plot.setYRange(-max(peak, 1e-4), max(peak, 1e-4), padding=0.05)
         x, y = envelope(samples)
-        self.plot.plot(x, y, pen=pg.mkPen(COLOURS.get(result.label, "#1565c0"), width=1))
+        self.colour = colour or COLOURS.get(result.label, "#1565c0")
+        self.plot.plot(x, y, pen=pg.mkPen(self.colour, width=1))
         self.plot.setXRange(0, max(samples.size, 1), padding=0)
 
         self.info.setWordWrap(True)
@@ -122,7 +137,9 @@ class AbRow(QFrame):
         text = QLabel(f"“{results[0].text}” <span style='color:palette(mid)'>({results[0].language})</span>")
         text.setTextFormat(Qt.TextFormat.RichText)
         text.setWordWrap(True)
-        self.takes = [TakeView(r) for r in results]
+        one_kind = len(results) == 2 and results[0].label == results[1].label
+        self.takes = [TakeView(r, title=title, colour=SECOND_COLOUR if one_kind and i == 1 else "")
+                      for i, (r, title) in enumerate(zip(results, take_titles(results)))]
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         for take in self.takes:

@@ -1,18 +1,22 @@
-"""The Preview page's model folder: any model folder of the project's engine to hear beside the project's
+"""The Preview page's model folders: any model folder of the project's engine to hear beside the project's
 checkpoints (a fine-tune made with AllTalk, coqui, F5-TTS, Unsloth or Parler-TTS's own scripts, or an export of this
-app), and to compare with them.
+app), and to compare with them. Each side of the A/B has its own: the one that speaks (``model_folder``) and the
+one it is compared with (``compare_folder``), so last week's export can be heard beside today's.
 
 The engine checks a chosen folder in a worker (:func:`alltalk_gui.core.voice.preview.check_model_folder`, the
-CLI's ``preview --model`` check: it may import torch and read the weights), and the window stays responsive; a
-folder it refuses is explained by its own message and the previous choice stays. A folder that passes is remembered
-for the project and engine in project.json (``settings["preview"]["model_folder"][engine]``) and checked again when
-the project is opened; one that has gone since (moved, deleted, on a drive not plugged in) is said so and not
-offered, and stays remembered until another is chosen. The folder is only ever read.
+CLI's ``preview --model`` check: it may import torch and read the weights; another engine's model is named as
+such), and the window stays responsive; a folder it refuses is explained by its own message and the previous choice
+stays. A folder that passes is remembered for the project and engine in project.json
+(``settings["preview"][key][engine]``) and checked again when the project is opened; one that has gone since (moved,
+deleted, on a drive not plugged in) is said so and not offered, and stays remembered until another is chosen. A
+folder the page refuses before any check (``refuse``: the folder the other side speaks with) is said so and never
+loaded. The folder is only ever read.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
@@ -23,25 +27,38 @@ from alltalk_gui.gui.common.workers import Worker
 from alltalk_gui.gui.preview.remembered_generation import save_quietly
 
 SETTING = "preview"
-KEY = "model_folder"
+KEY = "model_folder"             # the folder that speaks
+COMPARE_KEY = "compare_folder"   # the folder it is compared with
 
 
-def remembered_folder(project: VoiceProject | None, engine: str) -> Path | None:
-    """The model folder remembered for ``engine`` in ``project``; None when none was chosen."""
-    saved = ((project.settings.get(SETTING) or {}).get(KEY) or {}) if project is not None else {}
-    value = saved.get(engine) if isinstance(saved, dict) else None
-    return Path(value) if isinstance(value, str) and value else None
+def remembered_folder(project: VoiceProject | None, engine: str, key: str = KEY) -> Path | None:
+    """The model folder remembered for ``engine`` in ``project`` (``key``: which side); None when none was chosen."""
+    value = remembered_preview(project, key, engine)
+    return Path(value) if value else None
 
 
-def remember_folder(project: VoiceProject, engine: str, folder: Path) -> None:
-    """Keep ``folder`` as ``engine``'s model folder in ``project`` (saved unless the project is open read-only)."""
-    if remembered_folder(project, engine) == folder:
-        return
+def remember_folder(project: VoiceProject, engine: str, folder: Path, key: str = KEY) -> None:
+    """Keep ``folder`` as ``engine``'s model folder of side ``key`` in ``project`` (saved unless the project is
+    open read-only)."""
+    remember_preview(project, key, engine, str(folder))
+
+
+def remember_preview(project: VoiceProject, key: str, engine: str, value: str) -> None:
+    """Keep ``value`` under ``settings["preview"][key][engine]`` (saved unless the project is open read-only)."""
     preview = dict(project.settings.get(SETTING) or {})
-    folders = preview.get(KEY) if isinstance(preview.get(KEY), dict) else {}
-    preview[KEY] = {**folders, engine: str(folder)}
+    values = preview.get(key) if isinstance(preview.get(key), dict) else {}
+    if values.get(engine) == value:
+        return
+    preview[key] = {**values, engine: value}
     project.settings[SETTING] = preview
     save_quietly(project)
+
+
+def remembered_preview(project: VoiceProject | None, key: str, engine: str) -> str:
+    """What :func:`remember_preview` kept ("" when nothing)."""
+    saved = ((project.settings.get(SETTING) or {}).get(key) or {}) if project is not None else {}
+    value = saved.get(engine) if isinstance(saved, dict) else None
+    return value if isinstance(value, str) else ""
 
 
 class ModelFolderChoice(QObject):
@@ -51,9 +68,13 @@ class ModelFolderChoice(QObject):
     changed = Signal()
     accepted = Signal(object)
 
-    def __init__(self, parent: QWidget) -> None:
+    def __init__(self, parent: QWidget, key: str = KEY, purpose: str = "to hear",
+                 refuse: Callable[[Path], str] | None = None) -> None:
         super().__init__(parent)
         self._parent = parent
+        self.key = key                        # which side it is, in project.json
+        self.purpose = purpose                # the folder picker's title: "A XTTS v2 model folder <purpose>"
+        self.refuse = refuse                  # why the page will not have a folder before any check ("" if it will)
         self.project: VoiceProject | None = None
         self.engine: Engine | None = None
         self.folder: Path | None = None       # the folder that passed the check, offered on the page
@@ -68,7 +89,7 @@ class ModelFolderChoice(QObject):
         self.project, self.engine = project, engine
         self.folder, self.description, self.message, self.checking = None, "", "", None
         self._asked += 1  # an answer about the previous project's folder is dropped
-        saved = remembered_folder(project, engine.name)
+        saved = remembered_folder(project, engine.name, self.key)
         if saved is not None and saved.is_dir():
             self._check(saved, chosen=False)
         elif saved is not None:
@@ -83,11 +104,19 @@ class ModelFolderChoice(QObject):
         """Ask for a folder (opening where the last one was) and check it."""
         if self.engine is None:
             return
-        near = self.folder or remembered_folder(self.project, self.engine.name)
+        near = self.folder or remembered_folder(self.project, self.engine.name, self.key)
         start = next((str(p) for p in (near, near and near.parent) if p is not None and p.is_dir()), str(Path.home()))
-        folder = QFileDialog.getExistingDirectory(self._parent, f"A {self.engine.title} model folder to hear", start)
-        if folder:
-            self._check(Path(folder).absolute(), chosen=True)
+        folder = QFileDialog.getExistingDirectory(self._parent, f"A {self.engine.title} model folder {self.purpose}",
+                                                  start)
+        if not folder:
+            return
+        problem = self.refuse(Path(folder).absolute()) if self.refuse is not None else ""
+        if problem:  # never checked nor loaded (the same folder on both sides of the A/B)
+            self._asked += 1  # a check under way of an earlier choice is not shown either
+            self.checking, self.message = None, problem
+            self.changed.emit()
+            return
+        self._check(Path(folder).absolute(), chosen=True)
 
     def _check(self, folder: Path, chosen: bool) -> None:
         """The engine's check of ``folder`` in a worker; the GUI thread goes on."""
@@ -120,7 +149,7 @@ class ModelFolderChoice(QObject):
         else:
             self.folder, self.description, self.message = folder, description, ""
             if self.project is not None and self.engine is not None:
-                remember_folder(self.project, self.engine.name, folder)
+                remember_folder(self.project, self.engine.name, folder, self.key)
         self.changed.emit()
         if chosen and not problem:
             self.accepted.emit(folder)

@@ -86,6 +86,7 @@ class PreviewInputs(QWidget):
                                       "loss) and the latest one")
         self.switch_button.clicked.connect(self._switch_best_latest)
         self.special: dict[str, int] = {}  # "best" / "latest" -> the row of the checkpoint marked so
+        self.marks: dict[str, list[str]] = {}  # a checkpoint's path -> its marks ("latest", "best")
         self.best_reason = ""  # why "best" is the best (the judge's scores, or the eval loss)
         self.checkpoint_note = QLabel(NOTE)
         self.checkpoint_note.setWordWrap(True)
@@ -188,11 +189,12 @@ class PreviewInputs(QWidget):
                 self.best_reason = choice.reason
             except CheckpointError:  # no run of this engine
                 pass
+        self.marks = tags
         for row, checkpoint in enumerate(self.checkpoints):
             marks = tags.get(str(checkpoint.path))
             self.special.update({which: row for which in marks or ()})
-            label = f"{engine_title(checkpoint.engine)} · {checkpoint.label}"
-            self.checkpoint_box.addItem(f"{label}  ({', '.join(marks)})" if marks else label, str(checkpoint.path))
+            self.checkpoint_box.addItem(f"{engine_title(checkpoint.engine)} · {self.checkpoint_title(checkpoint)}",
+                                        str(checkpoint.path))
         self._add_folder_items()
         index = self.special.get(kept, -1) if kept else (
             self.checkpoint_box.findData(previous) if previous is not None else -1)
@@ -203,6 +205,11 @@ class PreviewInputs(QWidget):
         self._checkpoint_changed()
 
     # -- the model folder in the list -------------------------------------------------------------------------
+    def checkpoint_title(self, checkpoint: CheckpointInfo) -> str:
+        """"run1 · step 4  (latest, best)": the checkpoint with its marks."""
+        marks = self.marks.get(str(checkpoint.path))
+        return f"{checkpoint.label}  ({', '.join(marks)})" if marks else checkpoint.label
+
     def _add_folder_items(self) -> None:
         """After the checkpoints: the model folder that passed the engine's check, and "A model folder…"."""
         if self.checkpoints:

@@ -7,9 +7,11 @@ Whisper's word error rate, saved in the project's ``previews/``. The export form
 (AllTalk, coqui-tts or F5-TTS), also in a worker.
 
 Besides the checkpoints, any model folder of the project's engine can speak (a fine-tune from another tool, an
-export): chosen, checked by the engine in a worker and remembered in :mod:`.model_folder_choice`, and compared
-("Compare with") with the project's checkpoint or the base model, exactly as a checkpoint with the base model. Its
-takes go into previews/ like any other; the folder is only read. The export stays about the project's checkpoints:
+export): chosen, checked by the engine in a worker and remembered in :mod:`.model_folder_choice`. "Compare with"
+offers any other voice of the same engine: the base model, the project's checkpoints, the speaking side's model
+folder, and its own model folder ("A model folder…": the same check, remembered apart), so last week's export can be
+heard beside today's; the folder that speaks is never loaded again to compare with itself. The entry chosen there is
+remembered for the project too. Its takes go into previews/ like any other; the folders are only read. The export stays about the project's checkpoints:
 while a model folder speaks, it exports the checkpoint chosen before (its title says which).
 
 The engine is the checkpoint's (a model folder's: the project's): what a take speaks from is the kind it declares (clips, one clip and its exact
@@ -19,6 +21,7 @@ computer, when the engine can say), and the formats its own.
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, Qt, Signal
@@ -30,7 +33,7 @@ from alltalk_gui.core.engine_api.engine import EngineError, ReferenceKind, get_e
 from alltalk_gui.core.training.checkpoints import CheckpointInfo
 from alltalk_gui.core import app_settings
 from alltalk_gui.core.voice.preview import (
-    MODEL_LABEL, TUNED_LABEL, GenerationSettings, PreviewResult, Voice, affordable_on_cpu, load_previews,
+    GenerationSettings, PreviewResult, Voice, affordable_on_cpu, load_previews,
 )
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.gui.preview.preview_worker import (PreviewRequest, PreviewSession, export_worker, preview_worker,
@@ -40,11 +43,18 @@ from alltalk_gui.gui.common.audio_player import AudioPlayer
 from alltalk_gui.gui.preview.export_panel import ExportPanel
 from alltalk_gui.gui.preview.generation_panel import GenerationPanel
 from alltalk_gui.gui.preview.judge_table import JudgeTable
-from alltalk_gui.gui.preview.preview_inputs import PreviewInputs
+from alltalk_gui.gui.preview.model_folder_choice import (
+    COMPARE_KEY, ModelFolderChoice, remember_preview, remembered_preview,
+)
+from alltalk_gui.gui.preview.preview_inputs import CHOOSE_ITEM, FOLDER_ITEM, RED, PreviewInputs
 from alltalk_gui.gui.preview.remembered_generation import ADVANCED, remember, remembered
 from alltalk_gui.gui.preview.take_time import gpu_present
 from alltalk_gui.gui.common.workers import Worker
 
+
+BASE_ITEM = "base"                          # the compare list's data: the base model
+COMPARE_FOLDER_ITEM = "\x00compare folder"  # the folder chosen for the compare side (a checkpoint's: its path)
+COMPARED_WITH = "compare_with"              # project.json: the compare list's entry chosen last, per engine
 
 MISSING_TEXT = {
     ReferenceKind.CLIP_WITH_WORDS: "{engine} continues the reference clip: type exactly the words said in it.",
@@ -112,12 +122,26 @@ class PreviewPage(QWidget):
         self.compare_button.setToolTip("A/B: speak it with the model chosen beside this button and with the one "
                                        "above, the same references and seed; the takes side by side")
         self.compare_button.clicked.connect(lambda: self.generate(ab=True))
-        self.compare_box = QComboBox()  # what the A/B compares with: the base model, the checkpoint, a model folder
+        self.compare_box = QComboBox()  # what the A/B compares with: the base model, a checkpoint, a model folder
         self.compare_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.compare_box.setMinimumContentsLength(16)
-        self.compare_box.setToolTip("What the A/B compares with (its take on the left)")
-        self.compare_box.currentIndexChanged.connect(self._update_buttons)
-        self._compare_with: dict[str, Voice] = {}  # the compare list's entries by the kind of model (their label)
+        self.compare_box.setMinimumContentsLength(22)
+        self.compare_box.setToolTip("What the A/B compares with (its take on the left): the base model, another "
+                                    "checkpoint, or a model folder of the same engine (an earlier export, a "
+                                    "fine-tune made with another tool)")
+        self.compare_box.currentIndexChanged.connect(self._compare_changed)
+        self.compare_box.activated.connect(self._compare_activated)
+        self._compare_with: dict[str, Voice] = {}  # the compare list's entries by their data
+        self._last_compare = -1  # the compare entry chosen before "A model folder…" (chosen again on cancel)
+        self._wanted_compare = ""  # the entry the user chose (or the project remembers), chosen whenever offered
+        # The compare side's own model folder (the speaking side's is the inputs'): checked, refused and remembered
+        # by the same code, never the folder that speaks.
+        self.compare_folder = ModelFolderChoice(self, key=COMPARE_KEY, purpose="to compare with",
+                                                refuse=self._same_as_speaking)
+        self.compare_folder.changed.connect(self._compare_folder_changed)
+        self.compare_folder.accepted.connect(self._compare_folder_accepted)
+        self.compare_note = QLabel()  # the compare folder being checked, why it was refused, or what it is
+        self.compare_note.setWordWrap(True)
+        self.compare_note.hide()
         self.progress = QProgressBar()
         self.progress.hide()
         self.message = QLabel()
@@ -153,6 +177,7 @@ class PreviewPage(QWidget):
         layout.addWidget(self.judge_table)
         layout.addWidget(self.generation)
         layout.addLayout(buttons)
+        layout.addWidget(self.compare_note)
         layout.addWidget(self.message)
         layout.addWidget(scroll, 1)
         layout.addWidget(self.export_panel)
@@ -184,6 +209,16 @@ class PreviewPage(QWidget):
             self.export_panel.set_default_name(project.name)
             for results in reversed(load_previews(project.previews_dir)):  # earlier takes, newest on top
                 self._add_row(results)
+        self.compare_box.blockSignals(True)
+        self.compare_box.clear()  # this project's remembered comparison, not the last one's
+        self.compare_box.blockSignals(False)
+        try:
+            engine = get_engine(project.engine) if project is not None else self.inputs.engine
+        except EngineError:  # a project of an engine this version does not know: no model folder for it
+            engine = None
+        self._wanted_compare = remembered_preview(project, COMPARED_WITH, engine.name) if engine else ""
+        if engine is not None:
+            self.compare_folder.set_project(project, engine)
         self.inputs.set_project(project)
         self._show_judge()
 
@@ -285,47 +320,112 @@ class PreviewPage(QWidget):
         return Path(value) if value and Path(value).is_dir() else None
 
     def compare_choices(self) -> dict[str, tuple[str, Voice]]:
-        """What the chosen model can be compared with, by kind: the base model; for a checkpoint, the model folder
-        (of its engine); for the model folder, the project's checkpoint. Each with its name for the list."""
-        voice, choices = self.inputs.voice(), {}
+        """What the chosen model can be compared with, by the compare list's data: the base model, the project's
+        checkpoints of its engine, the model folders of either side (of its engine); never what speaks. Each with
+        its name for the list."""
+        voice = self.inputs.voice()
         if voice is None:
             return {}
+        engine, choices = self.inputs.engine.name, {}
         base = self._base_model_dir()
         if base is not None:
-            choices["base"] = ("the base model", Voice.base(base))
-        folder, folder_engine = self.inputs.model_folder.folder, self.inputs.model_folder.engine
-        if voice.label == TUNED_LABEL and folder is not None and folder_engine is not None \
-                and voice.checkpoint.engine == folder_engine.name:
-            choices[MODEL_LABEL] = (f"model folder · {folder.name}", Voice.model_folder(folder))
-        checkpoint = self.inputs.chosen_checkpoint()
-        if voice.label == MODEL_LABEL and checkpoint is not None:
-            choices[TUNED_LABEL] = (checkpoint.label, Voice.tuned(checkpoint))
-        return choices
+            choices[BASE_ITEM] = ("the base model", Voice.base(base))
+        for checkpoint in self.inputs.checkpoints:
+            if checkpoint.engine == engine:
+                choices[str(checkpoint.path)] = (self.inputs.checkpoint_title(checkpoint), Voice.tuned(checkpoint))
+        for key, choice in ((COMPARE_FOLDER_ITEM, self.compare_folder), (FOLDER_ITEM, self.inputs.model_folder)):
+            if choice.folder is not None and choice.engine is not None and choice.engine.name == engine:
+                folder = Voice.model_folder(choice.folder)
+                if not any(folder.same_as(other) for _title, other in choices.values()):  # each folder once
+                    choices[key] = (f"model folder · {choice.folder.name}", folder)
+        return {key: (title, other) for key, (title, other) in choices.items() if not other.same_as(voice)}
 
     def _fill_compare(self) -> None:
-        """The compare list follows what speaks; the kind chosen in it stays while it is offered."""
-        kept = self.compare_box.currentData()
+        """The compare list follows what speaks; the entry chosen in it stays while it is offered (at first: the one
+        this project chose last), else the base model."""
         choices = self.compare_choices()
-        self._compare_with = {kind: voice for kind, (_title, voice) in choices.items()}
-        self.compare_box.blockSignals(True)
-        self.compare_box.clear()
-        for kind, (title, voice) in choices.items():
-            self.compare_box.addItem(title, kind)
-            self.compare_box.setItemData(self.compare_box.count() - 1, str(voice.model_dir),
-                                         Qt.ItemDataRole.ToolTipRole)
-        index = self.compare_box.findData(kept) if kept is not None else -1
-        self.compare_box.setCurrentIndex(max(index, 0) if choices else -1)
-        self.compare_box.blockSignals(False)
+        # The user's choice (remembered for the project) whenever it is offered: a compare folder is offered only
+        # once its check has ended, after the list was first filled.
+        kept = self._wanted_compare if self._wanted_compare in choices else self.compare_box.currentData()
+        self._compare_with = {key: voice for key, (_title, voice) in choices.items()}
+        box = self.compare_box
+        box.blockSignals(True)
+        box.clear()
+        for key, (title, voice) in choices.items():
+            box.addItem(title, key)
+            where = voice.checkpoint.path if voice.checkpoint is not None else voice.model_dir
+            box.setItemData(box.count() - 1, str(where), Qt.ItemDataRole.ToolTipRole)
+        if choices and self.compare_folder.engine is not None \
+                and self.compare_folder.engine.name == self.inputs.engine.name:
+            box.insertSeparator(box.count())
+            box.addItem("A model folder…", CHOOSE_ITEM)
+            box.setItemData(box.count() - 1, "Compare with a model folder of the same engine: an earlier export, "
+                            "or a fine-tune made with another tool (only read)", Qt.ItemDataRole.ToolTipRole)
+        index = box.findData(kept) if kept is not None and kept != CHOOSE_ITEM else -1
+        box.setCurrentIndex(max(index, 0) if choices else -1)
+        box.blockSignals(False)
+        self._last_compare = box.currentIndex()
+        self._show_compare_note()
 
     def compare_with(self) -> Voice | None:
         return self._compare_with.get(self.compare_box.currentData())
+
+    def _compare_changed(self) -> None:
+        if self.compare_box.currentData() != CHOOSE_ITEM:
+            self._last_compare = self.compare_box.currentIndex()
+        self._show_compare_note()
+        self._update_buttons()
+
+    def _compare_activated(self, index: int) -> None:
+        """The user picked an entry: "A model folder…" asks for a folder (the entry chosen before stays chosen while
+        the engine checks it); another is remembered for the project."""
+        data = self.compare_box.itemData(index)
+        if data == CHOOSE_ITEM:
+            if 0 <= self._last_compare < self.compare_box.count() and self._last_compare != index:
+                self.compare_box.setCurrentIndex(self._last_compare)
+            self.compare_folder.choose()
+        elif data is not None:
+            self._wanted_compare = data
+            if self.project is not None:
+                remember_preview(self.project, COMPARED_WITH, self.inputs.engine.name, data)
+
+    def _same_as_speaking(self, folder: Path) -> str:
+        """Why ``folder`` cannot be the compare side before any check: it is what speaks ("" when it is not)."""
+        voice = self.inputs.voice()
+        if voice is not None and Voice.model_folder(folder).same_as(voice):
+            return (f"{folder} is the model folder that speaks already: to compare it, choose another folder here, "
+                    "or another model to speak with above.")
+        return ""
+
+    def _compare_folder_changed(self) -> None:
+        self._fill_compare()
+        self._update_buttons()
+
+    def _compare_folder_accepted(self, _folder: Path) -> None:
+        index = self.compare_box.findData(COMPARE_FOLDER_ITEM)
+        if index >= 0:
+            self.compare_box.setCurrentIndex(index)
+            self._compare_activated(index)  # remembered, as a choice in the list is
+
+    def _show_compare_note(self) -> None:
+        """Under the buttons: the compare folder being checked, why it cannot be used, or what the chosen one is."""
+        choice, note = self.compare_folder, ""
+        if choice.checking is not None:
+            note = f"Checking the model folder {escape(str(choice.checking))} to compare with…"
+        elif choice.message:
+            note = f"<span style='color:{RED}'>{escape(choice.message)}</span>"
+        elif self.compare_box.currentData() == COMPARE_FOLDER_ITEM and choice.folder is not None:
+            note = f"Compared with {escape(str(choice.folder))}: {escape(choice.description)}"
+        self.compare_note.setText(f"<small>{note}</small>" if note else "")
+        self.compare_note.setVisible(bool(note))
 
     def _update_buttons(self) -> None:
         has_reference = bool(self.references) or not self.inputs.engine.reference_kind.uses_audio
         ready = (self.inputs.voice() is not None and has_reference and not self.is_busy()
                  and not self._missing_words() and not self.inputs.model_folder.is_checking())
         self.generate_button.setEnabled(ready)
-        self.compare_button.setEnabled(ready and self.compare_with() is not None)
+        self.compare_button.setEnabled(ready and self.compare_with() is not None
+                                       and not self.compare_folder.is_checking())
         self.compare_box.setEnabled(not self.is_busy() and self.compare_box.count() > 0)
         self.export_panel.setEnabled(self.inputs.chosen_checkpoint() is not None)
 
@@ -404,8 +504,11 @@ class PreviewPage(QWidget):
     def _on_generated(self, results: list[PreviewResult]) -> None:
         self.progress.hide()
         self._add_row(results)
-        if self.inputs.speaks_with_folder() or MODEL_LABEL in self._compare_with:
-            self.inputs.model_folder.message = ""  # it spoke: an earlier problem with it is past
+        spoke = {str(r.checkpoint_label) for r in results if r.checkpoint is None}
+        for choice in (self.inputs.model_folder, self.compare_folder):
+            if choice.folder is not None and str(choice.folder) in spoke:
+                choice.message = ""  # it spoke: an earlier problem with it is past
+        self._show_compare_note()
         self.status_message.emit(f"Saved {', '.join(r.wav.name for r in results)} in previews/.")
         self._update_buttons()
         self._released_if_asked()
@@ -419,9 +522,9 @@ class PreviewPage(QWidget):
 
     def _on_failed(self, traceback_text: str) -> None:
         self.progress.hide()
-        folder = self.inputs.model_folder.folder
-        if folder is not None and not folder.is_dir():  # it went while the page was open: no longer offered
-            self.inputs.model_folder.set_project(self.project, self.inputs.model_folder.engine)
+        for choice in (self.inputs.model_folder, self.compare_folder):
+            if choice.folder is not None and not choice.folder.is_dir():  # it went while the page was open
+                choice.set_project(self.project, choice.engine)  # no longer offered; said so
         self.message.setText(f"<span style='color:#c62828'>{error_text(traceback_text)}</span>")
         self._update_buttons()
         self._released_if_asked()
