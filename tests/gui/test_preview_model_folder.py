@@ -201,7 +201,7 @@ def test_two_model_folders_are_compared_each_named_with_its_wer(page, qtbot, mon
     choose_folder(page, qtbot, monkeypatch, exported)
     choose_compare_folder(page, qtbot, monkeypatch, last_week)
     assert page.compare_box.currentData() == COMPARE_FOLDER_ITEM and page.compare_box.currentText() == \
-        f"model folder · {last_week.name}"
+        f"model folder · last_week/{last_week.name}"  # both are "mine": the folder above tells them apart
     assert f"Compared with {last_week}: GPT with" in page.compare_note.text() and page.compare_button.isEnabled()
     assert saved_preview(project, "compare_folder") == {"xtts": str(last_week)}
     assert saved_preview(project, "compare_with") == {"xtts": COMPARE_FOLDER_ITEM}
@@ -227,7 +227,7 @@ def test_two_model_folders_are_compared_each_named_with_its_wer(page, qtbot, mon
     assert [t.result.checkpoint_label for t in again.rows[0].takes] == [str(last_week), str(exported)]
     # A checkpoint speaks now: it is compared with last week's folder, and today's is offered too.
     assert not again.inputs.speaks_with_folder() and again.compare_button.isEnabled()
-    assert f"model folder · {exported.name}" in compare_items(again)
+    assert f"model folder · {exported.parent.name}/{exported.name}" in compare_items(again)
 
 
 def test_a_compare_folder_is_refused_in_words_and_never_loaded_twice(page, qtbot, monkeypatch, project, exported,
@@ -258,6 +258,8 @@ def test_a_compare_folder_is_refused_in_words_and_never_loaded_twice(page, qtbot
         assert page.compare_box.currentData() == chosen and page.compare_box.findData(COMPARE_FOLDER_ITEM) == -1
         assert saved_preview(project, "compare_folder") == {} and snapshot(folder) == before
     assert page.compare_button.isEnabled()  # the comparison chosen before still works
+    page.compare_box.activated.emit(page.compare_box.currentIndex())  # the user moves on: the note goes
+    assert page.compare_note.isHidden()
 
 
 def test_a_remembered_compare_folder_that_went_is_said_so(qtbot, project, exported, tmp_path):

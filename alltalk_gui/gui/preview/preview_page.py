@@ -333,11 +333,16 @@ class PreviewPage(QWidget):
         for checkpoint in self.inputs.checkpoints:
             if checkpoint.engine == engine:
                 choices[str(checkpoint.path)] = (self.inputs.checkpoint_title(checkpoint), Voice.tuned(checkpoint))
-        for key, choice in ((COMPARE_FOLDER_ITEM, self.compare_folder), (FOLDER_ITEM, self.inputs.model_folder)):
+        sides = ((COMPARE_FOLDER_ITEM, self.compare_folder), (FOLDER_ITEM, self.inputs.model_folder))
+        names = [choice.folder.name for _key, choice in sides if choice.folder is not None]
+        for key, choice in sides:
             if choice.folder is not None and choice.engine is not None and choice.engine.name == engine:
                 folder = Voice.model_folder(choice.folder)
+                # Two exports of one voice often share a name: the folder above tells them apart.
+                name = (f"{choice.folder.parent.name}/{choice.folder.name}" if names.count(choice.folder.name) > 1
+                        else choice.folder.name)
                 if not any(folder.same_as(other) for _title, other in choices.values()):  # each folder once
-                    choices[key] = (f"model folder · {choice.folder.name}", folder)
+                    choices[key] = (f"model folder · {name}", folder)
         return {key: (title, other) for key, (title, other) in choices.items() if not other.same_as(voice)}
 
     def _fill_compare(self) -> None:
@@ -386,6 +391,9 @@ class PreviewPage(QWidget):
             self.compare_folder.choose()
         elif data is not None:
             self._wanted_compare = data
+            if self.compare_folder.message:  # the user moved on from the folder that could not be used
+                self.compare_folder.message = ""
+                self._show_compare_note()
             if self.project is not None:
                 remember_preview(self.project, COMPARED_WITH, self.inputs.engine.name, data)
 
