@@ -50,14 +50,15 @@ def page(qtbot, project):
     yield from _page(qtbot, project)
 
 
-def choose_folder(page, qtbot, monkeypatch, folder) -> None:
-    """What the user does: "A model folder…" in the Speak-with list, a folder in the picker; then the check ends."""
+def choose_folder(page, qtbot, monkeypatch, folder, compare: bool = False) -> None:
+    """What the user does: "A model folder…" in the Speak-with list (``compare``: the Compare-with list), a folder in
+    the picker; then the check ends."""
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *args: str(folder))
-    box = page.checkpoint_box
+    box, choice = (page.compare_box, page.compare_folder) if compare else (page.checkpoint_box, page.inputs.model_folder)
     index = box.findData(CHOOSE_ITEM)
     box.setCurrentIndex(index)
     box.activated.emit(index)
-    qtbot.waitUntil(lambda: not page.inputs.model_folder.is_checking(), timeout=CHECK_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: not choice.is_checking(), timeout=CHECK_TIMEOUT_MS)
 
 
 def compare_items(page) -> list[str]:
@@ -171,16 +172,6 @@ def test_a_folder_that_vanished_is_said_so(page, qtbot, monkeypatch, project, tm
 
 # -- the compare side: any model folder too ----------------------------------------------------------------------
 
-def choose_compare_folder(page, qtbot, monkeypatch, folder) -> None:
-    """"A model folder…" in the Compare-with list, a folder in the picker; then its check ends."""
-    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *args: str(folder))
-    box = page.compare_box
-    index = box.findData(CHOOSE_ITEM)
-    box.setCurrentIndex(index)
-    box.activated.emit(index)
-    qtbot.waitUntil(lambda: not page.compare_folder.is_checking(), timeout=CHECK_TIMEOUT_MS)
-
-
 def saved_preview(project, key):
     return json.loads((project / "project.json").read_text()).get("settings", {}).get("preview", {}).get(key, {})
 
@@ -199,7 +190,7 @@ def test_two_model_folders_are_compared_each_named_with_its_wer(page, qtbot, mon
     the comparison is remembered for the project."""
     before = snapshot(last_week.parent) | snapshot(exported)
     choose_folder(page, qtbot, monkeypatch, exported)
-    choose_compare_folder(page, qtbot, monkeypatch, last_week)
+    choose_folder(page, qtbot, monkeypatch, last_week, compare=True)
     assert page.compare_box.currentData() == COMPARE_FOLDER_ITEM and page.compare_box.currentText() == \
         f"model folder · last_week/{last_week.name}"  # both are "mine": the folder above tells them apart
     assert f"Compared with {last_week}: GPT with" in page.compare_note.text() and page.compare_button.isEnabled()
@@ -236,10 +227,7 @@ def test_a_compare_folder_is_refused_in_words_and_never_loaded_twice(page, qtbot
     folder are refused by the same check as the speaking side's, in words; nothing is remembered or written."""
     choose_folder(page, qtbot, monkeypatch, exported)
     chosen = page.compare_box.currentData()
-    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *args: str(exported))
-    index = page.compare_box.findData(CHOOSE_ITEM)
-    page.compare_box.setCurrentIndex(index)
-    page.compare_box.activated.emit(index)
+    choose_folder(page, qtbot, monkeypatch, exported, compare=True)
     assert not page.compare_folder.is_checking() and page.compare_folder.check is None  # no check, no load
     assert f"{exported} is the model folder that speaks already" in page.compare_note.text()
     assert page.compare_box.currentData() == chosen and saved_preview(project, "compare_folder") == {}
@@ -253,7 +241,7 @@ def test_a_compare_folder_is_refused_in_words_and_never_loaded_twice(page, qtbot
     for folder, said in ((f5, f"{f5} holds a model of another engine, F5-TTS v1"),
                          (incomplete, "XTTS v2 cannot speak with this folder. ")):
         before = snapshot(folder)
-        choose_compare_folder(page, qtbot, monkeypatch, folder)
+        choose_folder(page, qtbot, monkeypatch, folder, compare=True)
         assert said in page.compare_note.text() and "Traceback" not in page.compare_note.text()
         assert page.compare_box.currentData() == chosen and page.compare_box.findData(COMPARE_FOLDER_ITEM) == -1
         assert saved_preview(project, "compare_folder") == {} and snapshot(folder) == before
