@@ -260,3 +260,17 @@ def test_a_remembered_compare_folder_that_went_is_said_so(qtbot, project, export
     assert f"The model folder {tmp_path / 'unplugged'} chosen for this project is not there any more" in \
         page.compare_note.text()
     assert page.compare_box.currentData() == "base" and page.compare_button.isEnabled()
+
+
+def test_two_folders_compare_without_any_checkpoint_or_base_model(qtbot, monkeypatch, project, exported, last_week):
+    """Someone who trained nothing here (no checkpoint, no base model chosen) still compares two fine-tunes."""
+    shutil.rmtree(project / "runs")
+    page = next(_page(qtbot, project))
+    assert page.inputs.checkpoints == [] and page._base_model_dir() is None
+    choose_folder(page, qtbot, monkeypatch, exported)
+    assert page.inputs.speaks_with_folder() and compare_items(page) == ["A model folder…"]
+    assert page.compare_box.currentIndex() == -1 and not page.compare_button.isEnabled()
+    choose_folder(page, qtbot, monkeypatch, "", compare=True)  # cancelled: still nothing chosen
+    assert page.compare_box.currentIndex() == -1
+    choose_folder(page, qtbot, monkeypatch, last_week, compare=True)
+    assert page.compare_with().model_dir == last_week and page.compare_button.isEnabled()

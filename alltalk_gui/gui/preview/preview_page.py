@@ -360,9 +360,11 @@ class PreviewPage(QWidget):
             box.addItem(title, key)
             where = voice.checkpoint.path if voice.checkpoint is not None else voice.model_dir
             box.setItemData(box.count() - 1, str(where), Qt.ItemDataRole.ToolTipRole)
-        if choices and self.compare_folder.engine is not None \
+        # Offered whenever something speaks: two model folders need no checkpoint nor base model to be compared.
+        if self.inputs.voice() is not None and self.compare_folder.engine is not None \
                 and self.compare_folder.engine.name == self.inputs.engine.name:
-            box.insertSeparator(box.count())
+            if choices:
+                box.insertSeparator(box.count())
             box.addItem("A model folder…", CHOOSE_ITEM)
             box.setItemData(box.count() - 1, "Compare with a model folder of the same engine: an earlier export, "
                             "or a fine-tune made with another tool (only read)", Qt.ItemDataRole.ToolTipRole)
@@ -386,8 +388,9 @@ class PreviewPage(QWidget):
         the engine checks it); another is remembered for the project."""
         data = self.compare_box.itemData(index)
         if data == CHOOSE_ITEM:
-            if 0 <= self._last_compare < self.compare_box.count() and self._last_compare != index:
-                self.compare_box.setCurrentIndex(self._last_compare)
+            if self._last_compare != index:  # nothing chosen before (only folders to compare with): none shown
+                self.compare_box.setCurrentIndex(self._last_compare if 0 <= self._last_compare < self.compare_box.count()
+                                                 else -1)
             self.compare_folder.choose()
         elif data is not None:
             self._wanted_compare = data
