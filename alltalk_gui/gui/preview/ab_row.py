@@ -15,7 +15,8 @@ from PySide6.QtWidgets import (
     QFrame, QHBoxLayout, QLabel, QSizePolicy, QStyle, QToolButton, QVBoxLayout, QWidget,
 )
 
-from alltalk_gui.core.voice.preview import PreviewResult
+from alltalk_gui.core.voice.preview import MODEL_LABEL, PreviewResult
+from alltalk_gui.gui.preview.model_folder_choice import folder_names
 
 WAVE_POINTS = 600   # min/max pairs drawn: enough for a sharp outline, cheap to draw
 WAVE_HEIGHT = 64
@@ -35,13 +36,13 @@ def envelope(samples: np.ndarray, points: int = WAVE_POINTS) -> tuple[np.ndarray
 
 def take_titles(results: list[PreviewResult]) -> list[str]:
     """Each take's name by the model that spoke it; two model folders of one name (exports/2026-11-20/mine and
-    exports/2026-11-27/mine) are told apart by the folder above."""
+    exports/2026-11-27/mine) are told apart by the folder above (:func:`.model_folder_choice.folder_names`)."""
     titles = [r.speaker for r in results]
-    if len(set(titles)) == len(titles):
+    folders = [Path(r.checkpoint_label) for r in results]
+    if len(set(titles)) == len(titles) or len(set(folders)) < len(folders):
         return titles
-    return [f"{title.rsplit(' · ', 1)[0]} · {Path(r.checkpoint_label).parent.name}/{Path(r.checkpoint_label).name}"
-            if r.checkpoint is None and titles.count(title) > 1 and r.label != "base" else title
-            for title, r in zip(titles, results)]
+    return [f"{title.rsplit(' · ', 1)[0]} · {name}" if r.label == MODEL_LABEL else title
+            for title, name, r in zip(titles, folder_names(folders), results)]
 
 
 def wer_text(result: PreviewResult) -> str:

@@ -61,6 +61,14 @@ def remembered_preview(project: VoiceProject | None, key: str, engine: str) -> s
     return value if isinstance(value, str) else ""
 
 
+def folder_names(folders: list[Path]) -> list[str]:
+    """Each folder's name, with the folder above it where two share one (two exports of a voice often do:
+    exports/2026-11-20/grandma and exports/2026-11-27/grandma read "2026-11-20/grandma", "2026-11-27/grandma")."""
+    names = [folder.name for folder in folders]
+    return [f"{folder.parent.name}/{folder.name}" if names.count(folder.name) > 1 else folder.name
+            for folder in folders]
+
+
 class ModelFolderChoice(QObject):
     """``changed`` fires when the accepted folder, the check under way or its message changed; ``accepted`` carries
     a folder the user chose that passed the engine's check (the page then speaks with it)."""

@@ -11,8 +11,9 @@ export): chosen, checked by the engine in a worker and remembered in :mod:`.mode
 offers any other voice of the same engine: the base model, the project's checkpoints, the speaking side's model
 folder, and its own model folder ("A model folder…": the same check, remembered apart), so last week's export can be
 heard beside today's; the folder that speaks is never loaded again to compare with itself. The entry chosen there is
-remembered for the project too. Its takes go into previews/ like any other; the folders are only read. The export stays about the project's checkpoints:
-while a model folder speaks, it exports the checkpoint chosen before (its title says which).
+remembered for the project too. Its takes go into previews/ like any other; the folders are only read. The export
+stays about the project's checkpoints: while a model folder speaks, it exports the checkpoint chosen before (its
+title says which).
 
 The engine is the checkpoint's (a model folder's: the project's): what a take speaks from is the kind it declares (clips, one clip and its exact
 words, a speaker name, a description), the settings are those it declares (with the time a take needs on this
@@ -44,7 +45,7 @@ from alltalk_gui.gui.preview.export_panel import ExportPanel
 from alltalk_gui.gui.preview.generation_panel import GenerationPanel
 from alltalk_gui.gui.preview.judge_table import JudgeTable
 from alltalk_gui.gui.preview.model_folder_choice import (
-    COMPARE_KEY, ModelFolderChoice, remember_preview, remembered_preview,
+    COMPARE_KEY, ModelFolderChoice, folder_names, remember_preview, remembered_preview,
 )
 from alltalk_gui.gui.preview.preview_inputs import CHOOSE_ITEM, FOLDER_ITEM, RED, PreviewInputs
 from alltalk_gui.gui.preview.remembered_generation import ADVANCED, remember, remembered
@@ -333,16 +334,13 @@ class PreviewPage(QWidget):
         for checkpoint in self.inputs.checkpoints:
             if checkpoint.engine == engine:
                 choices[str(checkpoint.path)] = (self.inputs.checkpoint_title(checkpoint), Voice.tuned(checkpoint))
-        sides = ((COMPARE_FOLDER_ITEM, self.compare_folder), (FOLDER_ITEM, self.inputs.model_folder))
-        names = [choice.folder.name for _key, choice in sides if choice.folder is not None]
-        for key, choice in sides:
-            if choice.folder is not None and choice.engine is not None and choice.engine.name == engine:
-                folder = Voice.model_folder(choice.folder)
-                # Two exports of one voice often share a name: the folder above tells them apart.
-                name = (f"{choice.folder.parent.name}/{choice.folder.name}" if names.count(choice.folder.name) > 1
-                        else choice.folder.name)
-                if not any(folder.same_as(other) for _title, other in choices.values()):  # each folder once
-                    choices[key] = (f"model folder · {name}", folder)
+        sides = [(key, choice) for key, choice in ((COMPARE_FOLDER_ITEM, self.compare_folder),
+                                                    (FOLDER_ITEM, self.inputs.model_folder))
+                 if choice.folder is not None and choice.engine is not None and choice.engine.name == engine]
+        for (key, choice), name in zip(sides, folder_names([choice.folder for _key, choice in sides])):
+            folder = Voice.model_folder(choice.folder)
+            if not any(folder.same_as(other) for _title, other in choices.values()):  # each folder once
+                choices[key] = (f"model folder · {name}", folder)
         return {key: (title, other) for key, (title, other) in choices.items() if not other.same_as(voice)}
 
     def _fill_compare(self) -> None:
