@@ -36,9 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     _checkpoint_args(p)
     p.add_argument("--model", metavar="DIR", help="speak with this model folder of the project's engine instead of a "
                    "checkpoint: a fine-tune made with another tool, or an export of this app (the folder is only "
-                   "read); not with --checkpoint, --run, --base-model or --ab")
+                   "read); not with --checkpoint or --run, nor --base-model but with --ab")
     p.add_argument("--language", help="language code (default: the run's or the project's)")
-    p.add_argument("--ab", action="store_true", help="also speak it with the base model, into FILE_base.wav")
+    p.add_argument("--ab", action="store_true", help="also speak it with the base model, into FILE_base.wav (with "
+                   "--model: the base model in --base-model DIR)")
     p.add_argument("--compare-model", metavar="DIR", help="also speak it with this model folder of the same engine "
                    "(an earlier export, or a fine-tune made with another tool; only read), the same references and "
                    "seed, into FILE_compare.wav: an A/B with the checkpoint or with --model's folder; not with --ab")
@@ -206,27 +207,37 @@ def cmd_preview(args: argparse.Namespace) -> int:
         out = _wav_out(args)
         if args.ab and args.compare_model:
             raise PreviewError("--ab and --compare-model each choose what the take is compared with: give one.")
+        against = None
         if args.model:
+            # With --ab, --base-model names the base model the folder is compared with.
             clash = [flag for flag, given in (("--checkpoint", args.checkpoint), ("--run", args.run),
-                                              ("--base-model", args.base_model), ("--ab", args.ab)) if given]
+                                              ("--base-model", args.base_model and not args.ab)) if given]
             if clash:
                 raise PreviewError(f"--model speaks with a model folder alone: leave out {', '.join(clash)}.")
+            if args.ab and not args.base_model:
+                raise PreviewError("--ab with --model compares the folder with the base model: name the base "
+                                   "model's folder with --base-model DIR.")
             checkpoint, voice = None, Voice.model_folder(Path(args.model).expanduser().absolute())
             engine_name = project.engine
+            if args.ab:
+                against = Voice.base(Path(args.base_model).expanduser().absolute())
         else:
             checkpoint = _checkpoint(args, project)
             voice, engine_name = Voice.tuned(checkpoint), checkpoint.engine
-        against = Voice.base(checkpoint.base_model_dir) if args.ab and checkpoint is not None else None
+            against = Voice.base(checkpoint.base_model_dir) if args.ab else None
         if args.compare_model:
             against = Voice.model_folder(Path(args.compare_model).expanduser().absolute())
-            if against.same_as(voice):
-                raise PreviewError(f"--compare-model names {against.model_dir}, the folder --model speaks with: "
-                                   "compare it with another folder, or leave out --model to compare it with the "
-                                   "project's checkpoint.")
+        if against is not None and against.same_as(voice):
+            flag = "--compare-model" if args.compare_model else "--base-model"
+            raise PreviewError(f"{flag} names {against.model_dir}, the folder --model speaks with: compare it "
+                               "with another folder, or leave out --model to compare it with the project's "
+                               "checkpoint.")
         engine = PreviewEngine(args.device, engine=engine_name)
         # The folders first, as typed (a typo is no folder that went away), before the references or Whisper load.
+        # Every folder that speaks without a checkpoint (a checkpoint's base model was found by _checkpoint).
         described = {v: check_model_folder(engine.engine, v.model_dir, typed=True)
-                     for v in (voice, against) if v is not None and v.checkpoint is None and v.label == MODEL_LABEL}
+                     for v in (voice, against) if v is not None and v.checkpoint is None
+                     and (v.label == MODEL_LABEL or checkpoint is None)}
         kind = engine.engine.reference_kind
         settings = _settings(args, engine.engine, checkpoint or voice.model_dir)
         checker = _checker(args.whisper_model, args.device) if args.whisper_model else None
@@ -245,7 +256,8 @@ def cmd_preview(args: argparse.Namespace) -> int:
         else:
             print(f"Speaking with the model in {voice.model_dir} ({language}): {described[voice]}", flush=True)
         if against is not None and against in described:
-            print(f"Comparing with the model in {against.model_dir}: {described[against]}", flush=True)
+            what = "the base model" if against.label == BASE_LABEL else "the model"
+            print(f"Comparing with {what} in {against.model_dir}: {described[against]}", flush=True)
         common = dict(text=args.text, references=references, language=language, settings=settings,
                       out_dir=out.parent, checker=checker, reference_text=reference_text)
         takes = [(voice, out)]

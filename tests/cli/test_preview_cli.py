@@ -132,9 +132,13 @@ def test_preview_a_model_folder_that_is_no_run_of_the_project(voice, tmp_path, c
     assert {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == before
 
     refused = tmp_path / "refused.wav"
+    assert main(["preview", str(voice.project), "--text", "Hi.", "--model", str(folder), "--run", "run1", "--out",
+                 str(refused)]) == 2
+    assert "--model speaks with a model folder alone: leave out --run." in capsys.readouterr().err
     assert main(["preview", str(voice.project), "--text", "Hi.", "--model", str(folder), "--ab", "--out",
                  str(refused)]) == 2
-    assert "--model speaks with a model folder alone: leave out --ab." in capsys.readouterr().err
+    assert "--ab with --model compares the folder with the base model: name the base model's folder with " \
+           "--base-model DIR." in capsys.readouterr().err
     (tmp_path / "f5ish").mkdir()
     (tmp_path / "f5ish" / "model_last.pt").write_bytes(b"x")
     assert main(["preview", str(voice.project), "--text", "Hi.", "--model", str(tmp_path / "f5ish"), "--out",
@@ -155,7 +159,8 @@ def exports(voice, tmp_path_factory):
 
 def test_compare_model_speaks_both_sides_with_their_names_and_wer(voice, exports, tmp_path, capsys):
     """``--compare-model``: the checkpoint beside a model folder, and one model folder beside another (``--model``),
-    the same seed; each take named by the voice that spoke it, each with its WER; the folders are only read."""
+    or beside the base model (``--model --ab --base-model``), the same seed; each take named by the voice that spoke
+    it, each with its WER; the folders are only read."""
     last_week, today = exports
     before = {p: p.stat().st_mtime_ns for folder in exports for p in folder.iterdir()}
     capsys.readouterr()
@@ -179,6 +184,14 @@ def test_compare_model_speaks_both_sides_with_their_names_and_wer(voice, exports
     assert f"  Model folder · last_week: {tmp_path / 'folders_compare.wav'}" in said
     assert f"  Model folder · today: {out}" in said
     assert sf.read(out)[0].size > 0 and sf.read(tmp_path / "folders_compare.wav")[0].size > 0
+
+    out = tmp_path / "against_base.wav"  # a folder beside the base model it was fine-tuned from
+    assert main(["preview", str(voice.project), "--text", "Hello world.", "--model", str(today), "--ab",
+                 "--base-model", str(voice.base_model), "--out", str(out), "--max-new-tokens", "8",
+                 "--device", "cpu"]) == 0
+    said = capsys.readouterr().out
+    assert f"Comparing with the base model in {voice.base_model}: GPT with" in said
+    assert f"  Base model: {tmp_path / 'against_base_base.wav'}" in said and f"  Model folder · today: {out}" in said
     assert {p: p.stat().st_mtime_ns for folder in exports for p in folder.iterdir()} == before
 
 
@@ -208,15 +221,18 @@ BAD_FOLDERS = [
     (_incomplete, "XTTS v2 cannot speak with this folder. "),
     (_f5_model, "{folder} holds a model of another engine, F5-TTS v1 (DiT with 2 layers"),
 ]
-SAME_FOLDER = (lambda tmp_path, exports: exports[0], "--compare-model names {folder}, the folder --model speaks with")
+SAME_FOLDER = (lambda tmp_path, exports: exports[0], "names {folder}, the folder --model speaks with")
+OTHER_SIDE = {"--compare-model": ["--model", "{0}"], "--model": ["--compare-model", "{1}"],
+              "--base-model": ["--model", "{0}", "--ab"], "beside the checkpoint": []}  # the side compared with
 
 
 def _files(folder):
     return {p: p.stat().st_mtime_ns for p in folder.rglob("*")} if folder.exists() else {}
 
 
-@pytest.mark.parametrize("side, make, message", [("--compare-model", *case) for case in [*BAD_FOLDERS, SAME_FOLDER]]
-                         + [("--model", *case) for case in BAD_FOLDERS])
+@pytest.mark.parametrize("side, make, message", [(side, *case) for side in ("--compare-model", "--base-model")
+                                                  for case in [*BAD_FOLDERS, SAME_FOLDER]]
+                         + [(side, *case) for side in ("--model", "beside the checkpoint") for case in BAD_FOLDERS])
 def test_bad_model_folders_are_refused_in_words_and_nothing_is_written(voice, exports, tmp_path, capsys, side, make,
                                                                       message):
     """Each side's folder is checked as typed, before anything loads: a typo is said not to exist (not to have
@@ -224,11 +240,14 @@ def test_bad_model_folders_are_refused_in_words_and_nothing_is_written(voice, ex
     folder = make(tmp_path, exports)
     inputs = _files(tmp_path / "inputs")
     out = tmp_path / "takes" / "a.wav"
-    other = ["--model", str(exports[0])] if side == "--compare-model" else ["--compare-model", str(exports[1])]
-    assert main(["preview", str(voice.project), "--text", "Hi.", side, str(folder), *other, "--out", str(out),
+    other = [arg.format(*exports) for arg in OTHER_SIDE[side]]
+    flag = "--compare-model" if side == "beside the checkpoint" else side
+    assert main(["preview", str(voice.project), "--text", "Hi.", flag, str(folder), *other, "--out", str(out),
                  "--max-new-tokens", "8", "--device", "cpu"]) == 2
     said = capsys.readouterr().err
     assert message.format(folder=folder) in said and "Traceback" not in said and "not there any more" not in said
+    if make is SAME_FOLDER[0]:
+        assert said.startswith(f"alltalk-gui: {side} names")
     assert not (tmp_path / "takes").exists() and _files(tmp_path / "inputs") == inputs
 
 
