@@ -5,14 +5,13 @@ project's lock, and refuses what it cannot do without deleting anything."""
 from __future__ import annotations
 
 import os
-import shutil
 
 import pytest
 
 from alltalk_gui.cli import main
 from alltalk_gui.core.project.lock import ProjectLock
 from alltalk_gui.core.training.checkpoints import list_checkpoints
-from tests.core.voice.test_preview_checkpoints import _with_eval_losses
+from tests.core.voice.test_run_space import two_runs
 from tests.trained_voice import trained_voice
 
 
@@ -23,9 +22,7 @@ def voice(tmp_path_factory):
 
 @pytest.fixture
 def project(voice, tmp_path):
-    project = _with_eval_losses(voice, tmp_path, {2: 1.0, 4: 2.0})
-    shutil.copytree(project / "runs" / "run1", project / "runs" / "run2")
-    return project
+    return two_runs(voice, tmp_path)
 
 
 def _files(project):

@@ -5,7 +5,6 @@ run being trained left alone, a read-only project refused, and the Train page's 
 from __future__ import annotations
 
 import os
-import shutil
 
 import pytest
 
@@ -13,7 +12,7 @@ from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.project.lock import RunLock
 from alltalk_gui.core.training.checkpoints import list_checkpoints
 from alltalk_gui.gui.train.free_space_dialog import FreeSpaceDialog
-from tests.core.voice.test_preview_checkpoints import _with_eval_losses
+from tests.core.voice.test_run_space import two_runs
 from tests.trained_voice import trained_voice
 
 
@@ -24,9 +23,7 @@ def voice(tmp_path_factory):
 
 @pytest.fixture
 def project(voice, tmp_path):
-    root = _with_eval_losses(voice, tmp_path, {2: 1.0, 4: 2.0})
-    shutil.copytree(root / "runs" / "run1", root / "runs" / "run2")
-    return VoiceProject.open(root)
+    return VoiceProject.open(two_runs(voice, tmp_path))
 
 
 def _dialog(qtbot, project, **kwargs) -> FreeSpaceDialog:

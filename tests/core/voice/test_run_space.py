@@ -24,7 +24,7 @@ def voice(tmp_path_factory):
     return trained_voice(tmp_path_factory)
 
 
-def _two_runs(voice, tmp_path):
+def two_runs(voice, tmp_path):
     """A copy of the trained project whose run1's earlier checkpoint is its best, plus a copy of that run."""
     project = _with_eval_losses(voice, tmp_path, {2: 1.0, 4: 2.0})
     shutil.copytree(project / "runs" / "run1", project / "runs" / "run2")
@@ -36,7 +36,7 @@ def _snapshot(project):
 
 
 def test_each_run_is_listed_with_its_size_and_the_checkpoint_preview_uses(voice, tmp_path):
-    project = _two_runs(voice, tmp_path)
+    project = two_runs(voice, tmp_path)
     runs = {run.name: run for run in runs_on_disk(project)}
     assert set(runs) == {"run1", "run2"}
     run = runs["run1"]
@@ -47,7 +47,7 @@ def test_each_run_is_listed_with_its_size_and_the_checkpoint_preview_uses(voice,
 
 
 def test_keeping_the_best_deletes_the_others_and_preview_still_finds_it(voice, tmp_path):
-    project = _two_runs(voice, tmp_path)
+    project = two_runs(voice, tmp_path)
     before = tree_bytes(project)
     kept, freed = keep_only_best(project, "run1")
     assert kept.step == 2 and (kept.path / KEEP_MARK).is_file() and not freed.problems
@@ -61,7 +61,7 @@ def test_keeping_the_best_deletes_the_others_and_preview_still_finds_it(voice, t
 
 
 def test_deleting_a_run_removes_it_all_and_nothing_else(voice, tmp_path):
-    project = _two_runs(voice, tmp_path)
+    project = two_runs(voice, tmp_path)
     size = tree_bytes(project / "runs" / "run2")
     others = [entry for entry in _snapshot(project) if not entry[0].startswith("runs/run2/")]
     freed = delete_run(project, "run2")
@@ -70,7 +70,7 @@ def test_deleting_a_run_removes_it_all_and_nothing_else(voice, tmp_path):
 
 
 def test_a_plan_is_checked_whole_before_anything_is_deleted(voice, tmp_path):
-    project = _two_runs(voice, tmp_path)
+    project = two_runs(voice, tmp_path)
     before = _snapshot(project)
     with pytest.raises(ProjectError, match="no run 'nope'.*Runs: run1, run2"):
         plan_freeing(project, delete=["run2", "nope"])
@@ -87,7 +87,7 @@ def test_a_plan_is_checked_whole_before_anything_is_deleted(voice, tmp_path):
 
 
 def test_the_run_that_is_training_is_refused(voice, tmp_path):
-    project = _two_runs(voice, tmp_path)
+    project = two_runs(voice, tmp_path)
     lock = RunLock.hold(project, os.getpid(), "run2")  # a live process trains run2
     before = _snapshot(project)
     try:
@@ -104,7 +104,7 @@ def test_the_run_that_is_training_is_refused(voice, tmp_path):
 
 
 def test_links_are_never_followed(voice, tmp_path):
-    project = _two_runs(voice, tmp_path)
+    project = two_runs(voice, tmp_path)
     outside = tmp_path / "elsewhere"
     shutil.copytree(project / "runs" / "run2", outside)
     (project / "runs" / "away").symlink_to(outside, target_is_directory=True)
@@ -119,7 +119,7 @@ def test_links_are_never_followed(voice, tmp_path):
 
 
 def test_an_interrupted_delete_is_hidden_and_finished_by_the_next(voice, tmp_path):
-    project = _two_runs(voice, tmp_path)
+    project = two_runs(voice, tmp_path)
     half = project / "runs" / f"{DELETING}run2-0badc0de"
     os.replace(project / "runs" / "run2", half)  # what a delete leaves when the app dies right after its rename
     assert {c.run for c in list_checkpoints(project)} == {"run1"}
@@ -134,7 +134,7 @@ def test_a_run_holding_an_open_file_is_not_deleted_and_says_so(voice, tmp_path, 
     from alltalk_gui.core import folders
     from tests.held_file import holdable
 
-    project = _two_runs(voice, tmp_path)
+    project = two_runs(voice, tmp_path)
     before = _snapshot(project)
     monkeypatch.setattr(folders, "RETRY_DELAYS_S", (0.0, 0.0))
     hold = holdable(project / "runs" / "run2")
