@@ -21,3 +21,12 @@ def test_coqui_gpt_configs_build_without_the_placeholder_token_id_warning(tiny):
     assert done.returncode == 0, done.stderr
     assert "bos_token_id must be" not in done.stderr and "eos_token_id must be" not in done.stderr
     assert "pad_token_id must be" in done.stderr
+
+
+def test_making_the_tiny_test_model_prints_no_placeholder_token_id_warning(tmp_path):
+    """``alltalk-gui make-test-model --engine xtts`` builds coqui's Xtts without the GPT module: it printed the
+    remark twice."""
+    done = subprocess.run([sys.executable, "-m", "alltalk_gui", "make-test-model", str(tmp_path / "tiny"), "--engine",
+                           "xtts"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "token_id must be" not in done.stderr

@@ -119,6 +119,7 @@ def build_tiny_xtts(folder: str | os.PathLike[str], seed: int = 0) -> Path:
     from TTS.tts.layers.xtts.dvae import DiscreteVAE
     from TTS.tts.models.xtts import Xtts
 
+    from alltalk_gui.core.engines.xtts import gpt  # noqa: F401 (drops transformers' remark on coqui's GPT-2 ids)
     from alltalk_gui.core.engines.xtts.files import load_tokenizer
 
     folder = Path(folder)
