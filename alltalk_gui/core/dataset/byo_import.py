@@ -118,6 +118,8 @@ def find_dataset(folder: str | os.PathLike[str]) -> tuple[str, Path]:
     root = Path(folder).expanduser()
     if root.is_file() and root.suffix.lower() in byo_parquet.TABLE_SUFFIXES:
         return "parquet", root
+    if not root.exists():
+        raise DatasetImportError(f"There is no folder or file {root}: check the path.")
     if not root.is_dir():
         raise DatasetImportError(f"{root} is not a folder, a .parquet file or an .arrow file.")
     level = [root]

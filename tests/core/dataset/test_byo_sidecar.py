@@ -95,6 +95,15 @@ def test_a_folder_of_audio_without_any_text_is_no_dataset(tmp_path):
         find_dataset(tmp_path / "clips")
 
 
+def test_a_path_that_does_not_exist_is_said_so(tmp_path):
+    """A typo in the path: "no folder or file", not "is not a folder, a .parquet file or an .arrow file"."""
+    with pytest.raises(DatasetImportError, match=r"There is no folder or file .*Datset: check the path\."):
+        find_dataset(tmp_path / "Datset")
+    (tmp_path / "notes.txt").write_text("a file", encoding="utf-8")
+    with pytest.raises(DatasetImportError, match=r"is not a folder, a \.parquet file or an \.arrow file"):
+        find_dataset(tmp_path / "notes.txt")
+
+
 def test_a_metadata_file_wins_over_texts_beside_the_audio(tmp_path):
     data = tmp_path / "lj"
     audio(data / "wavs" / "a.wav")
