@@ -95,6 +95,7 @@ class TakeView(QFrame):
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
+        self.plot.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # nothing to do in it by keyboard: no invisible Tab stop
         self.plot.hideAxis("left")
         self.plot.hideAxis("bottom")
         # Scaled to the take's own peak (the level is in the label): a quiet take still shows its shape.

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
@@ -29,12 +31,26 @@ class JudgeTable(QWidget):
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        # Keyboard: Tab leaves the table (it walked every cell and each row's play buttons, so Generate, Compare
+        # and Export were out of reach); the arrows move between steps, the row shown chosen; Enter or Space plays
+        # the current step's first judged sentence, 1-9 its sentence of that number. The rows' play buttons are for
+        # the mouse only (as the import table's).
+        self.table.setTabKeyNavigation(False)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        keys = [(key, 0) for key in (Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter)]
+        keys += [(Qt.Key.Key_1 + i, i) for i in range(9)]
+        self.table.setToolTip("↑ ↓ choose a step; Enter or Space plays its first judged sentence, 1 to 9 the "
+                              "sentence of that number")
+        for key, sentence in keys:
+            QShortcut(QKeySequence(key), self.table, lambda s=sentence: self.play_current(s),
+                      context=Qt.ShortcutContext.WidgetShortcut)
         header = self.table.horizontalHeader()
         for i in range(len(COLUMNS) - 1):
             header.setSectionResizeMode(i, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         self.buttons: dict[str, QPushButton] = {}  # wav path -> its play button
+        self.row_wavs: list[list[Path]] = []  # each row's judged sentences, in order
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title)
@@ -50,6 +66,7 @@ class JudgeTable(QWidget):
         self.player.stop()
         self.table.setRowCount(0)
         self.buttons = {}
+        self.row_wavs = []
         why = unavailable_reason()
         scores = read_scores(run_dir) if run_dir is not None else []
         if why and not scores:
@@ -85,6 +102,7 @@ class JudgeTable(QWidget):
                     item.setFont(font)
                 self.table.setItem(row, column, item)
             self.table.setCellWidget(row, len(COLUMNS) - 1, self._players(step))
+            self.row_wavs.append([step.wav(i) for i in range(len(step.sentences))])
         self.table.resizeRowsToContents()
         rows = sum(self.table.rowHeight(r) for r in range(self.table.rowCount()))
         self.table.setFixedHeight(min(170, rows + self.table.horizontalHeader().height() + 4))
@@ -99,11 +117,19 @@ class JudgeTable(QWidget):
             button.setToolTip(f"“{sentence.text}” — heard: “{sentence.verdict.transcript or ''}”; "
                               + "; ".join(f"{k}: {v}" for k, v in sentence.verdict.readings().items()))
             button.setEnabled(path.is_file())
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             button.clicked.connect(lambda _=False, p=path: self.player.toggle(p))
             self.buttons[str(path)] = button
             row.addWidget(button)
         row.addStretch(1)
         return box
+
+    def play_current(self, sentence: int = 0) -> None:
+        """Play (or stop) judged sentence ``sentence`` of the current row, when there is one to play."""
+        row = self.table.currentRow()
+        wavs = self.row_wavs[row] if 0 <= row < len(self.row_wavs) else []
+        if sentence < len(wavs) and wavs[sentence].is_file():
+            self.player.toggle(wavs[sentence])
 
     def _playing(self, path: str) -> None:
         for wav, button in self.buttons.items():

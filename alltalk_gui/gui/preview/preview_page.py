@@ -165,6 +165,9 @@ class PreviewPage(QWidget):
         self.rows_layout.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        # No Tab stop of its own (an invisible one): Tab reaches the takes' play buttons, and the list scrolls to
+        # the one that has the focus.
+        scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # the takes share the width
         scroll.setWidget(self.rows_box)
         self.export_panel = ExportPanel()
@@ -187,6 +190,7 @@ class PreviewPage(QWidget):
         self.page_scroll = QScrollArea()
         self.page_scroll.setWidgetResizable(True)
         self.page_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.page_scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # as the takes' list: it follows the focus
         self.page_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.page_scroll.setWidget(content)
         self.page_scroll.setMinimumWidth(content.minimumSizeHint().width()
@@ -528,6 +532,16 @@ class PreviewPage(QWidget):
         self.rows.insert(0, row)
         self.placeholder.hide()
         self.rows_layout.insertWidget(0, row)  # newest on top
+        self._order_tabs()
+
+    def _order_tabs(self) -> None:
+        """Tab goes from the buttons to the takes' play buttons as they are shown (newest first, left to right),
+        then to the export form: rows made after the page would otherwise come last, after the export."""
+        previous: QWidget = self.compare_box
+        for row in self.rows:
+            for take in row.takes:
+                QWidget.setTabOrder(previous, take.play_button)
+                previous = take.play_button
 
     def _on_failed(self, traceback_text: str) -> None:
         self.progress.hide()
