@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QAbstractButton, QApplication, QScrollArea, QWidget
+from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QScrollArea, QWidget
 
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.voice.judge.judge import Verdict
@@ -138,3 +138,48 @@ def test_arrows_choose_a_step_and_enter_or_a_number_plays_its_sentence(page, qtb
     assert judge.player.current == str(judge.row_wavs[1][0])
     qtbot.keyClick(table, Qt.Key.Key_Space)  # again: stops
     assert judge.player.current == ""
+
+
+@pytest.fixture
+def dark(qapp):
+    """The app in the dark look (gui/style.build_palette(dark=True)) for one test."""
+    from alltalk_gui.gui.style import build_palette
+
+    before = qapp.palette()
+    qapp.setPalette(build_palette(dark=True))
+    yield
+    qapp.setPalette(before)
+
+
+LIGHT_ONLY = ("#c62828", "#b26a00", "#b36b00", "#2e7d32", "#1565c0", "#757575", "#ef6c00", "palette(mid)")
+
+
+def test_in_the_dark_look_the_page_writes_the_dark_looks_colours(dark, qtbot, judged):
+    page = PreviewPage()
+    qtbot.addWidget(page)
+    page.set_project(VoiceProject.open(judged))
+    dark_colours = status_colours.DARK
+    texts = {"judge": page.judge_table.title.text()}
+    assert "Over-training" in texts["judge"] and dark_colours[status_colours.WARNING] in texts["judge"]
+    page.export_panel.show_error("The folder cannot be written.")
+    texts["export error"] = page.export_panel.result.text()
+    assert dark_colours[status_colours.PROBLEM] in texts["export error"]
+    page._on_failed("Traceback (most recent call last):\nValueError: the text has characters it cannot say\n")
+    texts["failure"] = page.message.text()
+    assert dark_colours[status_colours.PROBLEM] in texts["failure"]
+    row = page.rows[0]
+    texts["sentence"] = row.findChild(QLabel).text()
+    assert dark_colours[status_colours.QUIET] in texts["sentence"]
+    texts["placeholder"] = page.placeholder.styleSheet()
+    for where, text in texts.items():
+        assert not any(light in text for light in LIGHT_ONLY), (where, text)
+    take = row.takes[0]
+    assert take.curve.opts["pen"].color().name() == dark_colours[status_colours.QUIET]  # the base take's waveform
+    # Back to the light look: the waveform follows at once, text written from then on is the light look's.
+    from alltalk_gui.gui.style import build_palette
+
+    QApplication.instance().setPalette(build_palette(dark=False))
+    QApplication.processEvents()
+    assert take.curve.opts["pen"].color().name() == status_colours.LIGHT[status_colours.QUIET]
+    page.export_panel.show_error("x")
+    assert status_colours.LIGHT[status_colours.PROBLEM] in page.export_panel.result.text()

@@ -10,18 +10,20 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 import soundfile as sf
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
     QFrame, QHBoxLayout, QLabel, QSizePolicy, QStyle, QToolButton, QVBoxLayout, QWidget,
 )
 
 from alltalk_gui.core.voice.preview import MODEL_LABEL, PreviewResult
+from alltalk_gui.gui.common.status_colours import GOOD, NOTE, QUIET, WARNING, colour as status_colour, span
 from alltalk_gui.gui.preview.model_folder_choice import folder_names
 
 WAVE_POINTS = 600   # min/max pairs drawn: enough for a sharp outline, cheap to draw
 WAVE_HEIGHT = 64
-COLOURS = {"base": "#757575", "fine-tuned": "#2e7d32", "model": "#1565c0"}  # by the take's label
-SECOND_COLOUR = "#ef6c00"  # the right take of a pair of one kind (two folders, two checkpoints): told apart at a glance
+# The waveform's colour by the take's label, as a meaning of status_colours (the light and the dark look's).
+COLOURS = {"base": QUIET, "fine-tuned": GOOD, "model": NOTE}
+SECOND_COLOUR = WARNING  # the right take of a pair of one kind (two folders, two checkpoints): told apart at a glance
 
 
 def envelope(samples: np.ndarray, points: int = WAVE_POINTS) -> tuple[np.ndarray, np.ndarray]:
@@ -61,12 +63,13 @@ def peak_text(peak: float) -> str:
 
 
 class TakeView(QFrame):
-    """One take: label, play button, waveform, WER. ``play_requested`` carries the wav path."""
+    """One take: label, play button, waveform, WER. ``play_requested`` carries the wav path; ``kind``: the
+    waveform's colour as a meaning of :mod:`~alltalk_gui.gui.common.status_colours` (default: by the label)."""
 
     play_requested = Signal(str)
 
     def __init__(self, result: PreviewResult, parent: QWidget | None = None, title: str = "",
-                 colour: str = "") -> None:
+                 kind: str = "") -> None:
         super().__init__(parent)
         self.result = result
         self.setObjectName("take")
@@ -101,8 +104,8 @@ class TakeView(QFrame):
         # Scaled to the take's own peak (the level is in the label): a quiet take still shows its shape.
         self.plot.setYRange(-max(peak, 1e-4), max(peak, 1e-4), padding=0.05)
         x, y = envelope(samples)
-        self.colour = colour or COLOURS.get(result.label, "#1565c0")
-        self.plot.plot(x, y, pen=pg.mkPen(self.colour, width=1))
+        self.kind = kind or COLOURS.get(result.label, NOTE)
+        self.curve = self.plot.plot(x, y, pen=pg.mkPen(self.colour, width=1))
         self.plot.setXRange(0, max(samples.size, 1), padding=0)
 
         self.info.setWordWrap(True)
@@ -122,6 +125,16 @@ class TakeView(QFrame):
         layout.addWidget(self.plot)
         layout.addWidget(self.wer_label)
 
+    @property
+    def colour(self) -> str:
+        """The waveform's colour on the palette in use."""
+        return status_colour(self.kind, self)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "curve"):  # light/dark: the dark look's
+            self.curve.setPen(pg.mkPen(self.colour, width=1))
+
     def set_playing(self, playing: bool) -> None:
         icon = QStyle.StandardPixmap.SP_MediaStop if playing else QStyle.StandardPixmap.SP_MediaPlay
         self.play_button.setIcon(self.style().standardIcon(icon))
@@ -136,11 +149,12 @@ class AbRow(QFrame):
         super().__init__(parent)
         self.setObjectName("abRow")
         self.results = results
-        text = QLabel(f"“{results[0].text}” <span style='color:palette(mid)'>({results[0].language})</span>")
+        # The quiet grey of the palette in use (palette(mid), the frames' grey, read at 1.7-1.8:1 on either look)
+        text = QLabel(f"“{escape(results[0].text, quote=False)}” {span(QUIET, f'({results[0].language})', self)}")
         text.setTextFormat(Qt.TextFormat.RichText)
         text.setWordWrap(True)
         one_kind = len(results) == 2 and results[0].label == results[1].label
-        self.takes = [TakeView(r, title=title, colour=SECOND_COLOUR if one_kind and i == 1 else "")
+        self.takes = [TakeView(r, title=title, kind=SECOND_COLOUR if one_kind and i == 1 else "")
                       for i, (r, title) in enumerate(zip(results, take_titles(results)))]
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)

@@ -27,9 +27,9 @@ from PySide6.QtWidgets import (
 from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, Engine, get_engine
 from alltalk_gui.core.voice.export import ExportError, ExportOptions, ExportResult, export_destination
 from alltalk_gui.gui import settings
+from alltalk_gui.gui.common.status_colours import GOOD, PROBLEM, WARNING, span
 
 ALLTALK_SETTING = "export/alltalk_root"  # the AllTalk folder chosen for the formats AllTalk loads (QSettings)
-WARN, RED, GREEN = "#b26a00", "#c62828", "#2e7d32"
 
 
 
@@ -158,12 +158,12 @@ class ExportPanel(QGroupBox):
         self.progress.setFormat(f"{what} (%p%)")
 
     def show_result(self, result: ExportResult) -> None:
-        notes = "".join(f"<br><span style='color:{WARN}'>{w}</span>" for w in result.warnings)
-        self.result.setText(f"<span style='color:{GREEN}'>Exported to <b>{result.folder}</b></span> "
+        notes = "".join(f"<br>{span(WARNING, w, self)}" for w in result.warnings)
+        self.result.setText(f"{span(GOOD, f'Exported to <b>{result.folder}</b>', self)} "
                             f"(weights {result.model_bytes / 1e6:.1f} MB, {len(result.files)} files){notes}")
 
     def show_error(self, message: str) -> None:
-        self.result.setText(f"<span style='color:{RED}'>{message}</span>")
+        self.result.setText(span(PROBLEM, message, self))
 
     # -- the folder -------------------------------------------------------------------------------------------
     def _is_alltalk(self) -> bool:
@@ -209,11 +209,11 @@ class ExportPanel(QGroupBox):
         self.button.setEnabled(destination is not None and not self._busy)
         if destination is None:
             self.result.setText("" if not self.folder.text().strip() else
-                                f"<span style='color:{RED}'>Type a name for the voice's folder.</span>")
+                                span(PROBLEM, "Type a name for the voice's folder.", self))
             return
         text = f"Exports to <b>{destination.folder}</b>"
         if destination.warning:
-            text += f"<br><span style='color:{WARN}'>{destination.warning}</span>"
+            text += f"<br>{span(WARNING, destination.warning, self)}"
         self.result.setText(text)
 
     def _update_training_files(self) -> None:

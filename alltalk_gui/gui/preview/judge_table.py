@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLab
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from alltalk_gui.gui.common.audio_player import AudioPlayer
+from alltalk_gui.gui.common.status_colours import WARNING, span
 
 COLUMNS = ("Step", "Likeness", "WER", "MOS", "Length", "Judged sentences")
 
@@ -84,7 +85,7 @@ class JudgeTable(QWidget):
         text = ("<b>Checkpoint judge</b>: the scores of each judged step; ★ marks its choice (see Best above)"
                 if picked else "<b>Checkpoint judge</b>: only the base model was scored so far")
         if warning:
-            text += f"<br><span style='color:#b36b00'>{warning}</span>"
+            text += f"<br>{span(WARNING, warning, self)}"
         self.title.setText(text)
         self.table.show()
         measure = next((s.measure for s in scores if s.error_rate is not None), "wer")

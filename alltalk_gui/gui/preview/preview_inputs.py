@@ -38,6 +38,7 @@ from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, Engine, EngineErr
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.training.checkpoints import CheckpointError, CheckpointInfo, list_checkpoints, resolve_checkpoint
 from alltalk_gui.core.voice.preview import Voice, default_sentences
+from alltalk_gui.gui.common.status_colours import PROBLEM, span
 from alltalk_gui.gui.preview.model_folder_choice import ModelFolderChoice
 from alltalk_gui.gui.preview.reference_picker import ReferencePicker
 
@@ -46,7 +47,6 @@ NOTE = ("<small>Best = the checkpoint judge's choice (likeness to the speaker, c
         "eval loss while the judge has not scored the run. Listen, and compare with the latest checkpoint.</small>")
 FOLDER_ITEM = "\x00model folder"         # the list's data for the model folder (a checkpoint's is its path)
 CHOOSE_ITEM = "\x00choose model folder"  # "A model folder…": asks for one
-RED = "#c62828"
 
 
 def engine_title(name: str) -> str:
@@ -288,7 +288,7 @@ class PreviewInputs(QWidget):
         if choice.checking is not None:
             note = f"<small>Checking the model folder {escape(str(choice.checking))}…</small><br>{note}"
         elif choice.message:
-            note = f"<span style='color:{RED}'>{escape(choice.message)}</span><br>{note}"
+            note = f"{span(PROBLEM, escape(choice.message), self)}<br>{note}"
         self.checkpoint_note.setText(note)
 
     def _ordered(self, checkpoints: list[CheckpointInfo]) -> list[CheckpointInfo]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox, QHBoxLayout, QLabel, QProgressBar, QPushButton, QScrollArea, QVBoxLayout, QWidget,
 )
@@ -41,13 +41,14 @@ from alltalk_gui.gui.preview.preview_worker import (PreviewRequest, PreviewSessi
                                                     release_worker)
 from alltalk_gui.gui.preview.ab_row import AbRow
 from alltalk_gui.gui.common.audio_player import AudioPlayer
+from alltalk_gui.gui.common.status_colours import PROBLEM, QUIET, colour, span
 from alltalk_gui.gui.preview.export_panel import ExportPanel
 from alltalk_gui.gui.preview.generation_panel import GenerationPanel
 from alltalk_gui.gui.preview.judge_table import JudgeTable
 from alltalk_gui.gui.preview.model_folder_choice import (
     COMPARE_KEY, ModelFolderChoice, folder_names, remember_preview, remembered_preview,
 )
-from alltalk_gui.gui.preview.preview_inputs import CHOOSE_ITEM, FOLDER_ITEM, RED, PreviewInputs
+from alltalk_gui.gui.preview.preview_inputs import CHOOSE_ITEM, FOLDER_ITEM, PreviewInputs
 from alltalk_gui.gui.preview.remembered_generation import ADVANCED, remember, remembered
 from alltalk_gui.gui.preview.take_time import gpu_present
 from alltalk_gui.gui.common.workers import Worker
@@ -160,7 +161,7 @@ class PreviewPage(QWidget):
                                   "folder.")
         self.placeholder.setWordWrap(True)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.placeholder.setStyleSheet("color: palette(mid);")
+        self._colour_placeholder()
         self.rows_layout.addWidget(self.placeholder)
         self.rows_layout.addStretch(1)
         scroll = QScrollArea()
@@ -198,6 +199,15 @@ class PreviewPage(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(self.page_scroll)
+
+    def _colour_placeholder(self) -> None:
+        # The quiet grey of the palette in use (palette(mid), the frames' grey, read at 1.7-1.8:1 on either look).
+        self.placeholder.setStyleSheet(f"color: {colour(QUIET, self)};")
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "placeholder"):  # light/dark switch
+            self._colour_placeholder()
 
     # -- project --------------------------------------------------------------------------------------------
     def set_project(self, project: VoiceProject | None) -> None:
@@ -426,7 +436,7 @@ class PreviewPage(QWidget):
         if choice.checking is not None:
             note = f"Checking the model folder {escape(str(choice.checking))} to compare with…"
         elif choice.message:
-            note = f"<span style='color:{RED}'>{escape(choice.message)}</span>"
+            note = span(PROBLEM, escape(choice.message), self)
         elif self.compare_box.currentData() == COMPARE_FOLDER_ITEM and choice.folder is not None:
             note = f"Compared with {escape(str(choice.folder))}: {escape(choice.description)}"
         self.compare_note.setText(f"<small>{note}</small>" if note else "")
@@ -548,7 +558,7 @@ class PreviewPage(QWidget):
         for choice in (self.inputs.model_folder, self.compare_folder):
             if choice.folder is not None and not choice.folder.is_dir():  # it went while the page was open
                 choice.set_project(self.project, choice.engine)  # no longer offered; said so
-        self.message.setText(f"<span style='color:#c62828'>{error_text(traceback_text)}</span>")
+        self.message.setText(span(PROBLEM, error_text(traceback_text), self))
         self._update_buttons()
         self._released_if_asked()
 
