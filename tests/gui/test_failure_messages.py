@@ -67,3 +67,45 @@ def test_a_failed_import_is_listed_in_one_plain_line(qtbot, tmp_path):
     item = page.rejected_list.item(page.rejected_list.count() - 1).text()
     assert "Permission denied" in item and "Traceback" not in item and 'File "' not in item
     assert "kept" in item  # what the user still has
+
+
+def test_the_preview_page_says_an_expected_error_in_words_and_shows_a_bug_with_its_report(qtbot, tmp_path, shown,
+                                                                                          caplog):
+    from alltalk_gui.core.voice.preview import PreviewError
+    from alltalk_gui.gui.preview.preview_page import PreviewPage
+
+    page = PreviewPage()
+    qtbot.addWidget(page)
+    page.set_project(VoiceProject.create(tmp_path / "voice"))
+    page._on_failed(_traceback(PreviewError("The model's vocabulary does not know 'þ'.")))
+    assert "The model's vocabulary does not know 'þ'." in page.message.text() and not shown  # no box for it
+    assert "Traceback" not in page.message.text() and "PreviewError" not in page.message.text()
+
+    trace = _traceback(KeyError("gpt.weight"))  # a bug: one plain line, the report under Show Details
+    with caplog.at_level(logging.ERROR, logger="alltalk_gui"):
+        page._on_failed(trace)
+    [box] = shown
+    assert box.windowTitle() == "The take was not made" and "'gpt.weight'" in box.text()
+    assert 'File "' not in box.text() and box.detailedText() == trace and trace.strip() in caplog.text
+    assert 'File "' not in page.message.text() and "gpt.weight" in page.message.text()
+
+    page._export_failed(_traceback(ZeroDivisionError("division by zero")))
+    assert len(shown) == 2 and shown[1].windowTitle() == "The voice was not exported"
+    assert "division by zero" in page.export_panel.result.text() and 'File "' not in page.export_panel.result.text()
+    page._export_failed(_traceback(OSError(28, "No space left on device")))  # the user's to act on: in words only
+    assert len(shown) == 2 and "No space left on device" in page.export_panel.result.text()
+
+
+def test_freeing_disk_space_says_the_errors_message_and_logs_its_traceback(qtbot, tmp_path, caplog):
+    from alltalk_gui.gui.train.free_space_dialog import FreeSpaceDialog
+
+    dialog = FreeSpaceDialog(VoiceProject.create(tmp_path / "voice"))
+    qtbot.addWidget(dialog)
+    trace = _traceback(PermissionError(13, "Permission denied", "/runs/run1/checkpoint_4"))
+    with caplog.at_level(logging.ERROR, logger="alltalk_gui"):
+        dialog._failed(trace)
+    assert dialog.status.text() == ("Could not free the space: [Errno 13] Permission denied: "
+                                    "'/runs/run1/checkpoint_4'")
+    assert trace.strip() in caplog.text  # the log file keeps where it came from
+    dialog._failed("Traceback (most recent call last):\n  File \"x.py\", line 1\nKeyboardInterrupt\n")
+    assert dialog.status.text() == "Could not free the space: KeyboardInterrupt"

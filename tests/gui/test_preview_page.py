@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from alltalk_gui.core.project.folder import VoiceProject
-from alltalk_gui.gui.preview.preview_page import PreviewPage, error_text
+from alltalk_gui.gui.preview.preview_page import PreviewPage
 from tests.trained_voice import trained_voice, whisper_tiny_en
 
 GENERATION_TIMEOUT_MS = 240_000  # the CPU is shared in CI; a tiny take is a few seconds on an idle machine
@@ -206,12 +206,6 @@ def test_without_checkpoints_the_page_says_train_first(qtbot, tmp_path):
     assert page.checkpoint_box.count() == 1 and page.checkpoint_box.itemText(0) == "A model folder…"
     assert not page.generate_button.isEnabled() and page.inputs.voice() is None
     assert "No training checkpoint yet" in page.message.text() and not page.export_panel.isEnabled()
-
-
-def test_error_text_keeps_only_the_message():
-    tb = ("Traceback (most recent call last):\n  File \"x.py\", line 1\n"
-          "alltalk_gui.core.voice.export.ExportError: /x/voice already exists and is not empty.\n")
-    assert error_text(tb) == "/x/voice already exists and is not empty."
 
 
 def test_page_is_step_4_and_opening_it_loads_no_torch():

@@ -31,16 +31,19 @@ from PySide6.QtWidgets import (
 )
 
 from alltalk_gui.core.engine_api.engine import EngineError, ReferenceKind, get_engine
-from alltalk_gui.core.training.checkpoints import CheckpointInfo
+from alltalk_gui.core.training.checkpoints import CheckpointError, CheckpointInfo
+from alltalk_gui.core.voice.export import ExportError
+from alltalk_gui.core.voice.references import ReferenceClipError
 from alltalk_gui.core import app_settings
 from alltalk_gui.core.voice.preview import (
-    GenerationSettings, PreviewResult, Voice, affordable_on_cpu, load_previews,
+    GenerationSettings, PreviewError, PreviewResult, Voice, affordable_on_cpu, load_previews,
 )
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.gui.preview.preview_worker import (PreviewRequest, PreviewSession, export_worker, preview_worker,
                                                     release_worker)
 from alltalk_gui.gui.preview.ab_row import AbRow
 from alltalk_gui.gui.common.audio_player import AudioPlayer
+from alltalk_gui.gui.common.failure import failure_message, log_failure, show_failure
 from alltalk_gui.gui.common.status_colours import PROBLEM, QUIET, colour, span
 from alltalk_gui.gui.preview.export_panel import ExportPanel
 from alltalk_gui.gui.preview.generation_panel import GenerationPanel
@@ -65,11 +68,23 @@ MISSING_TEXT = {
 }
 
 
-def error_text(traceback_text: str) -> str:
-    """The message of the exception at the end of a worker's traceback, without the module path."""
-    last = next((line for line in reversed(traceback_text.strip().splitlines()) if line.strip()), "")
-    kind, sep, message = last.partition(": ")
-    return message if sep and kind.rsplit(".", 1)[-1].endswith("Error") else last
+def expected_failure(traceback_text: str) -> bool:
+    """Whether a worker's traceback ends in an error the page expects and says in words (a model that cannot say
+    the text, a reference clip it cannot read, a folder it cannot write): not a bug to report."""
+    last = next((line.strip() for line in reversed(traceback_text.strip().splitlines()) if line.strip()), "")
+    name = last.partition(": ")[0].rsplit(".", 1)[-1]
+    return name in _EXPECTED
+
+
+def _subclass_names(*classes: type) -> set[str]:
+    names = set()
+    for cls in classes:
+        names |= {cls.__name__} | _subclass_names(*cls.__subclasses__())
+    return names
+
+
+# The page's own errors and the operating system's (a full disk, a folder it may not write): each says what to do.
+_EXPECTED = _subclass_names(PreviewError, ReferenceClipError, EngineError, ExportError, CheckpointError, OSError)
 
 
 def transcription_model() -> str | None:
@@ -558,7 +573,8 @@ class PreviewPage(QWidget):
         for choice in (self.inputs.model_folder, self.compare_folder):
             if choice.folder is not None and not choice.folder.is_dir():  # it went while the page was open
                 choice.set_project(self.project, choice.engine)  # no longer offered; said so
-        self.message.setText(span(PROBLEM, error_text(traceback_text), self))
+        self.message.setText(span(PROBLEM, escape(failure_message(traceback_text), quote=False), self))
+        self._tell_failure("The take was not made", "Speaking the take stopped with an error.", traceback_text)
         self._update_buttons()
         self._released_if_asked()
 
@@ -573,11 +589,26 @@ class PreviewPage(QWidget):
         self.export_job.progress.connect(panel.show_progress)
         self.export_job.finished.connect(lambda result: (panel.set_busy(False), panel.show_result(result),
                                                          self._update_buttons(), self._released_if_asked()))
-        self.export_job.failed.connect(lambda tb: (panel.set_busy(False), panel.show_error(error_text(tb)),
-                                                   self._update_buttons(), self._released_if_asked()))
+        self.export_job.failed.connect(self._export_failed)
         panel.set_busy(True)
         self.export_job.start()
         self._update_buttons()
+
+    def _export_failed(self, traceback_text: str) -> None:
+        self.export_panel.set_busy(False)
+        self.export_panel.show_error(escape(failure_message(traceback_text), quote=False))
+        self._update_buttons()
+        self._released_if_asked()
+        self._tell_failure("The voice was not exported", "The export stopped with an error; the destination folder "
+                           "is as it was.", traceback_text)
+
+    def _tell_failure(self, title: str, what: str, traceback_text: str) -> None:
+        """An error the page expects is said under the buttons (above); any other is a bug: its message in a box,
+        the traceback under Show Details and in the log, as on the other pages."""
+        if expected_failure(traceback_text):
+            log_failure(what, traceback_text)  # said to the user in words; the log keeps where it came from
+        else:
+            show_failure(self, title, what, traceback_text)
 
 
 def _engine_of(checkpoint: CheckpointInfo, default):

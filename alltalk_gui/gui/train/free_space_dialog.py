@@ -24,6 +24,7 @@ from alltalk_gui.core.project.errors import ProjectError
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.voice.run_space import FreePlan, RunSpace, free_space, plan_freeing, runs_on_disk
 from alltalk_gui.gui.common.project_lock import read_only_message
+from alltalk_gui.gui.common.failure import failure_message, log_failure
 from alltalk_gui.gui.common.workers import Worker, run_detached
 
 COLUMNS = ("Run", "Engine", "Last written", "State", "Checkpoints", "Size", "Best only frees")
@@ -214,8 +215,8 @@ class FreeSpaceDialog(QDialog):
 
     def _failed(self, traceback_text: str) -> None:
         self._deleting = False
-        last = traceback_text.strip().splitlines()[-1] if traceback_text.strip() else "unknown error"
-        self.status.setText(f"Could not free the space: {last.split(': ', 1)[-1]}")
+        log_failure("Freeing disk space stopped with an error", traceback_text)
+        self.status.setText(f"Could not free the space: {failure_message(traceback_text)}")
         self.refresh()
 
     def _ended(self, _result: object) -> None:
