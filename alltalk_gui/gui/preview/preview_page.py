@@ -25,9 +25,10 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QEvent, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QEventLoop, Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QHBoxLayout, QLabel, QProgressBar, QPushButton, QScrollArea, QVBoxLayout, QWidget,
+    QComboBox, QHBoxLayout, QLabel, QMessageBox, QProgressBar, QProgressDialog, QPushButton, QScrollArea,
+    QVBoxLayout, QWidget,
 )
 
 from alltalk_gui.core.engine_api.engine import EngineError, ReferenceKind, get_engine
@@ -39,8 +40,8 @@ from alltalk_gui.core.voice.preview import (
     GenerationSettings, PreviewError, PreviewResult, Voice, affordable_on_cpu, load_previews,
 )
 from alltalk_gui.core.project.folder import VoiceProject
-from alltalk_gui.gui.preview.preview_worker import (PreviewRequest, PreviewSession, export_worker, preview_worker,
-                                                    release_worker)
+from alltalk_gui.gui.preview.preview_worker import (TAKE_STOPPED, PreviewRequest, PreviewSession, TakeStopped,
+                                                    export_worker, preview_worker, release_worker)
 from alltalk_gui.gui.preview.ab_row import AbRow
 from alltalk_gui.gui.common.audio_player import AudioPlayer
 from alltalk_gui.gui.common.failure import failure_message, log_failure, show_failure
@@ -84,7 +85,8 @@ def _subclass_names(*classes: type) -> set[str]:
 
 
 # The page's own errors and the operating system's (a full disk, a folder it may not write): each says what to do.
-_EXPECTED = _subclass_names(PreviewError, ReferenceClipError, EngineError, ExportError, CheckpointError, OSError)
+_EXPECTED = _subclass_names(PreviewError, ReferenceClipError, EngineError, ExportError, CheckpointError, OSError,
+                            TakeStopped)
 
 
 def transcription_model() -> str | None:
@@ -106,6 +108,7 @@ class PreviewPage(QWidget):
         self.export_job: Worker | None = None
         self.releaser: Worker | None = None
         self._release_when_idle = False  # a release asked for while a take was being made
+        self._stopping = False  # the window is closing and waits for a job to end
         self.session = PreviewSession()
         self.whisper_model: str | None = None  # None: the transcription step's default model, when on disk
         self.rows: list[AbRow] = []
@@ -492,18 +495,84 @@ class PreviewPage(QWidget):
             self.release_models()
 
     def shutdown(self) -> None:
-        """Wait for a running generation or export (neither can be cut short safely) and stop playback."""
+        """Before the app quits: stop a take being made (at its next step; nothing of it is kept), wait for it and
+        for an export (which cannot be cut short safely), and stop playback. The window asks first
+        (:meth:`confirm_close`), so that by then nothing runs."""
         self.player.stop()
+        if self.worker is not None and self.worker.is_running():
+            self.worker.cancel()
         for worker in (self.worker, self.export_job, self.releaser):
             if worker is not None and worker.is_running():
                 worker.wait(10 * 60 * 1000)
 
     def busy_message(self) -> str | None:
-        """Preview and export jobs do not hold the project open (the window never asked this page before)."""
+        """A take or an export being made blocks a project change (its result would land on the other project's
+        page; the export would go on writing unseen)."""
+        if self.export_job is not None and self.export_job.is_running():
+            return "Wait for the export to finish first."
+        if self.worker is not None and self.worker.is_running():
+            return "Wait for the take being made to finish first."
         return None
 
     def confirm_close(self) -> bool:
+        """Closing during a take asks first; Yes stops it at its next step (the model's synthesis cannot be cut
+        short) and removes what it wrote. An export being written is waited for (a half-written model folder
+        helps nobody). Either wait keeps the window painting and says what it waits for: the GUI thread never
+        waits on torch. The window closed at once before, and the process went on unseen until the take ended."""
+        if self._stopping:  # a second close while the first one waits
+            return False
+        take = self.worker is not None and self.worker.is_running()
+        export = self.export_job is not None and self.export_job.is_running()
+        if take or export:
+            if not self.ask_on_close(take, export):
+                return False
+            if take:
+                self.worker.cancel()
+        self.wait_for_jobs()
+        self.player.stop()
+        self.judge_table.player.stop()
         return True
+
+    def ask_on_close(self, take: bool, export: bool) -> bool:
+        """Whether the window may close, stopping the take / waiting for the export (tests answer it)."""
+        if take and export:  # not both at once today; said all the same
+            text = "A take is being made and a voice exported. Stop the take, let the export finish and close?"
+        elif take:
+            text = ("A take is being made. Stop it and close? The model finishes the sentence it is speaking; "
+                    "nothing of the take is kept.")
+        else:
+            text = ("A voice is being exported. Wait for it to finish, then close? Stopping it halfway would leave "
+                    "no usable model folder.")
+        answer = QMessageBox.question(self, "Still working", text)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def wait_for_jobs(self) -> None:
+        """Wait, with the event loop running (never blocking the GUI thread), for the page's jobs to end: a take
+        that was stopped, an export, a release of the models. A note says what it waits for."""
+        running = [w for w in (self.worker, self.export_job, self.releaser) if w is not None and w.is_running()]
+        if not running:
+            return
+        self._stopping = True
+        what = ("Stopping the take: the model finishes the sentence it is speaking…"
+                if self.worker in running and self.worker.cancel_event.is_set()
+                else "Finishing the export…" if self.export_job in running else "Giving back the models' memory…")
+        note = QProgressDialog(what, "", 0, 0, self)
+        note.setWindowTitle("Closing")
+        note.setCancelButton(None)
+        note.setMinimumDuration(0)
+        note.setWindowModality(Qt.WindowModality.WindowModal)
+        note.show()
+        loop = QEventLoop()
+        for worker in running:
+            worker.finished.connect(loop.quit)
+            worker.failed.connect(loop.quit)
+        while any(w.is_running() for w in running):
+            loop.exec()
+        for worker in running:
+            worker.finished.disconnect(loop.quit)
+            worker.failed.disconnect(loop.quit)
+        note.close()
+        self._stopping = False
 
     def is_busy(self) -> bool:
         return any(w is not None and w.is_running() for w in (self.worker, self.export_job, self.releaser))
@@ -573,8 +642,11 @@ class PreviewPage(QWidget):
         for choice in (self.inputs.model_folder, self.compare_folder):
             if choice.folder is not None and not choice.folder.is_dir():  # it went while the page was open
                 choice.set_project(self.project, choice.engine)  # no longer offered; said so
-        self.message.setText(span(PROBLEM, escape(failure_message(traceback_text), quote=False), self))
-        self._tell_failure("The take was not made", "Speaking the take stopped with an error.", traceback_text)
+        if traceback_text.rstrip().endswith(f"{TakeStopped.__name__}: {TAKE_STOPPED}"):  # asked for: no error
+            self.message.setText(f"{TAKE_STOPPED} Nothing of it was kept.")
+        else:
+            self.message.setText(span(PROBLEM, escape(failure_message(traceback_text), quote=False), self))
+            self._tell_failure("The take was not made", "Speaking the take stopped with an error.", traceback_text)
         self._update_buttons()
         self._released_if_asked()
 

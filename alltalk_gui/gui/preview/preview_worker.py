@@ -11,10 +11,15 @@ the jobs, so opening the app never loads them.
 F5-TTS speaks from a reference clip and its words. The page passes the words as shown (the user may have
 corrected the dataset's transcript) to the preview and, as ``ExportOptions.reference_texts``, to the export;
 the user's own files are never written to.
+
+A take can be stopped (the window closes during it): the job stops at its next step (loading a model, speaking
+the other side of an A/B, listening with Whisper, saving), never inside the model's own synthesis, which cannot be
+interrupted safely, and removes what it had written of the take, so previews/ holds whole takes only.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -52,14 +57,32 @@ class PreviewSession:
     _checker_for: Any = field(default=False, repr=False)  # the whisper_model the checker was made for
 
 
+TAKE_STOPPED = "The take was stopped."
+
+
+class TakeStopped(Exception):
+    """The take was stopped before it was made (``Worker.cancel``); nothing of it was kept."""
+
+
 def preview_worker(session: PreviewSession, request: PreviewRequest, parent: QObject | None = None) -> Worker:
-    """``finished`` carries the list of PreviewResults: [the take] or [compared with, the take]."""
+    """``finished`` carries the list of PreviewResults: [the take] or [compared with, the take]; ``failed`` a
+    traceback ending in :class:`TakeStopped` when the worker was cancelled before the take was made."""
 
     def job(j: _Job) -> list[PreviewResult]:
+        started, before = time.time(), _names(request.out_dir)
+        try:
+            return make_take(j)
+        except BaseException:
+            _remove_new_takes(request.out_dir, before, started)  # a stopped (or failed) take leaves nothing of it
+            raise
+
+    def make_take(j: _Job) -> list[PreviewResult]:
         from alltalk_gui.core.voice.preview import PreviewEngine, check_voices, generate_pair, generate_take
         from alltalk_gui.core.transcription.wer import find_checker
 
         def progress(what: str, fraction: float) -> None:
+            if worker.cancel_event.is_set():  # between two steps of the take: stop here
+                raise TakeStopped(TAKE_STOPPED)
             j.progress.emit(int(fraction * 100), 100, what)
 
         engine = request.engine
@@ -83,9 +106,24 @@ def preview_worker(session: PreviewSession, request: PreviewRequest, parent: QOb
         for result in results:
             if result.wer is None:
                 result.wer_note = session.checker_note or result.wer_note
+        progress("Done", 1.0)  # a stop asked for while the last side was saved: that pair is not kept either
         return results
 
-    return Worker(job, parent)
+    worker = Worker(job, parent)
+    return worker
+
+
+def _names(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir()} if folder.is_dir() else set()
+
+
+def _remove_new_takes(folder: Path, before: set[str], started: float) -> None:
+    """Remove the take files (wav and JSON) this job wrote into ``folder``: those that were not there at its start,
+    named from a time since then (a take's name begins with it; another program's take of another time stays)."""
+    earliest = time.strftime("%Y%m%d-%H%M%S", time.localtime(started - 1))
+    for name in _names(folder) - before:
+        if name.endswith((".wav", ".json")) and name[:15] >= earliest:
+            (folder / name).unlink(missing_ok=True)
 
 
 def release_worker(session: PreviewSession, parent: QObject | None = None) -> Worker:

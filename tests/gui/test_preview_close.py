@@ -1,0 +1,92 @@
+"""Closing the window while the Preview page makes a take: it asks first; No keeps the window open and the take
+goes on; Yes stops the take at its next step (the model's own synthesis cannot be cut short), waits for that
+with the window painting (never blocking the GUI thread on torch), and leaves nothing of the take in previews/.
+Before, the window closed without a word and the process went on unseen until the take ended."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import pytest
+
+from alltalk_gui.core.project.folder import VoiceProject
+from tests.trained_voice import trained_voice, whisper_tiny_en
+
+TIMEOUT_MS = 240_000
+
+
+@pytest.fixture
+def window(qtbot, tmp_path_factory, tmp_path):
+    from alltalk_gui.gui.main_window import MainWindow
+
+    voice = trained_voice(tmp_path_factory)
+    root = tmp_path / "project"
+    shutil.copytree(voice.project, root, ignore=shutil.ignore_patterns("previews"))
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.set_project(VoiceProject.open(root))
+    page = window.preview_page
+    page.whisper_model = whisper_tiny_en()
+    page.generation.set_defaults(page.generation.defaults.with_values({"max_new_tokens": 8}))
+    window.show()
+    yield window
+    page.shutdown()
+    page.release_models()
+    if page.releaser is not None:
+        page.releaser.wait(TIMEOUT_MS)
+
+
+def _files(folder):
+    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+@pytest.mark.timeout(600)
+def test_closing_during_a_take_asks_then_stops_it_and_keeps_nothing_of_it(window, qtbot):
+    page = window.preview_page
+    previews = page.project.previews_dir
+    asked = []
+    page.ask_on_close = lambda take, export: asked.append((take, export)) or len(asked) > 1  # No, then Yes
+    page.text_box.setCurrentText("Hello world.")
+    page.compare_button.click()  # an A/B: the base model, then the checkpoint
+    qtbot.waitUntil(lambda: page.progress.value() >= 30, timeout=TIMEOUT_MS)  # speaking
+    assert page.busy_message() is not None  # another project waits for the take, as for an import
+
+    assert not window.close()  # No: the window stays, the take goes on
+    assert asked == [(True, False)] and window.isVisible() and page.is_busy()
+
+    started = time.monotonic()
+    assert window.close()  # Yes: stopped at its next step, waited for with the event loop running
+    stopped_s = time.monotonic() - started
+    assert asked[-1] == (True, False) and not page.is_busy() and not window.isVisible()
+    assert [f for f in _files(previews) if f.endswith((".wav", ".json", ".tmp"))] == []  # nothing of the take
+    assert "The take was stopped" in page.message.text()
+    print(f"stopped {stopped_s:.1f} s after the close")
+
+
+def test_closing_with_nothing_running_asks_nothing(window):
+    page = window.preview_page
+    page.ask_on_close = lambda take, export: pytest.fail("asked with nothing running")
+    assert page.busy_message() is None and page.confirm_close()
+
+
+@pytest.mark.timeout(600)
+def test_a_pair_stopped_after_its_first_take_was_saved_leaves_neither(window, qtbot):
+    """The stop comes after the first side of an A/B was saved whole: the pair is not kept, half of it neither."""
+    page = window.preview_page
+    previews = page.project.previews_dir
+    before = _files(previews)
+    page.text_box.setCurrentText("Hello.")
+    page.compare_button.click()
+    seen = []
+
+    def second_side(_done, _total, what):
+        seen.append(what)
+        if "fine-tuned" in what:  # the base model's take is saved by now
+            page.worker.cancel()
+
+    page.worker.progress.connect(second_side)
+    qtbot.waitUntil(lambda: not page.is_busy(), timeout=TIMEOUT_MS)
+    assert any("fine-tuned" in what for what in seen)
+    assert _files(previews) == before and not page.rows
+    assert page.message.text() == "The take was stopped. Nothing of it was kept."
