@@ -184,3 +184,10 @@ def test_in_the_dark_look_the_page_writes_the_dark_looks_colours(dark, qtbot, ju
     assert take.curve.opts["pen"].color().name() == status_colours.LIGHT[status_colours.QUIET]
     page.export_panel.show_error("x")
     assert status_colours.LIGHT[status_colours.PROBLEM] in page.export_panel.result.text()
+
+
+def test_at_1024x700_with_the_judges_table_a_whole_take_is_in_view(page, qtbot):
+    """The takes' list got what was left over (about 90 px: no waveform in sight); a row fits in it now."""
+    row = page.rows[0]
+    qtbot.waitUntil(lambda: page.takes_list.viewport().height() > 0)
+    assert page.takes_list.viewport().height() >= row.sizeHint().height()

@@ -61,6 +61,7 @@ from alltalk_gui.gui.common.workers import Worker
 BASE_ITEM = "base"                          # the compare list's data: the base model
 COMPARE_FOLDER_ITEM = "\x00compare folder"  # the folder chosen for the compare side (a checkpoint's: its path)
 COMPARED_WITH = "compare_with"              # project.json: the compare list's entry chosen last, per engine
+TAKES_MIN_HEIGHT = 200                      # px: one A/B row of takes (measured: 189 px with the default font)
 
 MISSING_TEXT = {
     ReferenceKind.CLIP_WITH_WORDS: "{engine} continues the reference clip: type exactly the words said in it.",
@@ -189,6 +190,10 @@ class PreviewPage(QWidget):
         scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # the takes share the width
         scroll.setWidget(self.rows_box)
+        # At least one whole take in view (its sentence, title, level, waveform and WER): at 1024x700 with the
+        # judge's table shown the list got the 90 px left over, the waveforms out of sight; the page scrolls now.
+        scroll.setMinimumHeight(TAKES_MIN_HEIGHT)
+        self.takes_list = scroll
         self.export_panel = ExportPanel()
         self.export_panel.export_requested.connect(self.export)
         self.judge_table = JudgeTable()
