@@ -190,10 +190,7 @@ class PreviewPage(QWidget):
         scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # the takes share the width
         scroll.setWidget(self.rows_box)
-        # At least one whole take in view (its sentence, title, level, waveform and WER): at 1024x700 with the
-        # judge's table shown the list got the 90 px left over, the waveforms out of sight; the page scrolls now.
-        scroll.setMinimumHeight(TAKES_MIN_HEIGHT)
-        self.takes_list = scroll
+        self.takes_list = scroll  # at least one whole take in view once there are takes (_fit_takes_list)
         self.export_panel = ExportPanel()
         self.export_panel.export_requested.connect(self.export)
         self.judge_table = JudgeTable()
@@ -242,6 +239,7 @@ class PreviewPage(QWidget):
             row.deleteLater()
         self.rows = []
         self.placeholder.show()
+        self._fit_takes_list()
         self._defaults_for = ()  # this project's remembered settings are shown again
         if project is not None:
             self.export_panel.set_default_name(project.name)
@@ -632,6 +630,13 @@ class PreviewPage(QWidget):
         self.placeholder.hide()
         self.rows_layout.insertWidget(0, row)  # newest on top
         self._order_tabs()
+        self._fit_takes_list()
+
+    def _fit_takes_list(self) -> None:
+        """One whole take (its sentence, title, level, waveform and WER) in view once there are takes: at 1024x700
+        with the judge's table shown the list got the 90 px left over, the waveforms out of sight; the page scrolls
+        instead. Without takes the placeholder needs little, and the export form stays in view at 1024x600."""
+        self.takes_list.setMinimumHeight(TAKES_MIN_HEIGHT if self.rows else 0)
 
     def _order_tabs(self) -> None:
         """Tab goes from the buttons to the takes' play buttons as they are shown (newest first, left to right),
