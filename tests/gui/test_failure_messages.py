@@ -109,3 +109,28 @@ def test_freeing_disk_space_says_the_errors_message_and_logs_its_traceback(qtbot
     assert trace.strip() in caplog.text  # the log file keeps where it came from
     dialog._failed("Traceback (most recent call last):\n  File \"x.py\", line 1\nKeyboardInterrupt\n")
     assert dialog.status.text() == "Could not free the space: KeyboardInterrupt"
+
+
+def test_a_model_folders_check_that_fails_unexpectedly_says_its_message_and_logs_the_traceback(qtbot, tmp_path,
+                                                                                               monkeypatch, caplog):
+    import alltalk_gui.core.voice.preview as preview
+    from PySide6.QtWidgets import QWidget
+
+    from alltalk_gui.core.engine_api.engine import get_engine
+    from alltalk_gui.gui.preview.model_folder_choice import ModelFolderChoice
+
+    def broken(_engine, _folder, **_kw):
+        raise RuntimeError("safetensors header too large")
+
+    monkeypatch.setattr(preview, "check_model_folder", broken)
+    holder = QWidget()
+    qtbot.addWidget(holder)
+    project = VoiceProject.create(tmp_path / "voice")
+    choice = ModelFolderChoice(holder)
+    choice.set_project(project, get_engine(project.engine))
+    (tmp_path / "mine").mkdir()
+    with caplog.at_level(logging.ERROR, logger="alltalk_gui"):
+        choice._check(tmp_path / "mine", chosen=True)
+        qtbot.waitUntil(lambda: choice.checking is None, timeout=20000)
+    assert choice.message == f"{tmp_path / 'mine'} could not be checked: safetensors header too large"
+    assert "RuntimeError: safetensors header too large" in caplog.text and "Traceback" in caplog.text

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 
 from alltalk_gui.core.engine_api.engine import Engine
 from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.gui.common.failure import failure_message, log_failure
 from alltalk_gui.gui.common.workers import Worker
 from alltalk_gui.gui.preview.remembered_generation import save_quietly
 
@@ -142,10 +143,15 @@ class ModelFolderChoice(QObject):
 
         self.check = Worker(job, self)
         self.check.finished.connect(lambda answer: self._checked(asked, folder, chosen, answer))
-        self.check.failed.connect(lambda trace: self._checked(
-            asked, folder, chosen, ("", trace.strip().splitlines()[-1])))
+        self.check.failed.connect(lambda trace: self._check_failed(asked, folder, chosen, trace))
         self.changed.emit()
         self.check.start()
+
+    def _check_failed(self, asked: int, folder: Path, chosen: bool, trace: str) -> None:
+        """The check stopped with an error nobody expected: its message in words, the traceback in the log (the
+        refusal showed the traceback's last line, the exception's module path and all)."""
+        log_failure(f"Checking the model folder {folder} stopped with an error", trace)
+        self._checked(asked, folder, chosen, ("", f"{folder} could not be checked: {failure_message(trace)}"))
 
     def _checked(self, asked: int, folder: Path, chosen: bool, answer: tuple[str, str]) -> None:
         if asked != self._asked:  # the user chose again, or another project was opened meanwhile
