@@ -90,3 +90,19 @@ def test_a_pair_stopped_after_its_first_take_was_saved_leaves_neither(window, qt
     assert any("fine-tuned" in what for what in seen)
     assert _files(previews) == before and not page.rows
     assert page.message.text() == "The take was stopped. Nothing of it was kept."
+
+
+@pytest.mark.timeout(600)
+def test_closing_during_an_export_asks_then_lets_it_finish_whole(window, qtbot, tmp_path):
+    page = window.preview_page
+    asked = []
+    page.ask_on_close = lambda take, export: asked.append((take, export)) or True
+    panel = page.export_panel
+    panel.folder.setText(str(tmp_path / "alltalk_tts"))
+    target = panel.destination().folder
+    panel.button.click()
+    assert page.is_busy() and page.busy_message() == "Wait for the export to finish first."
+    assert window.close()  # waited for with the event loop running, then closed
+    assert asked == [(False, True)] and not page.is_busy() and not window.isVisible()
+    assert "Exported to" in panel.result.text() and (target / "config.json").is_file()
+    assert sorted(p.name for p in target.parent.iterdir()) == [target.name]  # no staging folder left beside it
