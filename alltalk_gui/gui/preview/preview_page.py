@@ -27,7 +27,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QEvent, QEventLoop, Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QHBoxLayout, QLabel, QMessageBox, QProgressBar, QProgressDialog, QPushButton, QScrollArea,
+    QComboBox, QHBoxLayout, QLabel, QMessageBox, QProgressBar, QPushButton, QScrollArea,
     QVBoxLayout, QWidget,
 )
 
@@ -46,6 +46,7 @@ from alltalk_gui.gui.preview.ab_row import AbRow
 from alltalk_gui.gui.common.audio_player import AudioPlayer
 from alltalk_gui.gui.common.failure import failure_message, log_failure, show_failure
 from alltalk_gui.gui.common.status_colours import PROBLEM, QUIET, colour, span
+from alltalk_gui.gui.common.waiting_note import waiting_note
 from alltalk_gui.gui.preview.export_panel import ExportPanel
 from alltalk_gui.gui.preview.generation_panel import GenerationPanel
 from alltalk_gui.gui.preview.judge_table import JudgeTable
@@ -559,12 +560,7 @@ class PreviewPage(QWidget):
         what = ("Stopping the take: the model finishes the sentence it is speaking…"
                 if self.worker in running and self.worker.cancel_event.is_set()
                 else "Finishing the export…" if self.export_job in running else "Giving back the models' memory…")
-        note = QProgressDialog(what, "", 0, 0, self)
-        note.setWindowTitle("Closing")
-        note.setCancelButton(None)
-        note.setMinimumDuration(0)
-        note.setWindowModality(Qt.WindowModality.WindowModal)
-        note.show()
+        note = waiting_note(self, "Closing", what)
         loop = QEventLoop()
         for worker in running:
             worker.finished.connect(loop.quit)

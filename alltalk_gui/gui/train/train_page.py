@@ -17,7 +17,6 @@ from PySide6.QtCore import QEventLoop, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QLabel,
     QMessageBox,
-    QProgressDialog,
     QScrollArea,
     QVBoxLayout,
     QWidget,
@@ -28,6 +27,7 @@ from alltalk_gui.core.training.checkpoints import run_folders
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.gui.common.project_lock import is_read_only, read_only_message
+from alltalk_gui.gui.common.waiting_note import waiting_note
 from alltalk_gui.gui.train.train_run import RunPanel
 from alltalk_gui.gui.train.train_setup import SetupPanel
 
@@ -295,12 +295,8 @@ class TrainPage(QWidget):
             return
         self._stopping = True
         self.run.stop()
-        note = QProgressDialog("Stopping the training: finishing the step and saving a checkpoint…", "", 0, 0, self)
-        note.setWindowTitle("Stopping training")
-        note.setCancelButton(None)
-        note.setMinimumDuration(0)
-        note.setWindowModality(Qt.WindowModality.WindowModal)
-        note.show()
+        note = waiting_note(self, "Stopping training",
+                            "Stopping the training: finishing the step and saving a checkpoint…")
         loop = QEventLoop()
         self.run.running_changed.connect(loop.quit)
         QTimer.singleShot(int(self.run.stop_timeout_s * 1000), loop.quit)
