@@ -134,3 +134,20 @@ def test_a_model_folders_check_that_fails_unexpectedly_says_its_message_and_logs
         qtbot.waitUntil(lambda: choice.checking is None, timeout=20000)
     assert choice.message == f"{tmp_path / 'mine'} could not be checked: safetensors header too large"
     assert "RuntimeError: safetensors header too large" in caplog.text and "Traceback" in caplog.text
+
+
+def test_a_first_run_check_that_fails_says_its_words_and_logs_the_traceback(qtbot, caplog):
+    """The first-run page's checks run in workers: a check that raises is a problem line with the error's words
+    (it showed "RuntimeError: …", the traceback's last line as it was), the traceback in the log."""
+    from alltalk_gui.gui.start.first_run_page import run_check
+
+    got = []
+
+    def broken():
+        raise RuntimeError("nvidia-smi stopped answering")
+
+    with caplog.at_level(logging.ERROR, logger="alltalk_gui"):
+        run_check(broken, got.append)
+        qtbot.waitUntil(lambda: bool(got), timeout=10000)
+    assert got[0].details == "nvidia-smi stopped answering" and got[0].headline == "The check itself failed."
+    assert "A first-run check failed." in caplog.text and "Traceback" in caplog.text

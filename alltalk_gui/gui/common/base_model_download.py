@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressBar, QPushButton, QWidget
 
 from alltalk_gui.core.engine_api.engine import DEFAULT_ENGINE, Engine, get_engine
+from alltalk_gui.gui.common.failure import failure_message
 from alltalk_gui.gui.common.workers import Worker
 
 
@@ -69,7 +70,7 @@ class BaseModelDownload(QObject):
         self.job = Worker(job, self)
         self.job.progress.connect(self._progress)
         self.job.finished.connect(lambda _info: self._done(folder, None))
-        self.job.failed.connect(lambda tb: self._done(folder, tb.strip().splitlines()[-1]))
+        self.job.failed.connect(lambda tb: self._done(folder, failure_message(tb)))
         self.button.setEnabled(False)
         self.progress.setRange(0, 0)
         self.progress.show()

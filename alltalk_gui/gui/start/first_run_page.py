@@ -28,6 +28,7 @@ from alltalk_gui.gui.style import app_icon
 from alltalk_gui.gui.start.system_checks import OK, PROBLEM, WARNING, Check
 from alltalk_gui.gui.common.base_model_download import BaseModelDownload
 from alltalk_gui.gui.common.workers import Worker
+from alltalk_gui.gui.common.failure import failure_message, log_failure
 from alltalk_gui.gui.common.wording import engine_titles, in_words
 from alltalk_gui.gui.common.label_links import links_by_keyboard
 
@@ -89,9 +90,8 @@ def run_check(fn: Callable[[], Any], on_done: Callable[[Any], None]) -> Worker:
 
     def failed(trace: str) -> None:
         _running.discard(worker)
-        log.error("A first-run check failed:\n%s", trace)
-        last = trace.strip().splitlines()[-1] if trace.strip() else "unknown error"
-        on_done(Check(PROBLEM, "The check itself failed.", last))
+        log_failure("A first-run check failed.", trace)
+        on_done(Check(PROBLEM, "The check itself failed.", failure_message(trace)))
 
     worker.finished.connect(finished)
     worker.failed.connect(failed)

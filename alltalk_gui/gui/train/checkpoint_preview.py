@@ -15,6 +15,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from alltalk_gui.gui.common.audio_player import AudioPlayer
+from alltalk_gui.gui.common.failure import failure_message
 from alltalk_gui.gui.common.workers import Worker
 
 SENTENCE = "This is how my voice sounds after this part of the training."
@@ -81,7 +82,7 @@ class CheckpointPreview(QWidget):
         self.worker = Worker(job, self)
         self.worker.finished.connect(self._done)
         self.worker.failed.connect(lambda tb: (self.label.setText(
-            f"The preview failed: {tb.strip().splitlines()[-1]}"), self._next()))
+            f"The preview failed: {failure_message(tb)}"), self._next()))
         self.worker.start()
 
     def _done(self, result) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from alltalk_gui.gui.common.wording import plural
+from alltalk_gui.gui.common.failure import failure_message
 from alltalk_gui.gui.common.workers import Worker
 
 SETTLE_MS = 1500  # after an edit, wait this long for more edits before measuring the new spans
@@ -73,7 +74,7 @@ class SpeakerMeasurer(QObject):
             f"Speaker check: measuring the voice of each clip, {i} of {n}…"))
         worker.finished.connect(lambda _count: self._measured(segments))
         worker.failed.connect(lambda trace: self.changed.emit(
-            f"Speaker check stopped: {trace.strip().splitlines()[-1]}"))
+            f"Speaker check stopped: {failure_message(trace)}"))
         self.worker = worker
         worker.start()
 
