@@ -31,7 +31,7 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
     from alltalk_gui.core.machine.disk import free_bytes, size_text
     from alltalk_gui.core.training.run_folders import runs_dir
     from alltalk_gui.core.voice.judge.scores import read_scores
-    from alltalk_gui.core.voice.run_space import runs_on_disk
+    from alltalk_gui.core.voice.run_space import other_space, other_space_sentence, runs_on_disk
 
     project = VoiceProject.open(args.dir)
     runs = runs_on_disk(project.root)[::-1]  # oldest first: the newest ends next to the prompt
@@ -47,7 +47,7 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
             print(f"  {c.label}{mark}\n      {c.path}{heard}")
     total = sum(run.size_bytes for run in runs)
     print(f"\nThe runs take {size_text(total)} in {runs_dir(project.root)}; "
-          f"{size_text(free_bytes(project.root))} free on that disk.")
+          f"{size_text(free_bytes(project.root))} free on that disk. {other_space_sentence(other_space(project))}")
     spare = [run for run in runs if run.freed_by_keeping_best and not run.training_now]
     if spare:
         freed = sum(run.freed_by_keeping_best for run in spare)

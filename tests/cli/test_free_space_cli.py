@@ -34,7 +34,7 @@ def test_the_listing_gives_each_runs_size_and_how_to_free_it(project, capsys):
     out = capsys.readouterr().out
     assert "run1 (xtts, can be resumed, 2 checkpoints, 17 MB); Preview and Export use step 2" in out
     assert "run1 · step 2, eval loss 1.000 (best)" in out and "run2 · step 4" in out
-    assert "The runs take 33 MB in" in out and "free on that disk" in out
+    assert "The runs take 33 MB in" in out and "free on that disk" in out and "Besides the runs: dataset " in out
     assert "To free 17 MB, keep only each run's best checkpoint: alltalk-gui checkpoints DIR --keep-best all" in out
 
 

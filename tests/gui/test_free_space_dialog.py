@@ -52,7 +52,7 @@ def test_the_runs_are_listed_with_what_they_take(qtbot, project, tmp_path):
     assert _row(dialog, "run1") == ["run1", "XTTS v2", "can be resumed", "2 (uses step 2)", "17 MB", "8 MB"]
     text = dialog.summary.text()
     assert "The 2 training runs of “Test Voice” take 33 MB" in text and "free on that disk" in text
-    assert "Keeping only the best of every run frees 17 MB." in text
+    assert "Keeping only the best of every run frees 17 MB. Besides the runs: dataset " in text
     assert dialog.keep_best.isEnabled() and dialog.delete.isEnabled() and dialog.keep_all.isEnabled()
     dialog.grab().save(str(tmp_path / "free_space.png"))
 

@@ -26,11 +26,12 @@ import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from alltalk_gui.core import folders
 from alltalk_gui.core.machine.disk import size_text
 from alltalk_gui.core.project.errors import ProjectError
+from alltalk_gui.core.project.folder import FEATURE_CACHE_DIR
 from alltalk_gui.core.project.lock import running_training
 from alltalk_gui.core.training.checkpoints import (CHECKPOINTS, KEEP_MARK, CheckpointError, CheckpointInfo,
                                                    run_checkpoints, run_folders)
@@ -77,6 +78,23 @@ def tree_bytes(path: str | os.PathLike[str]) -> int:
         except OSError:
             continue
     return total
+
+
+def other_space(project: Any) -> list[tuple[str, int]]:
+    """What else the project folder holds, in bytes, for the user to see where the space went (nothing here is
+    offered for deletion: the recordings, their working copies and the dataset are the voice's material, the
+    previews the user's takes, and the feature cache is read again by the next run)."""
+    parts = (("recordings", project.sources_dir), ("working copies", project.audio_dir),
+             ("dataset", project.dataset_dir), ("feature cache", project.root / FEATURE_CACHE_DIR),
+             ("previews", project.previews_dir))
+    return [(name, size) for name, folder in parts if (size := tree_bytes(folder))]
+
+
+def other_space_sentence(parts: list[tuple[str, int]]) -> str:
+    """"Besides the runs: recordings 41 MB, dataset 12 MB, …" ("" when there is nothing else)."""
+    if not parts:
+        return ""
+    return "Besides the runs: " + ", ".join(f"{name} {size_text(size)}" for name, size in parts) + "."
 
 
 def _newest_time(path: Path) -> float:

@@ -22,7 +22,8 @@ from alltalk_gui.core.engine_api.engine import EngineError, get_engine
 from alltalk_gui.core.machine.disk import free_bytes, size_text
 from alltalk_gui.core.project.errors import ProjectError
 from alltalk_gui.core.project.folder import VoiceProject
-from alltalk_gui.core.voice.run_space import FreePlan, RunSpace, free_space, plan_freeing, runs_on_disk
+from alltalk_gui.core.voice.run_space import (FreePlan, RunSpace, free_space, other_space, other_space_sentence,
+                                              plan_freeing, runs_on_disk)
 from alltalk_gui.gui.common.project_lock import read_only_message
 from alltalk_gui.gui.common.failure import failure_message, log_failure
 from alltalk_gui.gui.common.workers import Worker, run_detached
@@ -103,10 +104,11 @@ class FreeSpaceDialog(QDialog):
     # -- reading --------------------------------------------------------------------------------------------
     def refresh(self) -> None:
         root = self.project.root
-        self._work(lambda _job: (runs_on_disk(root), free_bytes(root)), self._show)
+        project = self.project
+        self._work(lambda _job: (runs_on_disk(root), free_bytes(root), other_space(project)), self._show)
 
-    def _show(self, result: tuple[list[RunSpace], int]) -> None:
-        self.runs, free = result
+    def _show(self, result: tuple[list[RunSpace], int, list[tuple[str, int]]]) -> None:
+        self.runs, free, others = result
         selected = self.selected()
         self.table.clear()
         for run in self.runs:
@@ -135,7 +137,8 @@ class FreeSpaceDialog(QDialog):
                     "loss); the others are only needed to resume from them.")
             if spare:
                 text += f" Keeping only the best of every run frees {size_text(spare)}."
-        self.summary.setText(text)
+        besides = other_space_sentence(others)
+        self.summary.setText(f"{text} {besides}" if besides else text)
         self._update_buttons()
 
     def selected(self) -> RunSpace | None:

@@ -13,8 +13,9 @@ from alltalk_gui.core.project.errors import ProjectError
 from alltalk_gui.core.project.lock import RunLock
 from alltalk_gui.core.training.checkpoints import KEEP_MARK, list_checkpoints, resolve_checkpoint
 from alltalk_gui.core.voice.judge.best import best_choice
-from alltalk_gui.core.voice.run_space import (DELETING, delete_run, free_space, keep_only_best, plan_freeing,
-                                              runs_on_disk, tree_bytes)
+from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.core.voice.run_space import (DELETING, delete_run, free_space, keep_only_best, other_space,
+                                              other_space_sentence, plan_freeing, runs_on_disk, tree_bytes)
 from tests.core.voice.test_preview_checkpoints import _with_eval_losses
 from tests.trained_voice import folder_bytes, trained_voice
 
@@ -145,3 +146,15 @@ def test_a_run_holding_an_open_file_is_not_deleted_and_says_so(voice, tmp_path, 
     finally:
         hold.release()
     assert _snapshot(project) == before
+
+
+def test_what_else_the_project_holds_is_said_beside_the_runs(voice, tmp_path):
+    project = VoiceProject.open(two_runs(voice, tmp_path))
+    (project.previews_dir).mkdir()
+    (project.previews_dir / "take.wav").write_bytes(b"x" * 5000)
+    parts = dict(other_space(project))
+    assert parts == {"dataset": folder_bytes(project.dataset_dir),  # no recordings imported here
+                     "feature cache": folder_bytes(project.root / "feature_cache"), "previews": 5000}
+    assert parts["feature cache"] > 0  # the run's front end, kept for the next
+    assert other_space_sentence(other_space(project)).startswith("Besides the runs: dataset ")
+    assert other_space_sentence([]) == ""
