@@ -31,7 +31,7 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
     from alltalk_gui.core.machine.disk import free_bytes, size_text
     from alltalk_gui.core.training.run_folders import runs_dir
     from alltalk_gui.core.voice.judge.scores import read_scores
-    from alltalk_gui.core.voice.run_space import other_space, other_space_sentence, runs_on_disk
+    from alltalk_gui.core.voice.run_space import other_space, other_space_sentence, runs_on_disk, thinnable
 
     project = VoiceProject.open(args.dir)
     runs = runs_on_disk(project.root)[::-1]  # oldest first: the newest ends next to the prompt
@@ -48,7 +48,7 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
     total = sum(run.size_bytes for run in runs)
     print(f"\nThe runs take {size_text(total)} in {runs_dir(project.root)}; "
           f"{size_text(free_bytes(project.root))} free on that disk. {other_space_sentence(other_space(project))}")
-    spare = [run for run in runs if run.freed_by_keeping_best and not run.training_now]
+    spare = thinnable(runs)
     if spare:
         freed = sum(run.freed_by_keeping_best for run in spare)
         print(f"To free {size_text(freed)}, keep only each run's best checkpoint: alltalk-gui checkpoints DIR "
@@ -60,8 +60,7 @@ def _run_line(run) -> str:
     from alltalk_gui.core.machine.disk import size_text
 
     count = len(run.checkpoints)
-    state = "training now" if run.training_now else "finished" if run.finished else "can be resumed"
-    facts = [run.engine or "no checkpoint", state, f"{count} checkpoint{'s' * (count != 1)}", size_text(run.size_bytes)]
+    facts = [run.engine or "no checkpoint", run.state, f"{count} checkpoint{'s' * (count != 1)}", size_text(run.size_bytes)]
     uses = f"; Preview and Export use step {run.best.step}" if run.best is not None else ""
     return f"{run.name} ({', '.join(facts)}){uses}"
 

@@ -60,6 +60,18 @@ class RunSpace:
     def engine(self) -> str | None:
         return self.checkpoints[-1].engine if self.checkpoints else None
 
+    @property
+    def state(self) -> str:
+        """The run's state in words, as the listing and the window show it."""
+        if self.training_now:
+            return "training now"
+        return "finished" if self.finished else "can be resumed"
+
+
+def thinnable(runs: Sequence[RunSpace]) -> list[RunSpace]:
+    """The runs "keep only the best of every run" thins: those with more than their best, not training now."""
+    return [run for run in runs if run.freed_by_keeping_best and not run.training_now]
+
 def tree_bytes(path: str | os.PathLike[str]) -> int:
     """The size of the files under ``path`` (links are counted as links, never followed; unreadable parts as 0)."""
     total = 0
@@ -189,8 +201,11 @@ def plan_freeing(project_dir: str | os.PathLike[str], delete: Sequence[str] = ()
     for name in [*delete, *keep_best]:
         _run(project_dir, name)  # raises for an unknown run or one training now
     dropped = tuple(runs[name] for name in dict.fromkeys(delete))
-    names = [r.name for r in runs.values() if not r.training_now] if every_run else list(dict.fromkeys(keep_best))
-    thinned = tuple(runs[name] for name in names if name not in delete and runs[name].freed_by_keeping_best)
+    if every_run:
+        thinned = tuple(run for run in thinnable(list(runs.values())) if run.name not in delete)
+    else:
+        thinned = tuple(runs[name] for name in dict.fromkeys(keep_best)
+                        if name not in delete and runs[name].freed_by_keeping_best)
     return FreePlan(dropped, thinned)
 
 

@@ -23,7 +23,7 @@ from alltalk_gui.core.machine.disk import free_bytes, size_text
 from alltalk_gui.core.project.errors import ProjectError
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.voice.run_space import (FreePlan, RunSpace, free_space, other_space, other_space_sentence,
-                                              plan_freeing, runs_on_disk)
+                                              plan_freeing, runs_on_disk, thinnable)
 from alltalk_gui.gui.common.project_lock import read_only_message
 from alltalk_gui.gui.common.failure import failure_message, log_failure
 from alltalk_gui.gui.common.workers import Worker, run_detached
@@ -38,12 +38,6 @@ def engine_title(name: str | None) -> str:
         return get_engine(name).title
     except EngineError:  # a run of an engine this install does not have
         return name
-
-
-def state_text(run: RunSpace) -> str:
-    if run.training_now:
-        return "training now"
-    return "finished" if run.finished else "can be resumed"
 
 
 class FreeSpaceDialog(QDialog):
@@ -116,7 +110,7 @@ class FreeSpaceDialog(QDialog):
             best = f"step {run.best.step}" if run.best is not None else "no checkpoint"
             spare = size_text(run.freed_by_keeping_best) if run.freed_by_keeping_best else "—"
             written = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.modified))
-            item = QTreeWidgetItem([run.name, engine_title(run.engine), written, state_text(run),
+            item = QTreeWidgetItem([run.name, engine_title(run.engine), written, run.state,
                                     f"{count} (uses {best})" if count else "none", size_text(run.size_bytes), spare])
             item.setToolTip(0, str(run.folder))
             item.setToolTip(4, run.best_reason or "This run wrote no complete checkpoint.")
@@ -127,7 +121,7 @@ class FreeSpaceDialog(QDialog):
             if selected is not None and run.name == selected.name:
                 item.setSelected(True)
         total = sum(run.size_bytes for run in self.runs)
-        spare = sum(run.freed_by_keeping_best for run in self.runs if not run.training_now)
+        spare = sum(run.freed_by_keeping_best for run in thinnable(self.runs))
         if not self.runs:
             text = f"This project has no training runs yet. {size_text(free)} free on its disk."
         else:
@@ -153,7 +147,7 @@ class FreeSpaceDialog(QDialog):
         self.keep_best.setEnabled(usable and bool(run.freed_by_keeping_best))
         self.delete.setEnabled(usable)
         self.keep_all.setEnabled(not busy and not self.project.read_only
-                                 and any(r.freed_by_keeping_best and not r.training_now for r in self.runs))
+                                 and bool(thinnable(self.runs)))
         if self.project.read_only:
             self.status.setText(read_only_message(self.project))
 
