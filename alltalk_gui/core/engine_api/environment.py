@@ -34,9 +34,10 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from alltalk_gui.core import folders
 from alltalk_gui.core.portability import process_flags
@@ -45,6 +46,7 @@ ROOT_ENV = "ALLTALK_GUI_ENGINE_ENVS"
 PIP_ARGS_ENV = "ALLTALK_GUI_ENGINE_PIP_ARGS"
 APP_PREFIX_ENV = "ALLTALK_GUI_APP_PREFIX"  # the app's environment, for code that runs in a layered one
 STAMP_FILE = "alltalk-engine-env.json"
+LOCK_SUFFIX = ".lock"  # beside the environment's folder, held while it is made
 PTH_FILE = "zz_alltalk_app.pth"  # sorts last: the engine's own packages come first on sys.path
 FOLDER = "engine-envs"
 
@@ -157,6 +159,41 @@ def create(env: EngineEnvironment, progress: Progress | None = None,
         raise EngineEnvironmentError(
             "The packaged (frozen) app cannot make the Python environment this engine needs. Install AllTalk GUI "
             "with its launcher (packaging/linux or packaging/windows), which keeps a Python to make it with.")
+    with _one_maker(env, say, cancelled):
+        if is_ready(env):  # made by the maker we waited for
+            say("The environment is ready.")
+            return interpreter(env)
+        return _make(env, say, cancelled)
+
+
+@contextmanager
+def _one_maker(env: EngineEnvironment, say: Progress, cancelled: Callable[[], bool] | None) -> Iterator[None]:
+    """Hold the environment's lock file while it is made: a second maker (another window, the CLI's ``engine-env``
+    beside the app, two training children at once) waits, then finds it ready, instead of removing the first one's
+    half-made folder. Waiting is polled, so a cancel still ends it."""
+    from filelock import FileLock, Timeout
+
+    folder = environment_dir(env)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(folder.with_name(folder.name + LOCK_SUFFIX)))
+    waiting = False
+    while True:
+        try:
+            lock.acquire(timeout=0 if not waiting else 1)
+            break
+        except Timeout:
+            if not waiting:
+                say(f"Waiting for another AllTalk GUI process that is making this environment ({folder}).")
+                waiting = True
+            if cancelled is not None and cancelled():
+                raise EngineEnvironmentError("Cancelled while waiting for the other process.") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _make(env: EngineEnvironment, say: Progress, cancelled: Callable[[], bool] | None) -> Path:
     folder = environment_dir(env)
     partial = folder.with_name(folder.name + ".partial")
     _remove(partial)

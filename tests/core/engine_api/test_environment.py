@@ -57,6 +57,11 @@ def run_in(python: Path, code: str) -> str:
     return subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True).stdout.strip()
 
 
+def made(root: Path) -> list[str]:
+    """What is in the environments' folder, less the makers' lock files."""
+    return sorted(p.name for p in root.iterdir() if not p.name.endswith(environment.LOCK_SUFFIX))
+
+
 def test_made_once_with_progress_its_packages_first_the_apps_after(wheels, tmp_path):
     lines: list[str] = []
     assert not environment.is_ready(SIX)
@@ -106,7 +111,7 @@ def test_a_package_that_cannot_be_had_leaves_nothing(wheels):
     with pytest.raises(EngineEnvironmentError, match=r"(?s)failed \(exit code 1\).*six==9.9.9"):
         environment.create(missing)
     assert not environment.environment_dir(missing).exists()
-    assert list(environment.environments_root().iterdir()) == []
+    assert made(environment.environments_root()) == []
 
 
 def test_a_failed_import_check_leaves_nothing(wheels):
@@ -120,7 +125,45 @@ def test_a_failed_import_check_leaves_nothing(wheels):
 def test_cancel_leaves_nothing(wheels):
     with pytest.raises(EngineEnvironmentError, match="Cancelled"):
         environment.create(SIX, cancelled=lambda: True)
-    assert list(environment.environments_root().iterdir()) == []
+    assert made(environment.environments_root()) == []
+
+
+def test_two_makers_at_once_make_it_once(wheels):
+    """Another window or the CLI making the same environment waits for the first, then finds it ready (before, the
+    second removed the first one's half-made folder)."""
+    import threading
+
+    lines: list[list[str]] = [[], []]
+    pythons: list[Path | None] = [None, None]
+    start = threading.Barrier(2)
+
+    def make(i: int) -> None:
+        start.wait()
+        pythons[i] = environment.create(SIX, progress=lines[i].append)
+
+    threads = [threading.Thread(target=make, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert pythons[0] == pythons[1] == environment.interpreter(SIX) and environment.is_ready(SIX)
+    installs = [i for i in range(2) if any(line.startswith("Installing") for line in lines[i])]
+    assert len(installs) == 1  # one maker
+    waited = lines[1 - installs[0]]
+    assert waited[0].startswith("Waiting for another AllTalk GUI process") and waited[-1] == "The environment is ready."
+    assert made(environment.environments_root()) == ["probe-1"]
+
+
+def test_a_cancel_while_another_maker_holds_it_ends_the_wait(wheels):
+    from filelock import FileLock
+
+    folder = environment.environment_dir(SIX)
+    folder.parent.mkdir(parents=True)
+    polls = []
+    with FileLock(str(folder.with_name(folder.name + environment.LOCK_SUFFIX))):
+        with pytest.raises(EngineEnvironmentError, match="Cancelled while waiting"):
+            environment.create(SIX, cancelled=lambda: polls.append(1) or len(polls) >= 2)
+    assert made(environment.environments_root()) == [] and len(polls) == 2
 
 
 def test_the_frozen_app_says_it_cannot(wheels, monkeypatch):
