@@ -17,7 +17,7 @@
 #
 # On a machine without a package index, first install the two wheel bundles (benchmarks/gpu/bundles.py) into a
 # folder and name it in ALLTALK_KIT, e.g. ALLTALK_KIT=/tmp/kit bash benchmarks/gpu/run.sh "$OUT". PYTHON picks the
-# interpreter (default python3), WORKERS the test processes beside the rehearsal (default 5), KIT_SECONDS the time
+# interpreter (default python3), WORKERS the test processes beside the rehearsal (default 6), KIT_SECONDS the time
 # the whole script may take (default 560: a device call's 600 less call 2's install and some slack). Each phase is
 # interrupted where it would leave the summary less than its 20 s, and one that finds under 10 s left is skipped,
 # so the summary always runs, with what the phases wrote (on 2026-11-27 the call's limit cut the last benchmark
@@ -54,7 +54,7 @@ phase() {
 took() { echo "$1=$(( $(date +%s) - started ))"; }
 timings=()
 
-if phase "1. GPU tests (pytest -n ${WORKERS:-5}) and, beside them from the start, the card rehearsal"; then
+if phase "1. GPU tests (pytest -n ${WORKERS:-6}) and, beside them from the start, the card rehearsal"; then
     # The rehearsal is the longest single test (about 135 s on the H200): started first and on its own, it ends
     # with the rest instead of after them (on 2026-11-27 xdist gave it to a worker last, and the phase took 235 s).
     rehearsal="$results/gpu_rehearsal_${day}.log"
@@ -64,7 +64,7 @@ if phase "1. GPU tests (pytest -n ${WORKERS:-5}) and, beside them from the start
     within "$(allowed)" nice -n 10 "$py" benchmarks/orpheus_memory_profiles.py --base "$orpheus_base" --write-base \
         >"$results/orpheus_base_${day}.log" 2>&1 &
     writing=$!
-    within "$(allowed)" "$py" -m pytest tests/gpu -m gpu -v -rs -p no:cacheprovider -n "${WORKERS:-5}" \
+    within "$(allowed)" "$py" -m pytest tests/gpu -m gpu -v -rs -p no:cacheprovider -n "${WORKERS:-6}" \
         --dist loadfile --ignore=tests/gpu/test_card_rehearsal_cuda.py --junitxml="$results/gpu_tests_${day}.xml" \
         2>&1 | tee -a "$log"
     wait "$rehearsing"

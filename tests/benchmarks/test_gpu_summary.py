@@ -119,8 +119,12 @@ def test_the_third_calls_summary_judges_orpheus_and_parler_by_clip_length(summar
          "samples_per_s": 9.0},
         {"profile": "orpheus-full", "clip_s": 10.0, "micro_batch": 1, "grad_accum": 1, "peak_reserved_gib": 60.0,
          "samples_per_s": 5.0}])
-    write("parler_memory_profiles_mini_gpu.json", [{"profile": "low", "clip_s": 10.0, "micro_batch": 8,
+    write("parler_memory_profiles_mini_gpu.json", [{"profile": "low", "clip_s": 10.0, "micro_batch": 8, "size": "mini",
                                                     "grad_accum": 1, "peak_reserved_gib": 2.1, "samples_per_s": 30.0}])
+    # Large v1's Low: its own 8 GiB target, not Mini's 4.
+    write("parler_memory_profiles_large_low_gpu.json", [{"profile": "low", "clip_s": 10.0, "micro_batch": 2,
+                                                         "size": "large", "grad_accum": 4, "peak_reserved_gib": 5.5,
+                                                         "samples_per_s": 6.0}])
     assert summary.main([str(tmp_path), DAY, "--more"]) == 0
     text = (tmp_path / f"gpu_more_{DAY}_summary.md").read_text()
     assert "| orpheus memory benchmark | high (30 s clips) | 1 x 8 | 22.30 | 20.60 | 2.00 |" in text
@@ -128,6 +132,8 @@ def test_the_third_calls_summary_judges_orpheus_and_parler_by_clip_length(summar
     assert "| orpheus high (30 s clips): peak <= 22 GiB | 22.30 GiB at 1 x 8 | MISSED |" in text
     assert "| orpheus medium: >= 1.5x orpheus-full's samples/s (10 s clips) | 9.00 / 5.00 = 1.80x | met |" in text
     assert "| parler low: peak <= 4 GiB | 2.10 GiB at 8 x 1 | met |" in text
+    assert "| parler-large memory benchmark | low (10 s clips) | 2 x 4 | 5.50 | - | 6.00 |" in text
+    assert "| parler-large low: peak <= 8 GiB | 5.50 GiB at 2 x 4 | met |" in text
     assert "xtts" not in text  # nothing of XTTS was measured in this call: no goal of it is listed
     assert "Everything passed." in capsys.readouterr().out
     write("f5_memory_profiles_medium_auto_gpu.json", [{"profile": "auto", "error": "out of memory: boom"}])

@@ -66,3 +66,15 @@ def gpu_project(tmp_path_factory) -> Path:
 
     make_speech_dataset(project.dataset_dir, **DATASET_CLIPS)
     return project.root
+
+
+@pytest.fixture(scope="session")
+def parler_gpu(tmp_path_factory) -> Path:
+    """Parler-TTS's environment (made from the kit's wheels if needed; a second test worker waits for the first
+    one's) and the tiny Parler model made with it."""
+    from alltalk_gui.core.engine_api import environment
+    from alltalk_gui.core.engine_api.engine import get_engine
+
+    engine = get_engine("parler")
+    environment.create(engine.environment, progress=print)
+    return engine.make_test_model(tmp_path_factory.mktemp("tiny_parler_gpu") / "tiny")
