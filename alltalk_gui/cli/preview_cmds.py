@@ -27,8 +27,9 @@ def _errors() -> tuple[type[Exception], ...]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("preview", help="speak a sentence with a trained checkpoint (and the base model), or with "
-                                       "any model folder of the project's engine (--model)")
+    p = sub.add_parser("preview", help="speak a sentence with a trained checkpoint (and the base model, another "
+                                       "checkpoint or a model folder beside it), or with any model folder of the "
+                                       "project's engine (--model)")
     p.add_argument("dir", help="project folder")
     p.add_argument("--text", required=True, help="what to say")
     p.add_argument("--out", required=True, metavar="FILE.wav", help="where to write the wav (a .json with the "
@@ -36,13 +37,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     _checkpoint_args(p)
     p.add_argument("--model", metavar="DIR", help="speak with this model folder of the project's engine instead of a "
                    "checkpoint: a fine-tune made with another tool, or an export of this app (the folder is only "
-                   "read); not with --checkpoint or --run, nor --base-model but with --ab")
+                   "read); not with --checkpoint or --run, nor --base-model but with --ab or --compare-checkpoint")
     p.add_argument("--language", help="language code (default: the run's or the project's)")
     p.add_argument("--ab", action="store_true", help="also speak it with the base model, into FILE_base.wav (with "
                    "--model: the base model in --base-model DIR)")
     p.add_argument("--compare-model", metavar="DIR", help="also speak it with this model folder of the same engine "
                    "(an earlier export, or a fine-tune made with another tool; only read), the same references and "
-                   "seed, into FILE_compare.wav: an A/B with the checkpoint or with --model's folder; not with --ab")
+                   "seed, into FILE_compare.wav: an A/B with the checkpoint or with --model's folder; not with --ab or "
+                   "--compare-checkpoint")
+    p.add_argument("--compare-checkpoint", metavar="best|latest|PATH", help="also speak it with this checkpoint of "
+                   "the project (of the same engine; best and latest as for --checkpoint, of --compare-run's run or "
+                   "the newest run), the same references and seed, into FILE_compare.wav: e.g. --checkpoint latest "
+                   "--compare-checkpoint best; not with --ab or --compare-model")
+    p.add_argument("--compare-run", metavar="RUN", help="the run of --compare-checkpoint best|latest (alone: its "
+                   "best checkpoint)")
     p.add_argument("--whisper-model", metavar="NAME_OR_PATH", help="check intelligibility: transcribe with this "
                    "faster-whisper model (already downloaded, or a local folder) and print the word error rate")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
@@ -117,7 +125,7 @@ def _generation_options() -> dict:
 
 
 _RESERVED = {"text", "out", "checkpoint", "run", "base_model", "reference", "language", "ab", "whisper_model",
-             "device", "reference_text", "seed", "model", "compare_model"}  # the command's own flags: an option of that name is not offered
+             "device", "reference_text", "seed", "model", "compare_model", "compare_checkpoint", "compare_run"}  # the command's own flags: an option of that name is not offered
 
 
 def _help(option, engines: list[tuple[str, Any]]) -> str:
@@ -151,22 +159,60 @@ def _checkpoint_args(p: argparse.ArgumentParser) -> None:
 
 
 def _checkpoint(args: argparse.Namespace, project: VoiceProject) -> CheckpointInfo:
-    if args.checkpoint and args.checkpoint != "best":
-        checkpoint = resolve_checkpoint(project.root, args.checkpoint, run=args.run)
+    return _resolved(project, args.checkpoint, args.run, args.base_model)
+
+
+def _resolved(project: VoiceProject, which: str | None, run: str | None, base_model: str | None, *,
+              said: str = "Checkpoint", engine: str | None = None) -> CheckpointInfo:
+    """The checkpoint ``which`` (best when None) of ``run`` (default: the newest run, of ``engine`` when given), on
+    ``base_model`` when given; a checkpoint of another engine than ``engine`` is refused before its base model is
+    looked for. ``said``: how the judge's choice is introduced."""
+    if which and which != "best":
+        checkpoint = resolve_checkpoint(project.root, which, run=run, engine=engine)
     else:  # the judge's choice, or the lowest eval loss when the judge has not scored the run
         from alltalk_gui.core.voice.judge.best import best_choice
 
-        choice = best_choice(project.root, run=args.run)
+        choice = best_choice(project.root, run=run, engine=engine)
         checkpoint = choice.checkpoint
-        print(f"Checkpoint: {choice.reason}")
-    if args.base_model:
-        checkpoint = dataclasses.replace(checkpoint, base_model_dir=Path(args.base_model).expanduser().absolute())
-    if not checkpoint.base_model_dir.is_dir() and args.base_model:  # typed just now: not one that went away
+        print(f"{said}: {choice.reason}")
+    if engine is not None and checkpoint.engine != engine:
+        raise CheckpointError(f"{checkpoint.label} was trained with {_engine_title(checkpoint.engine)}, not "
+                              f"{_engine_title(engine)} like the take it is compared with: choose a checkpoint of "
+                              f"{_engine_title(engine)}.")
+    if base_model:
+        checkpoint = dataclasses.replace(checkpoint, base_model_dir=Path(base_model).expanduser().absolute())
+    if not checkpoint.base_model_dir.is_dir() and base_model:  # typed just now: not one that went away
         raise CheckpointError(f"--base-model: there is no folder {checkpoint.base_model_dir}: check the path.")
     if not checkpoint.base_model_dir.is_dir():
         raise CheckpointError(f"The base model {checkpoint.base_model_dir} that {checkpoint.label} was trained "
                               "from is not there any more; point to it with --base-model DIR.")
     return checkpoint
+
+
+def _engine_title(name: str) -> str:
+    from alltalk_gui.core.engine_api.engine import EngineError
+
+    try:
+        return get_engine(name).title
+    except EngineError:  # an engine this installation does not have
+        return name
+
+
+def _compared_checkpoint(args: argparse.Namespace, project: VoiceProject, engine: str) -> CheckpointInfo:
+    """``--compare-checkpoint`` (best with ``--compare-run`` alone), of ``engine``.
+
+    Raises:
+        CheckpointError: no such run or checkpoint, or one of another engine; each message starts with the flag.
+        PreviewError: --compare-run with a checkpoint's path.
+    """
+    which = args.compare_checkpoint or "best"
+    if args.compare_run and which not in ("best", "latest"):
+        raise PreviewError(f"--compare-run chooses the run of --compare-checkpoint best or latest; "
+                           f"{args.compare_checkpoint} is a checkpoint itself: leave out --compare-run.")
+    try:
+        return _resolved(project, which, args.compare_run, args.base_model, said="Compared checkpoint", engine=engine)
+    except CheckpointError as exc:
+        raise CheckpointError(f"--compare-checkpoint: {exc}") from exc
 
 
 def _voice_input(args: argparse.Namespace, project: VoiceProject, engine, words) -> tuple[list[Path], str]:
@@ -198,20 +244,28 @@ def _references(args: argparse.Namespace, project: VoiceProject) -> list[Path]:
 
 def cmd_preview(args: argparse.Namespace) -> int:
     """``preview``: speak with the checkpoint (or ``--model``'s folder), and for an A/B also with the base model
-    (``--ab``) or another model folder (``--compare-model``), the same references and seed; every path is checked
-    before a model or Whisper loads, and nothing is written when one is refused."""
+    (``--ab``), another model folder (``--compare-model``) or another checkpoint (``--compare-checkpoint``), the
+    same references and seed; every path is checked before a model or Whisper loads, and nothing is written when
+    one is refused."""
     from alltalk_gui.core.voice.preview import PreviewEngine, Voice, check_model_folder, generate_take
 
     project = VoiceProject.open(args.dir)
     try:
         out = _wav_out(args)
-        if args.ab and args.compare_model:
-            raise PreviewError("--ab and --compare-model each choose what the take is compared with: give one.")
+        compare_checkpoint = bool(args.compare_checkpoint or args.compare_run)
+        choices = [flag for flag, given in (("--ab", args.ab), ("--compare-model", args.compare_model),
+                                            ("--compare-checkpoint" if args.compare_checkpoint else "--compare-run",
+                                             compare_checkpoint)) if given]
+        if len(choices) > 1:
+            raise PreviewError(f"{', '.join(choices[:-1])} and {choices[-1]} each choose what the take is compared "
+                               "with: give one.")
         against = None
         if args.model:
-            # With --ab, --base-model names the base model the folder is compared with.
+            # With --ab, --base-model names the base model the folder is compared with; with --compare-checkpoint,
+            # that checkpoint's.
             clash = [flag for flag, given in (("--checkpoint", args.checkpoint), ("--run", args.run),
-                                              ("--base-model", args.base_model and not args.ab)) if given]
+                                              ("--base-model", args.base_model and not (args.ab or
+                                                                                        compare_checkpoint))) if given]
             if clash:
                 raise PreviewError(f"--model speaks with a model folder alone: leave out {', '.join(clash)}.")
             if args.ab and not args.base_model:
@@ -227,14 +281,20 @@ def cmd_preview(args: argparse.Namespace) -> int:
             against = Voice.base(checkpoint.base_model_dir) if args.ab else None
         if args.compare_model:
             against = Voice.model_folder(Path(args.compare_model).expanduser().absolute())
+        if compare_checkpoint:
+            against = Voice.tuned(_compared_checkpoint(args, project, engine_name))
         if against is not None and against.same_as(voice):
+            if against.checkpoint is not None:
+                raise PreviewError(f"--checkpoint {args.checkpoint or 'best'} and --compare-checkpoint "
+                                   f"{args.compare_checkpoint or 'best'} are both {against.title}: compare two "
+                                   "different checkpoints (another --compare-checkpoint or --compare-run).")
             flag = "--compare-model" if args.compare_model else "--base-model"
             raise PreviewError(f"{flag} names {against.model_dir}, the folder --model speaks with: compare it "
                                "with another folder, or leave out --model to compare it with the project's "
                                "checkpoint.")
         engine = PreviewEngine(args.device, engine=engine_name)
         # The folders first, as typed (a typo is no folder that went away), before the references or Whisper load.
-        # Every folder that speaks without a checkpoint (a checkpoint's base model was found by _checkpoint).
+        # Every folder that speaks without a checkpoint (a checkpoint's base model was found by _resolved).
         described = {v: check_model_folder(engine.engine, v.model_dir, typed=True)
                      for v in (voice, against) if v is not None and v.checkpoint is None
                      and (v.label == MODEL_LABEL or checkpoint is None)}
@@ -255,7 +315,9 @@ def cmd_preview(args: argparse.Namespace) -> int:
             print(f"Speaking with {checkpoint.label} ({language}), {_reference_words(kind)}: {heard}", flush=True)
         else:
             print(f"Speaking with the model in {voice.model_dir} ({language}): {described[voice]}", flush=True)
-        if against is not None and against in described:
+        if against is not None and against.checkpoint is not None:  # (a checkpoint's Voice is no dict key)
+            print(f"Comparing with {against.title}", flush=True)
+        elif against is not None and against in described:
             what = "the base model" if against.label == BASE_LABEL else "the model"
             print(f"Comparing with {what} in {against.model_dir}: {described[against]}", flush=True)
         common = dict(text=args.text, references=references, language=language, settings=settings,

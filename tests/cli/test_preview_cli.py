@@ -256,3 +256,104 @@ def test_ab_and_compare_model_are_one_choice(voice, exports, tmp_path, capsys):
                  "--out", str(tmp_path / "a.wav")]) == 2
     assert "--ab and --compare-model each choose what the take is compared with: give one." in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def two_checkpoints(voice, tmp_path_factory):
+    """A copy of the trained project whose earlier checkpoint (step 2) has the lower eval loss: best is step 2,
+    latest step 4."""
+    from tests.core.voice.test_preview_checkpoints import _with_eval_losses
+
+    return _with_eval_losses(voice, tmp_path_factory.mktemp("two_checkpoints"), {2: 1.0, 4: 2.0})
+
+
+def test_compare_checkpoint_speaks_two_checkpoints_of_the_run_with_their_wer(two_checkpoints, tmp_path, capsys):
+    """``--checkpoint latest --compare-checkpoint best``: the latest checkpoint into FILE.wav, the best beside it into
+    FILE_compare.wav (the left of the pair, as with --compare-model), the same settings and seed, each with its WER;
+    ``--compare-run RUN`` alone compares with that run's best."""
+    out = tmp_path / "a.wav"
+    assert main(["preview", str(two_checkpoints), "--text", "Hello world.", "--checkpoint", "latest",
+                 "--compare-checkpoint", "best", "--out", str(out), "--max-new-tokens", "8", "--device", "cpu",
+                 "--whisper-model", whisper_tiny_en()]) == 0
+    said = capsys.readouterr().out
+    assert "Compared checkpoint: step 2: the lowest eval loss (1.000)" in said
+    assert "Comparing with run1 · step 2, eval loss 1.000" in said
+    assert f"  Fine-tuned · run1 · step 2, eval loss 1.000: {tmp_path / 'a_compare.wav'}" in said
+    assert f"  Fine-tuned · run1 · step 4, eval loss 2.000: {out}" in said and said.count(", WER ") == 2
+    left, right = (json.loads((tmp_path / name).read_text()) for name in ("a_compare.json", "a.json"))
+    assert (left["label"], left["checkpoint"].endswith("step_0000002"), left["position"]) == ("fine-tuned", True, 0)
+    assert (right["label"], right["checkpoint"].endswith("step_0000004"), right["position"]) == ("fine-tuned", True, 1)
+    assert left["pair"] == right["pair"] == "a" and left["settings"] == right["settings"]
+    assert isinstance(left["wer"], float) and isinstance(right["wer"], float)
+    assert sf.read(out)[0].size > 0 and sf.read(tmp_path / "a_compare.wav")[0].size > 0
+
+    out = tmp_path / "run.wav"
+    assert main(["preview", str(two_checkpoints), "--text", "Hello world.", "--checkpoint", "latest",
+                 "--compare-run", "run1", "--out", str(out), "--max-new-tokens", "8", "--device", "cpu"]) == 0
+    said = capsys.readouterr().out
+    assert f"  Fine-tuned · run1 · step 2, eval loss 1.000: {tmp_path / 'run_compare.wav'}" in said
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "a.wav", "a_compare.json", "a_compare.wav",
+                                                          "run.json", "run.wav", "run_compare.json",
+                                                          "run_compare.wav"]
+
+
+def test_a_model_folder_beside_a_checkpoint(voice, exports, tmp_path, capsys):
+    """``--model FOLDER --compare-checkpoint latest``: an export (or another tool's fine-tune) beside the project's
+    checkpoint, the checkpoint on the left."""
+    out = tmp_path / "m.wav"
+    assert main(["preview", str(voice.project), "--text", "Hello world.", "--model", str(exports[1]),
+                 "--compare-checkpoint", "latest", "--out", str(out), "--max-new-tokens", "8", "--device", "cpu"]) == 0
+    said = capsys.readouterr().out
+    assert "Comparing with run1 · step 4" in said and f"  Model folder · today: {out}" in said
+    assert f"  Fine-tuned · run1 · step 4, eval loss " in said and str(tmp_path / "m_compare.wav") in said
+
+
+@pytest.fixture(scope="module")
+def with_an_f5_run(voice, tmp_path_factory):
+    """A copy of the trained project holding an F5-TTS run too (a run folder as training leaves it)."""
+    import shutil
+
+    from tests.gui.walked_project import fake_run
+
+    root = tmp_path_factory.mktemp("two_engines") / "voice"
+    shutil.copytree(voice.project, root)
+    fake_run(VoiceProject.open(root), "f5run", "f5", 2, finished=True, eval_losses=(3.9,))
+    return root
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--run", "run1", "--checkpoint", "latest", "--compare-checkpoint", "latest"],
+     "--checkpoint latest and --compare-checkpoint latest are both run1 · step 4, eval loss "),
+    (["--checkpoint", "{project}/runs/run1/checkpoints/step_0000004", "--compare-checkpoint", "latest"],  # XTTS's
+     "--checkpoint {project}/runs/run1/checkpoints/step_0000004 and --compare-checkpoint latest are both run1 · "
+     "step 4"),
+    (["--run", "run1", "--compare-checkpoint", "latest", "--compare-run", "f5run"],
+     "--compare-checkpoint: f5run · step 2, eval loss 3.900 was trained with F5-TTS v1, not XTTS v2 like the take it "
+     "is compared with: choose a checkpoint of XTTS v2."),
+    (["--run", "run1", "--compare-checkpoint", "{project}/runs/f5run/checkpoints/step_0000002"],
+     "--compare-checkpoint: f5run · step 2, eval loss 3.900 was trained with F5-TTS v1, not XTTS v2"),
+    (["--run", "run1", "--compare-run", "nope"], "--compare-checkpoint: There is no run 'nope' in "),
+    (["--run", "run1", "--compare-checkpoint", "{tmp}/gone"],
+     "--compare-checkpoint: {tmp}/gone is not a checkpoint folder (it does not exist)."),
+    (["--run", "run1", "--compare-checkpoint", "{project}/runs/run1/checkpoints/step_0000002", "--compare-run", "run1"],
+     "--compare-run chooses the run of --compare-checkpoint best or latest; "),
+    (["--run", "run1", "--ab", "--compare-checkpoint", "best"],
+     "--ab and --compare-checkpoint each choose what the take is compared with: give one."),
+    (["--run", "run1", "--compare-model", "{project}", "--compare-run", "run1"],
+     "--compare-model and --compare-run each choose what the take is compared with: give one."),
+    (["--run", "run1", "--ab", "--compare-model", "{project}", "--compare-checkpoint", "latest"],
+     "--ab, --compare-model and --compare-checkpoint each choose what the take is compared with: give one."),
+    (["--model", "{project}", "--checkpoint", "latest", "--compare-checkpoint", "best"],
+     "--model speaks with a model folder alone: leave out --checkpoint."),
+])
+def test_bad_compare_checkpoints_are_refused_in_words_and_nothing_is_written(with_an_f5_run, tmp_path, capsys, argv,
+                                                                           message):
+    """The same checkpoint twice, another engine's checkpoint, a missing run or checkpoint and the comparisons that
+    exclude each other are refused before any model loads; nothing is written."""
+    args = [a.format(project=with_an_f5_run, tmp=tmp_path) for a in argv]
+    before = _files(with_an_f5_run)
+    assert main(["preview", str(with_an_f5_run), "--text", "Hi.", *args, "--out", str(tmp_path / "a.wav"),
+                 "--max-new-tokens", "8", "--device", "cpu"]) == 2
+    said = capsys.readouterr().err
+    assert message.format(project=with_an_f5_run, tmp=tmp_path) in said and "Traceback" not in said
+    assert list(tmp_path.iterdir()) == [] and _files(with_an_f5_run) == before

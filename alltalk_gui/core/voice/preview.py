@@ -12,8 +12,8 @@ What speaks a take is a :class:`Voice`: the base model, one of the project's che
 the project's engine (a fine-tune made with another tool, or an export of this app), which the engine checks first
 (:func:`check_model_folder`; another engine's model is named as such) and which is only read.
 :func:`generate_take` speaks with one, :func:`generate_pair` with any two different ones (same sentence, references
-and seed; both kept loaded while the pair is made): the CLI's ``preview --model/--compare-model`` and the Preview page
-both use them.
+and seed; both kept loaded while the pair is made): the CLI's ``preview --model/--compare-model/--compare-checkpoint``
+and the Preview page both use them.
 
 Generation settings are the seed every engine reads and the engine's own options by name
 (:class:`GenerationSettings`): the engine declares them (``Engine.generation_options``) and gives a base model's
