@@ -305,7 +305,7 @@ def test_a_model_folder_beside_a_checkpoint(voice, exports, tmp_path, capsys):
                  "--compare-checkpoint", "latest", "--out", str(out), "--max-new-tokens", "8", "--device", "cpu"]) == 0
     said = capsys.readouterr().out
     assert "Comparing with run1 · step 4" in said and f"  Model folder · today: {out}" in said
-    assert f"  Fine-tuned · run1 · step 4, eval loss " in said and str(tmp_path / "m_compare.wav") in said
+    assert "  Fine-tuned · run1 · step 4, eval loss " in said and str(tmp_path / "m_compare.wav") in said
 
 
 @pytest.fixture(scope="module")
