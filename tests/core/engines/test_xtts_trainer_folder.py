@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -16,8 +18,8 @@ import torch
 
 from alltalk_gui.core import app_settings
 from alltalk_gui.core.engine_api.engine import BaseModelError, get_engine
-from alltalk_gui.core.engines.xtts.files import read_model_state
-from alltalk_gui.core.engines.xtts.layout import model_files, trainer_weights
+from alltalk_gui.core.engines.xtts.files import RETRY_WAIT_S, read_model_state
+from alltalk_gui.core.engines.xtts.layout import QUIET_SECONDS, model_files, still_training, trainer_weights
 from alltalk_gui.core.engines.xtts.model import load_gpt, load_inference_model
 from alltalk_gui.core.engines.xtts.trainer_run import GPT_SCALE, write_trainer_run
 from tests.trained_voice import trained_voice
@@ -87,6 +89,7 @@ def test_which_save_is_used(tmp_path):
     assert trainer_weights(tmp_path).name == "best_model_40.pth"  # a best model before any checkpoint
     (tmp_path / "best_model.pth").write_bytes(b"x")
     assert trainer_weights(tmp_path).name == "best_model.pth"  # the Trainer's copy of its best
+    assert trainer_weights(tmp_path, still_written=True).name == "best_model_40.pth"  # not rewritten in place
     (tmp_path / "model.pth").write_bytes(b"x")
     assert model_files(tmp_path).weights.name == "model.pth"  # a model folder is used as one
     assert trainer_weights(tmp_path / "nothing") is None
@@ -178,7 +181,15 @@ def _folder_with(tmp_path: Path, run_folder: Path, save: object | bytes, config:
         shutil.copy2(run_folder / "config.json", folder / "config.json")
     else:
         (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    _finished(folder)
     return folder
+
+
+def _finished(folder: Path, s_ago: float = 3600.0) -> None:
+    """Date the folder's files ``s_ago`` seconds back: a run that stopped then, not one AllTalk is still writing."""
+    then = time.time() - s_ago
+    for path in folder.iterdir():
+        os.utime(path, (then, then))
 
 
 def _refusal(folder: Path) -> str:
@@ -254,3 +265,133 @@ def test_a_save_with_only_the_optimizers_state_is_refused(run_folder, settings, 
     del save["model"]
     said = _refusal(_folder_with(tmp_path, run_folder, save))
     assert "holds a training state without model weights" in said and "optimizer" in said
+
+
+# -- a run AllTalk is still training: refused as a base, previewed as it is, never read half-written -------------
+
+def _live_copy(run_folder: Path, tmp_path: Path) -> Path:
+    """The run as AllTalk leaves it while it still trains: its saves from a while ago, its log written just now."""
+    live = tmp_path / "training" / run_folder.name
+    shutil.copytree(run_folder, live)  # copy2: the saves keep their dates (an hour ago)
+    with open(live / "trainer_0_log.txt", "a", encoding="utf-8") as log:
+        log.write("   --> STEP: 50/120 -- GLOBAL_STEP: 50\n")
+    return live
+
+
+def test_when_a_folder_counts_as_still_training(tmp_path):
+    (tmp_path / "best_model.pth").write_bytes(b"x")
+    written = (tmp_path / "best_model.pth").stat().st_mtime
+    assert still_training(tmp_path, now=written + QUIET_SECONDS + 1) is None  # left alone for ten minutes: finished
+    live = still_training(tmp_path, now=written + 12)
+    assert live.said() == f"AllTalk is still training in {tmp_path} (best_model.pth was written 12 s ago)"
+    assert "wait for it to finish or choose a finished run" in live.refusal()
+    assert still_training(tmp_path, now=written - 3).age_s == 0  # a network drive's clock a little ahead
+    assert still_training(tmp_path, now=written - QUIET_SECONDS - 1) is None  # a date far in the future: not a run
+
+
+def test_a_run_still_training_is_refused_as_a_base_and_previewed_as_it_is(voice, run_folder, settings, tmp_path,
+                                                                         capsys):
+    """The engine and the CLI: ``train --base-model`` refuses the folder, saying why and what to do; ``preview
+    --model`` speaks with best_model_7.pth (the Trainer rewrites best_model.pth in place) and says so."""
+    from alltalk_gui.cli import main
+
+    live = _live_copy(run_folder, tmp_path)
+    before = listing(live)
+    with pytest.raises(BaseModelError) as refused:
+        get_engine("xtts").validate_base_model(live)
+    assert str(refused.value).startswith(f"AllTalk is still training in {live} (trainer_0_log.txt was written 0 s "
+                                         "ago); wait for it to finish or choose a finished run.")
+    said = get_engine("xtts").describe_base_model(live)  # the Train page's choice and the preview's check
+    assert ("AllTalk is still training in this folder (trainer_0_log.txt was written 0 s ago): weights from "
+            "best_model_7.pth (a save of coqui's Trainer) as it is now; wait for that run to finish before training "
+            "from it") in said
+
+    from alltalk_gui.core.project.folder import VoiceProject
+
+    project = VoiceProject.create(tmp_path / "voice", name="Again", language="en")
+    shutil.copytree(voice.project / "dataset", project.dataset_dir, dirs_exist_ok=True)
+    assert main(["train", str(project.root), "--base-model", str(live), "--epochs", "1", "--set", "device=cpu"]) != 0
+    out = capsys.readouterr()
+    assert f"AllTalk is still training in {live} (trainer_0_log.txt was written" in out.out + out.err
+    assert not list(project.root.glob("runs/*/checkpoints/*"))  # no step was trained
+
+    take = tmp_path / "takes" / "live.wav"
+    assert main(["preview", str(voice.project), "--text", "Hello world.", "--model", str(live), "--out", str(take),
+                 "--max-new-tokens", "8", "--device", "cpu"]) == 0
+    assert "AllTalk is still training in this folder" in capsys.readouterr().out and take.is_file()
+    assert listing(live) == before
+
+
+def _rewrite_in_place(path: Path, stop: threading.Event, contents: tuple[bytes, ...]) -> None:
+    """What the Trainer's copy of its best model does to best_model.pth (shutil.copyfile: the same file truncated and
+    written again), over and over, each time in pieces."""
+    while not stop.is_set():
+        for content in contents:
+            with open(path, "r+b") as f:
+                f.truncate(0)
+                for start in range(0, len(content), 1 << 16):
+                    f.write(content[start:start + (1 << 16)])
+                    f.flush()
+
+
+def test_a_preview_is_not_disturbed_by_the_trainer_rewriting_its_best_model(run_folder, settings, tmp_path):
+    """While the preview's model loads, best_model.pth is truncated and rewritten in place (with another run's save
+    between): the preview reads best_model_7.pth, the same weights, which the Trainer never rewrites."""
+    live = _live_copy(run_folder, tmp_path)
+    other = tmp_path / "other.pth"
+    save = torch.load(run_folder / "best_model.pth", weights_only=True)
+    save["model"] = {k: v * 3 if k.startswith("xtts.gpt.") else v for k, v in save["model"].items()}
+    torch.save(save, other)
+    stop = threading.Event()
+    writer = threading.Thread(target=_rewrite_in_place, args=(live / "best_model.pth", stop,
+                                                              (other.read_bytes(), (run_folder / "best_model.pth").read_bytes())))
+    writer.start()
+    try:
+        model = load_inference_model(live)
+        gpt, _, _ = load_gpt(live)
+    finally:
+        stop.set()
+        writer.join()
+    assert torch.equal(model.gpt.text_embedding.weight, users_gpt(run_folder))
+    assert torch.equal(gpt.state_dict()[KEY], users_gpt(run_folder))
+    assert (live / "best_model_7.pth").read_bytes() == (run_folder / "best_model_7.pth").read_bytes()
+
+
+def _new_best(live: Path, run_folder: Path, step: int) -> tuple[Path, bytes]:
+    """The first megabyte of the Trainer's new best save best_model_<step>.pth, as torch.save leaves it midway."""
+    whole = (run_folder / "best_model_7.pth").read_bytes()
+    path = live / f"best_model_{step}.pth"
+    path.write_bytes(whole[:1 << 20])
+    return path, whole
+
+
+def test_a_save_still_being_written_is_read_again_once_it_is_whole(run_folder, settings, tmp_path):
+    live = _live_copy(run_folder, tmp_path)
+    path, whole = _new_best(live, run_folder, 9)
+    finish = threading.Timer(RETRY_WAIT_S / 3, path.write_bytes, args=(whole,))  # the Trainer finishes the save
+    finish.start()
+    started = time.monotonic()
+    try:
+        gpt, _, _ = load_gpt(live)
+    finally:
+        finish.join()
+    assert time.monotonic() - started >= RETRY_WAIT_S  # the half-written file was read again, after the wait
+    assert torch.equal(gpt.state_dict()[KEY], users_gpt(run_folder))
+
+
+def test_a_save_that_stays_half_written_is_refused_with_the_reason(voice, run_folder, settings, tmp_path, capsys):
+    from alltalk_gui.cli import main
+
+    live = _live_copy(run_folder, tmp_path)
+    _new_best(live, run_folder, 9)  # the Trainer stalled midway (a full disk, say)
+    before = listing(live)
+    with pytest.raises(BaseModelError) as refused:
+        load_gpt(live)
+    said = str(refused.value)
+    assert said.startswith(f"AllTalk is still training in {live} (best_model_9.pth was written") and \
+        "best_model_9.pth is still being written. Wait for the run to finish or choose a finished run" in said
+    take = tmp_path / "takes" / "half.wav"
+    assert main(["preview", str(voice.project), "--text", "Hello world.", "--model", str(live), "--out", str(take),
+                 "--max-new-tokens", "8", "--device", "cpu"]) != 0
+    assert "best_model_9.pth is still being written" in capsys.readouterr().err and not take.exists()
+    assert listing(live) == before

@@ -67,10 +67,14 @@ class XttsEngine(HubDownload, ShippedProfiles):
     def validate_base_model(self, folder: str | os.PathLike[str]):
         from alltalk_gui.core.engines.xtts.files import validate_base_model
 
-        return validate_base_model(folder)
+        return validate_base_model(folder)  # a run's base: a training folder AllTalk is still writing is refused
 
     def describe_base_model(self, folder: str | os.PathLike[str]) -> str:
-        info = self.validate_base_model(folder)
+        from alltalk_gui.core.engines.xtts.files import validate_base_model
+
+        # A preview (and the Train page's choice) may look at a training folder AllTalk is still writing: the
+        # description says so (ModelFiles.note), and a run started from it is refused (validate_base_model).
+        info = validate_base_model(folder, live_ok=True)
         used = info.files.note() if info.files is not None else ""
         return (f"GPT with {info.gpt_layers} layers, width {info.gpt_width}, {info.gpt_parameters / 1e6:,.1f} M "
                 f"parameters; {info.number_text_tokens} text tokens{'; ' + used if used else ''}.")

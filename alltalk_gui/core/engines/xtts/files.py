@@ -23,6 +23,7 @@ import json
 import os
 import pickle
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -32,7 +33,7 @@ from alltalk_gui.core.engine_api.engine import BaseModelError  # noqa: F401  (re
 from alltalk_gui.core.engines.xtts.config_limits import range_errors
 from alltalk_gui.core.engines.xtts.layout import (  # noqa: F401  (re-exported: the engine and download use them)
     BASE_MODEL_SETTING, BASE_ONLY_FILES, OPTIONAL_FILES, REQUIRED_FILES, WEIGHTS_FILE, ModelFiles, model_files,
-    trainer_folder_message, trainer_weights,
+    still_training, trainer_checkpoints, trainer_folder_message, trainer_weights,
 )
 
 
@@ -161,16 +162,86 @@ def model_state_dict(checkpoint: Any, path: Path) -> dict[str, Any]:
     return state
 
 
+# A save that changed while it was read is read once more after this long: the Trainer's copy of its best model
+# (best_model.pth, 5 GB with the optimizer's state) takes a few seconds to write.
+RETRY_WAIT_S = 3.0
+
+
+class _Changed(Exception):
+    """The file changed (or went) while it was read; ``cause``: the load's own error, if it failed."""
+
+    def __init__(self, cause: BaseModelError | None = None) -> None:
+        super().__init__(str(cause) if cause else "changed while read")
+        self.cause = cause
+
+
 def read_model_state(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The model weights of ``path`` (a ``model.pth``, or a Trainer save with its optimizer state), memory-mapped:
     the tensors are read from disk when used, and the rest of the file (the optimizer's 3.5 GB for the real GPT)
     is never read.
 
+    A consistent snapshot: the file's identity, size and date are the same before and after the read, and a
+    Trainer save that fails to load while it is fresh (a partial write) counts as changed. A changed file is read
+    once more after :data:`RETRY_WAIT_S` (a Trainer save: the folder's save as :func:`.layout.model_files` then
+    picks it; the older ones are deleted as new ones arrive); changed again, it is refused, never returned.
+
     Raises:
-        BaseModelError: see :func:`load_checkpoint` and :func:`model_state_dict`.
+        BaseModelError: see :func:`load_checkpoint` and :func:`model_state_dict`; a file that changed twice while
+            read (AllTalk still training in its folder: :meth:`.layout.StillTraining.said`, and what to do).
     """
     path = Path(path)
-    return model_state_dict(load_checkpoint(path, mmap=True), path)
+    try:
+        return _unchanged_state(path)
+    except _Changed:
+        time.sleep(RETRY_WAIT_S)
+    if _is_trainer_save(path):
+        path = model_files(path.parent).weights
+    try:
+        return _unchanged_state(path)
+    except _Changed as changed:
+        raise BaseModelError(_changing_message(path, changed.cause)) from changed.cause
+
+
+def _unchanged_state(path: Path) -> dict[str, Any]:
+    """:func:`model_state_dict` of ``path``'s load, or :class:`_Changed` when the file changed meanwhile."""
+    before = _stamp(path)
+    if before is None and _is_trainer_save(path):
+        raise _Changed()  # deleted since it was chosen: the Trainer keeps only its newest saves
+    try:
+        state = model_state_dict(load_checkpoint(path, mmap=True), path)
+    except BaseModelError as exc:
+        if _stamp(path) != before or (_is_trainer_save(path) and still_training(path.parent) is not None):
+            raise _Changed(exc) from exc
+        raise
+    if _stamp(path) != before:
+        raise _Changed()
+    return state
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """Which file ``path`` is and how it was last written (None: gone)."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+def _is_trainer_save(path: Path) -> bool:
+    return path.name in trainer_checkpoints(path.parent) and not (path.parent / WEIGHTS_FILE).is_file()
+
+
+def _changing_message(path: Path, cause: BaseModelError | None) -> str:
+    """A file that changed both times it was read: AllTalk training in its folder, else something else writing."""
+    training = still_training(path.parent) if _is_trainer_save(path) else None
+    if training is not None:
+        happened = "is still being written" if cause is not None else "changed while it was read"
+        return (f"{training.said()}: {path.name} {happened}. Wait for the run to finish or choose a finished run "
+                f"(the app read it twice, {RETRY_WAIT_S:.0f} s apart).")
+    if cause is not None:
+        return str(cause)
+    return (f"{path.name} in {path.parent} changed while it was read, twice {RETRY_WAIT_S:.0f} s apart: something is "
+            "still writing it. Wait until that is done, then choose it again.")
 
 
 def dvae_shape(state: dict[str, Any], path: Path) -> DvaeShape:
@@ -252,8 +323,12 @@ def missing_files_message(files: ModelFiles, missing: list[str]) -> str:
     return message
 
 
-def validate_base_model(folder: str | os.PathLike[str]) -> BaseModelInfo:
+def validate_base_model(folder: str | os.PathLike[str], *, live_ok: bool = False) -> BaseModelInfo:
     """Check that ``folder`` holds a usable XTTS v2 base model, without loading it onto a device.
+
+    ``live_ok``: accept a training folder that AllTalk is still writing (:func:`.layout.still_training`; a preview
+    speaks with its save as it is now, :attr:`ModelFiles.training` says so); without it (a run's base model) such
+    a folder is refused: the run would start from weights that change under it.
 
     Checks, in order: every required file is present (in the folder, or for a Trainer folder where
     :func:`.layout.model_files` finds it) and not empty; config.json is an XTTS config; vocab.json is an XTTS
@@ -273,6 +348,8 @@ def validate_base_model(folder: str | os.PathLike[str]) -> BaseModelInfo:
     missing = files.missing()
     if missing:
         raise BaseModelError(missing_files_message(files, missing))
+    if files.training is not None and not live_ok:
+        raise BaseModelError(files.training.refusal())
     empty = [where(files, name) for name in REQUIRED_FILES if files.path(name).stat().st_size == 0]
     if empty:
         raise BaseModelError(f"{', '.join(empty)} {'is' if len(empty) == 1 else 'are'} empty (an interrupted "

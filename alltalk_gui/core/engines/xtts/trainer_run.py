@@ -19,17 +19,31 @@ import shutil
 from pathlib import Path
 
 GPT_SCALE = 0.5  # the "fine-tuned" GPT: the base's times this
+FINISHED_S_AGO = 3600.0  # a run that finished an hour ago (layout.still_training: not one AllTalk is still writing)
 
 
 def write_trainer_run(base: str | os.PathLike[str], folder: str | os.PathLike[str], *, step: int = 1000,
-                      scale: float = GPT_SCALE, best: bool = True, seed: int = 0) -> Path:
+                      scale: float = GPT_SCALE, best: bool = True, seed: int = 0,
+                      finished_s_ago: float | None = FINISHED_S_AGO) -> Path:
     """Write a Trainer run folder into ``folder`` (created) from the base model ``base``: ``best_model_<step>.pth`` and
     ``best_model.pth`` (``best``; else ``checkpoint_<step>.pth``), ``config.json`` and ``vocab.json``; returns the
-    save written last (``best_model.pth`` or the checkpoint)."""
+    save written last (``best_model.pth`` or the checkpoint). The folder's files are dated ``finished_s_ago``
+    seconds ago (None: now, as a run AllTalk is still training leaves them)."""
+    saved = _write_run(Path(base), Path(folder), step, scale, best, seed)
+    if finished_s_ago is not None:
+        import time
+
+        then = time.time() - finished_s_ago
+        for path in Path(folder).iterdir():
+            os.utime(path, (then, then))
+    return saved
+
+
+def _write_run(base: Path, folder: Path, step: int, scale: float, best: bool, seed: int) -> Path:
+    """The folder's files, as :func:`write_trainer_run` says."""
     import torch
     from trainer.io import copy_model_files, save_best_model, save_checkpoint
 
-    base, folder = Path(base), Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     model, config = _gpt_trainer(base)
     torch.manual_seed(seed)
