@@ -168,7 +168,8 @@ def model_files(folder: str | os.PathLike[str]) -> ModelFiles:
     """Where each file of ``folder`` is read from: all from the folder; for a fine-tune's folder that lacks the files
     only a base ships (xtts-finetune-webui's ``ready/`` has no ``dvae.pth`` or ``mel_stats.pth``) those from the
     base; for a training folder of coqui's Trainer (no ``model.pth``, a Trainer save) its save, its own files, and
-    what it lacks from the base (module text)."""
+    what it lacks from the base (module text); for one AllTalk is still training, the save it does not rewrite in
+    place and :attr:`ModelFiles.training`."""
     folder = Path(folder)
     training = None
     if (folder / WEIGHTS_FILE).is_file():
