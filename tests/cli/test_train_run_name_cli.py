@@ -22,3 +22,14 @@ def test_resume_without_any_run_says_so(tmp_path, capsys):
     assert main(["new", str(project)]) == 0
     assert main(["train", str(project), "--base-model", str(tmp_path / "base"), "--resume"]) == 2
     assert "holds no run with checkpoints" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name, said", [("CON", "CON is a device name on Windows"),
+                                        ("take?", "Windows does not allow ? in a name"),
+                                        ("r" * 60, "has 60 characters; at most 59")])
+def test_a_run_name_windows_cannot_hold_is_refused_saying_why(tmp_path, capsys, name, said):
+    project = tmp_path / "voice"
+    assert main(["new", str(project), "--language", "en"]) == 0
+    assert main(["train", str(project), "--base-model", str(tmp_path / "base"), "--run", name]) == 2
+    assert said in capsys.readouterr().err
+    assert not (project / "runs").exists()

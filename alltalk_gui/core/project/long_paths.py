@@ -13,7 +13,9 @@ The deepest file the app writes below a project folder is a feature-cache entry 
 name. Next come a source's copy (``sources/`` + a name of at most 100 characters, :mod:`~alltalk_gui.core.
 portable_names`, + its temporary name: 126) and a sharded checkpoint being saved (``runs/run_YYYYMMDD_HHMMSS/
 checkpoints/.tmp-step_0000120/pytorch_model_fsdp_0/__0_0.distcp``: 88). A run name the user types makes
-its run's files deeper by as many characters as it has beyond the default's 19.
+its run's files deeper by as many characters as it has beyond the default's 19, so a run name has at most
+:data:`MAX_RUN_NAME` (59) characters: its deepest file is then no deeper than the feature cache's, and a project
+folder that passes :func:`path_length_problem` holds every run.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ CACHE_KIND_NAME = 15
 DEEPEST_IN_PROJECT = len("feature_cache/") + CACHE_KIND_NAME + 16 + 1 + len(".") + 64 + len(".npz") \
     + len(".") + 8 + len(".tmp")
 MAX_PROJECT_PATH = MAX_PATH - 1 - 1 - DEEPEST_IN_PROJECT  # the NUL and the separator after the project folder
+# The deepest file below a run folder: a shard of a sharded checkpoint while it is being saved.
+DEEPEST_IN_RUN = len("checkpoints/.tmp-step_0000120/pytorch_model_fsdp_0/__0_0.distcp")
+# The longest run name (UTF-16 units) whose files stay within DEEPEST_IN_PROJECT: runs/<name>/<DEEPEST_IN_RUN>.
+# So the project folder's own check (MAX_PROJECT_PATH) covers every run, whatever name the user typed.
+MAX_RUN_NAME = DEEPEST_IN_PROJECT - len("runs/") - 1 - DEEPEST_IN_RUN
 
 
 def utf16_length(path: str) -> int:

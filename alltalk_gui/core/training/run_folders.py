@@ -20,7 +20,8 @@ import re
 import time
 from pathlib import Path
 
-from alltalk_gui.core.portability.portable_names import is_device_name
+from alltalk_gui.core.portability.portable_names import windows_problem
+from alltalk_gui.core.project.long_paths import MAX_PATH, MAX_RUN_NAME, utf16_length
 from alltalk_gui.core.training.checkpoints import run_checkpoints, run_folders
 from alltalk_gui.core.training.events import Done
 from alltalk_gui.core.training.follow import read_event_file
@@ -46,22 +47,29 @@ def new_run_name(now: float | None = None) -> str:
 
 
 def check_run_name(name: str) -> str:
-    """Return ``name`` if it is a plain folder name.
+    """Return ``name`` if it is a plain folder name every system takes.
 
     Raises:
         RunNameError: empty, ``.`` or ``..``, a path separator (``/`` or ``\\`` on every OS, so a project copied
             between Windows and Linux means the same), a drive letter or a character outside letters, digits,
-            space, ``.``, ``_`` and ``-``, spaces/dots at either end (Windows drops them silently), or a device
-            name Windows reserves (``CON``, ``NUL``, ``COM1``...), so a project stays usable on every OS.
+            space, ``.``, ``_`` and ``-``, spaces/dots at either end, a name Windows cannot hold (a device name such
+            as ``CON``, ``NUL``, ``COM1``; :func:`~alltalk_gui.core.portability.portable_names.windows_problem`),
+            or more than :data:`~alltalk_gui.core.project.long_paths.MAX_RUN_NAME` characters (its checkpoints'
+            paths would pass Windows' 260-character limit), so a project stays usable on every OS.
     """
     if not name or name in (".", "..") or "/" in name or "\\" in name or ":" in name:
         raise RunNameError(f"The run name '{name}' is not a plain folder name: use letters, digits, '_', '-' and "
                            "'.', without '/' or '\\'.")
-    if not _PLAIN_NAME.match(name) or name != name.strip(" .") or len(name) > 100:
-        raise RunNameError(f"The run name '{name}' is not a plain folder name: use at most 100 letters, digits, "
-                           "'_', '-', '.' and spaces (not at either end).")
-    if is_device_name(name):  # with or without an extension ("nul.txt" is the device too)
-        raise RunNameError(f"The run name '{name}' is a device name on Windows; choose another.")
+    if (problem := windows_problem(name)) is not None:  # a device name, dots or spaces at the end...
+        raise RunNameError(f"The run name '{name}' cannot be a folder on Windows ({problem}); choose another, "
+                           "for example 'take_2'.")
+    if not _PLAIN_NAME.match(name) or name != name.strip(" ."):
+        raise RunNameError(f"The run name '{name}' is not a plain folder name: use letters, digits, '_', '-', "
+                           "'.' and spaces (not at either end).")
+    if utf16_length(name) > MAX_RUN_NAME:
+        raise RunNameError(f"The run name '{name[:20]}...' has {utf16_length(name)} characters; at most "
+                           f"{MAX_RUN_NAME} keep its checkpoints' paths within Windows' limit of {MAX_PATH} "
+                           "characters. Choose a shorter name.")
     return name
 
 

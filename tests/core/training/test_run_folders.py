@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from alltalk_gui.core.project.long_paths import DEEPEST_IN_RUN, MAX_PATH, MAX_PROJECT_PATH, MAX_RUN_NAME
 from alltalk_gui.core.training.checkpoints import CONFIG_FILE, STATE_FILE, WEIGHTS_FILE
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.training.events import Done, JsonlSink, Step
@@ -24,7 +25,8 @@ from alltalk_gui.core.training.run_folders import (
 )
 
 
-@pytest.mark.parametrize("name", ["run_20261123_041502", "my run-2.b", "Ünïcode_é"])
+@pytest.mark.parametrize("name", ["run_20261123_041502", "my run-2.b", "Ünïcode_é", "x" * MAX_RUN_NAME,
+                                  "console", "NULL", "com10"])
 def test_plain_run_names_are_accepted(name):
     assert check_run_name(name) == name
 
@@ -36,6 +38,30 @@ def test_names_that_are_not_plain_folder_names_are_refused(name):
         check_run_name(name)
     with pytest.raises(RunNameError):
         run_dir("/tmp/project", name)
+
+
+@pytest.mark.parametrize("name, said", [
+    ("CON", "CON is a device name on Windows"), ("aux.final", "aux is a device name on Windows"),
+    ("LPT1 ", "Windows drops a dot or space at the end"), ("take.", "Windows drops a dot or space at the end"),
+    ("take<2>", "Windows does not allow < > in a name"), ('say "hi"', 'Windows does not allow " in a name'),
+    ("why?", "Windows does not allow ? in a name"), ("a|b*", "Windows does not allow * | in a name"),
+])
+def test_names_windows_cannot_hold_are_refused_saying_why(name, said):
+    with pytest.raises(RunNameError, match="cannot be a folder on Windows") as refused:
+        check_run_name(name)
+    assert said in str(refused.value)
+
+
+def test_a_run_name_whose_checkpoints_would_pass_windows_path_limit_is_refused():
+    """At most MAX_RUN_NAME characters (UTF-16 units, as Windows counts): the run's deepest file, a checkpoint
+    shard being saved, is then no deeper than the feature cache the project folder's own check allows for."""
+    check_run_name("r" * MAX_RUN_NAME)
+    with pytest.raises(RunNameError, match=f"has {MAX_RUN_NAME + 1} characters; at most {MAX_RUN_NAME}"):
+        check_run_name("r" * (MAX_RUN_NAME + 1))
+    with pytest.raises(RunNameError, match="260"):
+        check_run_name("\U00020000" * (MAX_RUN_NAME // 2 + 1))  # a CJK letter outside the BMP counts twice
+    deepest = MAX_PROJECT_PATH + len("/runs/") + MAX_RUN_NAME + 1 + DEEPEST_IN_RUN
+    assert deepest == MAX_PATH - 1  # the NUL
 
 
 def test_the_config_refuses_a_run_name_with_path_separators(tmp_path):
