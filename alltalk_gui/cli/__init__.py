@@ -93,11 +93,14 @@ def _run(argv: list[str] | None) -> int:
         with ExitStack() as stack:
             project_dir = Path(getattr(args, "dir", "") or ".").expanduser()
             is_project = bool(getattr(args, "dir", "")) and (project_dir / PROJECT_FILE).is_file()
-            writes = args.command in WRITES_PROJECT or bool(getattr(args, "clean", None))
+            renames = bool(getattr(args, "rename_for_windows", False))
+            writes = args.command in WRITES_PROJECT or bool(getattr(args, "clean", None)) or renames
             if writes and is_project:
                 stack.enter_context(_lock(project_dir, f"alltalk-gui {args.command}"))
             if is_project and not getattr(args, "clean", None) and args.command != "stop":
                 _note_orphans(project_dir, holding=writes)
+            if is_project and not renames and args.command != "stop":
+                _note_windows_names(project_dir)
             return int(args.func(args))
     except ProjectError as exc:
         print(f"alltalk-gui: {exc}", file=sys.stderr)
@@ -124,6 +127,22 @@ def _note_orphans(root: Path, holding: bool) -> None:
     if orphans:
         print(f"alltalk-gui: note: {orphans.summary()}. 'alltalk-gui sources {shlex.quote(str(root))} --clean "
               "import' adds them as recordings, '--clean remove' deletes them.", file=sys.stderr)
+
+
+def _note_windows_names(root: Path) -> None:
+    """Say so when names in the project cannot be used on Windows (a project made on Linux, or copied from there),
+    and how to fix them (core/project/windows_names.py)."""
+    from alltalk_gui.core.project.folder import ProjectError, VoiceProject
+    from alltalk_gui.core.project.windows_names import summary, windows_name_problems
+
+    try:
+        problems = windows_name_problems(VoiceProject.open(root))
+    except (ProjectError, OSError):
+        return  # the command reports a project it cannot open
+    if problems:
+        fix = (f" 'alltalk-gui sources {shlex.quote(str(root))} --rename-for-windows' renames the recordings."
+               if any(p.recording and not p.missing for p in problems) else "")
+        print(f"alltalk-gui: note: {summary(problems)}{fix}", file=sys.stderr)
 
 
 def _lock(root: Path, program: str):

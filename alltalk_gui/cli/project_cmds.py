@@ -38,6 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
     p.add_argument("--clean", choices=("import", "remove"),
                    help="files an interrupted import left behind: import them as recordings, or remove them")
+    p.add_argument("--rename-for-windows", action="store_true",
+                   help="give recordings whose copies have names Windows cannot hold (take:1.wav, aux.wav) names it "
+                        "takes, before the project is copied to Windows")
     p.set_defaults(func=cmd_sources)
 
 
@@ -83,6 +86,15 @@ def cmd_sources(args: argparse.Namespace) -> int:
     project = VoiceProject.open(args.dir)
     if args.clean:
         return _clean(project, args.clean)
+    if args.rename_for_windows:
+        from alltalk_gui.core.project.windows_names import rename_recordings
+
+        renamed = rename_recordings(project)
+        for line in renamed:
+            print(f"  renamed {line}")
+        print(f"Renamed {len(renamed)} recording copy(ies)." if renamed else
+              "Nothing to rename: every recording's copy has a name Windows takes.")
+        return EXIT_OK
     rows = [_source_row(s) for s in project.sources]
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))

@@ -226,6 +226,7 @@ class MainWindow(QMainWindow):
             project.release_lock()
             return False
         self._warn_if_too_deep(project)
+        self._offer_windows_names(project)  # before the orphans: adopting them imports in the background
         if not project.read_only:
             self._offer_orphans(project)
         return True
@@ -235,6 +236,29 @@ class MainWindow(QMainWindow):
         problem = project_path_problem(project.root)
         if problem:
             QMessageBox.warning(self, "The project folder's path is too long", problem)
+
+    def _offer_windows_names(self, project: VoiceProject) -> None:
+        """Names in the project Windows cannot hold (made on Linux, or by a version that copied recordings under
+        their own names): say which and what to do; rename the recordings' copies if the user agrees."""
+        from alltalk_gui.core.project.windows_names import rename_recordings, summary, windows_name_problems
+
+        problems = windows_name_problems(project)
+        if not problems:
+            return
+        renamable = not project.read_only and any(p.recording and not p.missing for p in problems)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Names Windows cannot use", summary(problems), parent=self)
+        rename = box.addButton("Rename the recordings", QMessageBox.ButtonRole.AcceptRole) if renamable else None
+        box.addButton("Not now" if renamable else "OK", QMessageBox.ButtonRole.RejectRole)
+        box.exec()
+        if rename is None or box.clickedButton() is not rename:
+            return
+        try:
+            renamed = rename_recordings(project)
+        except ProjectError as exc:
+            QMessageBox.warning(self, "Cannot rename the recordings", str(exc))
+            return
+        self.statusBar().showMessage(
+            f"Renamed {plural(len(renamed), 'recording copy', 'recording copies')} for Windows.", 8000)
 
     def _offer_orphans(self, project: VoiceProject) -> None:
         """Files an interrupted import left in the project without recording them: import or remove them, if the
