@@ -5,10 +5,11 @@ Usage: ``python packaging/smoke_test.py DIST/alltalk-gui/alltalk-gui [--timeout 
 It runs the frozen executable twice, offscreen (``QT_QPA_PLATFORM=offscreen``), with a fresh home, config
 and settings folder so nothing of the builder's own settings leaks in:
 
-1. ``alltalk-gui --help``: the headless CLI must print its usage and exit 0; then ``alltalk-gui -m alltalk_gui
-   gpu --json``, the way the app starts its child processes (training, the GPU scan), must print the device list.
-   ``alltalk-gui make-test-model DIR --engine f5`` must write a tiny F5-TTS model: the F5 modules the app imports
-   by name and Vocos's parts are found in the build.
+1. ``alltalk-gui-cli --help`` (the CLI's console program beside the app; the app itself where there is none):
+   the headless CLI must print its usage and exit 0; then ``alltalk-gui -m alltalk_gui gpu --json``, the way the
+   app starts its child processes (training, the GPU scan), must print the device list.
+   ``alltalk-gui-cli make-test-model DIR --engine f5`` must write a tiny F5-TTS model: the F5 modules the app
+   imports by name and Vocos's parts are found in the build.
 2. ``alltalk-gui``: the desktop app. Being a first start, it shows the first-run page, whose checks load torch
    and, since the test chooses a tiny XTTS v2 base-model folder for it, coqui-tts: the parts of the build most
    likely to miss a module or a data file. The test passes only when the log says both
@@ -35,6 +36,7 @@ from pathlib import Path
 FAILURE_MARKERS = ("Traceback", "ModuleNotFoundError", "ImportError", "No module named")
 READY = "ready"  # the line is "AllTalk GUI <version> ready"
 CHECKS_DONE = "First-run checks finished"
+CLI_NAME = "alltalk-gui-cli"  # the CLI's console program in the build (packaging/alltalk_gui.spec)
 
 
 def isolated_env(home: Path) -> dict[str, str]:
@@ -159,6 +161,13 @@ def run_app(exe: Path, env: dict[str, str], timeout: float, first_run: bool, mod
     print("ok: the app started" + (" and finished its first-run checks" if first_run else ""))
 
 
+def cli_of(exe: Path) -> Path:
+    """The build's console program for the CLI beside the app (``alltalk-gui-cli``, ``.exe`` on Windows, where the
+    app is windowed); the app itself where there is none (a plain ``alltalk-gui`` script)."""
+    cli = exe.with_name(CLI_NAME + exe.suffix)
+    return cli if cli.is_file() else exe
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("executable", type=Path, help="dist/alltalk-gui/alltalk-gui (alltalk-gui.exe on Windows)")
@@ -175,11 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="alltalk_smoke_") as tmp:
         home = Path(tmp)
         env = isolated_env(home)
-        check_cli(exe, env, args.timeout)
+        check_cli(cli_of(exe), env, args.timeout)
         if not args.no_child_module:
             check_child_module(exe, env, args.timeout)
         if not args.no_first_run:  # both load torch: the quick mode skips them
-            check_f5_model(exe, env, args.timeout, home)
+            check_f5_model(cli_of(exe), env, args.timeout, home)
         model = None if args.no_first_run else prepare_base_model(home)
         run_app(exe, env, args.timeout, not args.no_first_run, model)
     print(f"PASS: frozen app smoke test ({time.monotonic() - started:.0f} s)")

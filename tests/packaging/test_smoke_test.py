@@ -66,3 +66,15 @@ def test_fails_when_the_frozen_app_cannot_run_its_child_processes(tmp_path):
     done = run_smoke(exe, "--no-first-run")
     assert done.returncode != 0
     assert "-m alltalk_gui gpu --json' exited 2" in done.stdout + done.stderr
+
+
+def test_the_cli_checks_run_the_cli_program_beside_the_app(tmp_path):
+    """A build holds alltalk-gui-cli beside the app (windowed on Windows): --help runs there, so a broken CLI
+    program fails the smoke test even when the app answers --help."""
+    app = stand_in(tmp_path, "echo ready\nsleep 30\n")
+    cli = tmp_path / "alltalk-gui-cli"
+    cli.write_text("#!/bin/sh\necho \"ModuleNotFoundError: No module named 'alltalk_gui.cli'\"\nexit 1\n")
+    cli.chmod(0o755)
+    done = run_smoke(app, "--no-first-run", "--no-child-module")
+    assert done.returncode != 0
+    assert "No module named 'alltalk_gui.cli'" in done.stdout + done.stderr
