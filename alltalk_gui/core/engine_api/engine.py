@@ -172,6 +172,11 @@ class TrainingSetup:
     ``loss(model, batch, eval_mode)`` returns a dict with ``loss`` (the scalar to back-propagate) and the
     engine's named parts of it (each a scalar tensor); ``batch_size(batch)`` counts the clips in a collated batch
     and ``split(batch, parts)`` cuts one into ``parts`` smaller ones (the out-of-memory retry).
+
+    ``train_set``, ``eval_set`` and ``collate`` go to the DataLoader's worker processes (``num_workers``), which
+    Windows (and macOS) start by spawning: they must pickle, so no lambdas, closures or local classes
+    (``functools.partial`` of a module-level function does; tests/core/training/test_loader_workers.py checks
+    every engine's).
     """
 
     model: Any                     # torch.nn.Module: the part that trains; accelerate prepares it

@@ -16,6 +16,7 @@ In order, each step freeing what the next does not need:
 from __future__ import annotations
 
 import contextlib
+from functools import partial
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -107,9 +108,6 @@ def training_setup(engine, config, clips: tuple[list[Any], list[Any]], device) -
     train_set = data.ClipSet(train_clips, train_codes, [tokenizer(c.text).input_ids for c in train_clips], states)
     eval_set = data.ClipSet(eval_clips, eval_codes, [tokenizer(c.text).input_ids for c in eval_clips], states)
 
-    def collate(samples):
-        return data.collate(samples, pad_id)
-
     def loss(model, batch, eval_mode: bool = False) -> dict[str, Any]:  # noqa: ARG001 - eval is deterministic
         # Looked up at each call, through the module, so tests can wrap it (out-of-memory injection).
         return parler_model.loss(model, batch)
@@ -117,7 +115,7 @@ def training_setup(engine, config, clips: tuple[list[Any], list[Any]], device) -
     return TrainingSetup(
         model=trainable, train_set=train_set, eval_set=eval_set,
         lengths=[c.frames for c in train_clips], eval_lengths=[c.frames for c in eval_clips],
-        collate=collate, loss=loss, batch_size=data.batch_size, split=data.split_batch,
+        collate=partial(data.collate, pad_id=pad_id), loss=loss, batch_size=data.batch_size, split=data.split_batch,
         loss_parts=parler_model.CODEBOOK_PARTS,
         parameters=sum(p.numel() for p in trainable.parameters()), trainable=count,
         longest_seconds=max(c.frames for c in train_clips) * HOP_LENGTH / SAMPLE_RATE, notes=tuple(notes),

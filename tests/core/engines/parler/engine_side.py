@@ -3,6 +3,8 @@ EngineChild and assert on what they return). Each compares our pieces with Parle
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -105,9 +107,28 @@ def state_of(folder: str) -> dict[str, Any]:
     from safetensors.torch import load_file
 
     from alltalk_gui.core.engines.parler.files import weight_files
-    from pathlib import Path
 
     state = {}
     for path in weight_files(Path(folder)):
         state.update(load_file(str(path)))
     return {k: v.float().numpy() for k, v in state.items() if k.startswith("decoder.model.decoder.layers.0.")}
+
+
+def loader_workers(project: str, base: str, run: str, spawn: bool) -> dict[str, Any]:
+    """The datasets and collate function Parler's training_setup builds (as the training child does, on the CPU)
+    pickled as spawned DataLoader workers get them on Windows (tests/loader_workers.py); with ``spawn``, one batch
+    from a loader whose one worker is spawned. Returns the seconds the setup and the spawned batch (0 without) took."""
+    from tests.core.engines.parler.training_runs import parler_config
+    from tests.loader_workers import round_trip, spawned_batch
+    from alltalk_gui.core.engine_api.engine import get_engine
+
+    _quiet()
+    # A description of its own: measuring one from the dataset is not what this checks, and takes minutes.
+    config = parler_config(Path(project), Path(base), run).with_values({"description": "Jenny speaks clearly."})
+    config.run_dir.mkdir(parents=True, exist_ok=True)  # the loop makes it before training_setup
+    engine = get_engine("parler")
+    start = time.monotonic()
+    setup = engine.training_setup(config, engine.load_clips(config), torch.device("cpu"))
+    built = time.monotonic() - start
+    round_trip(setup)
+    return {"setup_seconds": built, "spawn_seconds": spawned_batch(setup) if spawn else 0.0}

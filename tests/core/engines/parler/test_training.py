@@ -73,3 +73,10 @@ def test_two_processes_train_lora_in_step_over_gloo(jenny, tiny_parler):
     assert len(of(events, "done")) == 1 and len(of(events, "step")) == 2  # only the main process reports
     saved = checkpoint_state(jenny / "runs" / "ddp")
     assert any(saved[k].abs().sum() > 0 for k in saved if "lora_B" in k)  # the adapters learnt (B starts at zero)
+
+
+def test_the_datasets_and_collate_reach_spawned_loader_workers(jenny, tiny_parler, engine_side):
+    """Windows starts DataLoader workers (num_workers > 0) by spawning, which pickles the dataset and the collate
+    function: the ones training_setup builds pickle, batch as before, and one spawned worker loads the same batch."""
+    result = engine_side.call("loader_workers", project=str(jenny), base=str(tiny_parler), run="workers", spawn=True)
+    assert 0 < result["spawn_seconds"] < 60, result
