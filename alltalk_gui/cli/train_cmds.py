@@ -97,7 +97,7 @@ def _build_config(args: argparse.Namespace):
     from alltalk_gui.core.project.folder import VoiceProject
     from alltalk_gui.core.training.config import ConfigError
     from alltalk_gui.core.training.run_config import build_train_config
-    from alltalk_gui.core.training.run_folders import RunNameError, check_run_name, new_run_name, \
+    from alltalk_gui.core.training.run_folders import RunNameError, check_new_run_name, check_run_name, new_run_name, \
         newest_run_with_checkpoint
 
     project = VoiceProject.open(args.dir)  # ProjectError -> exit 2 with its message
@@ -140,7 +140,9 @@ def _build_config(args: argparse.Namespace):
     config = built.config
     if args.run:
         try:
-            config.run_name = check_run_name(args.run)
+            name = check_run_name(args.run)  # checked before it becomes a path
+            # A new run's name is held to the shorter limit; an existing run resumes under its own.
+            config.run_name = name if (project.runs_dir / name).is_dir() else check_new_run_name(name)
         except RunNameError as exc:
             raise ConfigError(f"--run: {exc}") from None
     elif args.resume:

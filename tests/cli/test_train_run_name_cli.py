@@ -33,3 +33,14 @@ def test_a_run_name_windows_cannot_hold_is_refused_saying_why(tmp_path, capsys, 
     assert main(["train", str(project), "--base-model", str(tmp_path / "base"), "--run", name]) == 2
     assert said in capsys.readouterr().err
     assert not (project / "runs").exists()
+
+
+def test_an_existing_run_with_a_name_over_the_new_limit_still_resumes_by_name(tmp_path, capsys):
+    """A run named under the older limit (100 characters) is not refused when --run names it again: only a name for
+    a new run is held to the shorter one (the message a refused name would give is not said)."""
+    project = tmp_path / "voice"
+    assert main(["new", str(project), "--language", "en"]) == 0
+    (project / "runs" / ("r" * 80)).mkdir(parents=True)
+    assert main(["train", str(project), "--base-model", str(tmp_path / "base"), "--run", "r" * 80]) == 2
+    said = "".join(capsys.readouterr())
+    assert "base-model folder" in said and "characters; at most" not in said  # past the name, at the next check

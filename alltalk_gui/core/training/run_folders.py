@@ -46,6 +46,10 @@ def new_run_name(now: float | None = None) -> str:
     return time.strftime(RUN_NAME_FORMAT, time.localtime(now))
 
 
+# Every run name, old or new, has at most this many characters (the rule since the first release).
+MAX_ANY_RUN_NAME = 100
+
+
 def check_run_name(name: str) -> str:
     """Return ``name`` if it is a plain folder name every system takes.
 
@@ -54,8 +58,8 @@ def check_run_name(name: str) -> str:
             between Windows and Linux means the same), a drive letter or a character outside letters, digits,
             space, ``.``, ``_`` and ``-``, spaces/dots at either end, a name Windows cannot hold (a device name such
             as ``CON``, ``NUL``, ``COM1``; :func:`~alltalk_gui.core.portability.portable_names.windows_problem`),
-            or more than :data:`~alltalk_gui.core.project.long_paths.MAX_RUN_NAME` characters (its checkpoints'
-            paths would pass Windows' 260-character limit), so a project stays usable on every OS.
+            or more than :data:`MAX_ANY_RUN_NAME` characters, so a project stays usable on every OS. A name for a
+            new run is held to less: :func:`check_new_run_name`.
     """
     if not name or name in (".", "..") or "/" in name or "\\" in name or ":" in name:
         raise RunNameError(f"The run name '{name}' is not a plain folder name: use letters, digits, '_', '-' and "
@@ -63,9 +67,22 @@ def check_run_name(name: str) -> str:
     if (problem := windows_problem(name)) is not None:  # a device name, dots or spaces at the end...
         raise RunNameError(f"The run name '{name}' cannot be a folder on Windows ({problem}); choose another, "
                            "for example 'take_2'.")
-    if not _PLAIN_NAME.match(name) or name != name.strip(" ."):
-        raise RunNameError(f"The run name '{name}' is not a plain folder name: use letters, digits, '_', '-', "
-                           "'.' and spaces (not at either end).")
+    if not _PLAIN_NAME.match(name) or name != name.strip(" .") or len(name) > MAX_ANY_RUN_NAME:
+        raise RunNameError(f"The run name '{name}' is not a plain folder name: use at most {MAX_ANY_RUN_NAME} "
+                           "letters, digits, '_', '-', '.' and spaces (not at either end).")
+    return name
+
+
+def check_new_run_name(name: str) -> str:
+    """:func:`check_run_name`, and for a run that does not exist yet at most
+    :data:`~alltalk_gui.core.project.long_paths.MAX_RUN_NAME` characters: its checkpoints' paths then stay within
+    Windows' 260-character limit wherever the project folder's own check allows it. A run that already exists
+    keeps its name (it was made under the older limit of :data:`MAX_ANY_RUN_NAME`, and resumes as it is).
+
+    Raises:
+        RunNameError: see :func:`check_run_name`; a longer name.
+    """
+    check_run_name(name)
     if utf16_length(name) > MAX_RUN_NAME:
         raise RunNameError(f"The run name '{name[:20]}...' has {utf16_length(name)} characters; at most "
                            f"{MAX_RUN_NAME} keep its checkpoints' paths within Windows' limit of {MAX_PATH} "

@@ -16,6 +16,7 @@ from alltalk_gui.core.training.events import Done, JsonlSink, Step
 from alltalk_gui.core.training.launch import LaunchError, resume_config, write_launch_config
 from alltalk_gui.core.training.run_folders import (
     RunNameError,
+    check_new_run_name,
     check_run_name,
     new_run_name,
     newest_run_with_checkpoint,
@@ -52,16 +53,20 @@ def test_names_windows_cannot_hold_are_refused_saying_why(name, said):
     assert said in str(refused.value)
 
 
-def test_a_run_name_whose_checkpoints_would_pass_windows_path_limit_is_refused():
+def test_a_new_run_name_whose_checkpoints_would_pass_windows_path_limit_is_refused():
     """At most MAX_RUN_NAME characters (UTF-16 units, as Windows counts): the run's deepest file, a checkpoint
-    shard being saved, is then no deeper than the feature cache the project folder's own check allows for."""
-    check_run_name("r" * MAX_RUN_NAME)
+    shard being saved, is then no deeper than the feature cache the project folder's own check allows for. A run
+    made under the older limit (100) keeps its name: it still resumes."""
+    check_new_run_name("r" * MAX_RUN_NAME)
     with pytest.raises(RunNameError, match=f"has {MAX_RUN_NAME + 1} characters; at most {MAX_RUN_NAME}"):
-        check_run_name("r" * (MAX_RUN_NAME + 1))
+        check_new_run_name("r" * (MAX_RUN_NAME + 1))
     with pytest.raises(RunNameError, match="260"):
-        check_run_name("\U00020000" * (MAX_RUN_NAME // 2 + 1))  # a CJK letter outside the BMP counts twice
+        check_new_run_name("\U00020000" * (MAX_RUN_NAME // 2 + 1))  # a CJK letter outside the BMP counts twice
     deepest = MAX_PROJECT_PATH + len("/runs/") + MAX_RUN_NAME + 1 + DEEPEST_IN_RUN
     assert deepest == MAX_PATH - 1  # the NUL
+    assert check_run_name("r" * 100) == "r" * 100  # an existing run's name
+    with pytest.raises(RunNameError, match="at most 100"):
+        check_run_name("r" * 101)
 
 
 def test_the_config_refuses_a_run_name_with_path_separators(tmp_path):
