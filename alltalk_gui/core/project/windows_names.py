@@ -13,6 +13,7 @@ renames (the app names nothing else from what people type).
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -59,6 +60,16 @@ def windows_name_problems(project: VoiceProject) -> list[NameProblem]:
                 problems.append(NameProblem(file, why, recording=True, missing=True))
                 found.add(file)
     return sorted(problems, key=lambda p: p.path)
+
+
+def worth_saying(problems: list[NameProblem], on_windows: bool = sys.platform == "win32") -> list[NameProblem]:
+    """The problems to say when the project is opened: on Windows all of them (there they are files a copy lost or
+    will trip over); elsewhere only where the app's own copies of recordings are among them (the app made those
+    names and renames them in one click), so a project that only holds a user's own 'notes.' folder or two names
+    that differ by case on Linux is not nagged about at every opening."""
+    if on_windows or any(p.recording and not p.missing for p in problems):
+        return problems
+    return []
 
 
 def summary(problems: list[NameProblem]) -> str:

@@ -13,7 +13,7 @@ import soundfile as sf
 from alltalk_gui.core.project.errors import ProjectError
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.project.importer import import_files
-from alltalk_gui.core.project.windows_names import rename_recordings, summary, windows_name_problems
+from alltalk_gui.core.project.windows_names import rename_recordings, summary, windows_name_problems, worth_saying
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="Windows cannot make the names these tests need")
 
@@ -99,3 +99,14 @@ def test_recordings_a_copy_to_windows_lost_are_said_with_where_to_rename_them(ol
     assert "the 1 recording(s) named but not in the folder were lost when the project was copied" in text
     assert "let the app rename the 2 recording copy(ies)" in text
     assert rename_recordings(old_project) == ["sources/aux.wav -> aux_.wav", "sources/anna.wav -> anna-2.wav"]
+
+
+def test_elsewhere_than_windows_only_the_apps_own_copies_make_it_worth_saying(old_project):
+    """On Linux a project whose only such name is the user's own ('notes.') is not nagged about at each opening; on
+    Windows it is, and wherever the app's own recording copies have such names, everything is said."""
+    problems = windows_name_problems(old_project)
+    assert worth_saying(problems, on_windows=False) == problems == worth_saying(problems, on_windows=True)
+    rename_recordings(old_project)
+    left = windows_name_problems(VoiceProject.open(old_project.root))
+    assert [p.path for p in left] == ["notes."]
+    assert worth_saying(left, on_windows=False) == [] and worth_saying(left, on_windows=True) == left
