@@ -73,7 +73,9 @@ def build_palette(dark: bool) -> QPalette:
 
 def style_sheet() -> str:
     try:
-        return resource_path("style", "app.qss").read_text(encoding="utf-8")
+        folder = resource_path("style")
+        # The check marks' images (url(@style@/check.svg)): a path Qt finds whatever the working folder.
+        return (folder / "app.qss").read_text(encoding="utf-8").replace("@style@", folder.as_posix())
     except FileNotFoundError:
         return ""  # the palette alone still gives a usable look
 

@@ -114,6 +114,50 @@ def test_unchecked_boxes_and_radio_buttons_show_on_the_dark_palette(dark, qtbot)
         app.setStyleSheet("")
 
 
+@pytest.mark.parametrize("dark_look", [True, False])
+def test_checked_boxes_and_radio_buttons_stand_out(qtbot, dark_look):
+    """A checked box was Fusion's thin grey mark in a box whose edge vanished on the dark window: fainter than an
+    unchecked one (the walk of 2026-11-27). The style sheet fills it with the accent and marks it in white: the
+    colours it names, as drawn, are at least 3:1 against each other and against the window, on either look."""
+    import re
+
+    from PySide6.QtWidgets import QCheckBox, QRadioButton, QStyle, QStyleOptionButton, QVBoxLayout, QWidget
+
+    from alltalk_gui.core.resources import resource_path
+
+    sheet = style.style_sheet()
+    rule = re.search(r"QCheckBox::indicator:checked[^{]*\{([^}]*)\}", sheet).group(1)
+    assert "background: palette(highlight)" in rule and "check.svg" in rule
+    mark = QColor(re.search(r'stroke="(#[0-9a-fA-F]{6})"', resource_path("style", "check.svg").read_text()).group(1))
+    app = QApplication.instance()
+    before = app.palette()
+    style.apply_style(app, dark=dark_look)
+    try:
+        palette = app.palette()
+        fill, window = palette.color(QPalette.ColorRole.Highlight), palette.color(QPalette.ColorRole.Window)
+        assert contrast(mark, fill) >= 3.0 and contrast(fill, window) >= 3.0, (mark.name(), fill.name())
+        holder = QWidget()
+        column = QVBoxLayout(holder)
+        boxes = [QCheckBox("Advanced settings"), QRadioButton("Low VRAM")]
+        for box in boxes:
+            box.setChecked(True)
+            column.addWidget(box)
+        qtbot.addWidget(holder)
+        holder.show()
+        for box, element in zip(boxes, (QStyle.SubElement.SE_CheckBoxIndicator,
+                                        QStyle.SubElement.SE_RadioButtonIndicator)):
+            option = QStyleOptionButton()
+            box.initStyleOption(option)
+            rect = box.style().subElementRect(element, option, box)
+            image = box.grab().toImage()
+            drawn = {image.pixelColor(x, y).rgb() for x in range(rect.left(), rect.right() + 1)
+                     for y in range(rect.top(), rect.bottom() + 1)}
+            assert fill.rgb() in drawn and mark.rgb() in drawn, type(box).__name__  # the accent and the white mark
+    finally:
+        app.setStyleSheet("")
+        app.setPalette(before)
+
+
 def test_banners_take_the_dark_look(dark, qtbot):
     """A light pink error box glared out of the dark Train page; the dark look has its own, as readable."""
     from alltalk_gui.gui.common.banner import BANNER_STYLES, Banner
