@@ -138,3 +138,41 @@ def test_the_editors_columns_fit_and_a_flag_reads_whole_at_1024x600(qtbot, small
     longest = max(table.fontMetrics().horizontalAdvance(label) for label in FLAG_LABEL.values())
     assert header.sectionSize(Column.FLAGS) > longest
     assert header.length() <= table.viewport().width()  # and the text column gives way, not the window
+
+
+# 1366x768 at 150 % scaling: 911x512 logical pixels, less Windows 11's 48 px taskbar. The walk of 2026-11-27 found
+# Transcribe & edit 939 px wide and 509 px high at its minimum (its four choices' and button's row, the editor's
+# 150 px waveform under a table of any height), so the window could not fit that screen.
+LAPTOP_150 = QRect(0, 0, 911, 512 - 48)
+
+
+def test_transcribe_and_edit_fits_a_1366x768_laptop_at_150_percent(qtbot, monkeypatch, tmp_path):
+    monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "config"))
+    project = walked_project(tmp_path)
+    window = _window(qtbot, monkeypatch, LAPTOP_150)
+    window.show()
+    qtbot.waitExposed(window)
+    assert window.open_project(str(project.root))
+    window.sidebar.setCurrentRow(1)
+    frame_w, frame_h = 8, 36
+    window.resize(LAPTOP_150.width() - frame_w, LAPTOP_150.height() - frame_h)
+    qtbot.wait(100)
+    page = window.transcript_page
+    hint = window.minimumSizeHint()
+    assert hint.width() + frame_w <= 911 and hint.height() + frame_h <= 464, hint
+    assert (window.width(), window.height()) == (903, 428)
+    assert page.width() >= page.minimumSizeHint().width() and _no_sideways_scrolling(page)
+    editor = page.editor
+    essentials = [page.panel.transcribe_button, editor.filter_combo, editor.find_edit, editor.table,
+                  editor.waveform, page.export_button]
+    hidden = [type(w).__name__ for w in essentials if not _fully_visible(window, w)]
+    assert not hidden, f"not (fully) visible once scrolled to at 911x464: {hidden}"
+    # The editor is never squeezed out: scrolled to it, the table (three rows at least) and the waveform are in
+    # view together, so a clip can be picked, heard and its edges dragged without scrolling the page between.
+    page.page_scroll.ensureWidgetVisible(editor.table, 0, 0)
+    qtbot.wait(50)
+    assert _fully_visible(window, editor.waveform) and _fully_visible(window, editor.table)
+    rows = editor.table.viewport().height() / editor.table.verticalHeader().defaultSectionSize()
+    assert rows >= 3, rows
+    page.shutdown()
+    window.set_project(None)

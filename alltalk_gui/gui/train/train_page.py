@@ -13,11 +13,10 @@ name. The main window asks :meth:`TrainPage.confirm_close` before it closes (sto
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEventLoop, Qt, QTimer, Signal
+from PySide6.QtCore import QEventLoop, QTimer, Signal
 from PySide6.QtWidgets import (
     QLabel,
     QMessageBox,
-    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -26,28 +25,11 @@ from alltalk_gui.core.engine_api.engine import get_engine
 from alltalk_gui.core.training.checkpoints import run_folders
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.gui.common.page_scroll import AtMinimum, page_scroll
 from alltalk_gui.gui.common.project_lock import is_read_only, read_only_message
 from alltalk_gui.gui.common.waiting_note import waiting_note
 from alltalk_gui.gui.train.train_run import RunPanel
 from alltalk_gui.gui.train.train_setup import SetupPanel
-
-
-class _AtMinimum(QWidget):
-    """Holds the run panel and asks the scroll area for its minimum height only. Its preferred height (three
-    plots' default 480 px each side) made the page taller than the window, so it scrolled even when the
-    minimum fitted; now the room beyond the minimum goes to it by stretch."""
-
-    def __init__(self, child: QWidget) -> None:
-        super().__init__()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(child)
-
-    def sizeHint(self):  # noqa: N802 (Qt's name)
-        return self.minimumSizeHint()
-
-    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt's name)
-        return False
 
 
 class TrainPage(QWidget):
@@ -87,13 +69,9 @@ class TrainPage(QWidget):
         self.running_note.hide()
         column.addWidget(self.running_note)
         column.addWidget(self.setup)
-        self._run_holder = _AtMinimum(self.run)
+        self._run_holder = AtMinimum(self.run)
         column.addWidget(self._run_holder, 1)
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setWidget(content)
-        self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll = page_scroll(content)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.scroll)

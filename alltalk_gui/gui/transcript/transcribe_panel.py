@@ -54,7 +54,6 @@ class TranscribePanel(QWidget):
             self.model.addItem(f"{name}  ({MODEL_TIPS[name]})" if name in MODEL_TIPS else name, name)
         self.model.addItem("Local model…", LOCAL)
         self.model.activated.connect(self._on_model_activated)
-        self.model.setMinimumContentsLength(16)
         self.language = QComboBox()
         self.language.addItem("Detect automatically", "auto")
         for _code, whisper_code, name in LANGUAGES:
@@ -66,7 +65,7 @@ class TranscribePanel(QWidget):
             # As wide as the layout gives, not as wide as the longest entry (a local model's path widened the
             # whole window, and it never came back to a small size).
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(max(combo.minimumContentsLength(), 10))
+            combo.setMinimumContentsLength(9)  # the four and the button fit a 911 px window (1366 px at 150 %)
         self.transcribe_button = QPushButton("Transcribe")
         self.transcribe_button.setDefault(True)
         self.transcribe_button.clicked.connect(self.transcribe_requested)

@@ -28,6 +28,8 @@ from alltalk_gui.gui.common import status_colours
 
 FILTERS = [("All clips", "all"), ("Kept", "kept"), ("Flagged", "flagged"), ("Another voice?", "other_voice"),
            ("Deleted", "deleted")]
+TABLE_MIN_ROWS = 3  # rows the table shows at least, its header above them
+WAVEFORM_MIN_HEIGHT = 96  # px: the waveform, its ruler and a clip's edges to drag (150 took the table's rows)
 
 
 class TranscriptEditor(QWidget):
@@ -160,7 +162,12 @@ class TranscriptEditor(QWidget):
 
         self.waveform = ClipWaveform()
         self.waveform.bounds_changed.connect(self._on_bounds_dragged)
-        self.waveform.setMinimumHeight(150)
+        # On a low window (1366x768 at 150 %) the table keeps a few rows and the waveform room to drag an edge;
+        # the page scrolls below these minimums, and above them the table gets three parts of the room to one.
+        self.waveform.setMinimumHeight(WAVEFORM_MIN_HEIGHT)
+        self.table.setMinimumHeight(self.table.horizontalHeader().sizeHint().height()
+                                    + TABLE_MIN_ROWS * self.table.verticalHeader().defaultSectionSize()
+                                    + 2 * self.table.frameWidth())
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.table)
         splitter.addWidget(self.waveform)

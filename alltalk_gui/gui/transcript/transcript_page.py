@@ -20,6 +20,7 @@ from alltalk_gui.core.dataset import byo_layouts
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentEditError, SegmentList, SegmentsError
 from alltalk_gui.gui.common.failure import show_failure
+from alltalk_gui.gui.common.page_scroll import AtMinimum, page_scroll
 from alltalk_gui.gui.common.project_lock import is_read_only, read_only_message
 from alltalk_gui.gui.transcript.own_transcript import KnownTextDialog, import_dataset_folder
 from alltalk_gui.gui.transcript.transcribe_panel import TranscribePanel
@@ -87,7 +88,11 @@ class TranscriptPage(QWidget):
         bottom.addWidget(self.known_text_button)
         bottom.addWidget(self.export_button)
 
-        layout = QVBoxLayout(self)
+        # The page scrolls up and down when the window is lower than its minimum (1366x768 at 150 %: 911x512
+        # logical px, less a taskbar and a title bar), so it never makes the window taller than the screen; above
+        # that minimum every pixel goes to the editor, whose table keeps a few rows and the waveform its ruler.
+        content = QWidget()
+        layout = QVBoxLayout(content)
         layout.addWidget(title)
         layout.addWidget(intro)
         layout.addWidget(self.panel)
@@ -101,8 +106,13 @@ class TranscriptPage(QWidget):
         self.body = QStackedWidget()
         self.body.addWidget(self.empty)
         self.body.addWidget(self.editor)
-        layout.addWidget(self.body, 1)
+        layout.addWidget(AtMinimum(self.body), 1)
         layout.addLayout(bottom)
+        self.page_scroll = page_scroll(content, keep_width=True)
+        self.page_scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # no invisible Tab stop; it follows the focus
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.page_scroll)
         app = QApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
