@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 from alltalk_gui.core.project.folder import ProjectError, VoiceProject
 from alltalk_gui.core.project.long_paths import project_path_problem
 from alltalk_gui.gui import settings
-from alltalk_gui.gui.common.step_page import StepPage
+from alltalk_gui.gui.common.step_page import CloseAnswer, StepPage
 from alltalk_gui.gui.common.wording import plural
 from alltalk_gui.gui.common.owner_bar import OwnerBar
 from alltalk_gui.gui.common.project_lock import PROGRAM, lock_or_read_only
@@ -64,6 +64,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.project: VoiceProject | None = None
         self._fitted_framed = False
+        self._closing = False  # closeEvent waits for the pages' work to end
         self.setWindowTitle("AllTalk GUI")
         self.setAcceptDrops(True)
 
@@ -356,6 +357,21 @@ class MainWindow(QMainWindow):
         self.sidebar.setCurrentRow(0)
         self.import_page.dropEvent(event)
 
+    def ask_on_close(self, works: list[str], training: bool) -> CloseAnswer:
+        """The one question when several pages work: stop all, let a training go on, or keep the window open."""
+        box = QMessageBox(QMessageBox.Icon.Question, "Still working",
+                          "Closing now stops:\n" + "\n".join(f"\N{BULLET} {work}" for work in works), parent=self)
+        stop = box.addButton("Stop all, save a training checkpoint and close" if training else "Stop all and close",
+                             QMessageBox.ButtonRole.AcceptRole)
+        detach = (box.addButton("Keep training in the background, stop the rest and close",
+                                QMessageBox.ButtonRole.DestructiveRole) if training else None)
+        box.addButton("Don't close", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(stop)
+        box.exec()
+        clicked = box.clickedButton()
+        return (CloseAnswer.STOP if clicked is stop else CloseAnswer.DETACH if detach is not None and clicked is detach
+                else CloseAnswer.KEEP)
+
     def screen_area(self) -> QRect:
         """The part of the screen a window may cover (the desktop's panels and docks left out)."""
         screen = self.screen() or QGuiApplication.primaryScreen()
@@ -396,10 +412,25 @@ class MainWindow(QMainWindow):
             self.fit_to_screen()
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        for page in self.pages:  # each asks what to do with work it runs (an import, a training)
-            if not page.confirm_close():
-                event.ignore()
-                return
+        """Work on one page: that page asks what to do with it. Work on several (a transcription while a training
+        runs): one question for all, and nothing is stopped before it is answered; a page that asked on its own
+        had stopped its work before the next page's "Don't close". Then each page ends its work in the steps'
+        order, waiting with the event loop running: the transcription first (its worker ends Whisper's child
+        process at once, giving the CPU or GPU back to the training's checkpoint), then the training (a checkpoint;
+        killed after its stop timeout, so no child is left behind), then a take."""
+        if self._closing:  # a second close while the first one waits for the work to end
+            event.ignore()
+            return
+        works = [work for work in (page.close_work() for page in self.pages) if work]
+        decided = self.ask_on_close(works, self.train_page.close_work() is not None) if len(works) > 1 else None
+        self._closing = True
+        try:
+            closing = decided != CloseAnswer.KEEP and all(page.confirm_close(decided) for page in self.pages)
+        finally:
+            self._closing = False
+        if not closing:
+            event.ignore()
+            return
         settings.settings().setValue("window/geometry", self.saveGeometry())
         if self.project is not None:
             self.project.release_lock()

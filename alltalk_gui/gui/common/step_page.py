@@ -6,9 +6,18 @@ a method (``hasattr``) or reaches one by its index in a list.
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any, Protocol, runtime_checkable
 
 from alltalk_gui.core.project.folder import VoiceProject
+
+
+class CloseAnswer(str, Enum):
+    """The answer to closing the window while work runs."""
+
+    STOP = "stop"      # stop everything (a training saves a checkpoint first) and close
+    DETACH = "detach"  # a training goes on without the app (the rest stops) and the window closes
+    KEEP = "keep"      # don't close: everything goes on
 
 
 @runtime_checkable
@@ -25,6 +34,12 @@ class StepPage(Protocol):
         """Why the project cannot be changed now (work the page runs that must end first), or None."""
         ...
 
-    def confirm_close(self) -> bool:
-        """The window is closing: ask about work the page runs and end it. False keeps the window open."""
+    def close_work(self) -> str | None:
+        """What closing the window would stop on this page, in a few words for the window's one question when
+        several pages work ("a transcription: what it has done so far is lost"), or None."""
+        ...
+
+    def confirm_close(self, decided: CloseAnswer | None = None) -> bool:
+        """The window is closing: ask about work the page runs (unless the window asked for all pages:
+        ``decided``) and end it, waiting with the event loop running. False keeps the window open."""
         ...

@@ -4,8 +4,12 @@ local event loop meanwhile, so the window keeps painting: the GUI thread never w
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from typing import Iterable
+
+from PySide6.QtCore import QEventLoop, Qt
 from PySide6.QtWidgets import QProgressDialog, QWidget
+
+from alltalk_gui.gui.common.workers import Worker
 
 
 def waiting_note(parent: QWidget, title: str, text: str) -> QProgressDialog:
@@ -17,3 +21,23 @@ def waiting_note(parent: QWidget, title: str, text: str) -> QProgressDialog:
     note.setWindowModality(Qt.WindowModality.WindowModal)
     note.show()
     return note
+
+
+def wait_for_workers(parent: QWidget, title: str, text: str, workers: Iterable[Worker | None]) -> None:
+    """Wait until every running one of ``workers`` has ended (asked to stop before, or left to finish), in a local
+    event loop under the note: the window keeps painting, and the GUI thread never waits on the torch inside a
+    worker's thread. Returns at once when none runs."""
+    running = [w for w in workers if w is not None and w.is_running()]
+    if not running:
+        return
+    note = waiting_note(parent, title, text)
+    loop = QEventLoop()
+    for worker in running:  # finished/failed are emitted in this thread, so only inside loop.exec(): no race
+        worker.finished.connect(loop.quit)
+        worker.failed.connect(loop.quit)
+    while any(w.is_running() for w in running):
+        loop.exec()
+    for worker in running:
+        worker.finished.disconnect(loop.quit)
+        worker.failed.disconnect(loop.quit)
+    note.close()

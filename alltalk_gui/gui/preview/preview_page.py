@@ -25,7 +25,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QEvent, QEventLoop, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox, QHBoxLayout, QLabel, QMessageBox, QProgressBar, QPushButton, QScrollArea,
     QVBoxLayout, QWidget,
@@ -46,7 +46,8 @@ from alltalk_gui.gui.preview.ab_row import AbRow
 from alltalk_gui.gui.common.audio_player import AudioPlayer
 from alltalk_gui.gui.common.failure import failure_message, log_failure, show_failure
 from alltalk_gui.gui.common.status_colours import PROBLEM, QUIET, colour, span
-from alltalk_gui.gui.common.waiting_note import waiting_note
+from alltalk_gui.gui.common.step_page import CloseAnswer
+from alltalk_gui.gui.common.waiting_note import wait_for_workers
 from alltalk_gui.gui.preview.export_panel import ExportPanel
 from alltalk_gui.gui.preview.generation_panel import GenerationPanel
 from alltalk_gui.gui.preview.judge_table import JudgeTable
@@ -518,7 +519,14 @@ class PreviewPage(QWidget):
             return "Wait for the take being made to finish first."
         return None
 
-    def confirm_close(self) -> bool:
+    def close_work(self) -> str | None:
+        if self.export_job is not None and self.export_job.is_running():
+            return "a voice being exported: it finishes first"
+        if self.worker is not None and self.worker.is_running():
+            return "a take being made: nothing of it is kept"
+        return None
+
+    def confirm_close(self, decided: CloseAnswer | None = None) -> bool:
         """Closing during a take asks first; Yes stops it at its next step (the model's synthesis cannot be cut
         short) and removes what it wrote. An export being written is waited for (a half-written model folder
         helps nobody). Either wait keeps the window painting and says what it waits for: the GUI thread never
@@ -528,7 +536,8 @@ class PreviewPage(QWidget):
         take = self.worker is not None and self.worker.is_running()
         export = self.export_job is not None and self.export_job.is_running()
         if take or export:
-            if not self.ask_on_close(take, export):
+            agreed = self.ask_on_close(take, export) if decided is None else decided != CloseAnswer.KEEP
+            if not agreed:
                 return False
             if take:
                 self.worker.cancel()
@@ -560,17 +569,7 @@ class PreviewPage(QWidget):
         what = ("Stopping the take: the model finishes the sentence it is speaking…"
                 if self.worker in running and self.worker.cancel_event.is_set()
                 else "Finishing the export…" if self.export_job in running else "Giving back the models' memory…")
-        note = waiting_note(self, "Closing", what)
-        loop = QEventLoop()
-        for worker in running:
-            worker.finished.connect(loop.quit)
-            worker.failed.connect(loop.quit)
-        while any(w.is_running() for w in running):
-            loop.exec()
-        for worker in running:
-            worker.finished.disconnect(loop.quit)
-            worker.failed.disconnect(loop.quit)
-        note.close()
+        wait_for_workers(self, "Closing", what, running)
         self._stopping = False
 
     def is_busy(self) -> bool:

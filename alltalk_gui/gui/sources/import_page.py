@@ -20,6 +20,8 @@ from alltalk_gui.core.audio import decode as audio
 from alltalk_gui.core.project.duration_guidance import format_duration, guidance
 from alltalk_gui.core.project.importer import ImportReport
 from alltalk_gui.core.project.folder import VoiceProject
+from alltalk_gui.gui.common.step_page import CloseAnswer
+from alltalk_gui.gui.common.waiting_note import wait_for_workers
 from alltalk_gui.gui import settings
 from alltalk_gui.core.project.plain_reasons import plain_reason
 from alltalk_gui.gui.sources.sources_model import Column, SourcesModel
@@ -202,15 +204,21 @@ class ImportPage(QWidget):
     def busy_message(self) -> str | None:
         return "Wait for the import to finish or cancel it first." if self.is_importing() else None
 
-    def confirm_close(self) -> bool:
-        """An import that runs stops after the current file, if the user agrees; playback stops."""
+    def close_work(self) -> str | None:
+        return "an import: it stops after the current file" if self.is_importing() else None
+
+    def confirm_close(self, decided: CloseAnswer | None = None) -> bool:
+        """An import that runs stops after the current file, if the user agrees (the window waits for it with its
+        event loop running); playback stops."""
         if self.is_importing():
-            answer = QMessageBox.question(self, "Import running",
-                                          "An import is running. Stop it after the current file and quit?")
-            if answer != QMessageBox.StandardButton.Yes:
+            if decided is None:
+                answer = QMessageBox.question(self, "Import running",
+                                              "An import is running. Stop it after the current file and quit?")
+                decided = CloseAnswer.STOP if answer == QMessageBox.StandardButton.Yes else CloseAnswer.KEEP
+            if decided == CloseAnswer.KEEP:
                 return False
             self.worker.cancel()
-            self.worker.wait()
+            wait_for_workers(self, "Closing", "Stopping the import after the current file…", [self.worker])
         self.player.stop()
         return True
 

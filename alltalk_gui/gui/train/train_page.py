@@ -26,8 +26,9 @@ from alltalk_gui.core.training.checkpoints import run_folders
 from alltalk_gui.core.training.config import ConfigError, TrainConfig
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.gui.common.page_scroll import AtMinimum, page_scroll
+from alltalk_gui.gui.common.step_page import CloseAnswer
 from alltalk_gui.gui.common.project_lock import is_read_only, read_only_message
-from alltalk_gui.gui.common.waiting_note import waiting_note
+from alltalk_gui.gui.common.waiting_note import wait_for_workers, waiting_note
 from alltalk_gui.gui.train.train_run import RunPanel
 from alltalk_gui.gui.train.train_setup import SetupPanel
 
@@ -236,19 +237,27 @@ class TrainPage(QWidget):
     def busy_message(self) -> str | None:
         return "Stop the training on the Train step first." if self.is_training() else None
 
-    def confirm_close(self) -> bool:
-        """Ask what to do with a running training before the window closes; True when it may close."""
+    def close_work(self) -> str | None:
+        return "a training run" if self.run.is_running() else None
+
+    def confirm_close(self, decided: CloseAnswer | None = None) -> bool:
+        """Ask what to do with a running training (unless the window asked: ``decided``) before the window closes;
+        True when it may close."""
         if self.run.is_running():
             if self._stopping:  # a second close while the first one waits for the checkpoint
                 return False
-            answer = self.ask_on_close()
+            answer = decided or self.ask_on_close()
             if answer == "detach":  # the child trains on and holds the project until it ends
                 self.run.detach()
             elif answer == "stop":
                 self.stop_and_wait()
             else:
                 return False
-            self.run.previews.shutdown()
+        # A checkpoint's spoken preview runs torch in a worker's thread of this process (minutes on a CPU): waited
+        # for with the event loop running, where a plain wait froze the window.
+        self.run.previews.pending = None
+        wait_for_workers(self, "Closing", "Finishing the spoken preview of a checkpoint…", [self.run.previews.worker])
+        self.run.previews.shutdown()  # nothing runs now: it stops playback
         self.setup.stop_scan()
         return True
 

@@ -88,9 +88,15 @@ class SpeakerMeasurer(QObject):
             return
         self.changed.emit(segments.speaker_status())
 
-    def stop(self) -> None:
-        """End a running measurement and wait for it (a project change, quitting)."""
+    def stop_soon(self) -> None:
+        """Ask a running measurement to end (its child is stopped between clips) and measure nothing more; the
+        window closing waits for ``worker`` with its event loop running."""
         self._again.stop()
         if self.worker is not None and self.worker.is_running():
             self.worker.cancel()
+
+    def stop(self) -> None:
+        """End a running measurement and wait for it (a project change, quitting)."""
+        self.stop_soon()
+        if self.worker is not None and self.worker.is_running():
             self.worker.wait(10000)

@@ -20,6 +20,8 @@ from alltalk_gui.core.dataset import byo_layouts
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.transcript.segments import SegmentEditError, SegmentList, SegmentsError
 from alltalk_gui.gui.common.failure import show_failure
+from alltalk_gui.gui.common.step_page import CloseAnswer
+from alltalk_gui.gui.common.waiting_note import wait_for_workers
 from alltalk_gui.gui.common.page_scroll import AtMinimum, page_scroll
 from alltalk_gui.gui.common.project_lock import is_read_only, read_only_message
 from alltalk_gui.gui.transcript.own_transcript import KnownTextDialog, import_dataset_folder
@@ -201,17 +203,29 @@ class TranscriptPage(QWidget):
         word, and what it had done was lost (the walk of 2026-11-27 met it)."""
         return "Wait for the transcription to finish or cancel it first." if self.is_busy() else None
 
-    def confirm_close(self) -> bool:
+    def close_work(self) -> str | None:
+        return "a transcription: what it has done so far is lost" if self.is_busy() else None
+
+    def confirm_close(self, decided: CloseAnswer | None = None) -> bool:
         """Closing during a transcription asks first (it stopped it without a word, and what it had done was
-        lost); Yes stops it now."""
+        lost); Yes stops it: the worker ends Whisper's child process (a moment, 2 s at most). The page waits for
+        that, and for an export and a speaker check, with the event loop running: waiting on the worker's thread
+        here froze the window meanwhile."""
         if self.is_busy():
-            answer = QMessageBox.question(
-                self, "Transcription running",
-                "A transcription is running. Stop it and quit? What it has done so far is lost: the next "
-                "Transcribe starts from the beginning.")
-            if answer != QMessageBox.StandardButton.Yes:
+            if decided is None:
+                answer = QMessageBox.question(
+                    self, "Transcription running",
+                    "A transcription is running. Stop it and quit? What it has done so far is lost: the next "
+                    "Transcribe starts from the beginning.")
+                decided = CloseAnswer.STOP if answer == QMessageBox.StandardButton.Yes else CloseAnswer.KEEP
+            if decided == CloseAnswer.KEEP:
                 return False
-            self.shutdown()
+            self.worker.cancel()
+        self.speakers.stop_soon()
+        wait_for_workers(self, "Closing", "Stopping the transcription…"
+                         if self.is_busy() else "Finishing the dataset export and the speaker check…",
+                         (self.worker, self.export_worker, self.speakers.worker))
+        self.shutdown()  # nothing runs now: it stops playback
         return True
 
     def is_busy(self) -> bool:
