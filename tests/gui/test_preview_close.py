@@ -106,3 +106,36 @@ def test_closing_during_an_export_asks_then_lets_it_finish_whole(window, qtbot, 
     assert asked == [(False, True)] and not page.is_busy() and not window.isVisible()
     assert "Exported to" in panel.result.text() and (target / "config.json").is_file()
     assert sorted(p.name for p in target.parent.iterdir()) == [target.name]  # no staging folder left beside it
+
+
+# Twenty sentences: XTTS speaks at most 250 characters of English at once, so eight pieces, one after another.
+LONG = " ".join(["The first hall of the museum shows old maps of the city and its harbour."] * 20)
+
+
+@pytest.mark.timeout(600)
+def test_stop_ends_a_long_take_at_its_next_piece_and_keeps_nothing(window, qtbot):
+    """A long take ran on to its end whatever the user did (the walk of 2026-11-27): Stop now ends it before the
+    next piece of the text, the GUI thread never waiting for the model."""
+    import re
+
+    page = window.preview_page
+    window.sidebar.setCurrentRow(3)
+    previews = page.project.previews_dir
+    before = _files(previews)
+    page.text_box.setCurrentText(LONG)
+    page.generate_button.click()
+    parts = []
+    page.worker.progress.connect(lambda _d, _t, what: parts.extend(re.findall(r"part (\d+) of (\d+)", what)))
+    assert page.stop_button.isVisible() and page.stop_button.isEnabled()
+    qtbot.waitUntil(lambda: bool(parts), timeout=TIMEOUT_MS)  # the first piece is spoken, the second begins
+    total = int(parts[0][1])
+    assert total >= 6, parts
+    started = time.monotonic()
+    page.stop_button.click()
+    assert time.monotonic() - started < 0.2  # it asks; it does not wait
+    assert not page.stop_button.isEnabled() and "Stopping" in page.progress.format()
+    qtbot.waitUntil(lambda: not page.is_busy(), timeout=TIMEOUT_MS)
+    assert max(int(done) for done, _ in parts) < total  # stopped between pieces, not after the last one
+    assert "The take was stopped" in page.message.text() and not page.stop_button.isVisible()
+    assert _files(previews) == before  # nothing of it kept
+    assert page.generate_button.isEnabled()

@@ -359,9 +359,12 @@ class Engine(Protocol):
         """
         ...
 
-    def synthesize(self, voice: Any, text: str, reference: Reference, language: str, settings: Any) -> Any:
+    def synthesize(self, voice: Any, text: str, reference: Reference, language: str, settings: Any,
+                   before_piece: Callable[[int, int], None] | None = None) -> Any:
         """Speak ``text`` in the reference's voice; mono float32 numpy at :attr:`output_sample_rate`. ``settings``
         is a ``GenerationSettings``: ``seed``, and the engine's own options (``settings.engine_options(self)``).
+        ``before_piece(done, total)``: called before each piece of a long text
+        (:func:`~alltalk_gui.core.engine_api.languages.spoken_pieces`); what it raises stops the synthesis there.
 
         Raises:
             EngineError: a language or characters the model does not know.

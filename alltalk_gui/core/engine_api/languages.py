@@ -17,6 +17,7 @@ Nothing here imports coqui or torch: it answers instantly in listing commands an
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 
@@ -154,3 +155,15 @@ def split_text(text: str, code: str, limit: int | None = None) -> list[str]:
     if rest:
         pieces.append(rest)
     return [p for p in pieces if p]
+
+
+def spoken_pieces(text: str, code: str, limit: int | None, before_piece: Callable[[int, int], None] | None
+                  ) -> Iterator[str]:
+    """:func:`split_text`'s pieces one by one, ``before_piece(pieces done, pieces in all)`` called before each: the
+    one safe point where a long take can show how far it got and be stopped (the callback raises), since a model's
+    synthesis of one piece cannot be cut short safely."""
+    pieces = split_text(text, code, limit)
+    for done, piece in enumerate(pieces):
+        if before_piece is not None:
+            before_piece(done, len(pieces))
+        yield piece

@@ -311,8 +311,10 @@ class PreviewEngine:
         self._models.clear()
 
     def synthesize(self, base_model_dir: Path, weights: Path | None, text: str, reference: Reference,
-                   language: str, settings: GenerationSettings) -> np.ndarray:
-        """Speak ``text``; returns mono float32 at the engine's output rate.
+                   language: str, settings: GenerationSettings,
+                   before_piece: Callable[[int, int], None] | None = None) -> np.ndarray:
+        """Speak ``text``; returns mono float32 at the engine's output rate. ``before_piece(done, total)``: told
+        before each piece of a long text; what it raises stops the take there (``Engine.synthesize``).
 
         Raises:
             PreviewError: empty text, a language or characters the model does not know, bad settings.
@@ -323,7 +325,7 @@ class PreviewEngine:
         settings.validate(self.engine)
         model = self.model(base_model_dir, weights)
         try:
-            out = self.engine.synthesize(model, text, reference, language, settings)
+            out = self.engine.synthesize(model, text, reference, language, settings, before_piece)
         except EngineError as exc:
             raise PreviewError(str(exc)) from exc
         if out.size == 0 or not np.isfinite(out).all():
@@ -397,8 +399,14 @@ def generate_preview(engine: PreviewEngine, *, base_model_dir: str | os.PathLike
     report(f"Loading the {label} model", 0.1)
     engine.model(base, checkpoint.weights if checkpoint else None)
     report(f"Speaking with the {label} model", 0.3)
+
+    def before_piece(done: int, total: int) -> None:  # a long text: how far it got; a stop (raised) comes here
+        if done:
+            report(f"Speaking with the {label} model, part {done + 1} of {total}", 0.3 + 0.5 * done / total)
+
     started = time.perf_counter()
-    wav = engine.synthesize(base, checkpoint.weights if checkpoint else None, text, reference, language, settings)
+    wav = engine.synthesize(base, checkpoint.weights if checkpoint else None, text, reference, language, settings,
+                            before_piece)
     elapsed = time.perf_counter() - started
 
     if out_file is not None:

@@ -167,6 +167,12 @@ class PreviewPage(QWidget):
         self.compare_note.hide()
         self.progress = QProgressBar()
         self.progress.hide()
+        # A long take (a paragraph is spoken piece by piece) can be stopped: at the next piece, or the next step
+        # (the other side of an A/B, Whisper's check); nothing of it is kept. It ran on to its end before.
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setToolTip("Stop the take after the part the model is speaking; nothing of it is kept")
+        self.stop_button.clicked.connect(self.stop_take)
+        self.stop_button.hide()
         self.message = QLabel()
         self.message.setWordWrap(True)
         buttons = QHBoxLayout()
@@ -174,6 +180,7 @@ class PreviewPage(QWidget):
         buttons.addWidget(self.compare_button)
         buttons.addWidget(self.compare_box)
         buttons.addWidget(self.progress, 1)
+        buttons.addWidget(self.stop_button)
 
         self.rows_box = QWidget()
         self.rows_layout = QVBoxLayout(self.rows_box)
@@ -465,7 +472,18 @@ class PreviewPage(QWidget):
         self.compare_note.setText(f"<small>{note}</small>" if note else "")
         self.compare_note.setVisible(bool(note))
 
+    def stop_take(self) -> None:
+        """Stop the take being made at its next piece or step (the worker's thread: the GUI never waits for it);
+        its ``failed`` ends it as stopped."""
+        if self.worker is not None and self.worker.is_running() and not self.worker.cancel_event.is_set():
+            self.worker.cancel()
+            self.stop_button.setEnabled(False)
+            self.progress.setFormat("Stopping after the part being spoken…")
+
     def _update_buttons(self) -> None:
+        taking = self.worker is not None and self.worker.is_running()
+        self.stop_button.setVisible(taking)
+        self.stop_button.setEnabled(taking and not self.worker.cancel_event.is_set())
         has_reference = bool(self.references) or not self.inputs.engine.reference_kind.uses_audio
         ready = (self.inputs.voice() is not None and has_reference and not self.is_busy()
                  and not self._missing_words() and not self.inputs.model_folder.is_checking())
@@ -604,7 +622,8 @@ class PreviewPage(QWidget):
 
     def _on_progress(self, done: int, total: int, what: str) -> None:
         self.progress.setValue(done)
-        self.progress.setFormat(f"{what} (%p%)")
+        if self.worker is None or not self.worker.cancel_event.is_set():  # else it says it is stopping
+            self.progress.setFormat(f"{what} (%p%)")
 
     def _on_generated(self, results: list[PreviewResult]) -> None:
         self.progress.hide()

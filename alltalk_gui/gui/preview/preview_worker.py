@@ -12,9 +12,10 @@ F5-TTS speaks from a reference clip and its words. The page passes the words as 
 corrected the dataset's transcript) to the preview and, as ``ExportOptions.reference_texts``, to the export;
 the user's own files are never written to.
 
-A take can be stopped (the window closes during it): the job stops at its next step (loading a model, speaking
-the other side of an A/B, listening with Whisper, saving), never inside the model's own synthesis, which cannot be
-interrupted safely, and removes what it had written of the take, so previews/ holds whole takes only.
+A take can be stopped (Stop, or the window closes during it): the job stops at its next step (loading a model,
+the next piece of a long text, speaking the other side of an A/B, listening with Whisper, saving), never inside the
+model's synthesis of one piece, which cannot be cut short safely, and removes what it had written of the take, so
+previews/ holds whole takes only.
 """
 
 from __future__ import annotations

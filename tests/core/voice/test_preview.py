@@ -295,3 +295,25 @@ def test_two_voices_of_one_kind_make_a_pair_and_both_stay_loaded(voice, referenc
     assert len(engine._models) == MAX_LOADED and all(key[1] for key in engine._models)  # both checkpoints
     (row,) = load_previews(tmp_path)
     assert [r.checkpoint for r in row] == [str(older.path), str(newer.path)]
+
+
+def test_a_long_text_is_spoken_piece_by_piece_and_can_stop_between_them(voice, engine, references, tmp_path):
+    """The one safe point in a long take: before each piece of the text (a model's synthesis of one piece cannot be
+    cut short). The progress says how far it got, and what the callback raises there stops the take."""
+    text = " ".join(["The first hall of the museum shows old maps of the city and its harbour."] * 8)
+    told = []
+
+    class Stopped(Exception):
+        pass
+
+    def progress(what: str, _fraction: float) -> None:
+        told.append(what)
+        if "part 2 of" in what:
+            raise Stopped
+
+    with pytest.raises(Stopped):
+        generate_preview(engine, base_model_dir=voice.base_model, checkpoint=None, text=text, references=references,
+                         language="en", settings=FAST, out_dir=tmp_path, progress=progress)
+    assert told[-2] == "Speaking with the base model", told
+    assert told[-1].startswith("Speaking with the base model, part 2 of ") and int(told[-1].rsplit(" ", 1)[1]) >= 3
+    assert list(tmp_path.iterdir()) == []  # nothing written of the stopped take

@@ -245,7 +245,8 @@ class F5Engine(HubDownload, ShippedProfiles):
                                  f"{exc}") from exc
         return F5Voice(model.cfm.to(device), vocoder, model.vocab)
 
-    def synthesize(self, voice: F5Voice, text: str, reference: Reference, language: str, settings) -> Any:
+    def synthesize(self, voice: F5Voice, text: str, reference: Reference, language: str, settings,
+                   before_piece=None) -> Any:
         """Speak ``text`` after the reference clip (its transcript must be exact); long text sentence by sentence,
         each piece at most as long as f5-tts's own chunking allows for the reference."""
         import numpy as np
@@ -253,7 +254,7 @@ class F5Engine(HubDownload, ShippedProfiles):
 
         from alltalk_gui.core.engines.f5.synthesis import synthesize
         from alltalk_gui.core.engines.f5.text import missing_tokens
-        from alltalk_gui.core.engine_api.languages import split_text
+        from alltalk_gui.core.engine_api.languages import spoken_pieces
 
         if not reference.text.strip():
             raise EngineError("F5-TTS needs the exact words of the reference clip: pick a clip of the dataset, or "
@@ -273,7 +274,7 @@ class F5Engine(HubDownload, ShippedProfiles):
         pause = np.zeros(int(self.output_sample_rate * SENTENCE_PAUSE_S), np.float32)
         parts = [synthesize(voice.cfm, voice.vocoder, audio, reference.text, piece, nfe=options.steps,
                             seed=settings.seed, speed=options.speed).audio.reshape(-1).astype(np.float32)
-                 for piece in split_text(text, language, limit)]
+                 for piece in spoken_pieces(text, language, limit, before_piece)]
         return np.concatenate([x for part in parts for x in (part, pause)][:-1]) if parts else np.zeros(0, np.float32)
 
     def voice_prompt(self, project, suggest: bool = False) -> str:

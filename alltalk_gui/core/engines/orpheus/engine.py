@@ -205,11 +205,12 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
 
         return load_voice_as(base_model_dir, weights, device, voice_weights(device))
 
-    def synthesize(self, voice, text: str, reference: Reference, language: str, settings) -> Any:
+    def synthesize(self, voice, text: str, reference: Reference, language: str, settings,
+                   before_piece=None) -> Any:
         """Speak ``text`` as the reference's speaker name, sentence by sentence (each take capped by its length)."""
         import numpy as np
 
-        from alltalk_gui.core.engine_api.languages import split_text
+        from alltalk_gui.core.engine_api.languages import spoken_pieces
         from alltalk_gui.core.engines.orpheus.synthesis import Sampling, speak
 
         speaker = reference.text.strip()
@@ -222,7 +223,8 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
         sampling = Sampling(options.temperature, options.top_p, options.repetition_penalty, most, settings.seed)
         pause = np.zeros(int(self.output_sample_rate * SENTENCE_PAUSE_S), np.float32)
         limit = max(40, int(options.max_seconds * 12))  # a sentence's characters: about 12 a second
-        parts = [speak(voice, speaker, piece, sampling) for piece in split_text(text, language, limit)]
+        parts = [speak(voice, speaker, piece, sampling)
+                 for piece in spoken_pieces(text, language, limit, before_piece)]
         return np.concatenate([x for part in parts for x in (part, pause)][:-1]) if parts else np.zeros(0, np.float32)
 
     def reference_suggestion(self, checkpoint) -> str:

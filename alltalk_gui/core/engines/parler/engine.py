@@ -175,8 +175,11 @@ class ParlerEngine(HubDownload, ShippedProfiles):
                             checkpoint_dir=str(weights.parent) if weights is not None else None, device=device)
         return ParlerVoice(child, loaded["key"], loaded["description"], loaded["step"])
 
-    def synthesize(self, voice: ParlerVoice, text: str, reference: Reference, language: str, settings) -> Any:
-        """Speak ``text`` as the description says (the reference's text, else what the voice trained with)."""
+    def synthesize(self, voice: ParlerVoice, text: str, reference: Reference, language: str, settings,
+                   before_piece=None) -> Any:
+        """Speak ``text`` as the description says (the reference's text, else what the voice trained with). The
+        pieces go to the child process in one call, so ``before_piece`` is never called: a take stops before or
+        after them."""
         from dataclasses import asdict
 
         from alltalk_gui.core.engine_api.languages import split_text

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from alltalk_gui.core.engine_api.engine import (
     DiskNeeds, EngineError, HubDownload, Licence, Reference, ReferenceKind, ShippedProfiles, TrainingSetup,
 )
-from alltalk_gui.core.engine_api.languages import CODES, missing_sentence, split_text
+from alltalk_gui.core.engine_api.languages import CODES, missing_sentence, spoken_pieces
 from alltalk_gui.core.engines.xtts import download
 from alltalk_gui.core.engines.xtts.files import BASE_MODEL_SETTING, OPTIONAL_FILES, REQUIRED_FILES
 from alltalk_gui.core.engines.xtts.options import XttsGenerationOptions, XttsTrainOptions
@@ -198,7 +198,8 @@ class XttsEngine(HubDownload, ShippedProfiles):
         finally:
             torch.set_num_threads(threads)  # some coqui imports set it to 1
 
-    def synthesize(self, voice, text: str, reference: Reference, language: str, settings) -> Any:
+    def synthesize(self, voice, text: str, reference: Reference, language: str, settings,
+                   before_piece=None) -> Any:
         import numpy as np
         import torch
 
@@ -214,7 +215,7 @@ class XttsEngine(HubDownload, ShippedProfiles):
         ref = torch.from_numpy(np.ascontiguousarray(reference.samples, dtype=np.float32)).unsqueeze(0)
         pause = np.zeros(self.output_sample_rate // 5, np.float32)  # 0.2 s between pieces
         parts = [synthesize(voice, piece, ref, language, **kwargs).detach().float().cpu().numpy().reshape(-1)
-                 for piece in split_text(text, language, limit)]
+                 for piece in spoken_pieces(text, language, limit, before_piece)]
         return np.concatenate([x for part in parts for x in (part, pause)][:-1]) if parts else np.zeros(0, np.float32)
 
     def voice_prompt(self, project, suggest: bool = False) -> str:
