@@ -53,7 +53,9 @@ ROOT = Path(__file__).resolve().parents[2]
 KIT = ROOT / ".gpu-kit"
 MIB = 1024 * 1024
 CALL_LIMIT = 64 * MIB       # what one device call carries, the checkout included
-ROOM = 2 * MIB              # left free in each call: the checkout grows between a build and the run
+# Left free in each call: the checkout grows between a build and the run (a session builds the bundles at its start
+# and runs the kit soon after; 2 MiB left no room for the kit's own 106.8 MiB beside a 9 MiB checkout, 2026-11-27).
+ROOM = 1 * MIB
 MAX_BUNDLES = 2             # the kit has two calls: one installs, the other installs the rest and runs
 # Not carried: the GUI never runs there, torch is the machine's own CUDA build, the import checker and the Qt test
 # plugin are for the CPU suite, and so is the multilingual Whisper base model (2 x 70 MB, de/es/fr tests);
@@ -247,9 +249,11 @@ def machine_packages(path: Path = Path(__file__).with_name("machine_packages.txt
 
 # ------------------------------------------------------------------------------------------ packing
 
-def pack(wheels: list[Path], limit: int, most: int = MAX_BUNDLES) -> list[list[Path]]:
+def pack(wheels: list[Path], limit: int, most: int = MAX_BUNDLES, reserved: int = 0) -> list[list[Path]]:
     """Wheels into at most ``most`` bundles of at most ``limit`` bytes each, as even as they come: by decreasing
-    size, each into the emptiest bundle (so each call keeps as much room as it can).
+    size, each into the emptiest bundle (so each call keeps as much room as it can). The first bundle also holds
+    ``reserved`` bytes of other files (the speech cache), counted from the start; it is returned even if no wheel
+    joins them.
 
     Raises:
         BundleError: a wheel larger than a bundle, or more wheels than ``most`` bundles hold (the message says how
@@ -260,7 +264,7 @@ def pack(wheels: list[Path], limit: int, most: int = MAX_BUNDLES) -> list[list[P
         raise BundleError(f"too large for a bundle of {limit / MIB:.1f} MiB: " + ", ".join(
             f"{w.name} ({w.stat().st_size / MIB:.1f} MiB)" for w in too_big))
     bins: list[list[Path]] = [[] for _ in range(most)]
-    sizes = [0] * most
+    sizes = [reserved] + [0] * (most - 1)
     for wheel in sorted(wheels, key=lambda w: -w.stat().st_size):
         emptiest = min(range(most), key=sizes.__getitem__)
         if sizes[emptiest] + wheel.stat().st_size > limit:
@@ -271,7 +275,7 @@ def pack(wheels: list[Path], limit: int, most: int = MAX_BUNDLES) -> list[list[P
                               f"MiB; the largest: {largest}")
         bins[emptiest].append(wheel)
         sizes[emptiest] += wheel.stat().st_size
-    return [b for b in bins if b]
+    return [b for i, b in enumerate(bins) if b or (i == 0 and reserved)]
 
 
 def wheel_name(wheel: Path) -> str:
@@ -352,7 +356,10 @@ def build(out: Path = KIT / "bundles") -> list[Path]:
         # kept apart in engine-wheels/ of whichever bundle they land in (install merges those folders).
         engine_packages = engine_environment_packages()
         engine_wheels = download(python, engine_packages, Path(tmp) / "engines") if engine_packages else []
-        bundles = pack(wheels + engine_wheels, limit)
+        # The speech cache (about 1.5 MiB) travels in the first bundle, counted before the wheels are shared out.
+        speech = Path(tmp) / "speech"
+        render_speech(speech)
+        bundles = pack(wheels + engine_wheels, limit, reserved=folder_bytes(speech))
         if out.exists():
             shutil.rmtree(out)
         folders = []
@@ -362,8 +369,7 @@ def build(out: Path = KIT / "bundles") -> list[Path]:
             for wheel in bundle:
                 shutil.move(str(wheel), folder / (ENGINE_WHEELS if wheel in engine_wheels else ".") / wheel.name)
             folders.append(folder)
-    # The speech cache (about 1.5 MiB) goes with the bundle that has the most room.
-    render_speech(min(folders, key=folder_bytes) / "speech")
+        shutil.copytree(speech, folders[0] / "speech")
     manifest = {f.name: {"wheels": sorted(w.name for w in f.glob("*.whl")),
                          "engine_wheels": sorted(w.name for w in f.glob(f"{ENGINE_WHEELS}/*.whl")),
                          "mib": round(folder_bytes(f) / MIB, 2),
