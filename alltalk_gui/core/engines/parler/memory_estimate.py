@@ -16,7 +16,19 @@ before training, and leave the device (:mod:`.training`).
   (Mini's and Large's widths, random weights) of depth 1 and 2 at three lengths, with and without
   checkpointing, under fp32 and bf16 autocast, with a 40-token description (cross-attention keys) and the
   9-codebook loss; stored in ``resources/profiles/parler/activation_calibration.json``;
-* **overhead**: allocator fragmentation and library workspaces, 10 % plus 0.35 GiB (as for the other engines).
+* **overhead**: what the CUDA caching allocator reserves above the tensors it holds, with expandable segments (which
+  training switches on): the 2 % the other engines use (:data:`~alltalk_gui.core.machine.memory.ALLOCATOR_RESERVE`).
+
+With gradient accumulation the earlier micro-batches' gradients are held while the next one saves its
+activations; without it, the backward pass frees activations as it makes gradients and the peak holds the larger
+(:func:`~alltalk_gui.core.machine.memory.held_at_peak`, as for the other engines).
+
+Measured on an NVIDIA H200 (2026-11-27, ``benchmarks/results/gpu_kit_2026-11-27_h200_run2/
+parler_memory_profiles_mini_gpu.json``, Mini, 10 s clips): peak reserved Low 2.35 (8 x 1), Medium 6.10 (4 x 2),
+High 13.14 (4 x 2), Auto (High, 8 x 1) 16.63 GiB; reserved was 0.18-0.33 GiB above allocated. Until then the
+overhead was the first guess of 10 % plus 0.35 GiB and gradients and activations were always added: 11-33 % above
+those peaks (Auto's 8 x 1 counted its 1.7 GiB of gradients beside 10.5 GiB of activations). The activation
+coefficients were counted under CPU autocast (not CUDA's rules), which is what still puts Low about 10 % high.
 
 Sizes: Mini v1's trainable part is 456 M parameters (24 layers of width 1024); Large v1's decoder depth is not
 readable without the Hub, so :data:`SIZES` takes 48 layers of width 1536, the depth at which the parameter
@@ -31,10 +43,9 @@ from pathlib import Path
 from typing import Any
 
 from alltalk_gui.core.machine import activation_fit
+from alltalk_gui.core.machine.memory import ALLOCATOR_RESERVE, held_at_peak
 
 GIB = 1024**3
-FRAGMENTATION = 0.10
-CONSTANT_OVERHEAD_GIB = 0.35
 CALIBRATION_PARTS = ("profiles", "parler", "activation_calibration.json")
 TOKENS_PER_SECOND = 4.0          # transcript tokens (Flan-T5's tokenizer) per second of speech, about
 FRAMES_PER_SECOND = 44_100 / 512
@@ -83,6 +94,7 @@ class ParlerSetting:
     gradient_checkpointing: bool = False
     optimizer: str = "adamw"
     lora_rank: int = 0
+    grad_accum_steps: int = 1       # micro-batches per optimizer step (gradients held between them)
 
 
 @dataclass(frozen=True)
@@ -93,10 +105,12 @@ class ParlerMemoryEstimate:
     activations_gib: float
     overhead_gib: float
     calibrated: bool
+    accumulates: bool = True  # gradients and activations are held together (see the module docstring)
 
     @property
     def total_gib(self) -> float:
-        return self.weights_gib + self.gradients_gib + self.optimizer_gib + self.activations_gib + self.overhead_gib
+        held = held_at_peak(self.gradients_gib, self.activations_gib, self.accumulates)
+        return self.weights_gib + self.optimizer_gib + held + self.overhead_gib
 
     def as_dict(self) -> dict[str, Any]:
         return dict(asdict(self), total_gib=self.total_gib)
@@ -144,9 +158,10 @@ def estimate(setting: ParlerSetting, calibration: tuple[dict[str, Any], bool] | 
     else:
         per_clip = activation_fit.at(coeff["other"], n) + depth * activation_fit.at(coeff["layer"], n)
     activations = setting.batch_size * per_clip
-    subtotal = (weights + gradients + optimizer + activations) / GIB
+    accumulates = setting.grad_accum_steps > 1
+    tensors = (weights + optimizer + held_at_peak(gradients, activations, accumulates)) / GIB
     return ParlerMemoryEstimate(weights / GIB, gradients / GIB, optimizer / GIB, activations / GIB,
-                                FRAGMENTATION * subtotal + CONSTANT_OVERHEAD_GIB, calibrated)
+                                ALLOCATOR_RESERVE * tensors, calibrated, accumulates)
 
 
 def size_of(parameters: int | None, base_model_dir: str = "") -> str | None:
@@ -177,7 +192,7 @@ def estimate_for_config(config, *, attention_scores: bool = False, parameters: i
     return estimate(ParlerSetting(
         size=size, batch_size=config.batch_size, max_clip_seconds=config.max_audio_seconds,
         mixed_precision=config.mixed_precision, gradient_checkpointing=config.gradient_checkpointing,
-        optimizer=config.optimizer, lora_rank=config.lora_rank))
+        optimizer=config.optimizer, lora_rank=config.lora_rank, grad_accum_steps=config.grad_accum_steps))
 
 
 # -- calibration (engine environment) ------------------------------------------------------------------------------
