@@ -10,7 +10,9 @@ casts differently on each: 16-bit runs are counted under CUDA's autocast rules
 (:mod:`alltalk_gui.core.machine.cuda_autocast`), since 16-bit training is for CUDA cards.
 
 Activation checkpointing keeps only each block's input (plus one block's activations while it is recomputed):
-that figure is derived from the same measurement.
+that figure is the bytes of the hidden states each block is given, as they come (fp32 under autocast too: GPT-2's
+residual stream adds each block's 16-bit output to fp32 hidden states; until 2026-11-27 this counted them at
+2 bytes, which put Low's estimate 9 % under the H200's peak at 8 clips a micro-batch).
 
 The GPT is measured as training runs it, after ``streamline_for_training`` (GELU in one kernel, fused attention in
 the conditioning encoder), and as coqui builds it (``coqui``: what AllTalk's trainer and our runs measured before
@@ -63,10 +65,16 @@ def measure(precision: str, clip_s: float, streamlined: bool = True) -> dict:
     def enter(name):
         return lambda *_: region.__setitem__("name", name)
 
+    block_inputs = []
+
+    def keep_input(_module, args):
+        block_inputs.append(args[0].numel() * args[0].element_size())  # the hidden states, as checkpointing keeps them
+
     def leave(*_):
         region["name"] = "other"
 
     for block in blocks:
+        block.register_forward_pre_hook(keep_input)
         block.register_forward_pre_hook(enter("blocks"))
         block.register_forward_hook(leave)
     for module in (gpt.conditioning_encoder, gpt.conditioning_perceiver):
@@ -113,13 +121,11 @@ def measure(precision: str, clip_s: float, streamlined: bool = True) -> dict:
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         with torch.autocast("cpu", dtype=dtype, enabled=dtype is not None), rules:
             gpt_loss(gpt, inputs)["loss"]
-    hidden = gpt.gpt.config.n_embd
-    element = 4 if dtype is None else 2
     # Sequence length through the blocks: conditioning latents + text + audio codes (+ start/stop tokens).
     seq = 32 + text_len + 2 + samples // 1024 + 1 + 2
     return {"precision": precision, "streamlined": streamlined, "clip_s": clip_s, "text_tokens": text_len, "sequence": seq,
             "block_bytes": totals["blocks"], "attention_bytes": totals["attention"], "conditioning_bytes": totals["conditioning"],
-            "other_bytes": totals["other"], "block_input_bytes": seq * hidden * element * len(blocks),
+            "other_bytes": totals["other"], "block_input_bytes": sum(block_inputs),
             "layers": len(blocks)}
 
 

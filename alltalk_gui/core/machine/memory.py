@@ -15,6 +15,10 @@ GIB = 1024**3
 # every profile), and a training process's resident memory before any model is built (0.7-0.82 GiB on the CPU).
 ALLOCATOR_RESERVE = 0.02
 CPU_PROCESS_GIB = 0.8
+# cuBLAS's workspace, which torch takes from the caching allocator (counted as allocated): 32 MiB on Hopper cards
+# (torch's default CUBLAS_WORKSPACE_CONFIG there, ":4096:8"; 8 MiB on older ones). Every Low run of XTTS (H100 and
+# H200, 1 and 8 clips a micro-batch) allocated 0.04-0.05 GiB above its counted tensors, whatever the micro-batch.
+CUBLAS_WORKSPACE_GIB = 32 / 1024
 ALLOC_CONF_NAMES = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF")  # torch 2.9's name, and the older one
 
 

@@ -105,6 +105,46 @@ def test_cuda_autocast_rules_run_layer_norm_in_fp32_on_the_cpu():
     assert layer(x).dtype == torch.float32  # no autocast: nothing changes
 
 
+def test_cuda_autocast_rules_keep_what_cudas_dropout_and_fused_attention_keep():
+    """A card's dropout keeps a one-byte mask, and its fused attention 16-bit q, k, v, the output and an fp32
+    log-sum-exp per row (no scores); the CPU's keeps 16-bit noise and fp32 copies beside the scores. Same values
+    and gradients as torch's own attention in 16 bits with the same dropout."""
+    import torch.nn.functional as F
+
+    from alltalk_gui.core.machine.cuda_autocast import cuda_autocast_rules
+
+    saved: list[tuple[tuple[int, ...], torch.dtype]] = []
+
+    def pack(t):
+        saved.append((tuple(t.shape), t.dtype))
+        return t
+
+    x = torch.randn(64, 16, requires_grad=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16), cuda_autocast_rules():
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            F.dropout(x.to(torch.bfloat16), 0.1, True)
+    assert saved == [((64, 16), torch.bool)]
+
+    q, k, v = (torch.randn(2, 4, 40, 8, requires_grad=True) for _ in range(3))
+    mask = torch.rand(2, 1, 40, 40) > 0.2
+    mask[..., 0] = True
+    for dropout in (0.0, 0.2):
+        saved.clear()
+        torch.manual_seed(5)
+        with torch.autocast("cpu", dtype=torch.bfloat16), cuda_autocast_rules():
+            with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+                out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
+        assert saved == [((2, 4, 40, 8), torch.bfloat16)] * 4 + [((2, 4, 40), torch.float32),
+                                                                  ((2, 1, 40, 40), torch.bool)]
+        grads = torch.autograd.grad(out.float().sum(), (q, k, v))
+        torch.manual_seed(5)
+        plain = F.scaled_dot_product_attention(*(t.to(torch.bfloat16) for t in (q, k, v)), attn_mask=mask,
+                                               dropout_p=dropout)
+        torch.testing.assert_close(out, plain, rtol=0, atol=0)
+        for got, want in zip(grads, torch.autograd.grad(plain.float().sum(), (q, k, v))):
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
 def _tiny_regression():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.LayerNorm(16), torch.nn.Linear(16, 1))

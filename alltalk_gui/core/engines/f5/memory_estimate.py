@@ -14,19 +14,25 @@ CFM+DiT:
   in the mel frames of the longest clip in the micro-batch (the batch is padded to it): 30 s = 2,813 frames.
   The coefficients come from :func:`calibrate`, which counts the bytes of every tensor saved for backward by
   a real-width DiT (dim 1024, 16 heads, ff x2, text_dim 512, random weights) at three lengths, with and
-  without checkpointing, in fp32 and under bf16 autocast with CUDA's rules (layer norms in fp32:
-  :mod:`alltalk_gui.core.machine.cuda_autocast`), as a card runs it. Stored in
+  without checkpointing, in fp32 and under bf16 autocast with CUDA's rules (layer norms in fp32, one-byte dropout
+  masks: :mod:`alltalk_gui.core.machine.cuda_autocast`), as a card runs it. Stored in
   ``resources/profiles/f5/activation_calibration.json``; until that file exists the estimate uses the fallback
   coefficients below (derived from the block's tensor shapes, not measured).
 * **overhead**: on a GPU the caching allocator's rounding (2 %, as XTTS's: measured 0.9-2.9 % for F5 with
-  expandable segments); on the CPU the process before any model (0.82 GiB measured).
+  expandable segments) and cuBLAS's workspace; on the CPU the process before any model (0.82 GiB measured).
 
 With gradient accumulation the earlier micro-batches' gradients are held while the next one saves its
 activations; without it, backward frees activations as it makes gradients and the peak holds the larger.
 
 Measured on an H100 at 30 s clips (2026-11-26, ``benchmarks/results/f5_memory_profiles_2026-11-26_gpu.json``): peak
-reserved Low 1.78, Medium 4.69, High 12.30, Auto (High, micro-batch 8) 29.94 GiB; this estimate is within 10 % of
-each (tests/benchmarks/test_estimates_match_the_h100.py). On the CPU (2026-11-26, 5 s clips, fp32, no
+reserved Low 1.78, Medium 4.69, High 12.30, Auto (High, micro-batch 8) 29.94 GiB; on an H200 (2026-11-27,
+``benchmarks/results/gpu_kit_2026-11-27_h200_run2/``) Low at 4 x 2 2.75 and High 12.30 GiB. Each is held between
+2 % under and 10 % over its peak (tests/benchmarks/test_estimates_match_the_h100.py), but Low at 4 x 2, 24 % over:
+LoRA's checkpointed clips cost the card 0.32 GiB each, the estimate 0.50. Counted on the CPU, under LoRA the parts
+outside the blocks (embeddings, output) keep nothing a frame (no weight of theirs trains, their inputs need no
+gradient), where the estimate counts the whole model's 0.25 GiB a 30 s clip; leaving those out puts the estimate
+9-13 % under every Low peak, so the card holds about 0.08 GiB a clip more than the layers' inputs and one
+recomputed block (the block's backward, not counted yet) and the whole model's figure stands in for it. On the CPU (2026-11-26, 5 s clips, fp32, no
 accumulation) peak resident memory with ``MALLOC_MMAP_THRESHOLD_=65536`` was within 0.2 GiB of this sum; with
 glibc's defaults it is 1.8-4 GiB higher, buffers glibc keeps after the step (see docs/benchmarks.md).
 """
@@ -39,7 +45,7 @@ from typing import Any
 
 from alltalk_gui.core.engines.f5.data import frames
 from alltalk_gui.core.machine import activation_fit
-from alltalk_gui.core.machine.memory import ALLOCATOR_RESERVE, CPU_PROCESS_GIB, held_at_peak
+from alltalk_gui.core.machine.memory import ALLOCATOR_RESERVE, CPU_PROCESS_GIB, CUBLAS_WORKSPACE_GIB, held_at_peak
 
 GIB = 1024**3
 V1_BASE_PARAMETERS = 337_096_836  # counted: expected_state_shapes(V1_BASE_ARCH, 2545) (CFM + DiT, 2,545 tokens;
@@ -124,7 +130,7 @@ def estimate(setting: F5Setting, parameters: int = V1_BASE_PARAMETERS, depth: in
     activations = setting.batch_size * per_clip
     accumulates = setting.grad_accum_steps > 1
     tensors = (weights + optimizer + held_at_peak(gradients, activations, accumulates)) / GIB
-    overhead = CPU_PROCESS_GIB if setting.cpu else ALLOCATOR_RESERVE * tensors
+    overhead = CPU_PROCESS_GIB if setting.cpu else ALLOCATOR_RESERVE * tensors + CUBLAS_WORKSPACE_GIB
     return F5MemoryEstimate(weights / GIB, gradients / GIB, optimizer / GIB, activations / GIB, overhead,
                             calibrated, accumulates)
 

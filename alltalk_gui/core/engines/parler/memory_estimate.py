@@ -17,7 +17,8 @@ before training, and leave the device (:mod:`.training`).
   checkpointing, under fp32 and bf16 autocast, with a 40-token description (cross-attention keys) and the
   9-codebook loss; stored in ``resources/profiles/parler/activation_calibration.json``;
 * **overhead**: what the CUDA caching allocator reserves above the tensors it holds, with expandable segments (which
-  training switches on): the 2 % the other engines use (:data:`~alltalk_gui.core.machine.memory.ALLOCATOR_RESERVE`).
+  training switches on): the 2 % the other engines use (:data:`~alltalk_gui.core.machine.memory.ALLOCATOR_RESERVE`),
+  and cuBLAS's workspace.
 
 With gradient accumulation the earlier micro-batches' gradients are held while the next one saves its
 activations; without it, the backward pass frees activations as it makes gradients and the peak holds the larger
@@ -43,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from alltalk_gui.core.machine import activation_fit
-from alltalk_gui.core.machine.memory import ALLOCATOR_RESERVE, held_at_peak
+from alltalk_gui.core.machine.memory import ALLOCATOR_RESERVE, CUBLAS_WORKSPACE_GIB, held_at_peak
 
 GIB = 1024**3
 CALIBRATION_PARTS = ("profiles", "parler", "activation_calibration.json")
@@ -161,7 +162,7 @@ def estimate(setting: ParlerSetting, calibration: tuple[dict[str, Any], bool] | 
     accumulates = setting.grad_accum_steps > 1
     tensors = (weights + optimizer + held_at_peak(gradients, activations, accumulates)) / GIB
     return ParlerMemoryEstimate(weights / GIB, gradients / GIB, optimizer / GIB, activations / GIB,
-                                ALLOCATOR_RESERVE * tensors, calibrated, accumulates)
+                                ALLOCATOR_RESERVE * tensors + CUBLAS_WORKSPACE_GIB, calibrated, accumulates)
 
 
 def size_of(parameters: int | None, base_model_dir: str = "") -> str | None:

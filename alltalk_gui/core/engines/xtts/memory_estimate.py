@@ -7,8 +7,9 @@ The estimate adds up what a fine-tune of the XTTS v2 GPT keeps:
   (the frozen DVAE runs once per clip before training and is freed: :mod:`.front_end`); under autocast also the 16-bit copies of the *trainable* weights: autocast caches the
   cast of a weight that requires grad for the whole forward pass (and its matrix products keep it for backward),
   while a frozen weight is cast again at each use and freed. So LoRA with checkpointing (Low) holds copies of its
-  adapters only, not of the 441 M frozen base weights; LoRA without checkpointing keeps every block's cast weights
-  for backward, a full copy again;
+  adapters only, not of the 441 M frozen base weights, but for the block being recomputed, whose matrix products
+  keep their casts until its backward is done (one block's, 24 MB); LoRA without checkpointing keeps every block's
+  cast weights for backward, a full copy again;
 * **gradients**: fp32, for the trainable parameters only (all of the GPT, the GPT without its conditioning
   encoder and perceiver, or only the LoRA adapters);
 * **optimizer state**: AdamW keeps two fp32 moments per trainable parameter (8 bytes), bitsandbytes' 8-bit AdamW
@@ -19,9 +20,11 @@ The estimate adds up what a fine-tune of the XTTS v2 GPT keeps:
   the GPT as training runs it (:mod:`.streamline`: half the saved tensors of coqui's own, whose figures it also keeps),
   which counts the bytes of every tensor saved for backward, with attention's (sequence x sequence) scores
   counted apart (the CPU saves them, CUDA's fused attention does not); the 16-bit figures under CUDA's autocast
-  rules (layer norms and softmax in fp32: :mod:`alltalk_gui.core.machine.cuda_autocast`), as a card runs them;
+  rules and with what its dropout and fused attention kernels keep (layer norms and softmax in fp32, one-byte
+  dropout masks, 16-bit q, k and v: :mod:`alltalk_gui.core.machine.cuda_autocast`), as a card runs them. A
+  checkpointed block keeps its input, the fp32 hidden states of GPT-2's residual stream (under autocast too);
 * **overhead**: on a GPU, the caching allocator's rounding (with expandable segments, which training switches on,
-  reserved memory was 0.6-1.7 % above allocated on the H100); on the CPU, the process itself (Python, torch and
+  reserved memory was 0.6-1.7 % above allocated on the H100) and cuBLAS's workspace (32 MiB on Hopper); on the CPU, the process itself (Python, torch and
   coqui before any model: 0.7-0.8 GiB measured).
 
 Gradients and activations overlap in time differently with and without gradient accumulation: with it, the
@@ -29,8 +32,10 @@ gradients of the step's earlier micro-batches are held while the next one saves 
 without it, the backward pass frees activations as it makes gradients, so the peak holds the larger of the two.
 
 Measured on an H100 at 11 s clips (2026-11-26, ``benchmarks/results/memory_profiles_2026-11-26_gpu.json``): peak
-reserved Low 2.19, Medium 4.99, High 10.15, Auto (High, micro-batch 8) 15.99 GiB; this estimate is within 5 % of
-each (tests/benchmarks/test_estimates_match_the_h100.py). CPU figures are resident memory without what glibc's
+reserved Low 2.19, Medium 4.99, High 10.15, Auto (High, micro-batch 8) 15.99 GiB; on an H200 with the front end
+cached and the GPT streamlined (2026-11-27, ``benchmarks/results/gpu_kit_2026-11-27_h200_run2/``) Low 2.53 and
+High 9.93 GiB, both at 8 x 1. Every committed GPU case is held between 2 % under and 10 % over its peak
+(tests/benchmarks/test_estimates_match_the_h100.py). CPU figures are resident memory without what glibc's
 allocator keeps of freed buffers, which can add a few GiB unless ``MALLOC_MMAP_THRESHOLD_`` is set (see
 docs/benchmarks.md).
 
@@ -44,7 +49,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
 
-from alltalk_gui.core.machine.memory import ALLOCATOR_RESERVE, CPU_PROCESS_GIB, held_at_peak
+from alltalk_gui.core.machine.memory import ALLOCATOR_RESERVE, CPU_PROCESS_GIB, CUBLAS_WORKSPACE_GIB, held_at_peak
 from alltalk_gui.core.resources import resource_path
 from alltalk_gui.core.training.config import TrainConfig
 
@@ -138,14 +143,23 @@ def activation_bytes_per_clip(config: TrainConfig, model: ModelSize = XTTS_V2,
     return blocks + at("other") + conditioning
 
 
+def block_matrix_params(model: ModelSize = XTTS_V2) -> int:
+    """Weights and biases of one GPT-2 block's four linear layers (c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj)."""
+    w = model.width
+    return 12 * w * w + 9 * w
+
+
 def cast_params(config: TrainConfig, model: ModelSize = XTTS_V2) -> int:
     """Parameters whose 16-bit copies autocast keeps through a training step (none without mixed precision): the
     trainable ones, whose casts autocast caches; with LoRA and no checkpointing also the frozen base weights,
-    whose per-use casts every block's matrix products keep for backward."""
+    whose per-use casts every block's matrix products keep for backward; with LoRA and checkpointing one block's
+    frozen weights, cast again while that block is recomputed and kept until its backward is done."""
     if config.mixed_precision == "no":
         return 0
     if config.lora_rank > 0 and not config.gradient_checkpointing:
         return model.gpt_params + lora_params(config.lora_rank, model)
+    if config.lora_rank > 0:
+        return trainable_params(config, model) + block_matrix_params(model)
     return trainable_params(config, model)
 
 
@@ -165,7 +179,7 @@ def estimate(config: TrainConfig, model: ModelSize = XTTS_V2, attention_scores: 
     optimizer = (2 if config.optimizer in ("adamw8bit", "paged_adamw8bit") else 8) * trainable
     activations = activation_bytes_per_clip(config, model, attention_scores, streamlined) * config.batch_size
     tensors = (weights + optimizer + held_at_peak(gradients, activations, config.grad_accum_steps > 1)) / GIB
-    overhead = CPU_PROCESS_GIB if attention_scores else ALLOCATOR_RESERVE * tensors
+    overhead = CPU_PROCESS_GIB if attention_scores else ALLOCATOR_RESERVE * tensors + CUBLAS_WORKSPACE_GIB
     return MemoryEstimate(
         weights_gib=round(weights / GIB, 3), gradients_gib=round(gradients / GIB, 3),
         optimizer_gib=round(optimizer / GIB, 3), activations_gib=round(activations / GIB, 3),
