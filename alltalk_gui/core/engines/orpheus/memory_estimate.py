@@ -14,9 +14,13 @@ a separate output projection, another 482 M values in every part below, as a LoR
 * **activations**: what autograd saves for backward per token, from :func:`calibrate`, which counts the bytes
   of every tensor saved in a forward pass of a real-width decoder layer (random weights) at three lengths, with
   and without checkpointing, LoRA or not, in fp32 and under bf16 autocast (``resources/profiles/orpheus/
-  activation_calibration.json``): with checkpointing every layer's input all along, plus the larger of one
+  activation_calibration.json``), with the base's weights in their type (a bf16 or NF4 base passes bf16 hidden
+  states between its layers, an fp32 one fp32: until 2026-11-27 every base was counted as fp32, twice what the
+  layers' inputs of Medium's bf16 base hold, 18 % over Medium's peak at 4 clips a micro-batch on the H200):
+  with checkpointing every layer's input all along, plus the larger of one
   layer's recomputed activations and the chunked cross-entropy's one chunk of logits (256 tokens x 156,940 in
-  fp32, with its gradient and the bf16 product: 0.37 GiB; the whole logits for Orpheus's own settings) - the
+  fp32 and their log-softmax, 0.30 GiB, with the engine's loss; in fp32 with their gradient and the bf16
+  product, 0.37 GiB, with the loss before it; the whole logits for Orpheus's own settings) - the
   loss's backward comes first and the layers' recomputation after, so the two never coexist;
 * **gradient buffers**: when the vocabulary matrix trains (a full fine-tune; ``embeddings_in_full``), the
   gradients it gets from the loss and, tied, from the embedding lookup are summed in a buffer beside its
@@ -37,7 +41,11 @@ gradients, moments and activations is the gradient buffers). Reserved was 0.19-0
 LoRA profiles and 0.93 GiB for High (holes the 0.9 GiB buffers leave as they come and go): the overhead gives
 0.35, 0.47 and 0.90. Totals against peak reserved: Low 3.59 / 3.49 GiB (+3.0 %), Medium 7.63 / 7.37 (+3.5 %),
 High 22.41 / 22.39 (+0.1 %). (The 10 % plus 0.35 GiB first borrowed from the other engines over-estimated the
-LoRA profiles by 13-16 %, and without the buffers High came out 4 % short.)
+LoRA profiles by 13-16 %, and without the buffers High came out 4 % short.) With the layers' inputs counted in the
+base's bf16 (below) those are 3.45, 7.48 and 22.26 GiB (-1.0, +1.6, -0.6 %). The kit's second H200 run
+(``benchmarks/results/gpu_kit_2026-11-27_h200_run2/``, the engine's loss): High 19.31 GiB at 10 s, 2 x 4 (estimate
+19.94) and 19.72 at 30 s, 1 x 8 (20.08); Medium 7.25 at 10 s, 4 x 2 (8.00, +10.4 %: see
+tests/benchmarks/test_orpheus_estimates_match_the_h200.py).
 
 The sequence a clip makes is its prompt (about 40 tokens for a sentence) plus 82 tokens a second of speech, so
 a 30 s clip is about 2,500 tokens.
@@ -239,14 +247,24 @@ def estimate(setting: OrpheusSetting, shape: Shape = ORPHEUS_3B,
     optimizer = trainable * (2.0 + 2 * 4 / 256) if setting.optimizer == "adamw8bit" else moments
     n = tokens(setting.max_clip_seconds)
     half = setting.mixed_precision in ("bf16", "fp16")
-    coeff = per_token["lora" if setting.lora_rank else "full"]["bf16" if half else "fp32"]
+    coeffs = per_token["lora" if setting.lora_rank else "full"]
+    # 16-bit bases (NF4's embedding and norms, bf16) pass bf16 hidden states between the layers; fp32 ones fp32.
+    coeff = coeffs["fp32"] if not half else coeffs.get("bf16_base", coeffs["bf16"]) if setting.base_weights != "fp32" \
+        else coeffs["bf16"]
     layer = setting.batch_size * activation_fit.at(coeff["layer"], n)
     if setting.gradient_checkpointing:  # the layers' inputs all along; one layer's activations while it recomputes
         held = setting.batch_size * shape.layers * activation_fit.at(coeff["layer_input"], n)
     else:  # every layer's activations, until the backward pass reaches it
         held, layer = shape.layers * layer, 0.0
     logits_tokens = min(CE_CHUNK, n * setting.batch_size) if setting.chunked_loss else n * setting.batch_size
-    logits = logits_tokens * shape.vocab * (4 + 4 + (2 if half else 0))  # fp32 logits, their gradient, bf16 product
+    if setting.chunked_loss and setting.fused_loss:
+        # linear_cross_entropy, one chunk at a time: in the forward pass its fp32 logits and their fp32 log-softmax
+        # (the 16-bit product is freed once made fp32); in the backward pass the fp32 logits, made their gradient in
+        # place, and its 16-bit cast.
+        per_logit = 4 + 4
+    else:  # autograd's: fp32 logits, their gradient, the 16-bit product
+        per_logit = 4 + 4 + (2 if half else 0)
+    logits = logits_tokens * shape.vocab * per_logit
     # The loss's logits come first in the backward pass and the layers' recomputation after: they never coexist.
     activations = held + max(layer, logits)
     buffers = embedding_gradient_buffers(setting, shape, n, layer, logits)
@@ -303,7 +321,10 @@ def embedding_gradient_buffers(setting: OrpheusSetting, shape: Shape, n: int, la
 
 def saved_tensor_bytes(n: int, depth: int, precision: str, checkpointing: bool, lora: bool, seed: int = 0) -> int:
     """Bytes autograd saves for backward in one training forward of ``depth`` real-width decoder layers (random
-    weights, a tiny vocabulary: the loss is counted apart) on one sequence of ``n`` tokens; each storage once."""
+    weights, a tiny vocabulary: the loss is counted apart) on one sequence of ``n`` tokens; each storage once.
+    ``precision``: "fp32" (fp32 weights, no autocast), "bf16" (fp32 weights under bf16 autocast: Orpheus's own
+    full fine-tune) or "bf16_base" (bf16 weights under bf16 autocast, as the app's NF4 and bf16 bases hold their
+    embedding and norms, so the hidden states between the layers are bf16)."""
     import gc
 
     import torch
@@ -314,6 +335,8 @@ def saved_tensor_bytes(n: int, depth: int, precision: str, checkpointing: bool, 
     torch.manual_seed(seed)
     config = dict(ORPHEUS_3B_CONFIG, num_hidden_layers=depth, vocab_size=64, tie_word_embeddings=True)
     lm = LlamaForCausalLM(LlamaConfig(**config)).train()
+    if precision == "bf16_base":
+        lm = lm.to(torch.bfloat16)
     lm.config._attn_implementation = "sdpa"
     if lora:
         add_lora(lm, 16, 32.0)
@@ -332,7 +355,7 @@ def saved_tensor_bytes(n: int, depth: int, precision: str, checkpointing: bool, 
         raise RuntimeError("measuring only: no backward pass")
 
     ids = torch.randint(0, 64, (1, n))
-    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16")
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision in ("bf16", "bf16_base"))
     with torch.autograd.graph.saved_tensors_hooks(pack, unpack), autocast:
         hidden = lm.model(input_ids=ids, use_cache=False).last_hidden_state
     del hidden, lm, kept[:]
@@ -340,16 +363,20 @@ def saved_tensor_bytes(n: int, depth: int, precision: str, checkpointing: bool, 
     return sum(seen.values())
 
 
-def calibrate(lengths: tuple[int, ...] = (128, 256, 512)) -> dict[str, Any]:
+PRECISIONS = ("fp32", "bf16", "bf16_base")  # see saved_tensor_bytes
+
+
+def calibrate(lengths: tuple[int, ...] = (128, 256, 512), precisions: tuple[str, ...] = PRECISIONS) -> dict[str, Any]:
     """The per-token coefficients (``per_token`` of the calibration file), measured on the CPU.
 
     ``layer``: one decoder layer's saved bytes (depth 2 minus depth 1, no checkpointing); ``layer_input``: what a
-    checkpointed layer keeps (the same difference with checkpointing); each fitted as a + b*n + c*n^2.
+    checkpointed layer keeps (the same difference with checkpointing); each fitted as a + b*n + c*n^2; for each
+    of ``precisions`` (:func:`saved_tensor_bytes`).
     """
     result: dict[str, Any] = {}
     for kind in ("full", "lora"):
         result[kind] = {}
-        for precision in ("fp32", "bf16"):
+        for precision in precisions:
             series: dict[str, list[float]] = {"layer": [], "layer_input": []}
             for n in lengths:
                 lora = kind == "lora"
