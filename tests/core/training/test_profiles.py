@@ -211,17 +211,17 @@ def test_a_model_without_memory_figures_keeps_the_profile_as_written(tmp_path):
 
 
 def test_the_datasets_longest_clip_fills_the_micro_batch_further():
-    """F5's High (2 x 4 as written, 16 GiB, sized for 30 s) on a 24 GB card: clips of at most 12 s fill it to 4 x 2,
-    of at most 6 s to 8 x 1, and the note names the length it sized for; a longest clip above the limit changes
+    """F5's High (2 x 4 as written, 16 GiB, sized for 30 s) on a 24 GB card: clips of at most 20 s fill it to 4 x 2,
+    of at most 12 s to 8 x 1, and the note names the length it sized for; a longest clip above the limit changes
     nothing (the run leaves such clips out)."""
     def filled(longest):
         settings, notes = profile_settings("high", CARD, "f5", TrainConfig(engine="f5"), longest)
         return (settings["batch_size"], settings["grad_accum_steps"]), notes
 
     assert filled(None)[0] == filled(40.0)[0] == (2, 4)
-    (micro, notes) = filled(12.0)
-    assert micro == (4, 2) and "on clips up to 12 s" in notes[0]
-    assert filled(6.0)[0] == (8, 1)
+    (micro, notes) = filled(20.0)
+    assert micro == (4, 2) and "on clips up to 20 s" in notes[0]
+    assert filled(12.0)[0] == (8, 1)
     config = TrainConfig(engine="f5", max_audio_seconds=30.0)
     assert profiles.sized_for(config, 12.0).max_audio_seconds == 12.0
     assert profiles.sized_for(config, 45.0) is config and profiles.sized_for(config, None) is config
