@@ -159,12 +159,16 @@ class OrpheusEngine(HubDownload, ShippedProfiles):
 
     # ----------------------------------------------------------------------------------------- memory
     def apply_memory_levers(self, model, config) -> int:
-        """LoRA on every decoder layer's projections and activation checkpointing, in place; returns the
+        """LoRA on every decoder layer's projections (with it, an untied base's frozen embedding held in host
+        memory: :func:`~.model.keep_embedding_on_host`) and activation checkpointing, in place; returns the
         trainable parameter count (``model``: the :class:`~.model.OrpheusLM` training_setup built)."""
-        from alltalk_gui.core.engines.orpheus.model import add_lora, set_checkpointing, trainable
+        from alltalk_gui.core.engines.orpheus.model import (
+            add_lora, keep_embedding_on_host, set_checkpointing, trainable,
+        )
 
         if config.lora_rank:
             add_lora(model.lm, config.lora_rank, config.lora_alpha, config.lora_dropout)
+            keep_embedding_on_host(model.lm)
         set_checkpointing(model.lm, config.gradient_checkpointing)
         return trainable(model)
 
