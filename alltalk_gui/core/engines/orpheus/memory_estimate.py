@@ -7,7 +7,9 @@ a separate output projection, another 482 M values in every part below, as a LoR
 
 * **weights**: the decoder layers' linear weights at the base's storage - NF4 (4 bits plus double-quantised
   scales: 0.516 bytes a weight), bf16 (2) or fp32 (4) - and the rest (embedding, norms) at bf16 or fp32 (NF4
-  quantises only linear layers); LoRA adapters in fp32;
+  quantises only linear layers); LoRA adapters in fp32. An untied model's input embedding is not on the card in
+  a LoRA run: frozen, it stays in host memory and only its looked-up rows go to the card (:func:`on_host`), so
+  Low and Medium hold the same weights there tied or untied;
 * **gradients**: one per trainable value, in its own type (fp32 adapters; bf16 for High's bf16 weights);
 * **optimizer**: AdamW's two moments in each trainable value's own type (8 bytes for fp32 adapters, 4 for bf16
   weights); bitsandbytes' 8-bit AdamW 2, plus an fp32 scale per 256 values for each moment (block-wise);
@@ -221,12 +223,20 @@ def setting_for(config, **changes: Any) -> OrpheusSetting:
         optimizer="adamw8bit" if "8bit" in config.optimizer else "adamw", lora_rank=config.lora_rank, **changes)
 
 
+def on_host(setting: OrpheusSetting, shape: Shape) -> int:
+    """Values of the model a run keeps in host memory, not on the card: an untied model's input embedding in a
+    LoRA run, which it only reads rows of (``model.keep_embedding_on_host``; those rows are the first layer's
+    input, which the activations count either way). Tied, the output projection needs the matrix on the card;
+    trained (a full fine-tune, ``embeddings_in_full``), its gradient and moments do."""
+    return shape.embedding if setting.lora_rank and not setting.embeddings_in_full and not shape.tied else 0
+
+
 def estimate(setting: OrpheusSetting, shape: Shape = ORPHEUS_3B,
              calibration: tuple[dict[str, Any], bool] | None = None) -> OrpheusMemoryEstimate:
     """Peak GPU memory of a fine-tune with ``setting`` on a model of ``shape`` (GiB, parts and total)."""
     per_token, calibrated = calibration or load_calibration()
     linear = shape.layers * shape.layer_linear
-    rest = shape.parameters - linear
+    rest = shape.parameters - linear - on_host(setting, shape)
     storage = {"nf4": NF4_BYTES, "bf16": 2.0, "fp32": 4.0}[setting.base_weights]
     dense = 4.0 if setting.base_weights == "fp32" else 2.0  # what NF4 leaves unquantised: embedding, norms
     weights = linear * storage + rest * dense
