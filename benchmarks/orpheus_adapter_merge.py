@@ -212,16 +212,20 @@ def run_case(case: str, data: Path, base: Path, device: str = "cpu") -> dict[str
     record["merge"] = {**peaks.end(merge_started), "parts": parts}
     if on_cuda:
         record["merge"]["cuda_peak_allocated_gib"] = round(torch.cuda.max_memory_allocated() / GIB, 3)
+    # Low keeps an untied input embedding in host memory, outside the parameters (model.HostEmbedding): counted too
+    host = [] if isinstance(lm.get_input_embeddings(), torch.nn.Embedding) else [lm.get_input_embeddings().weight]
     started = peaks.start()
     with torch.no_grad():
-        for parameter in lm.parameters():  # one value of every 4 KiB page
+        for parameter in [*lm.parameters(), *host]:  # one value of every 4 KiB page
             flat = parameter.detach().reshape(-1)
             flat[::max(1, 4096 // flat.element_size())].float().sum()
     record["touch"] = peaks.end(started)
     record["load_average_at_end"] = os.getloadavg()[0]
     embedding, head = lm.get_input_embeddings().weight, lm.get_output_embeddings().weight
     record["tied"] = head is embedding
-    record["model_bytes_gib"] = round(sum(p.numel() * p.element_size() for p in lm.parameters()) / GIB, 3)
+    record["embedding_on_host_bytes"] = sum(p.numel() * p.element_size() for p in host)
+    in_parameters = sum(p.numel() * p.element_size() for p in lm.parameters())
+    record["model_bytes_gib"] = round((in_parameters + record["embedding_on_host_bytes"]) / GIB, 3)
     record["untied_changed"] = None if record["tied"] else bool(not torch.equal(head, embedding))
     return record
 

@@ -23,6 +23,7 @@ def test_the_benchmark_writes_adapters_merges_them_and_records_each_phase(tmp_pa
     [record] = json.loads(out.read_text())
     assert record["case"] == "full-nf4" and "error" not in record, record
     assert record["tied"] is False and record["untied_changed"] is True  # the adapter's two matrices, apart
+    assert record["embedding_on_host_bytes"] > 0  # Low keeps the untied input embedding in host memory
     assert set(record["merge"]["parts"]) == {"load", "merge"}  # Low: each layer quantised as it is merged
     assert record["arch"] == "tiny" and record["device"] == "cpu" and record["base_weights"] == "nf4"
     for phase in ("check", "merge", "touch"):

@@ -137,8 +137,11 @@ def nf4_linear(module, device: Any):
 
 
 def _finish_nf4(lm, device: Any) -> None:
-    """What a model whose linear layers :func:`nf4_linear` quantised needs, as transformers' 4-bit loading leaves it."""
-    lm.to(device)  # the rest (embedding, norms, output projection) where the 4-bit layers are, as device_map does
+    """What a model whose linear layers :func:`nf4_linear` quantised needs, as transformers' 4-bit loading leaves it.
+    A 4-bit base trains only LoRA, so an untied input embedding stays on the host (:func:`keep_embedding_on_host`)
+    and never passes through the card (the LoRA levers would move it back there)."""
+    keep_embedding_on_host(lm)
+    lm.to(device)  # the rest (norms, output projection) where the 4-bit layers are, as device_map does
     lm.is_loaded_in_4bit = True  # peft puts its bitsandbytes LoRA layers on 4-bit layers of such a model
     if torch.device(device).type == "cpu":
         _keep_cpu_weights_unpacked(lm)
