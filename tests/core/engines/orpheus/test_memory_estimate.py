@@ -130,7 +130,9 @@ def test_at_real_size_untied_holds_one_matrix_more_and_high_trains_it(meta_model
 @pytest.mark.parametrize("seconds", [10.0, 30.0])
 def test_low_from_an_untied_base_fits_its_5_gib_target(seconds):
     """Low's target: at most 5 GiB, a 6 GB card. From an adapter that untied the model it came to 4.52 GiB at
-    10 s and 5.06 GiB at 30 s with the untied input embedding on the card; in host memory, 3.59 and 4.13."""
+    10 s and 5.06 GiB at 30 s with the untied input embedding on the card; in host memory, 3.59 and 4.13 (both
+    with the estimate fitted to the H200's first run). Fitted to its second run (bf16 hidden states between a
+    4-bit base's layers): 4.30 and 4.61 on the card, 3.37 and 3.68 in host memory, as for a tied base."""
     from alltalk_gui.core.training.config import TrainConfig
     from alltalk_gui.core.training.profiles import apply_profile
 
@@ -138,9 +140,9 @@ def test_low_from_an_untied_base_fits_its_5_gib_target(seconds):
     setting = m.setting_for(config)
     untied = m.estimate(setting, m.ORPHEUS_3B.untied())
     assert untied.total_gib < 5.0
-    assert untied.total_gib == pytest.approx({10.0: 3.59, 30.0: 4.13}[seconds], abs=0.005)
+    assert untied.total_gib == pytest.approx({10.0: 3.37, 30.0: 3.68}[seconds], abs=0.005)
     on_card = untied.total_gib + 2 * MATRIX / m.GIB * (1 + m.FRAGMENTATION)  # the bf16 matrix, and its 3 %
-    assert on_card == pytest.approx({10.0: 4.52, 30.0: 5.06}[seconds], abs=0.005)
+    assert on_card == pytest.approx({10.0: 4.30, 30.0: 4.61}[seconds], abs=0.005)
 
 
 def test_the_engine_estimates_the_base_a_full_modules_adapter_leaves(settings, project, tiny_orpheus, adapter,  # noqa: F811
