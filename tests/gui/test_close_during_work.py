@@ -2,8 +2,8 @@
 asked and stopped its transcription, waiting on Whisper's thread in the GUI thread, and only then did the Train page
 ask; its "Don't close" kept the window open with the transcription already lost. Now the window asks once, stops
 nothing before the answer, and ends the work in order with its event loop running: the transcription (a real
-TranscribeWorker whose job ends 1.5 s after the cancel, as the real one ends Whisper's child within its 2 s grace) and then the real
-training child on the tiny XTTS model, which saves a checkpoint and exits; no child is left behind."""
+TranscribeWorker whose job ends 1.5 s after the cancel, as the real one ends Whisper's child within its 2 s grace)
+and then the real training child on the tiny XTTS model, which saves a checkpoint and exits; no child is left behind."""
 
 from __future__ import annotations
 
@@ -14,12 +14,10 @@ import pytest
 from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtWidgets import QMessageBox
 
-from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.core.training.checkpoints import run_checkpoints
 from alltalk_gui.gui.common.step_page import CloseAnswer
-from alltalk_gui.gui.main_window import MainWindow
 from alltalk_gui.gui.transcript.transcribe_worker import Outcome, TranscribeWorker
-from tests.gui.test_train_page import FAST, RUN_TIMEOUT_MS, tiny_base, voice_project  # noqa: F401 (fixtures)
+from tests.gui.test_train_page import RUN_TIMEOUT_MS, tiny_base, training_window, voice_project  # noqa: F401 (fixtures)
 
 SEGMENT_S = 1.5  # how long the job takes to end after the cancel (the real worker terminates Whisper's child)
 
@@ -64,18 +62,8 @@ class _Ticks:
 @pytest.mark.timeout(600)
 def test_closing_during_a_transcription_and_a_training_asks_once_then_stops_both(qtbot, tmp_path, monkeypatch,
                                                                                   tiny_base, voice_project):
-    from alltalk_gui.gui.start import system_checks
-
-    monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "config"))
-    system_checks.set_base_model_folder(tiny_base)
-    window = MainWindow()
-    qtbot.addWidget(window)
-    window.show()
-    window.set_project(VoiceProject.open(voice_project))
+    window = training_window(qtbot, tmp_path, monkeypatch, tiny_base, voice_project)
     train = window.train_page
-    built = train.setup.build_config
-    monkeypatch.setattr(train.setup, "build_config", lambda: built().with_values({**FAST, "max_steps": 0}))
-    window.sidebar.setCurrentRow(2)
     train.run.start_button.click()
     qtbot.waitUntil(lambda: train.run.history.step >= 1, timeout=RUN_TIMEOUT_MS)  # really training
     pid = train.run.supervisor.pid

@@ -86,30 +86,37 @@ def test_the_import_pages_play_icons_are_light_on_the_dark_palette(dark, qtbot, 
     assert min(contrast(c, base) for c in drawn) >= 4.5
 
 
-def test_unchecked_boxes_and_radio_buttons_show_on_the_dark_palette(dark, qtbot):
-    """Fusion drew them in the base colour with an outline darker than the window: 1.2:1 on the dark palette."""
+def indicators_drawn(qtbot, checked: bool) -> dict[str, list[QColor]]:
+    """A check box and a radio button, shown with the app's current look: each one's indicator's pixels as drawn."""
     from PySide6.QtWidgets import QCheckBox, QRadioButton, QStyle, QStyleOptionButton, QVBoxLayout, QWidget
 
+    holder = QWidget()
+    column = QVBoxLayout(holder)
+    boxes = [QCheckBox("Advanced settings"), QRadioButton("Low VRAM")]
+    for box in boxes:
+        box.setChecked(checked)
+        column.addWidget(box)
+    qtbot.addWidget(holder)
+    holder.show()
+    drawn = {}
+    for box, element in zip(boxes, (QStyle.SubElement.SE_CheckBoxIndicator, QStyle.SubElement.SE_RadioButtonIndicator)):
+        option = QStyleOptionButton()
+        box.initStyleOption(option)
+        rect = box.style().subElementRect(element, option, box)
+        image = box.grab().toImage()
+        drawn[type(box).__name__] = [image.pixelColor(x, y) for x in range(rect.left(), rect.right() + 1)
+                                     for y in range(rect.top(), rect.bottom() + 1)]
+    return drawn
+
+
+def test_unchecked_boxes_and_radio_buttons_show_on_the_dark_palette(dark, qtbot):
+    """Fusion drew them in the base colour with an outline darker than the window: 1.2:1 on the dark palette."""
     app = QApplication.instance()
     style.apply_style(app, dark=True)
     try:
-        holder = QWidget()
-        column = QVBoxLayout(holder)
-        boxes = [QCheckBox("Advanced settings"), QRadioButton("Low VRAM")]
-        for box in boxes:
-            column.addWidget(box)
-        qtbot.addWidget(holder)
-        holder.show()
         window = app.palette().color(QPalette.ColorRole.Window)
-        for box, element in zip(boxes, (QStyle.SubElement.SE_CheckBoxIndicator,
-                                        QStyle.SubElement.SE_RadioButtonIndicator)):
-            option = QStyleOptionButton()
-            box.initStyleOption(option)
-            rect = box.style().subElementRect(element, option, box)
-            image = box.grab().toImage()
-            indicator = [image.pixelColor(x, y) for x in range(rect.left(), rect.right() + 1)
-                         for y in range(rect.top(), rect.bottom() + 1)]
-            assert max(contrast(c, window) for c in indicator) >= 3.0, type(box).__name__
+        for kind, indicator in indicators_drawn(qtbot, checked=False).items():
+            assert max(contrast(c, window) for c in indicator) >= 3.0, kind
     finally:
         app.setStyleSheet("")
 
@@ -120,8 +127,6 @@ def test_checked_boxes_and_radio_buttons_stand_out(qtbot, dark_look):
     unchecked one (the walk of 2026-11-27). The style sheet fills it with the accent and marks it in white: the
     colours it names, as drawn, are at least 3:1 against each other and against the window, on either look."""
     import re
-
-    from PySide6.QtWidgets import QCheckBox, QRadioButton, QStyle, QStyleOptionButton, QVBoxLayout, QWidget
 
     from alltalk_gui.core.resources import resource_path
 
@@ -136,23 +141,9 @@ def test_checked_boxes_and_radio_buttons_stand_out(qtbot, dark_look):
         palette = app.palette()
         fill, window = palette.color(QPalette.ColorRole.Highlight), palette.color(QPalette.ColorRole.Window)
         assert contrast(mark, fill) >= 3.0 and contrast(fill, window) >= 3.0, (mark.name(), fill.name())
-        holder = QWidget()
-        column = QVBoxLayout(holder)
-        boxes = [QCheckBox("Advanced settings"), QRadioButton("Low VRAM")]
-        for box in boxes:
-            box.setChecked(True)
-            column.addWidget(box)
-        qtbot.addWidget(holder)
-        holder.show()
-        for box, element in zip(boxes, (QStyle.SubElement.SE_CheckBoxIndicator,
-                                        QStyle.SubElement.SE_RadioButtonIndicator)):
-            option = QStyleOptionButton()
-            box.initStyleOption(option)
-            rect = box.style().subElementRect(element, option, box)
-            image = box.grab().toImage()
-            drawn = {image.pixelColor(x, y).rgb() for x in range(rect.left(), rect.right() + 1)
-                     for y in range(rect.top(), rect.bottom() + 1)}
-            assert fill.rgb() in drawn and mark.rgb() in drawn, type(box).__name__  # the accent and the white mark
+        for kind, indicator in indicators_drawn(qtbot, checked=True).items():
+            drawn = {c.rgb() for c in indicator}
+            assert fill.rgb() in drawn and mark.rgb() in drawn, kind  # the accent and the white mark
     finally:
         app.setStyleSheet("")
         app.setPalette(before)

@@ -346,10 +346,11 @@ def test_a_stop_that_takes_too_long_ends_the_process(page, qtbot, monkeypatch):
     assert not (run.run_dir / "STOP").exists()  # a leftover would stop the next run at once
 
 
-@pytest.mark.timeout(600)
-def test_closing_the_window_during_training_asks_what_to_do(qtbot, tmp_path, monkeypatch, tiny_base, voice_project):
-    from alltalk_gui.gui.start import system_checks
+def training_window(qtbot, tmp_path, monkeypatch, tiny_base, voice_project):
+    """The main window on ``voice_project`` with the tiny XTTS base chosen, showing the Train page, whose runs
+    train with FAST's settings until stopped (``max_steps=0``)."""
     from alltalk_gui.gui.main_window import MainWindow
+    from alltalk_gui.gui.start import system_checks
 
     monkeypatch.setenv("ALLTALK_GUI_CONFIG_DIR", str(tmp_path / "config"))
     system_checks.set_base_model_folder(tiny_base)
@@ -357,9 +358,15 @@ def test_closing_the_window_during_training_asks_what_to_do(qtbot, tmp_path, mon
     qtbot.addWidget(window)
     window.show()
     window.set_project(VoiceProject.open(voice_project))
-    page = window.train_page
-    _fast(page, monkeypatch, max_steps=0)
+    _fast(window.train_page, monkeypatch, max_steps=0)
     window.sidebar.setCurrentRow(2)
+    return window
+
+
+@pytest.mark.timeout(600)
+def test_closing_the_window_during_training_asks_what_to_do(qtbot, tmp_path, monkeypatch, tiny_base, voice_project):
+    window = training_window(qtbot, tmp_path, monkeypatch, tiny_base, voice_project)
+    page = window.train_page
     page.run.start_button.click()
     qtbot.waitUntil(lambda: page.run.history.step >= 1, timeout=RUN_TIMEOUT_MS)
 
