@@ -365,6 +365,8 @@ class Engine(Protocol):
         is a ``GenerationSettings``: ``seed``, and the engine's own options (``settings.engine_options(self)``).
         ``before_piece(done, total)``: called before each piece of a long text
         (:func:`~alltalk_gui.core.engine_api.languages.spoken_pieces`); what it raises stops the synthesis there.
+        Optional: an engine whose ``synthesize`` does not take it is called without it (its takes stop before
+        or after the whole text).
 
         Raises:
             EngineError: a language or characters the model does not know.

@@ -23,6 +23,7 @@ torch, so the GUI can fill its panel before any model is loaded.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -245,6 +246,11 @@ def default_sentences(language: str) -> list[str]:
 
 # -- generation ---------------------------------------------------------------------------------------------------
 
+def _hears_pieces(engine: Any) -> bool:
+    """Whether ``engine.synthesize`` takes ``before_piece`` (the engine API's optional stop between pieces)."""
+    return "before_piece" in inspect.signature(engine.synthesize).parameters
+
+
 class PreviewEngine:
     """Loaded voice models of one engine for previews: the base model and the last fine-tuned checkpoint used.
 
@@ -325,7 +331,10 @@ class PreviewEngine:
         settings.validate(self.engine)
         model = self.model(base_model_dir, weights)
         try:
-            out = self.engine.synthesize(model, text, reference, language, settings, before_piece)
+            # ``before_piece`` is optional for an engine: one written before it (a plugin) speaks the whole text,
+            # and a take with it stops before or after, as Parler's does.
+            pieces = {"before_piece": before_piece} if before_piece is not None and _hears_pieces(self.engine) else {}
+            out = self.engine.synthesize(model, text, reference, language, settings, **pieces)
         except EngineError as exc:
             raise PreviewError(str(exc)) from exc
         if out.size == 0 or not np.isfinite(out).all():
