@@ -133,10 +133,10 @@ def _note_windows_names(root: Path) -> None:
     """Say so when names in the project cannot be used on Windows (a project made on Linux, or copied from there),
     and how to fix them (core/project/windows_names.py)."""
     from alltalk_gui.core.project.folder import ProjectError, VoiceProject
-    from alltalk_gui.core.project.windows_names import summary, windows_name_problems, worth_saying
+    from alltalk_gui.core.project.windows_names import summary, worth_saying
 
     try:
-        problems = worth_saying(windows_name_problems(VoiceProject.open(root)))
+        problems = worth_saying(VoiceProject.open(root))
     except (ProjectError, OSError):
         return  # the command reports a project it cannot open
     if problems:

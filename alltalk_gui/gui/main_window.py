@@ -241,10 +241,9 @@ class MainWindow(QMainWindow):
     def _offer_windows_names(self, project: VoiceProject) -> None:
         """Names in the project Windows cannot hold (made on Linux, or by a version that copied recordings under
         their own names): say which and what to do; rename the recordings' copies if the user agrees."""
-        from alltalk_gui.core.project.windows_names import (rename_recordings, summary, windows_name_problems,
-                                                            worth_saying)
+        from alltalk_gui.core.project.windows_names import rename_recordings, summary, worth_saying
 
-        problems = worth_saying(windows_name_problems(project))
+        problems = worth_saying(project)
         if not problems:
             return
         renamable = not project.read_only and any(p.recording and not p.missing for p in problems)

@@ -62,14 +62,36 @@ def windows_name_problems(project: VoiceProject) -> list[NameProblem]:
     return sorted(problems, key=lambda p: p.path)
 
 
-def worth_saying(problems: list[NameProblem], on_windows: bool = sys.platform == "win32") -> list[NameProblem]:
-    """The problems to say when the project is opened: on Windows all of them (there they are files a copy lost or
+def worth_saying(project: VoiceProject, on_windows: bool = sys.platform == "win32") -> list[NameProblem]:
+    """The problems to say when ``project`` is opened: on Windows all of them (there they are files a copy lost or
     will trip over); elsewhere only where the app's own copies of recordings are among them (the app made those
     names and renames them in one click), so a project that only holds a user's own 'notes.' folder or two names
-    that differ by case on Linux is not nagged about at every opening."""
+    that differ by case on Linux is not nagged about at every opening. Elsewhere the project folder is walked only
+    when a recording's copy may be among them (its own name, or one differing from another's only by case): every
+    CLI command and every opening asks."""
+    if not on_windows and not _copies_may_clash(project):
+        return []
+    problems = windows_name_problems(project)
     if on_windows or any(p.recording and not p.missing for p in problems):
         return problems
     return []
+
+
+def _copies_may_clash(project: VoiceProject) -> bool:
+    """Whether a recording's copy may be among :func:`windows_name_problems`' findings: a name project.json gives it
+    that Windows cannot hold, or a folder holding copies (``sources/``) with two names that differ only by case.
+    One listing of each such folder, not a walk of the project."""
+    files = [PurePosixPath(s.file) for s in project.sources]
+    if any(windows_problem(part) is not None for file in files for part in file.parts):
+        return True
+    for folder in {file.parent for file in files}:
+        try:
+            names = os.listdir(project.root / folder)
+        except OSError:  # gone: the walk finds nothing there either
+            continue
+        if len({name.casefold() for name in names}) < len(names):
+            return True
+    return False
 
 
 def summary(problems: list[NameProblem]) -> str:

@@ -101,12 +101,18 @@ def test_recordings_a_copy_to_windows_lost_are_said_with_where_to_rename_them(ol
     assert rename_recordings(old_project) == ["sources/aux.wav -> aux_.wav", "sources/anna.wav -> anna-2.wav"]
 
 
-def test_elsewhere_than_windows_only_the_apps_own_copies_make_it_worth_saying(old_project):
-    """On Linux a project whose only such name is the user's own ('notes.') is not nagged about at each opening; on
-    Windows it is, and wherever the app's own recording copies have such names, everything is said."""
+def test_elsewhere_than_windows_only_the_apps_own_copies_make_it_worth_saying(old_project, monkeypatch):
+    """On Linux a project whose only such name is the user's own ('notes.') is not nagged about at each opening,
+    and its folder is not walked to find that out; on Windows it is said, and wherever the app's own recording
+    copies have such names, everything is said."""
+    from alltalk_gui.core.project import windows_names
+
     problems = windows_name_problems(old_project)
-    assert worth_saying(problems, on_windows=False) == problems == worth_saying(problems, on_windows=True)
+    assert worth_saying(old_project, on_windows=False) == problems == worth_saying(old_project, on_windows=True)
     rename_recordings(old_project)
-    left = windows_name_problems(VoiceProject.open(old_project.root))
+    reopened = VoiceProject.open(old_project.root)
+    left = windows_name_problems(reopened)
     assert [p.path for p in left] == ["notes."]
-    assert worth_saying(left, on_windows=False) == [] and worth_saying(left, on_windows=True) == left
+    assert worth_saying(reopened, on_windows=True) == left
+    monkeypatch.setattr(windows_names.os, "walk", lambda *a, **k: pytest.fail("walked the project folder"))
+    assert worth_saying(reopened, on_windows=False) == []
