@@ -97,10 +97,11 @@ def _run(argv: list[str] | None) -> int:
             writes = args.command in WRITES_PROJECT or bool(getattr(args, "clean", None)) or renames
             if writes and is_project:
                 stack.enter_context(_lock(project_dir, f"alltalk-gui {args.command}"))
-            if is_project and not getattr(args, "clean", None) and args.command != "stop":
-                _note_orphans(project_dir, holding=writes)
-            if is_project and not renames and args.command != "stop":
-                _note_windows_names(project_dir)
+            opened = _opened(project_dir) if is_project and args.command != "stop" else None
+            if opened is not None and not getattr(args, "clean", None):
+                _note_orphans(opened, holding=writes)
+            if opened is not None and not renames:
+                _note_windows_names(opened)
             return int(args.func(args))
     except ProjectError as exc:
         print(f"alltalk-gui: {exc}", file=sys.stderr)
@@ -110,37 +111,47 @@ def _run(argv: list[str] | None) -> int:
         return 130
 
 
-def _note_orphans(root: Path, holding: bool) -> None:
+def _opened(root: Path):
+    """The project, opened once for the notes below; None when it cannot be (the command reports that itself)."""
+    from alltalk_gui.core.project.folder import ProjectError, VoiceProject
+
+    try:
+        return VoiceProject.open(root)
+    except (ProjectError, OSError):
+        return None
+
+
+def _note_orphans(project, holding: bool) -> None:
     """Say so when an interrupted import left files in the project that it does not list (and how to clean them).
     Only while nobody else may be importing into it: this command holds the lock, or nobody does."""
-    from alltalk_gui.core.project.folder import ProjectError, VoiceProject
+    from alltalk_gui.core.project.folder import ProjectError
     from alltalk_gui.core.project.lock import read_holder
     from alltalk_gui.core.project.orphans import find_orphans
 
-    holder = read_holder(root)
+    holder = read_holder(project.root)
     if not holding and holder is not None and holder.is_alive():
         return
     try:
-        orphans = find_orphans(VoiceProject.open(root))
+        orphans = find_orphans(project)
     except (ProjectError, OSError):
-        return  # the command reports a project it cannot open
+        return  # the command reports a folder it cannot read
     if orphans:
-        print(f"alltalk-gui: note: {orphans.summary()}. 'alltalk-gui sources {shlex.quote(str(root))} --clean "
+        print(f"alltalk-gui: note: {orphans.summary()}. 'alltalk-gui sources {shlex.quote(str(project.root))} --clean "
               "import' adds them as recordings, '--clean remove' deletes them.", file=sys.stderr)
 
 
-def _note_windows_names(root: Path) -> None:
+def _note_windows_names(project) -> None:
     """Say so when names in the project cannot be used on Windows (a project made on Linux, or copied from there),
     and how to fix them (core/project/windows_names.py)."""
-    from alltalk_gui.core.project.folder import ProjectError, VoiceProject
+    from alltalk_gui.core.project.folder import ProjectError
     from alltalk_gui.core.project.windows_names import summary, worth_saying
 
     try:
-        problems = worth_saying(VoiceProject.open(root))
+        problems = worth_saying(project)
     except (ProjectError, OSError):
-        return  # the command reports a project it cannot open
+        return  # the command reports a folder it cannot read
     if problems:
-        fix = (f" 'alltalk-gui sources {shlex.quote(str(root))} --rename-for-windows' renames the recordings."
+        fix = (f" 'alltalk-gui sources {shlex.quote(str(project.root))} --rename-for-windows' renames the recordings."
                if any(p.recording and not p.missing for p in problems) else "")
         print(f"alltalk-gui: note: {summary(problems)}{fix}", file=sys.stderr)
 
