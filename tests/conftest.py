@@ -17,6 +17,12 @@ import pytest  # noqa: E402
 
 SESSION_PREFIX = "session_"  # a tmp_path_factory folder shared by several test modules
 
+
+def session_folder(tmp_path_factory, name: str):
+    """A new folder for a session-scoped fixture: named with :data:`SESSION_PREFIX`, so the module that happens to
+    make it first does not remove it when that module ends (a GPU run lost its voice project that way)."""
+    return tmp_path_factory.mktemp(SESSION_PREFIX + name)
+
 @pytest.fixture(scope="module", autouse=True)
 def _module_temporaries_go_with_the_module(request, tmp_path_factory):
     """Remove the folders a test module's fixtures made (tiny XTTS models are ~90 MB each) once the module is

@@ -42,9 +42,9 @@ def tiny_parler(parler_python, tmp_path_factory):
     """The tiny random Parler-TTS model (its real architecture, a few MB), made once per session (pytest keeps one
     value per place a fixture is imported into, so the value is kept here)."""
     from alltalk_gui.core.engine_api.engine import get_engine
-    from tests.conftest import SESSION_PREFIX
+    from tests.conftest import session_folder
 
     if "tiny_parler" not in _MADE:
-        folder = tmp_path_factory.mktemp(SESSION_PREFIX + "tiny_parler") / "tiny"
+        folder = session_folder(tmp_path_factory, "tiny_parler") / "tiny"
         _MADE["tiny_parler"] = get_engine("parler").make_test_model(folder)
     return _MADE["tiny_parler"]

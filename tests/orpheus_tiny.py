@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import SESSION_PREFIX
+from tests.conftest import session_folder
 
 _CACHE: dict[str, Path] = {}
 
@@ -15,6 +15,6 @@ def tiny_orpheus_folder(tmp_path_factory) -> Path:
     if "base" not in _CACHE:
         from alltalk_gui.core.engines.orpheus.tiny_model import build_tiny_orpheus
 
-        root = tmp_path_factory.mktemp(f"{SESSION_PREFIX}tiny_orpheus")  # kept for the session (tests/conftest.py)
+        root = session_folder(tmp_path_factory, "tiny_orpheus")
         _CACHE["base"] = build_tiny_orpheus(root / "orpheus_tiny")
     return _CACHE["base"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.conftest import SESSION_PREFIX
+from tests.conftest import session_folder
 
 _CACHE: dict[str, "TrainedVoice"] = {}
 
@@ -32,7 +32,7 @@ def trained_voice(tmp_path_factory) -> TrainedVoice:
     from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
     from alltalk_gui.testing.speech import make_speech_dataset
 
-    root = tmp_path_factory.mktemp(f"{SESSION_PREFIX}trained_voice")  # kept for the session (tests/conftest.py)
+    root = session_folder(tmp_path_factory, "trained_voice")
     base = build_tiny_xtts(root / "tiny_base")
     project = VoiceProject.create(root / "voice", name="Test Voice", language="en")
     make_speech_dataset(project.dataset_dir, n_train=3, n_eval=1)

@@ -19,6 +19,13 @@ if [ -n "${ALLTALK_KIT:-}" ]; then
     [ -d "$ALLTALK_KIT/engine-wheels" ] && [ -z "${ALLTALK_GUI_ENGINE_PIP_ARGS:-}" ] && \
         export ALLTALK_GUI_ENGINE_PIP_ARGS="--no-index --find-links $ALLTALK_KIT/engine-wheels"
 fi
+# The device tool brings back at most 8 files of a call: where a script wrote more, its JSON files go into one
+# tar at exit (on 2026-11-27 call 3 wrote 11 and three benchmarks' JSON stayed behind). `tar xf` it here.
+kit_pack() {
+    [ "$(find "$results" -type f | wc -l)" -le 8 ] && return
+    (cd "$results" && tar cf "json_$(date -u +%Y-%m-%d_%H%M%S).tar" -- *.json && rm -f -- *.json)
+}
+trap kit_pack EXIT
 export PYTHONPATH="$path${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 ALLTALK_KIT_RESULTS="$results"
 # The real-size Orpheus 3B with random weights (6.6 GB) that run_more.sh's cases load: run.sh writes it during its
 # tests, on the CPU, so that call 3's seconds go to the card (the machine keeps /tmp while it is warm).

@@ -9,9 +9,11 @@ its last result is in docs/benchmarks.md."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import tarfile
 import time
 import zipfile
 from pathlib import Path
@@ -345,3 +347,26 @@ def test_call_2_keeps_time_for_the_summary_when_a_phase_runs_long(tmp_path):
     skipped = [line for line in done.stdout.splitlines() if ": skipped," in line]
     assert len(skipped) == 2 and "2a. XTTS" in skipped[0] and "2b. F5-TTS" in skipped[1]
     assert "ran benchmarks/memory_profiles.py" not in done.stdout and "ran benchmarks/f5_" not in done.stdout
+
+
+@pytest.mark.parametrize("json_files, packed", [(9, True), (7, False)])
+def test_a_call_that_wrote_more_files_than_come_back_packs_its_json_into_one_tar(tmp_path, json_files, packed):
+    """The device tool brings back 8 files of a call: a script that wrote more leaves its JSON in one tar (on
+    2026-11-27 three benchmarks' JSON of the third call stayed on the machine), and one that wrote fewer is left
+    as it is."""
+    out = tmp_path / "out"
+    out.mkdir()
+    for n in range(json_files):
+        (out / f"case{n}.json").write_text(json.dumps({"n": n}))
+    (out / "kit.log").write_text("log")
+    done = subprocess.run(["bash", "-c", f'source benchmarks/gpu/kit_env.sh "{out}"; true'], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    names = sorted(p.name for p in out.iterdir())
+    if not packed:
+        assert names == sorted([*(f"case{n}.json" for n in range(json_files)), "kit.log"])
+        return
+    assert len(names) == 2 and "kit.log" in names
+    with tarfile.open(out / next(n for n in names if n.endswith(".tar"))) as tar:
+        assert sorted(tar.getnames()) == sorted(f"case{n}.json" for n in range(json_files))
+        assert json.load(tar.extractfile("case3.json")) == {"n": 3}

@@ -19,7 +19,7 @@ from alltalk_gui.cli import main
 from alltalk_gui.core.engine_api.languages import CODES, char_limit
 from alltalk_gui.core.engines.xtts.sample_sentences import ESPEAK_VOICES, SAMPLE_SENTENCES
 from alltalk_gui.testing.speech import espeak_available, synthesize
-from tests.conftest import SESSION_PREFIX
+from tests.conftest import session_folder
 
 pytestmark = pytest.mark.skipif(not espeak_available(), reason="needs espeak-ng")
 FAST = ["--set", "min_conditioning_seconds=1", "--set", "max_conditioning_seconds=2", "--set", "device=cpu",
@@ -32,7 +32,7 @@ TIMES: dict[str, float] = {}
 def tiny_multilingual(tmp_path_factory) -> Path:
     from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
 
-    return build_tiny_xtts(tmp_path_factory.mktemp(f"{SESSION_PREFIX}tiny_multilingual"))
+    return build_tiny_xtts(session_folder(tmp_path_factory, "tiny_multilingual"))
 
 
 def ljspeech_folder(folder: Path, code: str) -> Path:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import session_folder
 
 def cuda_available() -> bool:
     try:
@@ -44,7 +45,7 @@ def tiny_gpu(tmp_path_factory) -> Path:
     """The tiny random XTTS v2 base model (built on the CPU, trained on the GPU)."""
     from alltalk_gui.core.engines.xtts.tiny_model import build_tiny_xtts
 
-    return build_tiny_xtts(tmp_path_factory.mktemp("tiny_xtts_gpu"))
+    return build_tiny_xtts(session_folder(tmp_path_factory, "tiny_xtts_gpu"))
 
 
 @pytest.fixture(scope="session")
@@ -52,7 +53,7 @@ def tiny_f5_gpu(tmp_path_factory) -> Path:
     """The tiny random F5-TTS base model (built on the CPU, trained on the GPU)."""
     from alltalk_gui.core.engines.f5.tiny_model import build_tiny_f5
 
-    return build_tiny_f5(tmp_path_factory.mktemp("tiny_f5_gpu") / "f5tts_v1_tiny")
+    return build_tiny_f5(session_folder(tmp_path_factory, "tiny_f5_gpu") / "f5tts_v1_tiny")
 
 
 @pytest.fixture(scope="session")
@@ -61,7 +62,7 @@ def gpu_project(tmp_path_factory) -> Path:
     from alltalk_gui.testing.speech import make_speech_dataset
     from alltalk_gui.core.project.folder import VoiceProject
 
-    project = VoiceProject.create(tmp_path_factory.mktemp("gpu_voice") / "voice", name="GPU Voice", language="en")
+    project = VoiceProject.create(session_folder(tmp_path_factory, "gpu_voice") / "voice", name="GPU Voice", language="en")
     from tests.gpu.kit import DATASET_CLIPS
 
     make_speech_dataset(project.dataset_dir, **DATASET_CLIPS)
@@ -77,4 +78,4 @@ def parler_gpu(tmp_path_factory) -> Path:
 
     engine = get_engine("parler")
     environment.create(engine.environment, progress=print)
-    return engine.make_test_model(tmp_path_factory.mktemp("tiny_parler_gpu") / "tiny")
+    return engine.make_test_model(session_folder(tmp_path_factory, "tiny_parler_gpu") / "tiny")

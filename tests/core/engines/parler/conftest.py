@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import session_folder
 from tests.engine_envs import parler_python, tiny_parler  # noqa: F401  (fixtures)
 
 
@@ -25,7 +26,7 @@ def jenny(tmp_path_factory) -> Path:
 
     if not speech_available():
         pytest.skip("espeak-ng is not installed (Debian: espeak-ng)")
-    root = tmp_path_factory.mktemp("jenny") / "Jenny"
+    root = session_folder(tmp_path_factory, "jenny") / "Jenny"
     VoiceProject.create(root, name="Jenny", language="en")
     make_speech_dataset(root / "dataset", n_train=4, n_eval=1)
     return root
