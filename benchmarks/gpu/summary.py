@@ -30,11 +30,10 @@ SPEED_GOALS = (("xtts", "high", 2.0, None), ("f5", "high", 2.0, None), ("xtts", 
                ("orpheus", "medium", 1.5, None))
 TABLE_HEAD = ("| part | case | result | peak reserved GiB | estimate GiB | samples/s |",
               "| --- | --- | --- | --- | --- | --- |")
-# A model size other than the one a profile file's target is written for has its own targets, said in that file's
-# comment: Parler-TTS Large v1's Low fits an 8 GB card (resources/profiles/parler/low.toml; issue #26). Its cases
-# are named "<engine>-<size>" in the tables.
+# A model size other than the one a profile file's target is written for has its own target in that file's
+# [size_targets] (Parler-TTS Large v1's Low: 8 GiB, resources/profiles/parler/low.toml; issue #26), and none where
+# the file names none. Its cases are named "<engine>-<size>" in the tables.
 DEFAULT_SIZES = {"parler": "mini"}
-SIZE_TARGETS = {"parler-large": {"low": 8.0}}
 # What the optional third call (run_more.sh) writes: (engine, its files in the results folder).
 MORE = (("orpheus", "orpheus_*_gpu.json"), ("parler", "parler_memory_profiles_*_gpu.json"),
         ("xtts", "memory_profiles_medium_auto_gpu.json"), ("f5", "f5_memory_profiles_medium_auto_gpu.json"))
@@ -125,11 +124,14 @@ def _sized(engine: str, record: dict[str, Any]) -> str:
 
 
 def _target(engine: str, profile: str) -> float | None:
-    """The memory target (GiB) the profile's own file promises, or None (no such profile)."""
-    if engine in SIZE_TARGETS:
-        return SIZE_TARGETS[engine].get(profile)
+    """The memory target (GiB) the profile's own file promises, for the size an "<engine>-<size>" names; None (no
+    such profile, or no target for that size)."""
+    engine, _, size = engine.partition("-")
     path = PROFILES / engine / f"{profile}.toml"
-    return float(tomllib.loads(path.read_text(encoding="utf-8"))["target_gib"]) if path.is_file() else None
+    if not path.is_file():
+        return None
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return data.get("size_targets", {}).get(size) if size else float(data["target_gib"])
 
 
 def goals(benchmarks: list[tuple[str, dict[str, Any]]], engines: tuple[str, ...] = ("xtts", "f5")) -> list[str]:

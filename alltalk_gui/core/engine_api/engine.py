@@ -339,6 +339,12 @@ class Engine(Protocol):
         Auto then picks without an estimate and the run records none."""
         ...
 
+    def model_size(self, config: Any) -> str | None:
+        """The name of the published size ``config``'s base model is (Parler-TTS: "mini" or "large"), for a
+        profile's target of that size (``size_targets`` in its file); None: the size the profiles are written for.
+        Optional: an engine without it (one size, or a plugin written before it) is taken as None."""
+        ...
+
     def accelerate_config(self, config: Any, processes: int) -> dict[str, Any] | None:
         """The ``accelerate launch`` config a run on ``processes`` processes needs (e.g. FSDP for a model that does
         not fit one card), written into the run folder when the user gave none; None for accelerate's default
@@ -502,10 +508,15 @@ def _load(point: importlib.metadata.EntryPoint, found: dict[str, Engine]) -> tup
     return "", engine
 
 
+# Members of :class:`Engine` an engine may leave out (the callers say what they take instead): a plug-in written
+# before they were added still loads.
+OPTIONAL_MEMBERS = ("model_size",)
+
+
 def interface_members() -> list[str]:
-    """The attributes and methods an engine must have (those of :class:`Engine`)."""
+    """The attributes and methods an engine must have (those of :class:`Engine` but :data:`OPTIONAL_MEMBERS`)."""
     methods = [n for n, v in vars(Engine).items() if not n.startswith("_") and callable(v)]
-    return [*Engine.__annotations__, *methods]
+    return [m for m in (*Engine.__annotations__, *methods) if m not in OPTIONAL_MEMBERS]
 
 
 def language_note(engine: Engine, language: str) -> str:

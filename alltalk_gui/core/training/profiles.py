@@ -31,6 +31,7 @@ UNSIZED_CHOICE = "medium"
 FILL_SHARE = 0.95
 
 _PROFILE_KEYS = {"title", "summary", "target_gib", "settings"}
+_OPTIONAL_KEYS = {"size_targets"}
 
 
 class ProfileError(ValueError):
@@ -44,6 +45,13 @@ class Profile:
     summary: str  # the trade-off in one sentence
     target_gib: float  # the GPU memory it is designed to fit
     settings: dict[str, Any] = field(default_factory=dict)  # TrainConfig fields it sets
+    # The target for a base model of another size, by the engine's name for it (Engine.model_size): Parler-TTS
+    # Large v1's Low fits an 8 GB card where Mini's fits a 4 GB one.
+    size_targets: dict[str, float] = field(default_factory=dict)
+
+    def target_for(self, size: str | None) -> float:
+        """The memory target (GiB) for a base model of ``size`` (None: the size the profile is written for)."""
+        return self.size_targets.get(size, self.target_gib) if size else self.target_gib
 
 
 @dataclass(frozen=True)
@@ -69,12 +77,13 @@ def load_profile(name: str, engine: str = DEFAULT_ENGINE) -> Profile:
         data = toml_loads(path.read_text(encoding="utf-8"))
     except (OSError, TOMLDecodeError) as exc:
         raise ProfileError(f"{path}: {exc}") from exc
-    unknown = sorted(set(data) - _PROFILE_KEYS)
+    unknown = sorted(set(data) - _PROFILE_KEYS - _OPTIONAL_KEYS)
     missing = sorted(_PROFILE_KEYS - set(data))
     if unknown or missing:
         raise ProfileError(f"{path}: unknown key(s) {unknown} / missing key(s) {missing}.")
     _check_settings(path.name, data["settings"], engine)
-    return Profile(name, str(data["title"]), str(data["summary"]), float(data["target_gib"]), dict(data["settings"]))
+    return Profile(name, str(data["title"]), str(data["summary"]), float(data["target_gib"]), dict(data["settings"]),
+                   _size_targets(path.name, data.get("size_targets", {})))
 
 
 def all_profiles(engine: str = DEFAULT_ENGINE) -> list[Profile]:
@@ -125,9 +134,9 @@ def fill_micro_batch(profile: Profile, settings: dict[str, Any], config: TrainCo
                      longest_clip_s: float | None = None) -> list[str]:
     """On a GPU: the largest micro-batch that divides the profile's effective batch and whose estimated peak (the
     engine's estimate at the clip length the run keeps: the profile's or ``config``'s limit, or the dataset's
-    ``longest_clip_s`` where shorter) stays within :data:`FILL_SHARE` of the profile's target and
-    within what Auto would use of the ``card``'s free memory, with the accumulation that keeps the effective batch;
-    never smaller than the profile's own. In ``settings``, in place; a note says so.
+    ``longest_clip_s`` where shorter) stays within :data:`FILL_SHARE` of the profile's target (for the base model's
+    size: :meth:`Profile.target_for`) and within what Auto would use of the ``card``'s free memory, with the
+    accumulation that keeps the effective batch; never smaller than the profile's own. In ``settings``, in place; a note says so.
 
     A step's fixed cost is paid per micro-batch (the host's dispatch, the optimizer waits for the last), so fewer,
     fuller micro-batches train the same effective batch faster (the H100's and H200's runs: XTTS's Low took 2.1 and
@@ -136,14 +145,16 @@ def fill_micro_batch(profile: Profile, settings: dict[str, Any], config: TrainCo
     micro = int(settings.get("batch_size", config.batch_size))
     accum = int(settings.get("grad_accum_steps", config.grad_accum_steps))
     effective = micro * accum
-    estimate = get_engine(config.engine).estimate_memory
-    limit = min(FILL_SHARE * profile.target_gib, AUTO_HEADROOM * card.free_gib)
+    engine = get_engine(config.engine)
     run = sized_for(config.with_values(settings), longest_clip_s)
+    size = getattr(engine, "model_size", None)  # optional in the Engine protocol
+    target = profile.target_for(size(run) if size else None)
+    limit = min(FILL_SHARE * target, AUTO_HEADROOM * card.free_gib)
     best, best_gib = micro, None
     for size in range(micro + 1, effective + 1):
         if effective % size:
             continue
-        found = estimate(run.with_values({"batch_size": size, "grad_accum_steps": effective // size}))
+        found = engine.estimate_memory(run.with_values({"batch_size": size, "grad_accum_steps": effective // size}))
         if found is None:  # no figures for this base model's size: the profile as written
             return []
         if found.total_gib <= limit:
@@ -153,7 +164,7 @@ def fill_micro_batch(profile: Profile, settings: dict[str, Any], config: TrainCo
     settings["batch_size"], settings["grad_accum_steps"] = best, effective // best
     return [f"{profile.title} runs {best} clip(s) per micro-batch x {effective // best} on this card (written "
             f"{micro} x {accum}, the same {effective} a step, faster): about {best_gib:.1f} GiB on clips up to "
-            f"{run.max_audio_seconds:.3g} s, within its {profile.target_gib:g} GiB."]
+            f"{run.max_audio_seconds:.3g} s, within its {target:g} GiB."]
 
 
 def apply_profile(config: TrainConfig, name: str, device: DeviceInfo | None = None, *,
@@ -236,6 +247,15 @@ def _cpu_choice(base: TrainConfig, cpu: DeviceInfo | None, longest_clip_s: float
     low = found  # the loop's last: Low's
     need = f"about {low.total_gib:.1f} GiB" if low is not None else "more"
     return "low", f"; even Low needs {need} and the RAM has only {cpu.free_gib:.1f} GiB free: close other programs"
+
+
+def _size_targets(file: str, table: Any) -> dict[str, float]:
+    if not isinstance(table, dict):
+        raise ProfileError(f"{file}: [size_targets] must be a table of a model size and its GiB.")
+    for size, gib in table.items():
+        if isinstance(gib, bool) or not isinstance(gib, (int, float)) or gib <= 0:
+            raise ProfileError(f"{file}: size_targets.{size} must be a number of GiB above 0, found {gib!r}.")
+    return {str(size): float(gib) for size, gib in table.items()}
 
 
 def _check_settings(file: str, settings: Any, engine: str) -> None:

@@ -2,6 +2,7 @@
 what it changed, auto picks by free memory, and the estimate puts each profile under its target."""
 
 import dataclasses
+import json
 
 import pytest
 
@@ -118,6 +119,9 @@ def test_auto_uses_the_gpu_with_most_free_memory():
         ('title = "x"\nsummary = "y."\ntarget_gib = 1\n[settings]\nbatch_size = "two"\n', "must be a int"),
         ('title = "x"\nsummary = "y."\ntarget_gib = 1\n[settings]\nlora_rank = -1\n', "lora_rank cannot be negative"),
         ('title = "x"\nsummary = "y."\n[settings]\n', "missing key"),
+        ('title = "x"\nsummary = "y."\ntarget_gib = 1\n[settings]\n[size_targets]\nlarge = "8"\n',
+         "size_targets.large must be a number of GiB above 0"),
+        ('title = "x"\nsummary = "y."\ntarget_gib = 1\nsize_targets = 8\n[settings]\n', "must be a table"),
         ('title = "x\n', "low.toml"),
     ],
 )
@@ -232,3 +236,51 @@ def test_auto_judges_the_profiles_at_the_datasets_longest_clip():
     card = gpu(7.6, total_gib=8.0)
     assert choose_auto([card], TrainConfig(engine="f5")).profile == "medium"
     assert choose_auto([card], TrainConfig(engine="f5"), 3.5).profile == "high"
+
+
+def _parler_base(folder, size: str):
+    """A Parler-TTS base-model folder as far as its size goes: config.json's decoder of Mini v1 or Large v1."""
+    from alltalk_gui.core.engines.parler.memory_estimate import SIZES
+
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"decoder": SIZES[size]}), encoding="utf-8")
+    return folder
+
+
+def test_a_profile_fills_up_to_the_target_of_the_base_models_size(tmp_path):
+    """Parler's Low promises 4 GiB with Mini v1 and 8 GiB with Large v1 ([size_targets] in its file): Large's
+    micro-batch on 10 s clips is filled up to 8 (8 x 1: 7.2 GiB by the estimate, 6.31 GiB measured on an H200),
+    where Mini's target would have left it as written (2 x 4: 4.9 GiB, already over 4)."""
+    low = load_profile("low", "parler")
+    assert (low.target_gib, low.target_for("large"), low.target_for("mini"), low.target_for(None)) == (4, 8, 4, 4)
+    engine = get_engine("parler")
+    run = TrainConfig(engine="parler", max_audio_seconds=10.0)
+    large = run.with_values({"base_model_dir": str(_parler_base(tmp_path / "large", "large"))})
+    mini = run.with_values({"base_model_dir": str(_parler_base(tmp_path / "mini", "mini"))})
+    assert (engine.model_size(large), engine.model_size(mini), engine.model_size(run)) == ("large", "mini", None)
+    # Low keeps clips up to 30 s; a dataset whose longest clip is 10 s is sized for 10 s (as the Train page does).
+    settings, notes = profile_settings("low", CARD, "parler", large, longest_clip_s=10.0)
+    assert (settings["batch_size"], settings["grad_accum_steps"]) == (8, 1)
+    assert "within its 8 GiB" in notes[0]
+    assert _estimate("parler", large.with_values({**settings, "max_audio_seconds": 10.0})) <= profiles.FILL_SHARE * 8
+    on_30s = profile_settings("low", CARD, "parler", large)[0]  # 30 s clips: 2 x 4 as written (4 x 2 is 8.9 GiB)
+    assert (on_30s["batch_size"], on_30s["grad_accum_steps"]) == (2, 4)
+    written = low.settings["batch_size"], low.settings["grad_accum_steps"]
+    filled_as_mini = profile_settings("low", CARD, "parler", mini, longest_clip_s=10.0)[0]
+    assert (filled_as_mini["batch_size"], filled_as_mini["grad_accum_steps"]) == (8, 1)  # Mini's 2.6 GiB fits 4
+    # Held to Mini's 4 GiB, Large would stay as written.
+    assert profiles.fill_micro_batch(dataclasses.replace(low, size_targets={}), dict(low.settings), large, CARD,
+                                     longest_clip_s=10.0) == []
+    assert written == (2, 4)
+
+
+def test_an_engine_without_model_size_is_held_to_the_written_target(monkeypatch):
+    """model_size is optional in the Engine protocol (a plug-in written before it still loads): such an engine's
+    profiles are held to their own target_gib."""
+    from alltalk_gui.core.engine_api.engine import OPTIONAL_MEMBERS, interface_members
+
+    assert "model_size" in OPTIONAL_MEMBERS and "model_size" not in interface_members()
+    engine = get_engine("xtts")
+    assert not hasattr(engine, "model_size")
+    settings, notes = profile_settings("low", CARD, "xtts", TrainConfig(max_audio_seconds=11.0))
+    assert settings["batch_size"] == 8 and "within its 3.5 GiB" in notes[0]

@@ -143,6 +143,13 @@ class ParlerEngine(HubDownload, ShippedProfiles):
 
         return estimate_for_config(config, attention_scores=attention_scores, parameters=parameters)
 
+    def model_size(self, config) -> str | None:
+        """Mini v1 or Large v1 by the base model's config (None for another: the tests' tiny model, an unread
+        folder): Low's target is 8 GiB for Large, 4 for Mini."""
+        from alltalk_gui.core.engines.parler.memory_estimate import size_of
+
+        return size_of(None, str(config.base_model_dir)) if getattr(config, "base_model_dir", "") else None
+
     def disk_needs(self, config) -> DiskNeeds | None:
         """A checkpoint holds the trainable view (decoder, prompt embedding, projection: fp32, or bf16 for the frozen
         weights under LoRA with bf16) and AdamW's moments per trainable parameter; an export writes the whole model
