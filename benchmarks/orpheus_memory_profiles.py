@@ -4,9 +4,11 @@ weights: nothing can be downloaded).
 
 The run first writes a random real-size base folder (``config.json`` + bf16 safetensors shards, 6.6 GB, into a
 temporary folder or ``--base``), which every case loads as the engine loads a base model, so the Low profile's
-4-bit weights are quantised by bitsandbytes as they are in a real run. Each case then trains a few steps on one
-clip of ``--clip-seconds`` (a 40-token prompt and 82 audio tokens a second, every token scored from the first audio
-token on):
+4-bit weights are quantised by bitsandbytes as they are in a real run. Each case then trains a few steps on
+micro-batches of its micro-batch's number of clips of ``--clip-seconds`` (a 40-token prompt and 82 audio tokens a
+second, every token scored from the first audio token on; the baselines one clip). Until the third H200 run of
+2026-11-27 every case trained one clip a micro-step whatever micro-batch its record names: those records have no
+``clips`` field, and ``tests/benchmarks/test_orpheus_estimates_match_the_h200.py`` holds them as one clip:
 
 * ``low`` / ``medium`` / ``high``: ``resources/profiles/orpheus/<name>.toml`` adapted to the device by
   ``profile_settings`` (on the CPU: fp32 maths and torch AdamW instead of bf16 autocast and 8-bit AdamW), trained as
@@ -128,8 +130,10 @@ def write_random_base(folder: Path, arch: str) -> Path:
     return final
 
 
-def random_batch(special, seconds: float, vocab_text: int, seed: int = 0) -> dict[str, Any]:
-    """One clip's sequence as the engine collates it: a prompt, then Orpheus's frames of random codes."""
+def random_batch(special, seconds: float, vocab_text: int, clips: int = 1, seed: int = 0) -> dict[str, Any]:
+    """A micro-batch of ``clips`` clips as the engine collates it: each a prompt, then Orpheus's frames of random
+    codes. (Until 2026-11-27's third H200 run every case collated one clip, whatever its micro-batch: each of
+    those records trained one clip a micro-step; ``clips`` in a record says how many it trained.)"""
     import torch
 
     from alltalk_gui.core.engines.orpheus.data import Sample, collate
@@ -137,13 +141,16 @@ def random_batch(special, seconds: float, vocab_text: int, seed: int = 0) -> dic
 
     generator = torch.Generator().manual_seed(seed)
     frames = max(1, int(seconds * TOKENS_PER_SECOND) // 7)
-    codes = torch.randint(0, special.codebook_size, (frames * 7,), generator=generator)
-    audio = special.audio_base + (torch.arange(frames * 7) % 7) * special.codebook_size + codes
-    words = torch.randint(0, vocab_text, (PROMPT_TOKENS - 6,), generator=generator)
-    ids = torch.cat([torch.tensor([special.start_of_human]), words, torch.tensor(
-        [special.end_of_text, special.end_of_human, special.start_of_ai, special.start_of_speech]), audio,
-        torch.tensor([special.end_of_speech, special.end_of_ai])])
-    return collate([Sample(ids, PROMPT_TOKENS)], special.pad)
+    samples = []
+    for _ in range(clips):
+        codes = torch.randint(0, special.codebook_size, (frames * 7,), generator=generator)
+        audio = special.audio_base + (torch.arange(frames * 7) % 7) * special.codebook_size + codes
+        words = torch.randint(0, vocab_text, (PROMPT_TOKENS - 6,), generator=generator)
+        ids = torch.cat([torch.tensor([special.start_of_human]), words, torch.tensor(
+            [special.end_of_text, special.end_of_human, special.start_of_ai, special.start_of_speech]), audio,
+            torch.tensor([special.end_of_speech, special.end_of_ai])])
+        samples.append(Sample(ids, PROMPT_TOKENS))
+    return collate(samples, special.pad)
 
 
 # ------------------------------------------------------------------------------------------------ one case (child)
@@ -213,8 +220,8 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     model.train()
     optimizer = make_optimizer(model, config)
     model, optimizer = acc.prepare(model, optimizer)
-    batch = to_device(random_batch(special, opts.clip_seconds, min(128000, model_config["vocab_size"] // 2)),
-                      acc.device)
+    batch = to_device(random_batch(special, opts.clip_seconds, min(128000, model_config["vocab_size"] // 2),
+                                   clips=config.batch_size), acc.device)
     max_norm = config.max_grad_norm if config.max_grad_norm > 0 else float("inf")
 
     def micro_step(last: bool):
@@ -231,7 +238,8 @@ def _profile(case: str, opts: argparse.Namespace, device, notes: list[str]) -> d
     result.update({"resolved_profile": name, "precision": config.mixed_precision, "optimizer": config.optimizer,
                    "base_weights": weights, "lora_rank": config.lora_rank,
                    "gradient_checkpointing": config.gradient_checkpointing, "trainable_params": trainable,
-                   "model_params": params, "tokens": int(batch["input_ids"].shape[1]), **_estimate(config, params)})
+                   "model_params": params, "tokens": int(batch["input_ids"].shape[1]),
+                   "clips": int(batch["input_ids"].shape[0]), **_estimate(config, params)})
     return result
 
 
@@ -283,7 +291,7 @@ def _baseline(case: str, opts: argparse.Namespace, device, notes: list[str]) -> 
                  + ("; LoRA r32 a64 rsLoRA with lm_head and embed_tokens trained in full" if lora else "") + ".")
     result.update({"resolved_profile": None, "precision": precision, "optimizer": "adamw (torch)",
                    "base_weights": "fp32", "lora_rank": 32 if lora else 0, "gradient_checkpointing": False,
-                   "trainable_params": trainable, "model_params": params, "tokens": int(ids.shape[1]),
+                   "trainable_params": trainable, "model_params": params, "tokens": int(ids.shape[1]), "clips": 1,
                    "estimated_gib": round(found.total_gib, 3)})
     return result
 

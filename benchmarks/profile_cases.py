@@ -364,6 +364,30 @@ def summary(r: dict[str, Any]) -> str:
             f"{r['samples_per_s']} samples/s, {r['micro_batch']} x {r['grad_accum']} clips of {r['clip_s']} s")
 
 
+SUMMARY_KEYS = ("profile", "peak_reserved_gib", "estimated_gib", "step_s", "samples_per_s", "micro_batch",
+                "grad_accum", "clip_s")
+
+
+def read_summaries(log: Path, section: str) -> list[dict[str, Any]]:
+    """The cases' :func:`summary` lines (with a peak reserved) under the GPU kit log's heading that starts with
+    ``## <section>`` (``run_more.sh`` writes one before each benchmark, and the summary lines after it), as records
+    of :data:`SUMMARY_KEYS`: what a log keeps of the cases whose JSON did not come back."""
+    import re
+
+    line = re.compile(r"^([\w-]+): peak reserved ([\d.]+) GiB \(estimate ([\d.]+|None)\), ([\d.]+) s/step, "
+                      r"([\d.]+) samples/s, (\d+) x (\d+) clips of ([\d.]+) s$")
+    found: list[dict[str, Any]] = []
+    inside = False
+    for text in log.read_text(encoding="utf-8").splitlines():
+        if text.startswith("## "):
+            inside = text.startswith(f"## {section}")
+        elif inside and (match := line.match(text.strip())):
+            profile, peak, estimate, step, rate, micro, accum, clip = match.groups()
+            found.append(dict(zip(SUMMARY_KEYS, (profile, float(peak), None if estimate == "None" else float(estimate),
+                                                 float(step), float(rate), int(micro), int(accum), float(clip)))))
+    return found
+
+
 # ------------------------------------------------------------------------------------------ the command line
 
 def choose_cases(parser: argparse.ArgumentParser, opts: argparse.Namespace, cases) -> None:

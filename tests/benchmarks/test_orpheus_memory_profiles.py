@@ -56,3 +56,14 @@ def test_a_stopped_write_leaves_no_base_and_the_next_one_finishes(narrow, tmp_pa
 def test_write_base_needs_a_folder():
     with pytest.raises(SystemExit):
         SCRIPT.parse_args(["--write-base"])
+
+
+def test_a_case_trains_as_many_clips_a_micro_batch_as_it_names():
+    """Until the H200's third run every case collated one clip whatever its micro-batch (its records' "8 x 1" and
+    "4 x 2" each trained one clip a micro-step): a micro-batch of 3 is 3 clips, each scored from its audio."""
+    special = SCRIPT.special_tokens(memory_estimate.ORPHEUS_3B_CONFIG)
+    batch = SCRIPT.random_batch(special, 2.0, 1000, clips=3)
+    clips, n = batch["input_ids"].shape
+    assert clips == 3 and abs(n - memory_estimate.tokens(2.0)) <= 7 and int(batch["attention_mask"].sum()) == 3 * n
+    assert (batch["labels"][:, :SCRIPT.PROMPT_TOKENS] == -100).all() and (batch["labels"][:, -1] >= 0).all()
+    assert not (batch["input_ids"][0] == batch["input_ids"][1]).all()  # clips of their own

@@ -56,3 +56,18 @@ def test_a_case_not_queued_runs_at_once():
                           text=True, env=env, timeout=120)
     said = json.loads(done.stdout.strip().splitlines()[-1])
     assert done.returncode == 0 and said["preload_s"] == 0.0 and said["ran"] >= started
+
+
+def test_a_logs_summary_lines_read_back_as_records_of_their_section(tmp_path):
+    """What a GPU kit log keeps of cases whose JSON did not come back: each summary line under its heading."""
+    pc = load_script("profile_cases.py")
+    case = {"profile": "low", "peak_reserved_gib": 2.352, "estimated_gib": 2.576, "step_s": 0.441,
+            "samples_per_s": 18.1423, "micro_batch": 8, "grad_accum": 1, "clip_s": 10.0}
+    log = tmp_path / "gpu_more.log"
+    log.write_text("\n".join([
+        "## Parler-TTS Large, Low, 10 s clips (388 s left)", "low: warm-up 1 took 1.36 s", pc.summary(case),
+        "## Parler-TTS Mini, each profile (181 s left)", pc.summary(dict(case, profile="auto", estimated_gib=None)),
+        "auto: out of memory", "## done"]), encoding="utf-8")
+    assert pc.read_summaries(log, "Parler-TTS Large") == [case]
+    assert pc.read_summaries(log, "Parler-TTS Mini") == [dict(case, profile="auto", estimated_gib=None)]
+    assert pc.read_summaries(log, "XTTS") == []
