@@ -18,12 +18,15 @@ a separate output projection, another 482 M values in every part below, as a LoR
   and without checkpointing, LoRA or not, in fp32 and under bf16 autocast (``resources/profiles/orpheus/
   activation_calibration.json``), with the base's weights in their type (a bf16 or NF4 base passes bf16 hidden
   states between its layers, an fp32 one fp32: until 2026-11-27 every base was counted as fp32, twice what the
-  layers' inputs of Medium's bf16 base hold, 18 % over Medium's peak at 4 clips a micro-batch on the H200):
+  layers' inputs of Medium's bf16 base hold, 18 % over Medium's peak on the H200 in a run of one clip a micro-batch):
   with checkpointing every layer's input all along, plus the larger of one
   layer's recomputed activations and the chunked cross-entropy's one chunk of logits (256 tokens x 156,940 in
   fp32 and their log-softmax, 0.30 GiB, with the engine's loss; in fp32 with their gradient and the bf16
   product, 0.37 GiB, with the loss before it; the whole logits for Orpheus's own settings) - the
-  loss's backward comes first and the layers' recomputation after, so the two never coexist;
+  loss's backward comes first and the layers' recomputation after, so the two never coexist; with fp32 weights
+  under 16-bit autocast (Orpheus's own settings), the bf16 copies autocast makes of them and saves for backward:
+  every layer's without checkpointing, 5.3 GiB for the 28 layers, and the output projection's 0.9 GiB
+  (:func:`autocast_copies`);
 * **gradient buffers**: when the vocabulary matrix trains (a full fine-tune; ``embeddings_in_full``), the
   gradients it gets from the loss and, tied, from the embedding lookup are summed in a buffer beside its
   ``.grad``: with the engine's loss and lookup (``linear_cross_entropy``, ``tied_gradient``) none in a process
@@ -45,9 +48,13 @@ LoRA profiles and 0.93 GiB for High (holes the 0.9 GiB buffers leave as they com
 High 22.41 / 22.39 (+0.1 %). (The 10 % plus 0.35 GiB first borrowed from the other engines over-estimated the
 LoRA profiles by 13-16 %, and without the buffers High came out 4 % short.) With the layers' inputs counted in the
 base's bf16 (below) those are 3.45, 7.48 and 22.26 GiB (-1.0, +1.6, -0.6 %). The kit's second H200 run
-(``benchmarks/results/gpu_kit_2026-11-27_h200_run2/``, the engine's loss): High 19.31 GiB at 10 s, 2 x 4 (estimate
-19.94) and 19.72 at 30 s, 1 x 8 (20.08); Medium 7.25 at 10 s, 4 x 2 (8.00, +10.4 %: see
-tests/benchmarks/test_orpheus_estimates_match_the_h200.py).
+(``benchmarks/results/gpu_kit_2026-11-27_h200_run2/``, the engine's loss) and its third: every case trained one
+clip a micro-step, whatever micro-batch its record names (the benchmark collated one clip until then): High 19.31
+GiB at 10 s (estimate of one clip 19.80) and 19.72 at 30 s (20.08); Medium 7.25 and 7.20 at 10 s (7.41), 7.58 at
+30 s (7.71); Low 3.66 at 30 s (3.68). Orpheus's own LoRA settings reserved 40.69 GiB (41.36 with the autocast
+copies, 34.94 without) and its full fine-tune 57.96 (65.62, over: its peak came when its activations were gone;
+see tests/benchmarks/test_orpheus_estimates_match_the_h200.py). More than one clip a micro-batch is not measured
+on a card yet.
 
 The sequence a clip makes is its prompt (about 40 tokens for a sentence) plus 82 tokens a second of speech, so
 a 30 s clip is about 2,500 tokens.
@@ -262,10 +269,14 @@ def estimate(setting: OrpheusSetting, shape: Shape = ORPHEUS_3B,
     coeff = coeffs["fp32"] if not half else coeffs.get("bf16_base", coeffs["bf16"]) if setting.base_weights != "fp32" \
         else coeffs["bf16"]
     layer = setting.batch_size * activation_fit.at(coeff["layer"], n)
+    # fp32 weights under 16-bit autocast: each projection's weight cast to bf16 for its product, saved for its
+    # backward (new memory, unlike a 16-bit base's own weights, which is what at() leaves out with the constant).
+    copies, output_copy = autocast_copies(setting, shape)
     if setting.gradient_checkpointing:  # the layers' inputs all along; one layer's activations while it recomputes
         held = setting.batch_size * shape.layers * activation_fit.at(coeff["layer_input"], n)
-    else:  # every layer's activations, until the backward pass reaches it
-        held, layer = shape.layers * layer, 0.0
+        layer += copies
+    else:  # every layer's activations and weight copies, until the backward pass reaches it
+        held, layer = shape.layers * (layer + copies), 0.0
     logits_tokens = min(CE_CHUNK, n * setting.batch_size) if setting.chunked_loss else n * setting.batch_size
     if setting.chunked_loss and setting.fused_loss:
         # linear_cross_entropy, one chunk at a time: in the forward pass its fp32 logits and their fp32 log-softmax
@@ -274,13 +285,31 @@ def estimate(setting: OrpheusSetting, shape: Shape = ORPHEUS_3B,
         per_logit = 4 + 4
     else:  # autograd's: fp32 logits, their gradient, the 16-bit product
         per_logit = 4 + 4 + (2 if half else 0)
-    logits = logits_tokens * shape.vocab * per_logit
+    logits = logits_tokens * shape.vocab * per_logit + output_copy
     # The loss's logits come first in the backward pass and the layers' recomputation after: they never coexist.
     activations = held + max(layer, logits)
     buffers = embedding_gradient_buffers(setting, shape, n, layer, logits)
     subtotal = (weights + gradients + optimizer + activations + buffers) / GIB
     return OrpheusMemoryEstimate(weights / GIB, gradients / GIB, optimizer / GIB, activations / GIB, buffers / GIB,
                                  FRAGMENTATION * subtotal + CONSTANT_OVERHEAD_GIB, calibrated)
+
+
+def autocast_copies(setting: OrpheusSetting, shape: Shape) -> tuple[float, float]:
+    """Bytes of autocast's 16-bit copies of fp32 weights that autograd keeps for backward: one decoder layer's seven
+    projections (and their adapters), and the output projection's matrix (held with the loss's logits).
+
+    Under bf16 autocast a product casts an fp32 weight to bf16 and saves the cast for its backward (a trainable
+    weight's cast is cached for the forward pass, a frozen one's made anew: either way a tensor beside the weight);
+    a bf16 base's products save the weights themselves and NF4's (bitsandbytes) the quantised ones, no new memory.
+    Counted on the CPU at Orpheus's width on 128 tokens (what :func:`saved_tensor_bytes` counts with ``new_only``):
+    one layer saves 222.0 MB that is no parameter's with fp32 weights under autocast, 201.3 MB of them its
+    projections' bf16 copies (the calibration's constant, which :func:`activation_fit.at` leaves out as weights),
+    against 16.8 MB with bf16 weights; with peft's LoRA r32 as Orpheus's script sets it, 223.2 and 21.9 MB. Without checkpointing every layer's copies live until its backward: Orpheus's own LoRA
+    settings (fp32, no checkpointing) on the H200 took 40.69 GiB where the estimate without them said 34.94."""
+    if setting.base_weights != "fp32" or setting.mixed_precision not in ("bf16", "fp16"):
+        return 0.0, 0.0
+    adapters = shape.lora(setting.lora_rank) // shape.layers if setting.lora_rank else 0
+    return (shape.layer_linear + adapters) * 2.0, shape.embedding * 2.0
 
 
 def embedding_gradient_buffers(setting: OrpheusSetting, shape: Shape, n: int, layer: float, logits: float) -> float:
@@ -329,12 +358,14 @@ def embedding_gradient_buffers(setting: OrpheusSetting, shape: Shape, n: int, la
     return max(0.0, peak - max(layer, logits))
 
 
-def saved_tensor_bytes(n: int, depth: int, precision: str, checkpointing: bool, lora: bool, seed: int = 0) -> int:
+def saved_tensor_bytes(n: int, depth: int, precision: str, checkpointing: bool, lora: bool, seed: int = 0,
+                       new_only: bool = False) -> int:
     """Bytes autograd saves for backward in one training forward of ``depth`` real-width decoder layers (random
     weights, a tiny vocabulary: the loss is counted apart) on one sequence of ``n`` tokens; each storage once.
     ``precision``: "fp32" (fp32 weights, no autocast), "bf16" (fp32 weights under bf16 autocast: Orpheus's own
     full fine-tune) or "bf16_base" (bf16 weights under bf16 autocast, as the app's NF4 and bf16 bases hold their
-    embedding and norms, so the hidden states between the layers are bf16)."""
+    embedding and norms, so the hidden states between the layers are bf16). ``new_only``: leave out what is a
+    parameter's own storage (no memory beyond the weights)."""
     import gc
 
     import torch
@@ -351,13 +382,15 @@ def saved_tensor_bytes(n: int, depth: int, precision: str, checkpointing: bool, 
     if lora:
         add_lora(lm, 16, 32.0)
     set_checkpointing(lm, checkpointing)
+    parameters = {p.untyped_storage().data_ptr() for p in lm.parameters()} if new_only else set()
     seen: dict[tuple[int, int], int] = {}
     kept: list[Any] = []  # every saved tensor stays alive until the end, so no address is reused and counted once
 
     def pack(tensor):
         storage = tensor.untyped_storage()
         key = (storage.data_ptr(), storage.nbytes())
-        seen[key] = storage.nbytes()
+        if storage.data_ptr() not in parameters:
+            seen[key] = storage.nbytes()
         kept.append(tensor)
         return key  # not the tensor: a graph that holds its own saved tensors through a hook is never freed
 
