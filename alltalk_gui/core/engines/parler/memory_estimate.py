@@ -15,10 +15,14 @@ before training, and leave the device (:mod:`.training`).
   come from :func:`calibrate`, which counts the bytes of every tensor saved for backward by a real-width decoder
   (Mini's and Large's widths, random weights) of depth 1 and 2 at three lengths, with and without
   checkpointing, under fp32 and bf16 autocast, with a 40-token description (cross-attention keys) and the
-  9-codebook loss; stored in ``resources/profiles/parler/activation_calibration.json``;
+  9-codebook loss; stored in ``resources/profiles/parler/activation_calibration.json``. Those were counted with
+  fp32 weights, whose hidden states between the layers are fp32; Low (LoRA, the frozen weights stored in bf16)
+  passes bf16 ones, so its checkpointed layers' inputs are counted at 2 bytes a value (``bf16_lora``, counted
+  the same way with Low's adapters and bf16 frozen weights: 2,048 and 3,072 bytes a position for Mini and Large,
+  half the fp32 model's);
 * **overhead**: what the CUDA caching allocator reserves above the tensors it holds, with expandable segments (which
   training switches on): the 2 % the other engines use (:data:`~alltalk_gui.core.machine.memory.ALLOCATOR_RESERVE`),
-  and cuBLAS's workspace.
+  cuBLAS's workspace, and :data:`RESERVE_GIB`.
 
 With gradient accumulation the earlier micro-batches' gradients are held while the next one saves its
 activations; without it, the backward pass frees activations as it makes gradients and the peak holds the larger
@@ -28,8 +32,9 @@ Measured on an NVIDIA H200 (2026-11-27, ``benchmarks/results/gpu_kit_2026-11-27_
 parler_memory_profiles_mini_gpu.json``, Mini, 10 s clips): peak reserved Low 2.35 (8 x 1), Medium 6.10 (4 x 2),
 High 13.14 (4 x 2), Auto (High, 8 x 1) 16.63 GiB; reserved was 0.18-0.33 GiB above allocated. Until then the
 overhead was the first guess of 10 % plus 0.35 GiB and gradients and activations were always added: 11-33 % above
-those peaks (Auto's 8 x 1 counted its 1.7 GiB of gradients beside 10.5 GiB of activations). The activation
-coefficients were counted under CPU autocast (not CUDA's rules), which is what still puts Low about 10 % high.
+those peaks (Auto's 8 x 1 counted its 1.7 GiB of gradients beside 10.5 GiB of activations). The kit's third run
+(``..._run3/gpu_more_2026-11-27.log``) measured Large v1's Low at 8 x 1: 6.31 GiB, where Low's layer inputs
+counted in fp32 gave 7.21 (+14 %; Mini's Low +9.5 %); in bf16 with :data:`RESERVE_GIB`, 6.34 and 2.38 (Mini, 2.35).
 
 Sizes: Mini v1's trainable part is 456 M parameters (24 layers of width 1024); Large v1's decoder depth is not
 readable without the Hub, so :data:`SIZES` takes 48 layers of width 1536, the depth at which the parameter
@@ -52,6 +57,10 @@ TOKENS_PER_SECOND = 4.0          # transcript tokens (Flan-T5's tokenizer) per s
 FRAMES_PER_SECOND = 44_100 / 512
 DESCRIPTION_TOKENS = 40
 DECODER_VOCAB = 1_088
+# What the CUDA allocator reserved above what it allocated beyond its 2 %: every Parler profile on the H200
+# (2026-11-27, Mini, expandable segments) reserved 0.18-0.33 GiB above its allocated peak, where 2 % of Low's
+# 2.2 GiB is 0.04.
+RESERVE_GIB = 0.15
 CODEBOOKS = 9
 
 SIZES: dict[str, dict[str, int]] = {
@@ -154,15 +163,20 @@ def estimate(setting: ParlerSetting, calibration: tuple[dict[str, Any], bool] | 
     optimizer = trainable * (2 if setting.optimizer in ("adamw8bit", "paged_adamw8bit") else 8)
     n = positions(setting.max_clip_seconds)
     coeff = per_position["bf16" if half else "fp32"]
+    # LoRA with bf16 stores the frozen weights in bf16, so the hidden states between the layers, which a
+    # checkpointed layer keeps, are bf16 (2 bytes a value, counted on the CPU: "bf16_lora"), not the fp32 of the
+    # fp32-weight model the other coefficients were counted on.
+    inputs = per_position.get("bf16_lora", coeff) if setting.lora_rank and setting.mixed_precision == "bf16" else coeff
     if setting.gradient_checkpointing:
-        per_clip = activation_fit.at(coeff["other"], n) + depth * activation_fit.at(coeff["layer_input"], n) + activation_fit.at(coeff["layer"], n)
+        per_clip = (activation_fit.at(coeff["other"], n) + depth * activation_fit.at(inputs["layer_input"], n)
+                    + activation_fit.at(coeff["layer"], n))
     else:
         per_clip = activation_fit.at(coeff["other"], n) + depth * activation_fit.at(coeff["layer"], n)
     activations = setting.batch_size * per_clip
     accumulates = setting.grad_accum_steps > 1
     tensors = (weights + optimizer + held_at_peak(gradients, activations, accumulates)) / GIB
     return ParlerMemoryEstimate(weights / GIB, gradients / GIB, optimizer / GIB, activations / GIB,
-                                ALLOCATOR_RESERVE * tensors + CUBLAS_WORKSPACE_GIB, calibrated, accumulates)
+                                ALLOCATOR_RESERVE * tensors + CUBLAS_WORKSPACE_GIB + RESERVE_GIB, calibrated, accumulates)
 
 
 def size_of(parameters: int | None, base_model_dir: str = "") -> str | None:
@@ -200,7 +214,9 @@ def estimate_for_config(config, *, attention_scores: bool = False, parameters: i
 
 def saved_tensor_bytes(size: str, tokens: int, depth: int, precision: str, checkpointing: bool, seed: int = 0) -> int:
     """Bytes autograd saves for backward in one training forward (and loss) of a real-width decoder of ``size``
-    with ``depth`` layers on one clip of ``tokens`` positions (CPU, random weights, each storage counted once)."""
+    with ``depth`` layers on one clip of ``tokens`` positions (CPU, random weights, each storage counted once).
+    ``precision``: "fp32", "bf16" (fp32 weights under bf16 autocast) or "bf16_lora" (Low's: LoRA adapters, the
+    frozen weights stored in bf16, bf16 autocast; a parameter's own storage is not counted, being no new memory)."""
     import torch
 
     from alltalk_gui.core.engines.parler import data
@@ -213,6 +229,17 @@ def saved_tensor_bytes(size: str, tokens: int, depth: int, precision: str, check
                             bos_token_id=1025, max_position_embeddings=4096,
                             **dict(s, num_hidden_layers=depth), attn_implementation="sdpa")
     decoder = causal_lm_class()(config).train()
+    lora = precision == "bf16_lora"
+    if lora:  # as the engine's Low: adapters (model.add_lora's targets), the frozen weights in bf16
+        from peft import LoraConfig, inject_adapter_in_model
+
+        from alltalk_gui.core.engines.parler.model import LORA_TARGETS, store_frozen_in_bf16
+
+        decoder.requires_grad_(False)
+        inject_adapter_in_model(LoraConfig(r=16, lora_alpha=32.0, target_modules=list(LORA_TARGETS)), decoder)
+        for name, parameter in decoder.named_parameters():
+            parameter.requires_grad_("lora_" in name)
+        store_frozen_in_bf16(decoder)
     if checkpointing:
         decoder.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     prompt = int(TOKENS_PER_SECOND * tokens / (TOKENS_PER_SECOND + FRAMES_PER_SECOND))
@@ -220,16 +247,19 @@ def saved_tensor_bytes(size: str, tokens: int, depth: int, precision: str, check
     from parler_tts.modeling_parler_tts import shift_tokens_right
 
     inputs = shift_tokens_right(labels, 1024, 1025).transpose(1, 2)
-    prompt_states = torch.randn(1, prompt, s["hidden_size"], requires_grad=True)
-    description = torch.randn(1, DESCRIPTION_TOKENS, s["hidden_size"])
+    states = torch.bfloat16 if lora else torch.float32  # the frozen prompt embedding's and projection's output
+    prompt_states = torch.randn(1, prompt, s["hidden_size"], dtype=states, requires_grad=not lora)
+    description = torch.randn(1, DESCRIPTION_TOKENS, s["hidden_size"], dtype=states)
+    parameters = {p.untyped_storage().data_ptr() for p in decoder.parameters()} if lora else set()
     seen: dict[tuple[int, int], int] = {}
 
     def pack(tensor):
         storage = tensor.untyped_storage()
-        seen[(storage.data_ptr(), storage.nbytes())] = storage.nbytes()
+        if storage.data_ptr() not in parameters:
+            seen[(storage.data_ptr(), storage.nbytes())] = storage.nbytes()
         return tensor
 
-    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16")
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision != "fp32")
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), autocast:
         out = decoder(input_ids=inputs, encoder_hidden_states=description, prompt_hidden_states=prompt_states,
                       labels=labels, loss_reduction="sum")
@@ -237,17 +267,22 @@ def saved_tensor_bytes(size: str, tokens: int, depth: int, precision: str, check
     return sum(seen.values())
 
 
-def calibrate(size: str, lengths: tuple[int, ...] = (128, 256, 512)) -> dict[str, Any]:
+def calibrate(size: str, lengths: tuple[int, ...] = (128, 256, 512),
+              precisions: tuple[str, ...] = ("fp32", "bf16")) -> dict[str, Any]:
     """Per-position coefficients (a + b*n + c*n^2) of one layer (``layer``: depth 2 minus depth 1), of a
-    checkpointed layer (``layer_input``) and of everything else (``other``: embeddings, the 9 heads, the loss)."""
+    checkpointed layer (``layer_input``) and of everything else (``other``: embeddings, the 9 heads, the loss), for
+    each of ``precisions``; "bf16_lora" (:func:`saved_tensor_bytes`) measures ``layer_input`` alone (see
+    :func:`estimate`)."""
     result: dict[str, Any] = {}
-    for precision in ("fp32", "bf16"):
-        series: dict[str, list[float]] = {"layer": [], "layer_input": [], "other": []}
+    for precision in precisions:
+        series: dict[str, list[float]] = {"layer_input": []} if precision == "bf16_lora" else {
+            "layer": [], "layer_input": [], "other": []}
         for n in lengths:
-            one = saved_tensor_bytes(size, n, 1, precision, False)
-            two = saved_tensor_bytes(size, n, 2, precision, False)
-            series["layer"].append(two - one)
-            series["other"].append(one - (two - one))
+            if "layer" in series:
+                one = saved_tensor_bytes(size, n, 1, precision, False)
+                two = saved_tensor_bytes(size, n, 2, precision, False)
+                series["layer"].append(two - one)
+                series["other"].append(one - (two - one))
             series["layer_input"].append(saved_tensor_bytes(size, n, 2, precision, True)
                                          - saved_tensor_bytes(size, n, 1, precision, True))
         result[precision] = activation_fit.fit(lengths, series)
