@@ -176,7 +176,8 @@ def estimate(setting: ParlerSetting, calibration: tuple[dict[str, Any], bool] | 
     accumulates = setting.grad_accum_steps > 1
     tensors = (weights + optimizer + held_at_peak(gradients, activations, accumulates)) / GIB
     return ParlerMemoryEstimate(weights / GIB, gradients / GIB, optimizer / GIB, activations / GIB,
-                                ALLOCATOR_RESERVE * tensors + CUBLAS_WORKSPACE_GIB + RESERVE_GIB, calibrated, accumulates)
+                                ALLOCATOR_RESERVE * tensors + CUBLAS_WORKSPACE_GIB + RESERVE_GIB, calibrated,
+                                accumulates)
 
 
 def size_of(parameters: int | None, base_model_dir: str = "") -> str | None:

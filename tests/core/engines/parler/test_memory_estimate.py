@@ -108,7 +108,8 @@ PROFILES = [r for r in GPU_RECORDS if r["profile"] != "parler-baseline"]
 # the second run's record of that profile shows them (the line has the micro-batch, the clip and the peak).
 RUN3_LOG = RESULTS / "gpu_kit_2026-11-27_h200_run3" / "gpu_more_2026-11-27.log"
 _read = load_script("profile_cases.py").read_summaries
-LOG_CASES = ([dict(line, size="mini") for line in _read(RUN3_LOG, "Parler-TTS Mini") if line["profile"] != "parler-baseline"]
+LOG_CASES = ([dict(line, size="mini") for line in _read(RUN3_LOG, "Parler-TTS Mini")
+              if line["profile"] != "parler-baseline"]
              + [dict(line, size="large") for line in _read(RUN3_LOG, "Parler-TTS Large, Low")])
 
 
