@@ -266,25 +266,28 @@ def _run_more(tmp_path, *, base_written: bool, parler_ready: bool, seconds: int 
 
 def test_the_third_call_runs_what_its_seconds_allow_most_wanted_first(tmp_path):
     """With 100 s, call 2's Orpheus base written and Parler's environment not ready: what issue #25's table still
-    lacks (Orpheus Low and Medium at 30 s, Orpheus's own LoRA), XTTS's and F5's Medium and Auto, then the checks
-    of what was measured (Orpheus High at 10 s and 30 s, Medium beside Orpheus's own full fine-tune), in that order
-    with the kit's folder on PYTHONPATH; Parler's parts, planned at more (its environment 150 s, Large 120 s, Mini
-    140 s), and the adapter merge (180 s) are skipped with the reason."""
+    lacks (Orpheus's profiles as the app fills them, with the benchmark that trains every clip it names: Medium
+    beside Orpheus's own full fine-tune first, for the speed goal; Low and Medium at 30 s; High at 10 s and 30 s;
+    Low at 10 s), Orpheus's own LoRA, then XTTS's and F5's Medium and Auto, in that order with the kit's folder on
+    PYTHONPATH; Parler's environment (planned at 150 s), its benchmarks (no environment) and the adapter merge
+    (180 s) are skipped with the reason."""
     ran, skipped = _run_more(tmp_path, base_written=True, parler_ready=False)
     scripts = [line.split()[1] for line in ran]
-    assert scripts == ["benchmarks/orpheus_memory_profiles.py"] * 2 + [
-        "benchmarks/memory_profiles.py", "benchmarks/f5_memory_profiles.py"] + [
-        "benchmarks/orpheus_memory_profiles.py"] * 3 + ["benchmarks/gpu/summary.py"]
+    assert scripts == ["benchmarks/orpheus_memory_profiles.py"] * 6 + [
+        "benchmarks/memory_profiles.py", "benchmarks/f5_memory_profiles.py", "benchmarks/gpu/summary.py"]
     assert "--more" in ran[-1]  # the summary of what the call measured, with its goals
-    assert "--clip-seconds 30" in ran[0] and "--profiles low,medium" in ran[0]
-    assert "--clip-seconds 10" in ran[1] and "--profiles orpheus-lora" in ran[1]
-    assert "--profiles medium,auto" in ran[2] and "--profiles medium,auto" in ran[3]
-    assert "--profiles high" in ran[4] and "--clip-seconds 30" in ran[5]
-    assert "--profiles medium,orpheus-full" in ran[6] and f"--base {tmp_path / 'orpheus_base'}" in ran[6]
+    assert "--clip-seconds 10" in ran[0] and "--profiles medium,orpheus-full" in ran[0]
+    assert f"--base {tmp_path / 'orpheus_base'}" in ran[0]
+    assert "--clip-seconds 30" in ran[1] and "--profiles low,medium" in ran[1]
+    assert "--profiles high" in ran[2] and "--clip-seconds 10" in ran[2]
+    assert "--profiles high" in ran[3] and "--clip-seconds 30" in ran[3]
+    assert "--profiles low " in ran[4] and "--clip-seconds 10" in ran[4]
+    assert "--profiles orpheus-lora" in ran[5]
+    assert "--profiles medium,auto" in ran[6] and "--profiles medium,auto" in ran[7]
     assert all(f"PYTHONPATH={tmp_path / 'kit'}:" in line for line in ran)
-    assert len(skipped) == 4 and all("of 100" in line for line in skipped)
-    assert ["Parler" in line for line in skipped] == [True, True, True, False] and "adapter" in skipped[3]
-    assert "Large" in skipped[1] and "Mini" in skipped[2]
+    assert len(skipped) == 3 and all("of 100" in line for line in skipped)
+    assert ["Parler" in line for line in skipped] == [True, True, False] and "adapter" in skipped[2]
+    assert "environment is not ready" in skipped[1]
 
 
 def test_with_time_left_the_adapter_merge_runs_last_on_the_card_on_call_2s_base(tmp_path):
@@ -296,14 +299,14 @@ def test_with_time_left_the_adapter_merge_runs_last_on_the_card_on_call_2s_base(
 def test_a_ready_parler_environment_costs_the_third_call_no_planned_minutes(tmp_path):
     ran, skipped = _run_more(tmp_path, base_written=True, parler_ready=True)
     assert any("-m alltalk_gui engine-env parler" in line for line in ran)
-    # Its benchmarks still need their 120 and 140 s.
-    assert len(skipped) == 3 and "Parler-TTS Large" in skipped[0] and "Parler-TTS Mini" in skipped[1]
+    assert any("--size large" in line for line in ran)  # its 60 s fit; Mini's 140 s do not
+    assert len(skipped) == 2 and "Parler-TTS Mini" in skipped[0] and "adapter" in skipped[1]
 
 
 def test_without_call_2s_orpheus_base_its_parts_plan_the_minute_of_writing_it(tmp_path):
     ran, skipped = _run_more(tmp_path, base_written=False, parler_ready=True)
     assert not any("orpheus_memory_profiles.py" in line for line in ran) and "summary.py" in ran[-1]
-    assert sum("Orpheus" in line for line in skipped) == 6  # its five parts and the adapter merge
+    assert sum("Orpheus" in line for line in skipped) == 7  # its six parts and the adapter merge
 
 
 def _stand_in(tmp_path, slow: str) -> Path:
