@@ -332,7 +332,7 @@ class PreviewEngine:
         model = self.model(base_model_dir, weights)
         try:
             # ``before_piece`` is optional for an engine: one written before it (a plugin) speaks the whole text,
-            # and a take with it stops before or after, as Parler's does.
+            # and a take with it stops before or after.
             pieces = {"before_piece": before_piece} if before_piece is not None and _hears_pieces(self.engine) else {}
             out = self.engine.synthesize(model, text, reference, language, settings, **pieces)
         except EngineError as exc:

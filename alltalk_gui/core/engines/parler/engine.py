@@ -184,13 +184,14 @@ class ParlerEngine(HubDownload, ShippedProfiles):
 
     def synthesize(self, voice: ParlerVoice, text: str, reference: Reference, language: str, settings,
                    before_piece=None) -> Any:
-        """Speak ``text`` as the description says (the reference's text, else what the voice trained with). The
-        pieces go to the child process in one call, so ``before_piece`` is never called: a take stops before or
-        after them."""
+        """Speak ``text`` as the description says (the reference's text, else what the voice trained with), piece
+        by piece: each piece is one call to the child process, ``before_piece`` is called before each (where a
+        take shows how far it got and can be stopped), and the pieces are joined here as the child would join them
+        (:func:`~alltalk_gui.core.engines.parler.synthesis.join`)."""
         from dataclasses import asdict
 
-        from alltalk_gui.core.engine_api.languages import split_text
-        from alltalk_gui.core.engines.parler.synthesis import MAX_CHARACTERS, Sampling
+        from alltalk_gui.core.engine_api.languages import spoken_pieces
+        from alltalk_gui.core.engines.parler.synthesis import MAX_CHARACTERS, Sampling, join
 
         if language != "en":
             raise EngineError("Parler-TTS v1 speaks English only; " + LANGUAGES_NOTE.split(": ", 1)[-1])
@@ -199,11 +200,12 @@ class ParlerEngine(HubDownload, ShippedProfiles):
             raise EngineError("Parler-TTS needs a description of the voice (who speaks, and how): write one, or "
                               "pick a checkpoint, whose run kept the description it trained with.")
         options: ParlerGenerationOptions = settings.engine_options(self)
-        sampling = Sampling(temperature=options.temperature, top_k=options.top_k, top_p=options.top_p,
-                            repetition_penalty=options.repetition_penalty, seed=settings.seed,
-                            max_seconds=options.max_seconds)
-        return voice.child.call("synthesize", key=voice.key, description=description,
-                                pieces=split_text(text, "en", MAX_CHARACTERS), sampling=asdict(sampling))
+        sampling = asdict(Sampling(temperature=options.temperature, top_k=options.top_k, top_p=options.top_p,
+                                   repetition_penalty=options.repetition_penalty, seed=settings.seed,
+                                   max_seconds=options.max_seconds))
+        return join([voice.child.call("synthesize", key=voice.key, description=description, pieces=[piece],
+                                      sampling=sampling)
+                     for piece in spoken_pieces(text, "en", MAX_CHARACTERS, before_piece)])
 
     def voice_prompt(self, project, suggest: bool = False) -> str:
         """The project's description, or one measured from its dataset (not saved until the user keeps it);

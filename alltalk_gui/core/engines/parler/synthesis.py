@@ -54,9 +54,14 @@ def generate(model, tokenizer, description: str, text: str, sampling: Sampling, 
 
 
 def speak(model, tokenizer, description: str, pieces: list[str], sampling: Sampling, device) -> Any:
-    """Each piece with the same description and seed, joined with :data:`SENTENCE_PAUSE_S` of silence."""
+    """Each piece with the same description and seed, joined (:func:`join`)."""
+    return join([generate(model, tokenizer, description, piece, sampling, device) for piece in pieces])
+
+
+def join(parts: list[Any]) -> Any:
+    """Spoken pieces one after another with :data:`SENTENCE_PAUSE_S` of silence between them (either side of the
+    engine's boundary: the app joins the pieces it asked the child for one by one)."""
     import numpy as np
 
     pause = np.zeros(int(SAMPLE_RATE * SENTENCE_PAUSE_S), np.float32)
-    parts = [generate(model, tokenizer, description, piece, sampling, device) for piece in pieces]
     return np.concatenate([x for part in parts for x in (part, pause)][:-1]) if parts else np.zeros(0, np.float32)

@@ -99,3 +99,43 @@ def test_the_export_loads_with_parlers_class_and_generates(jenny, trained, engin
     assert any("description, not from reference clips" in w for w in other.warnings)
     assert (other.folder / "description.txt").read_text(encoding="utf-8") == "Jenny speaks.\n"  # the page's, edited
     assert not list(other.folder.glob("*.wav"))
+
+
+def test_a_long_take_is_spoken_piece_by_piece_and_stops_between_them(trained, previews, tmp_path):
+    """Each piece of a long text is one call to the engine's child, so a take shows how far it got and stops before
+    the next piece (it ran to its end before); what is spoken is the pieces joined as the child joins them."""
+    from alltalk_gui.core.engine_api.languages import split_text
+    from alltalk_gui.core.engines.parler.synthesis import MAX_CHARACTERS, SENTENCE_PAUSE_S
+
+    sentence = "The first hall of the museum shows old maps of the city and its harbour."
+    text = " ".join([sentence] * 12)
+    pieces = split_text(text, "en", MAX_CHARACTERS)
+    assert len(pieces) >= 3
+    told = []
+
+    class Stopped(Exception):
+        pass
+
+    def progress(what: str, _fraction: float) -> None:
+        told.append(what)
+        if "part 2 of" in what:
+            raise Stopped
+
+    description = "Jenny speaks slowly."
+    with pytest.raises(Stopped):
+        generate_preview(previews, base_model_dir=trained.base_model_dir, checkpoint=trained, text=text,
+                         references=[], language="en", settings=settings(), out_dir=tmp_path,
+                         reference_text=description, progress=progress)
+    assert told[-1].startswith("Speaking with ") and told[-1].endswith(f"part 2 of {len(pieces)}"), told
+    assert list(tmp_path.iterdir()) == []  # nothing written of the stopped take
+    # Uninterrupted, two pieces are each as the child speaks them alone, with the pause between.
+    spoken = Reference.description(description)
+    two = " ".join(pieces[:2])
+    whole = previews.synthesize(trained.base_model_dir, trained.weights, two, spoken, "en", settings())
+    alone = [previews.synthesize(trained.base_model_dir, trained.weights, p, spoken, "en", settings())
+             for p in split_text(two, "en", MAX_CHARACTERS)]
+    assert len(alone) == 2
+    pause = int(44_100 * SENTENCE_PAUSE_S)
+    assert whole.size == alone[0].size + pause + alone[1].size
+    np.testing.assert_allclose(whole[:alone[0].size], alone[0], atol=1e-4)
+    np.testing.assert_allclose(whole[-alone[1].size:], alone[1], atol=1e-4)
