@@ -27,6 +27,7 @@ from alltalk_gui.core.voice.preview import (
 from alltalk_gui.core.voice.references import ReferenceClipError, choose_references, load_references
 from alltalk_gui.core.transcription.wer import IntelligibilityChecker
 from alltalk_gui.core.engine_api.engine import get_engine
+from tests.take_stop import LONG_TEXT, Stopped, stop_at_part
 from tests.trained_voice import trained_voice, whisper_tiny_en
 
 FAST = GenerationSettings(options={"max_new_tokens": 8})  # the tiny model rarely stops by itself: cap the audio codes
@@ -300,16 +301,8 @@ def test_two_voices_of_one_kind_make_a_pair_and_both_stay_loaded(voice, referenc
 def test_a_long_text_is_spoken_piece_by_piece_and_can_stop_between_them(voice, engine, references, tmp_path):
     """The one safe point in a long take: before each piece of the text (a model's synthesis of one piece cannot be
     cut short). The progress says how far it got, and what the callback raises there stops the take."""
-    text = " ".join(["The first hall of the museum shows old maps of the city and its harbour."] * 8)
-    told = []
-
-    class Stopped(Exception):
-        pass
-
-    def progress(what: str, _fraction: float) -> None:
-        told.append(what)
-        if "part 2 of" in what:
-            raise Stopped
+    text = LONG_TEXT
+    told, progress = stop_at_part(2)
 
     with pytest.raises(Stopped):
         generate_preview(engine, base_model_dir=voice.base_model, checkpoint=None, text=text, references=references,

@@ -16,6 +16,7 @@ from alltalk_gui.core.training.checkpoints import resolve_checkpoint
 from alltalk_gui.core.voice.export import ExportError, ExportOptions, export_voice
 from alltalk_gui.core.voice.preview import GenerationSettings, PreviewEngine, PreviewError, generate_preview
 from tests.core.engines.parler.training_runs import checkpoint_state
+from tests.take_stop import LONG_TEXT, Stopped, stop_at_part
 
 TEXT = "Hello there, this is a test."
 STEP = 6  # the full run's last step
@@ -107,20 +108,10 @@ def test_a_long_take_is_spoken_piece_by_piece_and_stops_between_them(trained, pr
     from alltalk_gui.core.engine_api.languages import split_text
     from alltalk_gui.core.engines.parler.synthesis import MAX_CHARACTERS, SENTENCE_PAUSE_S
 
-    sentence = "The first hall of the museum shows old maps of the city and its harbour."
-    text = " ".join([sentence] * 12)
+    text = LONG_TEXT
     pieces = split_text(text, "en", MAX_CHARACTERS)
     assert len(pieces) >= 3
-    told = []
-
-    class Stopped(Exception):
-        pass
-
-    def progress(what: str, _fraction: float) -> None:
-        told.append(what)
-        if "part 2 of" in what:
-            raise Stopped
-
+    told, progress = stop_at_part(2)
     description = "Jenny speaks slowly."
     with pytest.raises(Stopped):
         generate_preview(previews, base_model_dir=trained.base_model_dir, checkpoint=trained, text=text,
