@@ -18,7 +18,8 @@ For each card size (4, 6, 8, 12 and 16 GiB by default, and once an 8 GiB card wi
 A case passes when the run trains its steps without an error, or stops before training with a message a person
 can act on (the card is too small, and what to do); it fails on a crash, on an out-of-memory error once training
 has started, or on a stop without words. The table has, per case: the card, the profile chosen, the micro-batch
-x accumulation the run trained with, the peak (``max_memory_reserved``) and samples/s. The cases of one engine run
+x accumulation the run trained with, the peak (``max_memory_reserved`` of its steps; Auto's probe's own peak
+beside it: a size that does not fit fills the allocator up to Auto's cap before it fails) and samples/s. The cases of one engine run
 one after another in one process (each run starts accelerate afresh); the engines run beside each other, and
 beside the GPU tests, so samples/s here are indicative (the memory benchmarks time the profiles alone).
 
@@ -134,8 +135,9 @@ def verdict(events: list[dict[str, Any]], steps: int) -> Verdict:
 
 
 def row(case: Case, events: list[dict[str, Any]], steps: int, *, card_name: str, others_gib: float,
-        allowed_gib: float, seconds: float) -> dict[str, Any]:
-    """One line of the table, from a run's events."""
+        allowed_gib: float, seconds: float, probe_peak_gib: float | None = None) -> dict[str, Any]:
+    """One line of the table, from a run's events (and the probe's own peak, from the run's memory.json: the
+    run's peak, its Done event's, starts after the probe)."""
     started = next((e for e in events if e["type"] == "started"), None)
     config = started["config"] if started else {}
     probes = [e for e in events if e["type"] == "micro_batch" and e["cause"] == "probe"]
@@ -151,7 +153,8 @@ def row(case: Case, events: list[dict[str, Any]], steps: int, *, card_name: str,
         "path": case.path, "gpu": card_name, "allowed_gib": round(allowed_gib, 2),
         "profile": config.get("profile"), "micro_batch": micro[0], "grad_accum": micro[1],
         "probed": bool(probes), "out_of_memory_retries": len(retries),
-        "peak_reserved_gib": done.get("peak_memory_gib"), "estimated_gib": done.get("estimated_memory_gib"),
+        "peak_reserved_gib": done.get("peak_memory_gib"), "probe_peak_reserved_gib": probe_peak_gib,
+        "estimated_gib": done.get("estimated_memory_gib"),
         "samples_per_s": round(sum(speeds) / len(speeds), 2) if speeds else None,
         "ok": judged.ok, "outcome": judged.outcome, "seconds": round(seconds, 1),
     }
@@ -169,6 +172,8 @@ def table(rows: list[dict[str, Any]]) -> str:
         if r["out_of_memory_retries"]:
             micro += f" (after {r['out_of_memory_retries']} out-of-memory retry)"
         peak = f"{r['peak_reserved_gib']:.2f} GiB" if r["peak_reserved_gib"] is not None else "-"
+        if r.get("probe_peak_reserved_gib") is not None:
+            peak += f" (probe {r['probe_peak_reserved_gib']:.2f})"
         estimate = f"{r['estimated_gib']:.2f} GiB" if r["estimated_gib"] is not None else "-"
         speed = f"{r['samples_per_s']:.2f}" if r["samples_per_s"] is not None else "-"
         result = ("pass: " if r["ok"] else "FAIL: ") + r["outcome"]
@@ -345,7 +350,7 @@ def run_case(case: Case, base: Path, project: Path, steps: int, context_gib: flo
         except Exception:  # a crash: the run has yielded its Error (kind crash) and Done first; judged from them
             pass
         result = row(case, events, steps, card_name=real.name, others_gib=others, allowed_gib=fraction * total,
-                     seconds=time.time() - started)
+                     seconds=time.time() - started, probe_peak_gib=probe_peak(events))
         result["auto_reason"] = built.auto_reason
     except Exception as exc:  # the case could not even start (the desktop stand-in, the inputs)
         result = missing_row(case, f"crashed before training: {type(exc).__name__}: {exc}")
@@ -358,6 +363,17 @@ def run_case(case: Case, base: Path, project: Path, steps: int, context_gib: flo
         gc.collect()
         torch.cuda.empty_cache()
     return result
+
+
+def probe_peak(events: list[dict[str, Any]]) -> float | None:
+    """Auto's probe's own peak (GiB), from the run's memory.json (its last session); None without a probe."""
+    from alltalk_gui.core.training.loop import MEMORY_FILE
+
+    started = next((e for e in events if e["type"] == "started"), None)
+    path = Path(started["run_dir"]) / MEMORY_FILE if started else None
+    if path is None or not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))[-1].get("probe_peak_gib")
 
 
 def run_engine(engine: str, part: int, parts: int, opts: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
@@ -436,7 +452,8 @@ def missing_row(case: Case, outcome: str) -> dict[str, Any]:
     """The table line of a case whose process died before it."""
     return {"case": case.name, "engine": case.engine, "card_gib": case.card_gib, "others_gib": case.desktop_gib,
             "path": case.path, "profile": None, "micro_batch": None, "grad_accum": None, "probed": False,
-            "out_of_memory_retries": 0, "peak_reserved_gib": None, "estimated_gib": None, "samples_per_s": None,
+            "out_of_memory_retries": 0, "peak_reserved_gib": None, "probe_peak_reserved_gib": None,
+            "estimated_gib": None, "samples_per_s": None,
             "ok": False, "outcome": outcome}
 
 

@@ -106,7 +106,7 @@ def test_the_table_has_a_line_per_case_with_the_micro_batch_the_run_trained_with
     retry = {"type": "micro_batch", "cause": "out_of_memory", "micro_batch": 1, "grad_accum": 8}
     rows = [
         rehearsal.row(rehearsal.Case("xtts", 6.0), _events(probe), 2, card_name="H100", others_gib=0.0,
-                      allowed_gib=5.5, seconds=20.0),
+                      allowed_gib=5.5, seconds=20.0, probe_peak_gib=4.95),
         rehearsal.row(rehearsal.Case("f5", 8.0, 1.5), _events(retry), 2, card_name="H100", others_gib=2.02,
                       allowed_gib=5.48, seconds=30.0),
         rehearsal.row(rehearsal.Case("f5", 4.0, path="low"), _events(), 2, card_name="H100", others_gib=0.0,
@@ -119,11 +119,23 @@ def test_the_table_has_a_line_per_case_with_the_micro_batch_the_run_trained_with
     text = md.read_text()
     lines = [line for line in text.splitlines() if line.startswith("| ")]
     assert len(lines) == 5 and lines[0].startswith("| card | other programs | engine | path | profile chosen")
-    assert "| 6 GiB | 0 GiB | xtts | Auto | medium | 1 x 8 | 4.20 GiB | 4.40 GiB | 11.00 | pass: trained |" in text
+    assert ("| 6 GiB | 0 GiB | xtts | Auto | medium | 1 x 8 | 4.20 GiB (probe 4.95) | 4.40 GiB | 11.00 | pass: trained |"
+            in text)
     assert "| 8 GiB | 2.02 GiB | f5 | Auto | medium | 1 x 8 (after 1 out-of-memory retry) |" in text
     assert "| 4 GiB | 0 GiB | f5 | Low VRAM button | medium | 2 x 4 |" in text
     assert text.rstrip().endswith("3 of 3 cases passed.")
     assert json.loads(data.read_text()) == rows
+
+
+def test_the_probes_peak_is_read_from_the_runs_memory_record(rehearsal, tmp_path):
+    """The run's peak (its Done event's) starts after Auto's probe; the probe's own is in memory.json."""
+    from alltalk_gui.core.training.loop import MEMORY_FILE
+
+    started = {"type": "started", "run_dir": str(tmp_path), "config": {}}
+    assert rehearsal.probe_peak([started]) is None  # no record (the run stopped before it)
+    (tmp_path / MEMORY_FILE).write_text(json.dumps([{"probe_peak_gib": 9.0}, {"probe_peak_gib": 13.93}]))
+    assert rehearsal.probe_peak([started]) == 13.93  # the last session's
+    assert rehearsal.probe_peak([]) is None
 
 
 @pytest.mark.parametrize("argv, message", [

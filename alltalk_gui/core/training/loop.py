@@ -254,6 +254,7 @@ class TrainingRun:
         self.run_dir: Path | None = None   # known once the run is named (step 1)
         self.started_at = time.time()
         self.peaks: dict[str, float] = {}  # the run's peak memory figures (GiB), kept across memory samples
+        self.probe_peak: float | None = None  # Auto's probe's own peak (GiB), kept apart from the run's
         self.parameters = 0                # the trained model's size, once it is built
         self.schedule: schedule.Schedule | None = None  # the learning-rate schedule, planned in _setup
         self.warnings: list[str] = []      # problems that do not stop the run, reported as Log events
@@ -506,6 +507,7 @@ class TrainingRun:
             return batch
 
         micro = probe_micro_batch(model, longest_batch, parts.loss, cfg, acc, effective)
+        self._end_the_probes_memory_window()
         if not micro:
             raise OutOfMemory(out_of_memory_advice(cfg.profile, "even one clip of the longest length"))
         # Every process must train with the same micro-batch: the smallest that fit anywhere.
@@ -626,6 +628,25 @@ class TrainingRun:
             if key in stats:
                 self.peaks[key] = max(self.peaks.get(key, 0.0), stats[key])
         return stats
+
+    def _end_the_probes_memory_window(self) -> None:
+        """Keep the probe's peak memory apart from the run's. A size that does not fit fills the allocator up to
+        Auto's cap before it runs out (that is how the probe learns it is too big), so the probe's peak is the cap,
+        whatever the steps need: counted as the run's, it read 13.93 GiB (the cap) for F5 High at 2 x 4 on the card
+        rehearsal's 16 GiB card (H200, 2026-11-27), where the memory benchmark measures that setting's steps at
+        12.26, and the cap again on every pretended card whose probe had to cut the micro-batch. So the probe's
+        cached blocks go back to the card and a new CUDA peak window starts: the run's peak (its Done event, its
+        memory.json) is its steps'. The probe's own is recorded beside it. On the CPU resident memory has no such
+        window: there the run's peak includes the probe's."""
+        import torch
+
+        from alltalk_gui.core.machine.memory import memory_stats
+
+        device = self.accelerator.device
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+        stats = memory_stats(device, reset_peak=True)
+        self.probe_peak = stats.get("cuda_peak_reserved", stats["rss_peak"])
 
     def _stop_asked(self) -> bool:
         """Whether this process was asked to stop: by the caller, or by a STOP file in the run folder."""
@@ -789,6 +810,7 @@ class TrainingRun:
                 "grad_accum": retry.grad_accum if retry else cfg.grad_accum_steps, "processes": acc.num_processes,
                 "max_audio_seconds": cfg.max_audio_seconds, "steps": self.state.global_step,
                 "measured_peak_gib": peak, "measured": dict(self.peaks), "estimated_peak_gib": predicted,
+                "probe_peak_gib": round(self.probe_peak, 3) if self.probe_peak is not None else None,
                 "measure": "cuda max_memory_reserved" if on_gpu else "peak RSS",
             })
             try:

@@ -4,6 +4,7 @@ micro-batches above a size, from a chosen call on, exactly where a real one woul
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,11 @@ def test_auto_sizing_probes_the_largest_micro_batch_and_keeps_the_effective_batc
     # The probe's two passes (2 clips need accumulation: the second runs while the first's gradients are held),
     # then 2 steps x 2 x 2.
     assert oom.passed[:2] == [2, 2] and oom.passed[2:] == [2, 2, 2, 2]
+    # The probe's own peak is recorded apart from the run's (on a card its failed tries fill Auto's cap; on the
+    # CPU resident memory keeps no window, so the run's peak includes it).
+    [session] = json.loads((project / "runs" / "auto" / MEMORY_FILE).read_text())
+    assert 0 < session["probe_peak_gib"] <= session["measured_peak_gib"] == pytest.approx(events[-1].peak_memory_gib,
+                                                                                          abs=1e-3)
 
     resumed = list(train(_config(project, tiny, "auto", auto_micro_batch=True, batch_size=4, grad_accum_steps=1,
                                  max_steps=3), resume=True))
@@ -162,11 +168,10 @@ def test_the_measured_peak_is_recorded_for_each_session(setup):
     events = list(train(_config(project, tiny, "peak", max_steps=1)))
     done = events[-1]
     assert done.peak_memory_gib > 0 and done.estimated_memory_gib is None  # the tiny model: no estimate
-    import json
-
     sessions = json.loads((project / "runs" / "peak" / MEMORY_FILE).read_text())
     assert len(sessions) == 1 and sessions[0]["measured_peak_gib"] == pytest.approx(done.peak_memory_gib, abs=1e-3)
     assert sessions[0]["measure"] == "peak RSS" and sessions[0]["micro_batch"] == 4
+    assert sessions[0]["probe_peak_gib"] is None  # no Auto sizing, no probe
 
 
 def test_the_recorded_estimate_is_for_the_longest_clip_the_run_trains_on(setup, monkeypatch):
