@@ -199,9 +199,14 @@ class F5Engine(HubDownload, ShippedProfiles):
     def estimate_memory(self, config, *, attention_scores: bool = False, parameters: int | None = None):
         """The estimate for F5 v1 Base (grown vocabularies included); None for another size (the tiny model).
         ``attention_scores`` asks for the CPU's resident memory (the DiT's attention keeps no n^2 scores on either
-        device; the CPU estimate counts the process itself instead of the GPU allocator's reserve)."""
-        from alltalk_gui.core.engines.f5.memory_estimate import V1_BASE_PARAMETERS, F5Setting, estimate
+        device; the CPU estimate counts the process itself instead of the GPU allocator's reserve). ``parameters``
+        (the run's model) includes LoRA's adapters, which the estimate counts itself: 5.0 M at rank 16, 1.5 % of
+        the base, so a Low run without this got no estimate (the card rehearsal's Low rows, 2026-11-27)."""
+        from alltalk_gui.core.engines.f5.memory_estimate import (V1_BASE_PARAMETERS, F5Setting, estimate,
+                                                                 lora_parameters)
 
+        if parameters is not None and config.lora_rank:
+            parameters -= lora_parameters(config.lora_rank)
         if parameters is not None and abs(parameters - V1_BASE_PARAMETERS) > 0.01 * V1_BASE_PARAMETERS:
             return None
         return estimate(F5Setting(

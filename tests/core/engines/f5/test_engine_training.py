@@ -13,6 +13,7 @@ from safetensors.torch import load_file
 from alltalk_gui.core.dataset.metadata import EVAL_CSV, TRAIN_CSV, MetadataRow, read_metadata, write_metadata
 from alltalk_gui.core.engine_api.engine import get_engine
 from alltalk_gui.core.engines.f5.files import read_vocab
+from alltalk_gui.core.engines.f5.memory_estimate import lora_parameters
 from alltalk_gui.core.engines.f5.tuned import RUN_VOCAB, tuned_cfm
 from alltalk_gui.core.training.config import TrainConfig
 from alltalk_gui.core.training.events import Done, Error, ErrorKind, Eval, Log, Started, Step
@@ -192,7 +193,11 @@ def test_the_estimate_is_for_f5_v1_base_only(tiny_f5):
     with_ema = engine.estimate_memory(config.with_values({"ema_decay": 0.999}))
     assert with_ema.total_gib > estimate.total_gib + 1.2  # one more fp32 copy of 337 M weights
     assert engine.estimate_memory(config, parameters=189_956) is None  # the tiny model
-    assert engine.estimate_memory(config, parameters=337_096_836 + 40 * 512) is not None  # a grown vocabulary
+    # A run asks with its model's parameters, LoRA's adapters among them (5.0 M at rank 16, 1.5 % of the base).
+    with_adapters = 337_096_804 + lora_parameters(16)
+    assert engine.estimate_memory(config, parameters=with_adapters).total_gib == pytest.approx(estimate.total_gib,
+                                                                                               rel=1e-6)
+    assert engine.estimate_memory(config, parameters=with_adapters + 40 * 512) is not None  # a grown vocabulary
 
 
 class InjectedOutOfMemory:
