@@ -76,6 +76,10 @@ def test_the_memory_estimate_is_for_the_real_size_model_only():
     assert engine.estimate_memory(config).total_gib == estimate(config).total_gib
     assert engine.estimate_memory(config, parameters=XTTS_V2.gpt_params) is not None
     assert engine.estimate_memory(config, parameters=1234) is None  # the tiny test model
+    # A Low run asks with its model's parameters, LoRA's adapters among them (7,864,320 at rank 16: counted on the
+    # real GPT with the engine's add_lora_adapters).
+    low = config.with_values({"lora_rank": 16, "gradient_checkpointing": True})
+    assert engine.estimate_memory(low, parameters=XTTS_V2.gpt_params + 7_864_320).total_gib == estimate(low).total_gib
 
 
 def test_the_text_check_comes_from_the_engine():

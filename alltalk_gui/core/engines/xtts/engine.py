@@ -174,9 +174,13 @@ class XttsEngine(HubDownload, ShippedProfiles):
         return None  # the GPT (441 M) trains data-parallel: accelerate's default
 
     def estimate_memory(self, config, *, attention_scores: bool = False, parameters: int | None = None):
-        """The estimate for the real XTTS v2 GPT; None when ``parameters`` names another size (the tiny model)."""
-        from alltalk_gui.core.engines.xtts.memory_estimate import XTTS_V2, estimate
+        """The estimate for the real XTTS v2 GPT; None when ``parameters`` names another size (the tiny model).
+        ``parameters`` (the run's model) includes LoRA's adapters (7.9 M at rank 16), which the estimate counts
+        itself: a Low run without this got no estimate (the card rehearsal's Low rows, 2026-11-27)."""
+        from alltalk_gui.core.engines.xtts.memory_estimate import XTTS_V2, estimate, lora_params
 
+        if parameters is not None and config.lora_rank:
+            parameters -= lora_params(config.lora_rank)
         if parameters is not None and parameters != XTTS_V2.gpt_params:
             return None
         return estimate(config, attention_scores=attention_scores)
