@@ -140,8 +140,8 @@ def test_the_app_runs_on_the_rehearsals_cards_peak_where_the_estimate_says(name,
     app has kept it apart since: ``loop._end_the_probes_memory_window``), and a probe whose micro-batch did not fit
     fills the allocator up to Auto's cap before it fails: F5 High at 2 x 4 on the 16 GiB card read 13.93 GiB
     against an estimate of 12.31, its cap being 13.94; the same steps peak at 12.26 in the memory benchmark
-    (``RUN3`` above, held within the band). Those rows are held to what they measured: the cap, which the next
-    size the probe tried would pass by the estimate too."""
+    (``RUN3`` above, held within the band). Those rows are held to what they measured: the cap, over which the
+    estimate puts the size the probe tried last (one clip more than it chose, accumulating as it tries it) too."""
     from alltalk_gui.core.training.profiles import AUTO_HEADROOM, profile_settings
 
     config = rehearsal_config(row)
