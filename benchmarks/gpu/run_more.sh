@@ -76,7 +76,8 @@ if parler_ready; then
         "$py" benchmarks/parler_memory_profiles.py --device cuda --size mini \
         --clip-seconds 10 --warmup 1 --steps 2 --out "$results/parler_memory_profiles_mini_gpu.json"
 else
-    echo "## Parler-TTS Large and Mini: skipped, its environment is not ready ($(left) s left of $budget)" | tee -a "$log"
+    echo "## Parler-TTS Large and Mini: skipped, its environment is not ready ($(left) s left of $budget)" |
+        tee -a "$log"
 fi
 # Planned from the CPU run (2 shared cores: 2-4 min a merge, the base read from disk): writing the two adapters
 # (2.6 GB) and the base's tokenizer and codec, then two merges on 16 cores; never measured on the card yet.

@@ -136,7 +136,8 @@ def fill_micro_batch(profile: Profile, settings: dict[str, Any], config: TrainCo
     engine's estimate at the clip length the run keeps: the profile's or ``config``'s limit, or the dataset's
     ``longest_clip_s`` where shorter) stays within :data:`FILL_SHARE` of the profile's target (for the base model's
     size: :meth:`Profile.target_for`) and within what Auto would use of the ``card``'s free memory, with the
-    accumulation that keeps the effective batch; never smaller than the profile's own. In ``settings``, in place; a note says so.
+    accumulation that keeps the effective batch; never smaller than the profile's own. In ``settings``, in place;
+    a note says so.
 
     A step's fixed cost is paid per micro-batch (the host's dispatch, the optimizer waits for the last), so fewer,
     fuller micro-batches train the same effective batch faster (the H100's and H200's runs: XTTS's Low took 2.1 and
