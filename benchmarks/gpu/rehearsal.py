@@ -19,9 +19,10 @@ A case passes when the run trains its steps without an error, or stops before tr
 can act on (the card is too small, and what to do); it fails on a crash, on an out-of-memory error once training
 has started, or on a stop without words. The table has, per case: the card, the profile chosen, the micro-batch
 x accumulation the run trained with, the peak (``max_memory_reserved`` of its steps; Auto's probe's own peak
-beside it: a size that does not fit fills the allocator up to Auto's cap before it fails) and samples/s. The cases of one engine run
-one after another in one process (each run starts accelerate afresh); the engines run beside each other, and
-beside the GPU tests, so samples/s here are indicative (the memory benchmarks time the profiles alone).
+beside it: a size that does not fit fills the allocator up to Auto's cap before it fails) and samples/s. The
+cases of one engine run one after another in one process (each run starts accelerate afresh); the engines run
+beside each other, and beside the GPU tests, so samples/s here are indicative (the memory benchmarks time the
+profiles alone).
 
     python benchmarks/gpu/rehearsal.py [--sizes 4,6,8,12,16] [--desktop 8:1.5] [--engines xtts,f5] [--steps 2]
                                        [--out DIR]

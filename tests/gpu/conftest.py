@@ -62,7 +62,8 @@ def gpu_project(tmp_path_factory) -> Path:
     from alltalk_gui.testing.speech import make_speech_dataset
     from alltalk_gui.core.project.folder import VoiceProject
 
-    project = VoiceProject.create(session_folder(tmp_path_factory, "gpu_voice") / "voice", name="GPU Voice", language="en")
+    project = VoiceProject.create(session_folder(tmp_path_factory, "gpu_voice") / "voice", name="GPU Voice",
+                                  language="en")
     from tests.gpu.kit import DATASET_CLIPS
 
     make_speech_dataset(project.dataset_dir, **DATASET_CLIPS)

@@ -304,8 +304,9 @@ def autocast_copies(setting: OrpheusSetting, shape: Shape) -> tuple[float, float
     Counted on the CPU at Orpheus's width on 128 tokens (what :func:`saved_tensor_bytes` counts with ``new_only``):
     one layer saves 222.0 MB that is no parameter's with fp32 weights under autocast, 201.3 MB of them its
     projections' bf16 copies (the calibration's constant, which :func:`activation_fit.at` leaves out as weights),
-    against 16.8 MB with bf16 weights; with peft's LoRA r32 as Orpheus's script sets it, 223.2 and 21.9 MB. Without checkpointing every layer's copies live until its backward: Orpheus's own LoRA
-    settings (fp32, no checkpointing) on the H200 took 40.69 GiB where the estimate without them said 34.94."""
+    against 16.8 MB with bf16 weights; with peft's LoRA r32 as Orpheus's script sets it, 223.2 and 21.9 MB.
+    Without checkpointing every layer's copies live until its backward: Orpheus's own LoRA settings (fp32, no
+    checkpointing) on the H200 took 40.69 GiB where the estimate without them said 34.94."""
     if setting.base_weights != "fp32" or setting.mixed_precision not in ("bf16", "fp16"):
         return 0.0, 0.0
     adapters = shape.lora(setting.lora_rank) // shape.layers if setting.lora_rank else 0
