@@ -809,15 +809,16 @@ class TrainingRun:
                 "micro_batch": retry.micro_batch if retry else cfg.batch_size,
                 "grad_accum": retry.grad_accum if retry else cfg.grad_accum_steps, "processes": acc.num_processes,
                 "max_audio_seconds": cfg.max_audio_seconds, "steps": self.state.global_step,
-                "measured_peak_gib": peak, "measured": dict(self.peaks), "estimated_peak_gib": predicted,
-                "probe_peak_gib": round(self.probe_peak, 3) if self.probe_peak is not None else None,
+                # Both peaks rounded alike, so that the probe's never reads above the run's that includes it.
+                "measured_peak_gib": _gib(peak), "measured": dict(self.peaks), "estimated_peak_gib": predicted,
+                "probe_peak_gib": _gib(self.probe_peak),
                 "measure": "cuda max_memory_reserved" if on_gpu else "peak RSS",
             })
             try:
                 atomic.write_json(path, sessions)
             except OSError as exc:  # a full disk must not turn a clean end into a crash; the record is optional
                 self.warnings.append(f"The memory record {path} could not be written: {disk.reason(exc)}.")
-        return (round(peak, 3) if peak is not None else None), predicted
+        return _gib(peak), predicted
 
 
 def _part_means(totals, parts: tuple[str, ...]) -> dict[str, float]:
@@ -835,3 +836,7 @@ def _loss_sums(losses: dict[str, Any], clips: int, parts: tuple[str, ...]):
     return torch.stack([loss.float() * clips, *(losses[name].detach().float() * clips for name in parts),
                         loss.new_full((), float(clips), dtype=torch.float32)])
 
+
+def _gib(value: float | None) -> float | None:
+    """A memory figure as recorded and reported: GiB to the MiB's thousandth, or None where none was measured."""
+    return round(value, 3) if value is not None else None
