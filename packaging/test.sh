@@ -12,4 +12,9 @@ ALLTALK_GUI_ENGINE_ENVS="$(mktemp -d "${TMPDIR:-/tmp}/alltalk-engine-envs.XXXXXX
 export ALLTALK_GUI_ENGINE_ENVS ALLTALK_REQUIRE_ENGINE_ENVS=1
 trap 'rm -rf "$ALLTALK_GUI_ENGINE_ENVS"' EXIT
 .venv/bin/alltalk-gui engine-env parler
-.venv/bin/python -m pytest "$@"
+# Two test processes (pytest-xdist), each module whole in one of them (its fixtures are made once), and one torch
+# thread in each: a test is mostly small tensors and child processes, and one process left the second core half
+# idle, while torch's own threads in two processes ran three busy threads on two cores (three test modules:
+# 238 s with torch's default threads, 145 s with one). ALLTALK_TEST_WORKERS=0 runs them in this one process.
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+.venv/bin/python -m pytest -n "${ALLTALK_TEST_WORKERS:-2}" --dist loadfile "$@"
