@@ -124,6 +124,7 @@ def _checkpoint_steps(page) -> list[int]:
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.alone
 def test_start_stop_resume_kill_resume(page, qtbot, monkeypatch):
     _fast(page, monkeypatch)
     run = page.run
@@ -252,6 +253,7 @@ def test_invalid_advanced_settings_are_refused_with_the_message(page, qtbot):
     assert "cannot be used" in page.run.status.text()
 
 
+@pytest.mark.alone
 def test_twenty_thousand_steps_through_the_signal_path_keep_the_plots_fast(page, qtbot, tmp_path):
     """Step and memory events emitted from another thread on the supervisor's signal, as the child's would be."""
     from alltalk_gui.core.training.config import TrainConfig
