@@ -23,6 +23,9 @@ from alltalk_gui.core.training.events import Done, Memory, Started, Step
 from alltalk_gui.core.project.folder import VoiceProject
 from alltalk_gui.gui.train.train_page import TrainPage
 
+# Two of these tests time the GUI's event loop while a child trains: the module runs after the others, by itself
+# and whole, so that its earlier tests have taken the page's first-time costs as before (packaging/test.sh).
+pytestmark = pytest.mark.alone
 RUN_TIMEOUT_MS = 240_000  # a child start is a torch + coqui import; the CPU is shared
 
 # Fields the page has no control for, set so a CPU run is quick: short conditioning slices (the clips are ~3 s),
@@ -124,7 +127,6 @@ def _checkpoint_steps(page) -> list[int]:
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.alone
 def test_start_stop_resume_kill_resume(page, qtbot, monkeypatch):
     _fast(page, monkeypatch)
     run = page.run
@@ -253,7 +255,6 @@ def test_invalid_advanced_settings_are_refused_with_the_message(page, qtbot):
     assert "cannot be used" in page.run.status.text()
 
 
-@pytest.mark.alone
 def test_twenty_thousand_steps_through_the_signal_path_keep_the_plots_fast(page, qtbot, tmp_path):
     """Step and memory events emitted from another thread on the supervisor's signal, as the child's would be."""
     from alltalk_gui.core.training.config import TrainConfig
