@@ -17,7 +17,7 @@ trap 'rm -rf "$ALLTALK_GUI_ENGINE_ENVS"' EXIT
 # idle, while torch's own threads in two processes ran three busy threads on two cores (three test modules:
 # 238 s with torch's default threads, 145 s with one). ALLTALK_TEST_WORKERS=0 runs them in this one process.
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-# The tests that time the GUI's event loop (marker "alone") run afterwards by themselves; where the arguments select
-# none of them, pytest's "no tests collected" (5) is no failure.
+# The test modules that time the GUI's event loop (marker "alone") run afterwards by themselves; where the
+# arguments select none of them, pytest's "no tests collected" (5) is no failure.
 .venv/bin/python -m pytest -n "${ALLTALK_TEST_WORKERS:-2}" --dist loadfile -m "not alone" "$@"
 .venv/bin/python -m pytest -m alone "$@" || [ $? -eq 5 ]
